@@ -1,0 +1,32 @@
+"""JSON for stored payloads: amounts are parsed as Decimal and written back as JSON numbers."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+from django.db import models
+
+
+class DecimalJSONEncoder(json.JSONEncoder):
+    def default(self, o: Any) -> Any:
+        if isinstance(o, Decimal):
+            # Written as a JSON number; exact for every value a client can send as a double.
+            return float(o)
+        return super().default(o)
+
+
+class DecimalJSONDecoder(json.JSONDecoder):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("parse_float", Decimal)
+        super().__init__(*args, **kwargs)
+
+
+class DecimalJSONField(models.JSONField):
+    """A JSONField whose numbers with a fraction are read back as Decimal."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("encoder", DecimalJSONEncoder)
+        kwargs.setdefault("decoder", DecimalJSONDecoder)
+        super().__init__(*args, **kwargs)

@@ -1,0 +1,192 @@
+"""The tenant and its shop structure: account, markets, stock locations, registers, cashiers,
+integrations and the API keys that authenticate them."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
+from django.db import models
+
+from accounts.money import is_currency_code
+
+identifier_validator = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$",
+    "Use letters, digits and . _ : - (starting with a letter or digit).",
+)
+
+
+class Account(models.Model):
+    """A tenant. Everything else belongs to exactly one account."""
+
+    identifier = models.CharField(max_length=64, unique=True, validators=[identifier_validator])
+    name = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["identifier"]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+
+class AccountOwned(models.Model):
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        abstract = True
+
+
+class Market(AccountOwned):
+    """A market (e.g. ``dk``): a currency and the default taxes of the shops in it."""
+
+    identifier = models.CharField(max_length=32, validators=[identifier_validator])
+    name = models.CharField(max_length=200, blank=True)
+    currency = models.CharField(max_length=3, help_text="ISO 4217 code, e.g. DKK.")
+    default_taxes = models.JSONField(
+        default=list, blank=True, help_text='List of {"name", "rate", "type": "vat"|"sales_tax"}.'
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["identifier"]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "identifier"], name="market_unique_per_account")
+        ]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+    def clean(self) -> None:
+        if not is_currency_code(self.currency):
+            raise ValidationError({"currency": f"'{self.currency}' is not an ISO 4217 currency code."})
+        from accounts.validation import validate_taxes
+
+        problems = validate_taxes(self.default_taxes)
+        if problems:
+            raise ValidationError({"default_taxes": "; ".join(problems)})
+
+
+class StockLocation(AccountOwned):
+    """A shop or warehouse: where stock lives and where orders are received and placed."""
+
+    class Kind(models.TextChoices):
+        SHOP = "shop", "Shop"
+        WAREHOUSE = "warehouse", "Warehouse"
+
+    identifier = models.CharField(max_length=64, validators=[identifier_validator])
+    name = models.CharField(max_length=200, blank=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SHOP)
+    market = models.ForeignKey(Market, on_delete=models.PROTECT, related_name="stock_locations")
+    street = models.CharField(max_length=200, blank=True)
+    city = models.CharField(max_length=100, blank=True)
+    zip = models.CharField(max_length=20, blank=True)
+    country_code = models.CharField(max_length=2, blank=True)
+    vat_number = models.CharField(max_length=40, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["identifier"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "identifier"], name="stock_location_unique_per_account"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+    def clean(self) -> None:
+        if self.market_id and self.account_id and self.market.account_id != self.account_id:
+            raise ValidationError({"market": "The market belongs to another account."})
+
+
+class Register(AccountOwned):
+    identifier = models.CharField(max_length=64, validators=[identifier_validator])
+    name = models.CharField(max_length=200, blank=True)
+    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="registers")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["identifier"]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "identifier"], name="register_unique_per_account")
+        ]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+    def clean(self) -> None:
+        if self.stock_location_id and self.account_id and self.stock_location.account_id != self.account_id:
+            raise ValidationError({"stock_location": "The stock location belongs to another account."})
+
+
+class Cashier(AccountOwned):
+    """A store associate (spec: Cashier)."""
+
+    identifier = models.CharField(max_length=64)
+    display_name = models.CharField(max_length=64, help_text="Usually initials.")
+    full_name = models.CharField(max_length=200, blank=True)
+    image_url = models.URLField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["identifier"]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "identifier"], name="cashier_unique_per_account")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.display_name} ({self.identifier})"
+
+
+class Integration(AccountOwned):
+    """An integration of the account: an import queue with its own import log and API keys.
+
+    Import requests name it in the ``integration`` query parameter.
+    """
+
+    identifier = models.CharField(max_length=64, validators=[identifier_validator])
+    name = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["identifier"]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "identifier"], name="integration_unique_per_account")
+        ]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+
+class Scope(models.TextChoices):
+    IMPORTS = "imports", "Imports (/imports/...)"
+    POS = "pos", "POS (/api/v1/pos/...)"
+    ADMIN = "admin", "Back-office (/api/v1/...)"
+
+
+class ApiKey(AccountOwned):
+    """An API key. Only a SHA-256 hash of the key is stored; the key itself is shown once."""
+
+    integration = models.ForeignKey(Integration, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=200, blank=True)
+    prefix = models.CharField(max_length=16, db_index=True, editable=False)
+    key_hash = models.CharField(max_length=64, editable=False)
+    scopes = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({', '.join(self.scopes)})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes

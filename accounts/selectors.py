@@ -1,0 +1,48 @@
+"""Reads of the account structure. Every function takes the account first (or finds it by key)."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from accounts import keys
+from accounts.models import Account, ApiKey, Market, StockLocation
+
+
+def api_key_for_credentials(
+    *, account_identifier: str, integration_identifier: str, raw_key: str
+) -> ApiKey | None:
+    """The active key matching all three credentials, or None. One query, constant-time compare."""
+    prefix = keys.prefix_of(raw_key)
+    candidate = None
+    if prefix is not None and account_identifier and integration_identifier:
+        candidate = (
+            ApiKey.objects.select_related("account", "integration")
+            .filter(
+                prefix=prefix,
+                revoked_at__isnull=True,
+                account__identifier=account_identifier,
+                integration__identifier=integration_identifier,
+            )
+            .first()
+        )
+    ok = keys.matches(raw_key, candidate.key_hash if candidate else None)
+    return candidate if ok else None
+
+
+def stock_location_by_identifier(*, account: Account, identifier: str) -> StockLocation | None:
+    return (
+        StockLocation.objects.select_related("market").filter(account=account, identifier=identifier).first()
+    )
+
+
+def stock_locations_by_identifier(*, account: Account, identifiers: set[str]) -> dict[str, StockLocation]:
+    rows = StockLocation.objects.filter(account=account, identifier__in=identifiers)
+    return {s.identifier: s for s in rows}
+
+
+def markets_by_identifier(*, account: Account, identifiers: list[str]) -> dict[str, Market]:
+    return {m.identifier: m for m in Market.objects.filter(account=account, identifier__in=identifiers)}
+
+
+def scoped(queryset: QuerySet, *, account: Account) -> QuerySet:
+    return queryset.filter(account=account)

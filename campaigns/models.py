@@ -1,0 +1,54 @@
+"""Discount campaigns and product rules, stored per market (spec: Discount campaign, Product rule)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from accounts.jsonenc import DecimalJSONField
+from accounts.models import AccountOwned, Market
+
+
+class Campaign(AccountOwned):
+    market = models.ForeignKey(Market, on_delete=models.CASCADE, related_name="campaigns")
+    campaign_id = models.CharField(max_length=255)
+    type = models.CharField(max_length=64)
+    name = models.CharField(max_length=255)
+    display_name = models.CharField(max_length=255)
+    priority = models.DecimalField(max_digits=20, decimal_places=6)
+    members_only = models.BooleanField(default=False)
+    continue_evaluation = models.BooleanField(default=False)
+    definition = DecimalJSONField(help_text="The campaign exactly as imported (validated).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["market", "-priority", "campaign_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["market", "campaign_id"], name="campaign_unique_per_market")
+        ]
+
+    def __str__(self) -> str:
+        return self.campaign_id
+
+
+class ProductRule(AccountOwned):
+    market = models.ForeignKey(Market, on_delete=models.CASCADE, related_name="product_rules")
+    rule_id = models.CharField(max_length=255)
+    type = models.CharField(max_length=32)
+    name = models.CharField(max_length=255)
+    display_name = DecimalJSONField(help_text="L10nString.")
+    tag = models.CharField(max_length=255)
+    product_group = models.CharField(max_length=255, blank=True)
+    price = DecimalJSONField(help_text="MarketPrice: a number or {market: number}.")
+    definition = DecimalJSONField(help_text="The rule exactly as imported (validated).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["market", "rule_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["market", "rule_id"], name="product_rule_unique_per_market")
+        ]
+
+    def __str__(self) -> str:
+        return self.rule_id

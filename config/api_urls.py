@@ -1,0 +1,16 @@
+"""Every route of the back-office REST API under ``/api/v1/``, one router."""
+
+from rest_framework.routers import SimpleRouter
+
+from accounts import api as accounts_api
+from campaigns import api as campaigns_api
+from imports import api as imports_api
+from orders import api as orders_api
+
+router = SimpleRouter(trailing_slash="/?")
+accounts_api.register(router)
+orders_api.register(router)
+campaigns_api.register(router)
+imports_api.register(router)
+
+urlpatterns = router.urls

@@ -1,0 +1,62 @@
+"""The import queue and log: every posted item, its payload and its outcome."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from accounts.jsonenc import DecimalJSONField
+from accounts.models import AccountOwned, Integration, StockLocation
+
+
+class ImportKind(models.TextChoices):
+    INCOMING_ORDER = "incoming_order"
+    EXTERNAL_ORDER = "external_order"
+    OUTGOING_ORDER_STATE_CHANGE = "outgoing_order_state_change"
+    DISCOUNT_CAMPAIGN = "discount_campaign"
+    DISCOUNT_CAMPAIGN_DELETION = "discount_campaign_deletion"
+    PRODUCT_RULE = "product_rule"
+    PRODUCT_RULE_DELETION = "product_rule_deletion"
+
+
+QUEUED_KINDS = (
+    ImportKind.INCOMING_ORDER,
+    ImportKind.EXTERNAL_ORDER,
+    ImportKind.OUTGOING_ORDER_STATE_CHANGE,
+)
+
+
+class ImportStatus(models.TextChoices):
+    PENDING = "pending"  # queued, not yet materialised
+    SUCCESS = "success"
+    FAILURE = "failure"  # queued, then failed when materialised (duplicate, unknown order, ...)
+    REJECTED = "rejected"  # refused by validation in the request, never queued
+
+
+class ImportItem(AccountOwned):
+    integration = models.ForeignKey(Integration, on_delete=models.CASCADE, related_name="import_items")
+    kind = models.CharField(max_length=32, choices=ImportKind.choices)
+    request_id = models.UUIDField(db_index=True, help_text="All items of one request share it.")
+    index = models.PositiveIntegerField(help_text="Position of the item in the request body.")
+    identifier = models.CharField(max_length=255, blank=True)
+    stock_location = models.ForeignKey(
+        StockLocation, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    markets = models.JSONField(default=list, blank=True)
+    payload = DecimalJSONField(null=True)
+    status = models.CharField(max_length=16, choices=ImportStatus.choices, default=ImportStatus.PENDING)
+    message = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    processed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["account", "integration", "status"]),
+            models.Index(fields=["status", "created_at"]),
+            models.Index(fields=["kind", "stock_location", "identifier"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.identifier or self.index}: {self.status}"

@@ -1,0 +1,173 @@
+"""Incoming, external and outgoing orders and their state history (spec: Order, Order states)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from accounts.jsonenc import DecimalJSONField
+from accounts.models import AccountOwned, StockLocation
+
+
+class OrderState(models.TextChoices):
+    CREATED = "created"
+    PROCESSING = "processing"
+    READY = "ready"
+    COMPLETED = "completed"
+    REJECTED = "rejected"
+    CANCELLED = "cancelled"
+
+
+# Transitions are "not shown" in the spec. Decided: forward moves along this line (skipping allowed),
+# rejected/cancelled from any open state, nothing out of a terminal state.
+FORWARD_STATES = [OrderState.CREATED, OrderState.PROCESSING, OrderState.READY, OrderState.COMPLETED]
+TERMINAL_STATES = frozenset({OrderState.COMPLETED, OrderState.REJECTED, OrderState.CANCELLED})
+
+
+def transition_allowed(current: str, new: str) -> bool:
+    if current in TERMINAL_STATES:
+        return False
+    if new in (OrderState.REJECTED, OrderState.CANCELLED):
+        return True
+    if new in FORWARD_STATES and current in FORWARD_STATES:
+        return FORWARD_STATES.index(OrderState(new)) > FORWARD_STATES.index(OrderState(current))
+    return False
+
+
+class HandlingType(models.TextChoices):
+    RESERVE_AND_COLLECT = "reserve_and_collect", "Reserve & Collect"
+    CLICK_AND_COLLECT = "click_and_collect", "Click & Collect"
+    SHIP_FROM_STORE = "ship_from_store", "Ship from Store"
+
+
+def handling_type_for(*, has_payment: bool, has_shipping: bool) -> HandlingType:
+    """Spec, "Order handling types": derived from the presence of payment and shipping."""
+    if not has_payment:
+        return HandlingType.RESERVE_AND_COLLECT
+    return HandlingType.SHIP_FROM_STORE if has_shipping else HandlingType.CLICK_AND_COLLECT
+
+
+class StatefulOrder(AccountOwned):
+    state = models.CharField(max_length=16, choices=OrderState.choices, default=OrderState.CREATED)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_change_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+    def can_move_to(self, new_state: str) -> bool:
+        return transition_allowed(self.state, new_state)
+
+
+class IncomingOrder(StatefulOrder):
+    """An order received on a stock location from an integrator (``/imports/incoming_orders``)."""
+
+    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
+    order_identifier = models.CharField(max_length=255)
+    currency = models.CharField(max_length=3)
+    basket = DecimalJSONField()
+    customer = DecimalJSONField(null=True, blank=True)
+    payment = DecimalJSONField(null=True, blank=True)
+    shipping = DecimalJSONField(null=True, blank=True)
+    handling_type = models.CharField(max_length=24, choices=HandlingType.choices)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["stock_location", "order_identifier"], name="incoming_order_unique_per_location"
+            )
+        ]
+        indexes = [models.Index(fields=["account", "state"])]
+
+    def __str__(self) -> str:
+        return self.order_identifier
+
+
+class ExternalOrder(AccountOwned):
+    """An order from an external system (``/imports/external_orders``); no payment or shipping."""
+
+    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
+    order_identifier = models.CharField(max_length=255)
+    currency = models.CharField(max_length=3)
+    basket = DecimalJSONField()
+    customer = DecimalJSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["stock_location", "order_identifier"], name="external_order_unique_per_location"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.order_identifier
+
+
+class OutgoingOrder(StatefulOrder):
+    """An order this service placed from a stock location, to another shop or to an external system."""
+
+    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
+    order_identifier = models.CharField(max_length=255)
+    destination = models.ForeignKey(
+        StockLocation,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Another stock location of the account, or empty for an external system.",
+    )
+    basket = DecimalJSONField(help_text="The full sale.summary shape.")
+    customer = DecimalJSONField(null=True, blank=True)
+    payment = DecimalJSONField(null=True, blank=True)
+    shipping = DecimalJSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["stock_location", "order_identifier"], name="outgoing_order_unique_per_location"
+            )
+        ]
+        indexes = [models.Index(fields=["account", "state"])]
+
+    def __str__(self) -> str:
+        return self.order_identifier
+
+
+class OrderStateChange(AccountOwned):
+    """One state change of an incoming or outgoing order. Event-like: never updated or deleted."""
+
+    class Source(models.TextChoices):
+        IMPORT = "import"
+        POS = "pos"
+        SYSTEM = "system"
+
+    incoming_order = models.ForeignKey(
+        IncomingOrder, on_delete=models.CASCADE, null=True, blank=True, related_name="state_changes"
+    )
+    outgoing_order = models.ForeignKey(
+        OutgoingOrder, on_delete=models.CASCADE, null=True, blank=True, related_name="state_changes"
+    )
+    state = models.CharField(max_length=16, choices=OrderState.choices)
+    previous_state = models.CharField(max_length=16, choices=OrderState.choices, blank=True)
+    comment = models.TextField(blank=True)
+    cashier = DecimalJSONField(null=True, blank=True)
+    source = models.CharField(max_length=8, choices=Source.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    models.Q(incoming_order__isnull=False, outgoing_order__isnull=True)
+                    | models.Q(incoming_order__isnull=True, outgoing_order__isnull=False)
+                ),
+                name="state_change_has_exactly_one_order",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.previous_state or '-'} -> {self.state}"
