@@ -11,6 +11,8 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from accounts.errors import ServiceError
+
 
 class Pagination(LimitOffsetPagination):
     """``?limit=&offset=``; answers ``{count, next, previous, results}``."""
@@ -39,6 +41,7 @@ def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
 
 
 def error_body(message: str, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """The JSON body of every refused request: ``{"status": "ERROR", "message", "errors"?}``."""
     body: dict[str, Any] = {"status": "ERROR", "message": message}
     if errors:
         body["errors"] = errors
@@ -46,6 +49,8 @@ def error_body(message: str, errors: list[dict[str, str]] | None = None) -> dict
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ServiceError):
+        return Response(error_body(exc.message, exc.errors()), status=exc.status_code)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
     if isinstance(exc, Http404):

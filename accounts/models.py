@@ -49,9 +49,7 @@ class Market(AccountOwned):
 
     class Meta:
         ordering = ["identifier"]
-        constraints = [
-            models.UniqueConstraint(fields=["account", "identifier"], name="market_unique_per_account")
-        ]
+        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="market_unique_per_account")]
 
     def __str__(self) -> str:
         return self.identifier
@@ -87,9 +85,7 @@ class StockLocation(AccountOwned):
     class Meta:
         ordering = ["identifier"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["account", "identifier"], name="stock_location_unique_per_account"
-            )
+            models.UniqueConstraint(fields=["account", "identifier"], name="stock_location_unique_per_account")
         ]
 
     def __str__(self) -> str:
@@ -108,9 +104,7 @@ class Register(AccountOwned):
 
     class Meta:
         ordering = ["identifier"]
-        constraints = [
-            models.UniqueConstraint(fields=["account", "identifier"], name="register_unique_per_account")
-        ]
+        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="register_unique_per_account")]
 
     def __str__(self) -> str:
         return self.identifier
@@ -131,9 +125,7 @@ class Cashier(AccountOwned):
 
     class Meta:
         ordering = ["identifier"]
-        constraints = [
-            models.UniqueConstraint(fields=["account", "identifier"], name="cashier_unique_per_account")
-        ]
+        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="cashier_unique_per_account")]
 
     def __str__(self) -> str:
         return f"{self.display_name} ({self.identifier})"
@@ -151,9 +143,7 @@ class Integration(AccountOwned):
 
     class Meta:
         ordering = ["identifier"]
-        constraints = [
-            models.UniqueConstraint(fields=["account", "identifier"], name="integration_unique_per_account")
-        ]
+        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="integration_unique_per_account")]
 
     def __str__(self) -> str:
         return self.identifier

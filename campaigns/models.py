@@ -23,9 +23,7 @@ class Campaign(AccountOwned):
 
     class Meta:
         ordering = ["market", "-priority", "campaign_id"]
-        constraints = [
-            models.UniqueConstraint(fields=["market", "campaign_id"], name="campaign_unique_per_market")
-        ]
+        constraints = [models.UniqueConstraint(fields=["market", "campaign_id"], name="campaign_unique_per_market")]
 
     def __str__(self) -> str:
         return self.campaign_id
@@ -46,9 +44,7 @@ class ProductRule(AccountOwned):
 
     class Meta:
         ordering = ["market", "rule_id"]
-        constraints = [
-            models.UniqueConstraint(fields=["market", "rule_id"], name="product_rule_unique_per_market")
-        ]
+        constraints = [models.UniqueConstraint(fields=["market", "rule_id"], name="product_rule_unique_per_market")]
 
     def __str__(self) -> str:
         return self.rule_id

@@ -75,6 +75,10 @@ TEMPLATES = [
 
 # --- Database -----------------------------------------------------------------------------------
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+# Replaces only the database name: a process the test suite starts (the real Celery worker) is pointed at
+# the test database this way.
+if env.str("DATABASE_NAME", default=""):
+    DATABASES["default"]["NAME"] = env.str("DATABASE_NAME")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and IMMEDIATE transactions let the web process, the worker and beat share one file
     # without "database is locked" errors under normal load.
@@ -107,22 +111,26 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
+Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)  # whitenoise warns about a missing directory
 
 # --- Celery --------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / env.str("CELERY_FILESYSTEM_BROKER_DIR", default="broker")
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
 elif CELERY_BROKER_URL.startswith("redis"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# A test run or a benchmark uses a queue of its own, so that no other worker on the same broker takes its tasks.
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -144,6 +152,13 @@ IMPORT_MAX_ITEMS = env.int("IMPORT_MAX_ITEMS", default=10_000)
 # Items still pending this long after they were queued are handed to Celery again by the sweeper.
 IMPORT_SWEEP_GRACE_SECONDS = env.int("IMPORT_SWEEP_GRACE_SECONDS", default=60)
 DATA_UPLOAD_MAX_MEMORY_SIZE = IMPORT_MAX_BODY_BYTES
+
+# --- manage.py runall ------------------------------------------------------------------------------
+RUN_BIND = env.str("RUN_BIND", default="127.0.0.1:8000")
+WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)
+WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=2)
+# /bench/bare, the baseline of bench/imports.py; only the benchmark's own server turns it on.
+BENCH_BARE_ENDPOINT = env.bool("BENCH_BARE_ENDPOINT", default=False)
 
 # --- Outgoing HTTP (runtime integrations and web hook exports) -------------------------------------
 OUTBOUND_ALLOWED_NETWORKS = env.list("OUTBOUND_ALLOWED_NETWORKS", default=[])
@@ -190,3 +205,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# Publishing a task must not hold an import request for long when the broker is down: the items are
+# already committed, and the sweeper hands them over later.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}

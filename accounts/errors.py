@@ -1,0 +1,42 @@
+"""The one error hierarchy of the services; ``accounts.api_common.exception_handler`` maps it to JSON."""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """A request the service refuses. ``field`` names the offending input where there is one."""
+
+    status_code = 400
+    code = "invalid"
+
+    def __init__(self, message: str, *, field: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        if code:
+            self.code = code
+
+    def errors(self) -> list[dict[str, str]]:
+        if self.field is None:
+            return []
+        return [{"field": self.field, "message": self.message, "code": self.code}]
+
+
+class NotFound(ServiceError):
+    status_code = 404
+    code = "not_found"
+
+
+class Conflict(ServiceError):
+    status_code = 409
+    code = "conflict"
+
+
+class PayloadTooLarge(ServiceError):
+    status_code = 413
+    code = "too_large"
+
+
+class UnsupportedMediaType(ServiceError):
+    status_code = 415
+    code = "unsupported_media_type"

@@ -1,0 +1,264 @@
+"""OpenAPI descriptions of the import endpoints, with request and response examples from the spec."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
+
+AUTH_PARAMETERS = [
+    OpenApiParameter("account", str, required=True, description="The account identifier."),
+    OpenApiParameter("integration", str, required=True, description="The import integration (queue) of the account."),
+    OpenApiParameter("apikey", str, required=False, description="The API key (or send `Authorization: Bearer <key>`)."),
+]
+STOCK_LOCATION = OpenApiParameter(
+    "stock_location", str, required=True, description="The receiving stock location (shop) identifier."
+)
+MARKETS = OpenApiParameter(
+    "markets", str, required=False, description="Comma-separated market identifiers; default `dk`."
+)
+IDS = OpenApiParameter(
+    "ids", str, required=False, description="Comma-separated ids to delete (or send them in the body)."
+)
+
+ORDER = {
+    "order_identifier": "web-10042",
+    "basket": {
+        "currency": "DKK",
+        "line_items": [
+            {
+                "product_identifier": "1001",
+                "variant_identifier": "1001-red-m",
+                "barcode": "5701234567890",
+                "image_url": "https://shop.example.com/img/1001.png",
+                "name": "T-shirt, red, M",
+                "quantity": 2,
+                "price": 149.95,
+                "discounts": [{"name": "Summer sale", "type": "percentage", "amount": 0.1}],
+            }
+        ],
+        "discounts": [{"name": "Loyalty", "type": "amount", "amount": 20}],
+    },
+    "customer": {
+        "customer_identifier": "c-77",
+        "name": "Jane Jensen",
+        "phone_number": "+4512345678",
+        "email": "jane@example.com",
+    },
+    "payment": {"reference": "psp-8f3a2"},
+    "shipping": {
+        "address": {"street": "Nørregade 1", "city": "København", "postal_code": "1165"},
+        "method_id": "gls-parcelshop",
+        "method_title": {"da": "GLS pakkeshop", "en": "GLS parcel shop"},
+        "method_subtitle": "1-2 days",
+    },
+}
+EXTERNAL_ORDER = {
+    "order_identifier": "erp-5531",
+    "basket": {
+        "currency": "DKK",
+        "line_items": [{"product_identifier": "2002", "name": "Mug", "quantity": 1, "price": 79.0}],
+    },
+    "customer": {"customer_identifier": "c-77", "name": "Jane Jensen"},
+}
+STATE_CHANGE = {
+    "stock_location": "shop-1",
+    "order_identifier": "out-2291",
+    "state": "processing",
+    "comment": "Picking started",
+    "cashier": {"display_name": "AB", "full_name": "Anne Berg", "identifier": "cashier-7"},
+}
+CAMPAIGN = {
+    "id": "summer-tees",
+    "type": "percentage_discount-count_or_more-single_product",
+    "name": "Summer tees 3+",
+    "display_name": "3 for less",
+    "priority": 10,
+    "product_id": "1001",
+    "percentage": 0.15,
+    "count": 3,
+}
+STAIR_CAMPAIGN = {
+    "id": "mugs-stair",
+    "type": "new_price_discount-stair-single_product",
+    "name": "Mug stair",
+    "display_name": "Buy more, pay less",
+    "priority": 5,
+    "continue_evaluation": True,
+    "product_id": "2002",
+    "steps": [
+        {"count": 2, "new_price_per_item": {"dk": 69, "se": 99}},
+        {"count": 4, "new_price_per_item_if_cheaper": {"dk": 59, "se": 85}},
+    ],
+}
+PRODUCT_RULE = {
+    "id": "pant-a",
+    "type": "container_deposit",
+    "name": "Pant A",
+    "display_name": {"da": "Pant A", "en": "Deposit A"},
+    "tag": "pant-a",
+    "product_group": "deposits",
+    "price": {"dk": 1.0, "se": 1.0},
+}
+
+
+def _ok(message: str) -> OpenApiExample:
+    return OpenApiExample(
+        "All queued", value={"status": "OK", "message": message}, response_only=True, status_codes=["200"]
+    )
+
+
+PARTIAL = OpenApiExample(
+    "Some items refused",
+    value={
+        "status": "PARTIAL",
+        "message": "Import of 1 order(s) initiated; 1 failed (see 'failed')",
+        "failed": [
+            {
+                "index": 1,
+                "id": "web-10043",
+                "errors": [
+                    {"field": "basket.line_items[0].price", "message": "must be positive", "code": "out_of_range"}
+                ],
+            }
+        ],
+    },
+    response_only=True,
+    status_codes=["207"],
+)
+ERROR = OpenApiExample(
+    "Nothing queued",
+    value={
+        "status": "ERROR",
+        "message": "No order was accepted: every item failed (see 'failed')",
+        "failed": [
+            {
+                "index": 0,
+                "id": "web-10042",
+                "errors": [
+                    {
+                        "field": "order_identifier",
+                        "message": "duplicate: order_identifier 'web-10042' is already used on this stock location",
+                        "code": "duplicate",
+                    }
+                ],
+            }
+        ],
+    },
+    response_only=True,
+    status_codes=["400"],
+)
+REQUEST_ERROR = OpenApiExample(
+    "Unreadable request",
+    value={
+        "status": "ERROR",
+        "message": "The body is not valid JSON: Expecting ',' delimiter: line 1 column 42 (char 41)",
+        "errors": [{"field": "body", "message": "The body is not valid JSON: …", "code": "invalid_json"}],
+    },
+    response_only=True,
+    status_codes=["400", "413", "415"],
+)
+UNAUTHORIZED = OpenApiExample(
+    "Bad credentials",
+    value={"status": "ERROR", "message": "Invalid credentials: check the account, integration and apikey parameters."},
+    response_only=True,
+    status_codes=["401"],
+)
+
+RESULT_RESPONSES = {
+    200: OpenApiResponse(OpenApiTypes.OBJECT, description="All items accepted."),
+    207: OpenApiResponse(OpenApiTypes.OBJECT, description="Some items accepted; the others are listed in `failed`."),
+    400: OpenApiResponse(OpenApiTypes.OBJECT, description="No item accepted, or the request could not be read."),
+    401: OpenApiResponse(OpenApiTypes.OBJECT, description="Invalid credentials."),
+    403: OpenApiResponse(OpenApiTypes.OBJECT, description="The key lacks the `imports` scope."),
+    413: OpenApiResponse(OpenApiTypes.OBJECT, description="Body or item count over the limit."),
+    415: OpenApiResponse(OpenApiTypes.OBJECT, description="Not application/json."),
+}
+COMMON_EXAMPLES = [PARTIAL, ERROR, REQUEST_ERROR, UNAUTHORIZED]
+
+
+def _post(summary: str, description: str, params: list[OpenApiParameter], body: Any, ok: str) -> dict[str, Any]:
+    return {
+        "summary": summary,
+        "description": description,
+        "tags": ["imports"],
+        "parameters": [*params, *AUTH_PARAMETERS],
+        "request": {"application/json": OpenApiTypes.OBJECT},
+        "responses": RESULT_RESPONSES,
+        "examples": [OpenApiExample("Request", value=body, request_only=True), _ok(ok), *COMMON_EXAMPLES],
+    }
+
+
+def _delete(noun: str, ids: list[str]) -> dict[str, Any]:
+    return {
+        "summary": f"Delete {noun}s",
+        "description": (
+            f"Deletes the listed {noun} ids from the listed markets. Ids come from `?ids=a,b` and/or the body, "
+            'a bare JSON array of ids or `{"ids": [...]}`. Unknown ids are reported in `not_found`; the rest '
+            "are deleted."
+        ),
+        "tags": ["imports"],
+        "parameters": [MARKETS, IDS, *AUTH_PARAMETERS],
+        "request": {"application/json": OpenApiTypes.OBJECT},
+        "responses": {200: OpenApiResponse(OpenApiTypes.OBJECT), 400: OpenApiResponse(OpenApiTypes.OBJECT)},
+        "examples": [
+            OpenApiExample("Request", value=ids, request_only=True),
+            OpenApiExample(
+                "Deleted",
+                value={
+                    "status": "OK",
+                    "message": f"Deleted 1 {noun}(s) from market(s) dk; 1 not found",
+                    "markets": ["dk"],
+                    "deleted": ids[:1],
+                    "not_found": ids[1:],
+                },
+                response_only=True,
+                status_codes=["200"],
+            ),
+        ],
+    }
+
+
+INCOMING_ORDERS = _post(
+    "Import incoming orders",
+    "Queues orders for the stock location. Handling type: no `payment` = Reserve & Collect, `payment` without "
+    "`shipping` = Click & Collect, both = Ship from Store; `shipping` without `payment` is refused. An "
+    "`order_identifier` already used on the stock location is refused as a duplicate.",
+    [STOCK_LOCATION],
+    {"orders": [ORDER]},
+    "Import of 1 order(s) initiated",
+)
+EXTERNAL_ORDERS = _post(
+    "Import external orders",
+    "Queues external orders (no payment or shipping) for the stock location.",
+    [STOCK_LOCATION],
+    {"external_orders": [EXTERNAL_ORDER]},
+    "Import of 1 external order(s) initiated",
+)
+STATE_CHANGES = _post(
+    "Import outgoing order state changes",
+    "Queues state changes of orders this service placed. Allowed: forward along created → processing → ready → "
+    "completed (skipping allowed), rejected or cancelled from any open state, nothing out of completed, rejected "
+    "or cancelled. A refused or unknown-order change ends as a failure in the import log.",
+    [],
+    [STATE_CHANGE],
+    "Import of 1 outgoing order state change(s) initiated",
+)
+CAMPAIGNS_POST = _post(
+    "Import discount campaigns",
+    "Stores the campaigns in every listed market, overwriting campaigns with the same id. Applied in the "
+    "request (not queued). A MarketPrice given as an object must price every listed market.",
+    [MARKETS],
+    {"campaigns": [CAMPAIGN, STAIR_CAMPAIGN]},
+    "Import of 2 campaign(s) completed",
+)
+CAMPAIGNS_DELETE = _delete("campaign", ["summer-tees", "no-such-campaign"])
+RULES_POST = _post(
+    "Import product rules",
+    "Stores the rules in every listed market, overwriting rules with the same id. Only `container_deposit` exists.",
+    [MARKETS],
+    {"product_rules": [PRODUCT_RULE]},
+    "Import of 1 product rule(s) completed",
+)
+RULES_DELETE = _delete("product rule", ["pant-a", "no-such-rule"])

@@ -1,0 +1,536 @@
+"""Imports: validate posted items, queue them durably, materialise them (spec: Endpoints A, Errors, Limits).
+
+Orders and state changes are queued: the request stores every item as an ``ImportItem`` in the
+transaction that answers, and hands the pending ones to Celery after commit. A beat task sweeps
+items still pending after a grace period, so a lost hand-off (broker down, worker killed) only
+delays an item. Campaigns and product rules are applied in the request itself; their items are
+logged too, so the import log shows every item an integration posted.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import partial
+from itertools import groupby
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts import selectors as account_selectors
+from accounts.errors import ServiceError
+from accounts.models import Account, Integration, Market, StockLocation
+from campaigns import services as campaign_services
+from imports import definitions
+from imports.models import ImportItem, ImportKind, ImportStatus
+from imports.schema import INVALID, Node, Report
+from orders import selectors as order_selectors
+from orders import services as order_services
+
+logger = logging.getLogger(__name__)
+
+# Items per Celery task: large enough to insert in bulk, small enough to finish well within a minute.
+MATERIALISE_CHUNK = 500
+
+
+@dataclass
+class Outcome:
+    """What an import request achieved: how many items were accepted, which failed and why."""
+
+    noun: str
+    accepted: int = 0
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    verb: str = "initiated"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        if not self.failed:
+            return "OK"
+        return "PARTIAL" if self.accepted else "ERROR"
+
+    @property
+    def message(self) -> str:
+        if self.accepted == 0 and self.failed:
+            return f"No {self.noun} was accepted: every item failed (see 'failed')"
+        text = f"Import of {self.accepted} {self.noun}(s) {self.verb}"
+        return f"{text}; {len(self.failed)} failed (see 'failed')" if self.failed else text
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"status": self.status, "message": self.message}
+        if self.failed:
+            body["failed"] = self.failed
+        if self.warnings:
+            body["warnings"] = self.warnings
+        body.update(self.extra)
+        return body
+
+
+@dataclass
+class _Checked:
+    index: int
+    identifier: str | None
+    cleaned: Any
+    report: Report
+
+    @property
+    def ok(self) -> bool:
+        return self.cleaned is not INVALID and not self.report.errors
+
+
+MAX_REPORTED_WARNINGS = 100
+
+
+def _check_all(
+    items: Sequence[Any],
+    check: Callable[[Any, str, Report], Any],
+    *,
+    id_field: str,
+    markets: tuple[str, ...] = (),
+    unique: bool = True,
+) -> list[_Checked]:
+    """Validate every item. With ``unique``, an identifier seen earlier in the request is a duplicate."""
+    checked: list[_Checked] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(items):
+        report = Report(markets=markets)
+        cleaned = check(raw, "", report)
+        ident = raw.get(id_field) if isinstance(raw, dict) else None
+        identifier = ident if isinstance(ident, str) else None
+        if unique and cleaned is not INVALID and identifier is not None:
+            if identifier in seen:
+                report.error(id_field, f"'{identifier}' appears more than once in this request", "duplicate")
+                cleaned = INVALID
+            seen.add(identifier)
+        checked.append(_Checked(index, identifier, cleaned, report))
+    return checked
+
+
+def _outcome(noun: str, checked: Sequence[_Checked], *, verb: str = "initiated") -> Outcome:
+    outcome = Outcome(noun=noun, verb=verb)
+    for c in checked:
+        if c.ok:
+            outcome.accepted += 1
+        else:
+            outcome.failed.append({"index": c.index, "id": c.identifier, "errors": c.report.errors})
+        for warning in c.report.warnings:
+            if len(outcome.warnings) < MAX_REPORTED_WARNINGS:
+                outcome.warnings.append({"index": c.index, **warning})
+    return outcome
+
+
+def _log_rows(
+    *,
+    account: Account,
+    integration: Integration,
+    kind: str,
+    checked: Sequence[_Checked],
+    raw_items: Sequence[Any],
+    status_ok: str,
+    stock_location: StockLocation | None = None,
+    stock_location_ids: dict[int, int] | None = None,
+    markets: Sequence[str] = (),
+    message_ok: str = "",
+) -> list[ImportItem]:
+    request_id = uuid.uuid4()
+    now = timezone.now()
+    rows = []
+    for c in checked:
+        ok = c.ok
+        rows.append(
+            ImportItem(
+                account=account,
+                integration=integration,
+                kind=kind,
+                request_id=request_id,
+                index=c.index,
+                identifier=(c.identifier or "")[:255],
+                stock_location_id=(
+                    stock_location_ids.get(c.index)
+                    if stock_location_ids is not None
+                    else (stock_location.pk if stock_location else None)
+                ),
+                markets=list(markets),
+                payload=c.cleaned if ok else raw_items[c.index],
+                status=status_ok if ok else ImportStatus.REJECTED,
+                message=message_ok
+                if ok
+                else "; ".join(f"{e['field']}: {e['message']}" for e in c.report.errors)[:2000],
+                errors=[] if ok else c.report.errors,
+                processed_at=None if ok and status_ok == ImportStatus.PENDING else now,
+            )
+        )
+    return rows
+
+
+def _hand_off(account_id: int, item_ids: list[int]) -> None:
+    """After commit: give the pending items to Celery. A failure here only delays them (sweeper)."""
+    from imports import tasks
+
+    for start in range(0, len(item_ids), MATERIALISE_CHUNK):
+        chunk = item_ids[start : start + MATERIALISE_CHUNK]
+        try:
+            tasks.materialise_import_items.delay(account_id, chunk)
+        except Exception:  # the broker may be down; the items are safe in the database
+            logger.warning("hand-off of %d import item(s) failed; the sweeper will retry", len(chunk), exc_info=True)
+            return
+
+
+def _queue(rows: list[ImportItem], account: Account) -> None:
+    with transaction.atomic():
+        ImportItem.objects.bulk_create(rows)
+        pending = [r.pk for r in rows if r.status == ImportStatus.PENDING]
+        if pending:
+            transaction.on_commit(partial(_hand_off, account.pk, pending))
+
+
+# --- Orders ------------------------------------------------------------------------------------------
+
+ORDER_KINDS: dict[str, tuple[Node, str]] = {
+    ImportKind.INCOMING_ORDER: (definitions.INCOMING_ORDER, "order"),
+    ImportKind.EXTERNAL_ORDER: (definitions.EXTERNAL_ORDER, "external order"),
+}
+
+
+def queue_orders(
+    *,
+    account: Account,
+    integration: Integration,
+    kind: str,
+    stock_location: StockLocation,
+    orders: Sequence[Any],
+) -> Outcome:
+    """Spec: Endpoints A, incoming and external orders. Valid orders are queued; the rest reported.
+
+    An ``order_identifier`` already used on the stock location (stored, or queued and pending) is
+    reported as a duplicate now; one that races in concurrently fails in the import log later.
+    """
+    schema, noun = ORDER_KINDS[kind]
+    checked = _check_all(orders, schema.check, id_field="order_identifier")
+    candidates = {c.identifier for c in checked if c.ok and c.identifier is not None}
+    taken = order_selectors.used_order_identifiers(
+        account=account, kind=kind, stock_location=stock_location, identifiers=candidates
+    ) | pending_identifiers(account=account, kind=kind, stock_location=stock_location, identifiers=candidates)
+    for c in checked:
+        if c.ok and c.identifier in taken:
+            c.report.error("order_identifier", order_services.duplicate_message(c.identifier or ""), "duplicate")
+    rows = _log_rows(
+        account=account,
+        integration=integration,
+        kind=kind,
+        checked=checked,
+        raw_items=orders,
+        status_ok=ImportStatus.PENDING,
+        stock_location=stock_location,
+        message_ok="queued",
+    )
+    _queue(rows, account)
+    return _outcome(noun, checked)
+
+
+def pending_identifiers(
+    *, account: Account, kind: str, stock_location: StockLocation, identifiers: set[str]
+) -> set[str]:
+    if not identifiers:
+        return set()
+    return set(
+        ImportItem.objects.filter(
+            account=account,
+            kind=kind,
+            stock_location=stock_location,
+            identifier__in=identifiers,
+            status=ImportStatus.PENDING,
+        ).values_list("identifier", flat=True)
+    )
+
+
+# --- Outgoing order state changes -----------------------------------------------------------------------
+
+
+def queue_outgoing_order_state_changes(
+    *, account: Account, integration: Integration, changes: Sequence[Any]
+) -> Outcome:
+    """Spec: Endpoints A, outgoing order state changes. Applied in order when materialised."""
+    checked = _check_all(
+        changes, definitions.OUTGOING_ORDER_STATE_CHANGE.check, id_field="order_identifier", unique=False
+    )
+    locations = account_selectors.stock_locations_by_identifier(
+        account=account, identifiers={c.cleaned["stock_location"] for c in checked if c.ok}
+    )
+    location_ids: dict[int, int] = {}
+    for c in checked:
+        if not c.ok:
+            continue
+        location = locations.get(c.cleaned["stock_location"])
+        if location is None:
+            c.report.error("stock_location", f"unknown stock location '{c.cleaned['stock_location']}'", "unknown")
+        else:
+            location_ids[c.index] = location.pk
+    rows = _log_rows(
+        account=account,
+        integration=integration,
+        kind=ImportKind.OUTGOING_ORDER_STATE_CHANGE,
+        checked=checked,
+        raw_items=changes,
+        status_ok=ImportStatus.PENDING,
+        stock_location_ids=location_ids,
+        message_ok="queued",
+    )
+    _queue(rows, account)
+    return _outcome("outgoing order state change", checked)
+
+
+# --- Campaigns and product rules ------------------------------------------------------------------------
+
+
+def resolve_markets(*, account: Account, markets_param: str | None) -> list[Market]:
+    """The ``markets`` query parameter (comma-separated, default ``dk``) as the account's markets."""
+    identifiers = [m.strip() for m in (markets_param or "dk").split(",") if m.strip()]
+    if not identifiers:
+        raise ServiceError("markets must name at least one market", field="markets")
+    found = account_selectors.markets_by_identifier(account=account, identifiers=identifiers)
+    unknown = [m for m in identifiers if m not in found]
+    if unknown:
+        raise ServiceError(f"unknown market(s): {', '.join(unknown)}", field="markets", code="unknown")
+    return [found[m] for m in dict.fromkeys(identifiers)]
+
+
+def import_campaigns(
+    *, account: Account, integration: Integration, markets: Sequence[Market], campaigns: Sequence[Any]
+) -> Outcome:
+    """Spec: Discount campaign. Valid campaigns are stored in every listed market (upsert by id)."""
+    return _import_definitions(
+        account=account,
+        integration=integration,
+        markets=markets,
+        items=campaigns,
+        check=definitions.check_campaign,
+        kind=ImportKind.DISCOUNT_CAMPAIGN,
+        noun="campaign",
+        store=campaign_services.upsert_campaigns,
+        store_arg="campaigns",
+    )
+
+
+def import_product_rules(
+    *, account: Account, integration: Integration, markets: Sequence[Market], rules: Sequence[Any]
+) -> Outcome:
+    """Spec: Product rule. Valid rules are stored in every listed market; an existing id is overwritten."""
+    return _import_definitions(
+        account=account,
+        integration=integration,
+        markets=markets,
+        items=rules,
+        check=definitions.PRODUCT_RULE.check,
+        kind=ImportKind.PRODUCT_RULE,
+        noun="product rule",
+        store=campaign_services.upsert_product_rules,
+        store_arg="rules",
+    )
+
+
+def _import_definitions(
+    *,
+    account: Account,
+    integration: Integration,
+    markets: Sequence[Market],
+    items: Sequence[Any],
+    check: Callable[[Any, str, Report], Any],
+    kind: str,
+    noun: str,
+    store: Callable[..., int],
+    store_arg: str,
+) -> Outcome:
+    market_ids = tuple(m.identifier for m in markets)
+    checked = _check_all(items, check, id_field="id", markets=market_ids)
+    rows = _log_rows(
+        account=account,
+        integration=integration,
+        kind=kind,
+        checked=checked,
+        raw_items=items,
+        status_ok=ImportStatus.SUCCESS,
+        markets=market_ids,
+        message_ok=f"stored in market(s) {', '.join(market_ids)}",
+    )
+    with transaction.atomic():
+        store(account=account, markets=markets, **{store_arg: [c.cleaned for c in checked if c.ok]})
+        ImportItem.objects.bulk_create(rows)
+    outcome = _outcome(noun, checked, verb="completed")
+    outcome.extra["markets"] = list(market_ids)
+    return outcome
+
+
+def delete_campaigns(
+    *, account: Account, integration: Integration, markets: Sequence[Market], ids: Sequence[str]
+) -> dict[str, Any]:
+    """DELETE /imports/discount_campaigns: unknown ids are reported, not an error for the rest."""
+    return _delete_definitions(
+        account=account,
+        integration=integration,
+        markets=markets,
+        ids=ids,
+        delete=campaign_services.delete_campaigns,
+        kind=ImportKind.DISCOUNT_CAMPAIGN_DELETION,
+        noun="campaign",
+    )
+
+
+def delete_product_rules(
+    *, account: Account, integration: Integration, markets: Sequence[Market], ids: Sequence[str]
+) -> dict[str, Any]:
+    """DELETE /imports/product_rules: unknown ids are reported, not an error for the rest."""
+    return _delete_definitions(
+        account=account,
+        integration=integration,
+        markets=markets,
+        ids=ids,
+        delete=campaign_services.delete_product_rules,
+        kind=ImportKind.PRODUCT_RULE_DELETION,
+        noun="product rule",
+    )
+
+
+def _delete_definitions(
+    *,
+    account: Account,
+    integration: Integration,
+    markets: Sequence[Market],
+    ids: Sequence[str],
+    delete: Callable[..., tuple[list[str], list[str]]],
+    kind: str,
+    noun: str,
+) -> dict[str, Any]:
+    ids = list(dict.fromkeys(ids))
+    market_ids = [m.identifier for m in markets]
+    request_id = uuid.uuid4()
+    now = timezone.now()
+    with transaction.atomic():
+        deleted, not_found = delete(account=account, markets=markets, ids=ids)
+        ImportItem.objects.bulk_create(
+            [
+                ImportItem(
+                    account=account,
+                    integration=integration,
+                    kind=kind,
+                    request_id=request_id,
+                    index=i,
+                    identifier=identifier,
+                    markets=market_ids,
+                    status=ImportStatus.SUCCESS if identifier in deleted else ImportStatus.FAILURE,
+                    message="deleted" if identifier in deleted else "not found in the listed market(s)",
+                    processed_at=now,
+                )
+                for i, identifier in enumerate(ids)
+            ]
+        )
+    message = f"Deleted {len(deleted)} {noun}(s) from market(s) {', '.join(market_ids)}"
+    if not_found:
+        message += f"; {len(not_found)} not found"
+    return {"status": "OK", "message": message, "markets": market_ids, "deleted": deleted, "not_found": not_found}
+
+
+# --- Materialisation (Celery) ---------------------------------------------------------------------------
+
+
+def materialise_items(*, account_id: int, item_ids: Sequence[int]) -> int:
+    """Turn pending import items into orders and state changes. Safe to run twice: only pending
+    items are taken, locked, and marked done in the same transaction. Returns how many it processed."""
+    with transaction.atomic():
+        items = list(
+            ImportItem.objects.select_for_update(skip_locked=True)
+            .select_related("account")
+            .filter(account_id=account_id, id__in=list(item_ids), status=ImportStatus.PENDING)
+            .order_by("id")
+        )
+        if not items:
+            return 0
+        account = items[0].account
+        outcome: dict[Hashable, str | None] = {}
+        for kind, group in groupby(sorted(items, key=lambda i: (i.kind, i.pk)), key=lambda i: i.kind):
+            outcome.update(_MATERIALISERS[kind](account, list(group)))
+        _record_outcome(items, outcome)
+    return len(items)
+
+
+def _materialise_orders(
+    create: Callable[..., dict[Hashable, str | None]], account: Account, items: list[ImportItem]
+) -> dict[Hashable, str | None]:
+    missing = {i.pk: "the stock location no longer exists" for i in items if i.stock_location_id is None}
+    orders = [
+        order_services.NewOrder(key=i.pk, stock_location_id=i.stock_location_id, order=i.payload)
+        for i in items
+        if i.stock_location_id is not None
+    ]
+    return {**missing, **create(account=account, orders=orders)}
+
+
+def _materialise_state_changes(account: Account, items: list[ImportItem]) -> dict[Hashable, str | None]:
+    outcome: dict[Hashable, str | None] = {}
+    for item in items:
+        change = item.payload
+        try:
+            order_services.change_outgoing_order_state(
+                account=account,
+                stock_location_id=item.stock_location_id,
+                order_identifier=change["order_identifier"],
+                state=change["state"],
+                comment=change.get("comment", ""),
+                cashier=change.get("cashier"),
+            )
+            outcome[item.pk] = None
+        except ServiceError as exc:
+            outcome[item.pk] = exc.message
+    return outcome
+
+
+_MATERIALISERS: dict[str, Callable[[Account, list[ImportItem]], dict[Hashable, str | None]]] = {
+    ImportKind.INCOMING_ORDER: partial(_materialise_orders, order_services.create_incoming_orders),
+    ImportKind.EXTERNAL_ORDER: partial(_materialise_orders, order_services.create_external_orders),
+    ImportKind.OUTGOING_ORDER_STATE_CHANGE: _materialise_state_changes,
+}
+
+SUCCESS_MESSAGES = {
+    ImportKind.INCOMING_ORDER: "incoming order created",
+    ImportKind.EXTERNAL_ORDER: "external order created",
+    ImportKind.OUTGOING_ORDER_STATE_CHANGE: "state changed",
+}
+
+
+def _record_outcome(items: Sequence[ImportItem], outcome: dict[Hashable, str | None]) -> None:
+    """Mark items done with as few UPDATEs as there are distinct messages."""
+    now = timezone.now()
+    by_result: dict[tuple[str, str], list[int]] = {}
+    for item in items:
+        failure = outcome.get(item.pk)
+        result = (ImportStatus.FAILURE, failure) if failure else (ImportStatus.SUCCESS, SUCCESS_MESSAGES[item.kind])
+        by_result.setdefault(result, []).append(item.pk)
+    for (status, message), ids in by_result.items():
+        ImportItem.objects.filter(id__in=ids).update(
+            status=status, message=message, processed_at=now, attempts=F("attempts") + 1
+        )
+
+
+def sweep_pending(*, grace: timedelta | None = None) -> int:
+    """Hand pending items older than the grace period to Celery again. Returns how many."""
+    if grace is None:
+        grace = timedelta(seconds=settings.IMPORT_SWEEP_GRACE_SECONDS)
+    cutoff = timezone.now() - grace
+    stale = (
+        ImportItem.objects.filter(status=ImportStatus.PENDING, created_at__lte=cutoff)
+        .order_by("account_id", "id")
+        .values_list("account_id", "id")[:50_000]
+    )
+    count = 0
+    for account_id, group in groupby(stale, key=lambda row: row[0]):
+        ids = [item_id for _, item_id in group]
+        _hand_off(account_id, ids)
+        count += len(ids)
+    return count

@@ -1,0 +1,17 @@
+"""Celery tasks of the import pipeline: they take ids and call a service; safe to run twice."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from imports import services
+
+
+@shared_task(name="imports.tasks.materialise_import_items")
+def materialise_import_items(account_id: int, item_ids: list[int]) -> int:
+    return services.materialise_items(account_id=account_id, item_ids=item_ids)
+
+
+@shared_task(name="imports.tasks.sweep_pending_imports")
+def sweep_pending_imports() -> int:
+    return services.sweep_pending()

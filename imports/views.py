@@ -1,0 +1,228 @@
+"""The ``/imports/`` endpoints (spec: Endpoints A): authenticate, parse, call one service, shape the answer.
+
+Answers: all items accepted, 200 ``{"status": "OK", "message"}``; some refused, 207 ``"PARTIAL"``; none
+accepted, 400 ``"ERROR"``; the last two carry ``failed: [{index, id, errors: [{field, message, code}]}]``.
+A request that cannot be read at all (bad JSON, wrong content type, too large, unknown stock location
+or market) answers a 4xx ``{"status": "ERROR", "message", "errors": [{field, message, code}]}``.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts import selectors as account_selectors
+from accounts.authentication import ApiKeyAuthentication, ApiPrincipal, HasImportsScope
+from accounts.errors import PayloadTooLarge, ServiceError, UnsupportedMediaType
+from accounts.models import Market, StockLocation
+from imports import docs, services
+from imports.models import ImportKind
+
+STATUS_CODES = {"OK": 200, "PARTIAL": 207, "ERROR": 400}
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a valid JSON number")
+
+
+def read_json_body(request: Request) -> Any:
+    """The body as JSON (numbers with a fraction as Decimal), within the configured size limit."""
+    media_type = request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+    if media_type != "application/json" and not media_type.endswith("+json"):
+        raise UnsupportedMediaType("Content-Type must be application/json", field="Content-Type")
+    limit = settings.IMPORT_MAX_BODY_BYTES
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    too_large = PayloadTooLarge(f"The body is larger than the limit of {limit} bytes", field="body")
+    if declared > limit:
+        raise too_large
+    raw = request._request.read(limit + 1)
+    if len(raw) > limit:
+        raise too_large
+    if not raw.strip():
+        raise ServiceError("The request body is empty", field="body", code="empty")
+    try:
+        return json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ServiceError(f"The body is not valid JSON: {str(exc)[:200]}", field="body", code="invalid_json") from None
+
+
+def items_under(body: Any, key: str | None, *, allow_empty: bool = False) -> list[Any]:
+    """The list of items: ``body[key]``, or the body itself when ``key`` is None."""
+    field = key or "body"
+    if key is None:
+        if not isinstance(body, list):
+            raise ServiceError("The body must be a JSON array", field=field, code="invalid_type")
+        items = body
+    else:
+        if not isinstance(body, dict):
+            raise ServiceError(
+                f"The body must be a JSON object with the key '{key}'", field="body", code="invalid_type"
+            )
+        if key not in body:
+            raise ServiceError(f"'{key}' is required", field=key, code="required")
+        items = body[key]
+        if not isinstance(items, list):
+            raise ServiceError(f"'{key}' must be an array", field=key, code="invalid_type")
+    if not items and not allow_empty:
+        raise ServiceError(f"'{field}' must contain at least one item", field=field, code="empty")
+    if len(items) > settings.IMPORT_MAX_ITEMS:
+        raise PayloadTooLarge(
+            f"At most {settings.IMPORT_MAX_ITEMS} items per request", field=field, code="too_many_items"
+        )
+    return items
+
+
+def outcome_response(outcome: services.Outcome) -> Response:
+    return Response(outcome.body(), status=STATUS_CODES[outcome.status])
+
+
+class ImportView(APIView):
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [HasImportsScope]
+    parser_classes: list[type] = []  # the body is read by read_json_body, with its own limits
+
+    def principal(self, request: Request) -> ApiPrincipal:
+        assert isinstance(request.user, ApiPrincipal)
+        return request.user
+
+    def stock_location(self, request: Request) -> StockLocation:
+        identifier = request.query_params.get("stock_location", "")
+        if not identifier:
+            raise ServiceError(
+                "the stock_location query parameter is required", field="stock_location", code="required"
+            )
+        location = account_selectors.stock_location_by_identifier(
+            account=self.principal(request).account, identifier=identifier
+        )
+        if location is None:
+            raise ServiceError(f"unknown stock location '{identifier[:64]}'", field="stock_location", code="unknown")
+        return location
+
+    def markets(self, request: Request) -> list[Market]:
+        return services.resolve_markets(
+            account=self.principal(request).account, markets_param=request.query_params.get("markets")
+        )
+
+    def ids_to_delete(self, request: Request) -> list[str]:
+        """``?ids=a,b`` and/or a body that is a bare array of ids or ``{"ids": [...]}``."""
+        ids = [i.strip() for i in request.query_params.get("ids", "").split(",") if i.strip()]
+        has_body = request.META.get("CONTENT_LENGTH") not in (None, "", "0") or bool(
+            request.META.get("HTTP_TRANSFER_ENCODING")
+        )
+        if has_body:
+            body = read_json_body(request)
+            listed = body.get("ids") if isinstance(body, dict) else body
+            if not isinstance(listed, list) or not all(isinstance(i, str) and i.strip() for i in listed):
+                raise ServiceError(
+                    'The body must be an array of id strings or {"ids": [...]}', field="ids", code="invalid_type"
+                )
+            ids.extend(listed)
+        if not ids:
+            raise ServiceError("Name the ids to delete in ?ids=a,b or in the body", field="ids", code="required")
+        if len(ids) > settings.IMPORT_MAX_ITEMS:
+            raise PayloadTooLarge(f"At most {settings.IMPORT_MAX_ITEMS} ids per request", field="ids")
+        return ids
+
+
+class IncomingOrdersImport(ImportView):
+    @extend_schema(**docs.INCOMING_ORDERS)
+    def post(self, request: Request) -> Response:
+        principal = self.principal(request)
+        location = self.stock_location(request)
+        outcome = services.queue_orders(
+            account=principal.account,
+            integration=principal.integration,
+            kind=ImportKind.INCOMING_ORDER,
+            stock_location=location,
+            orders=items_under(read_json_body(request), "orders"),
+        )
+        return outcome_response(outcome)
+
+
+class ExternalOrdersImport(ImportView):
+    @extend_schema(**docs.EXTERNAL_ORDERS)
+    def post(self, request: Request) -> Response:
+        principal = self.principal(request)
+        location = self.stock_location(request)
+        outcome = services.queue_orders(
+            account=principal.account,
+            integration=principal.integration,
+            kind=ImportKind.EXTERNAL_ORDER,
+            stock_location=location,
+            orders=items_under(read_json_body(request), "external_orders"),
+        )
+        return outcome_response(outcome)
+
+
+class OutgoingOrderStateChangesImport(ImportView):
+    @extend_schema(**docs.STATE_CHANGES)
+    def post(self, request: Request) -> Response:
+        principal = self.principal(request)
+        outcome = services.queue_outgoing_order_state_changes(
+            account=principal.account,
+            integration=principal.integration,
+            changes=items_under(read_json_body(request), None),
+        )
+        return outcome_response(outcome)
+
+
+class DiscountCampaignsImport(ImportView):
+    @extend_schema(**docs.CAMPAIGNS_POST)
+    def post(self, request: Request) -> Response:
+        principal = self.principal(request)
+        markets = self.markets(request)
+        outcome = services.import_campaigns(
+            account=principal.account,
+            integration=principal.integration,
+            markets=markets,
+            campaigns=items_under(read_json_body(request), "campaigns", allow_empty=True),
+        )
+        return outcome_response(outcome)
+
+    @extend_schema(**docs.CAMPAIGNS_DELETE)
+    def delete(self, request: Request) -> Response:
+        principal = self.principal(request)
+        markets = self.markets(request)
+        body = services.delete_campaigns(
+            account=principal.account,
+            integration=principal.integration,
+            markets=markets,
+            ids=self.ids_to_delete(request),
+        )
+        return Response(body)
+
+
+class ProductRulesImport(ImportView):
+    @extend_schema(**docs.RULES_POST)
+    def post(self, request: Request) -> Response:
+        principal = self.principal(request)
+        markets = self.markets(request)
+        outcome = services.import_product_rules(
+            account=principal.account,
+            integration=principal.integration,
+            markets=markets,
+            rules=items_under(read_json_body(request), "product_rules", allow_empty=True),
+        )
+        return outcome_response(outcome)
+
+    @extend_schema(**docs.RULES_DELETE)
+    def delete(self, request: Request) -> Response:
+        principal = self.principal(request)
+        markets = self.markets(request)
+        body = services.delete_product_rules(
+            account=principal.account,
+            integration=principal.integration,
+            markets=markets,
+            ids=self.ids_to_delete(request),
+        )
+        return Response(body)
