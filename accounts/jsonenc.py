@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from decimal import Decimal
 from typing import Any
 
@@ -12,8 +13,10 @@ from django.db import models
 class DecimalJSONEncoder(json.JSONEncoder):
     def default(self, o: Any) -> Any:
         if isinstance(o, Decimal):
-            # Written as a JSON number; exact for every value a client can send as a double.
-            return float(o)
+            # Written as a JSON number; exact for every value a client can send as a double. A value
+            # no double holds (only ever in a refused item's payload, kept for the log) is kept as text.
+            as_float = float(o)
+            return as_float if math.isfinite(as_float) else str(o)
         return super().default(o)
 
 

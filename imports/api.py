@@ -1,5 +1,77 @@
+"""Back-office REST API (``/api/v1/``): the import log, read-only, newest first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework.routers import SimpleRouter
+
+from accounts.api import ReadOnlyViewSet, filter_parameter, read_only_schema
+from imports import selectors
+from imports.models import ImportItem, ImportKind, ImportStatus
+from imports.serializers import INTEGRATION_FILTER, ImportLogFilterSerializer, ImportLogOutputSerializer
+
+IMPORT_LOG_EXAMPLE = {
+    "id": 3120,
+    "integration": "webshop",
+    "kind": "incoming_order",
+    "request_id": "5f0c6e2a-8d7b-4a51-9b0e-2c1f7f1d9a34",
+    "index": 0,
+    "identifier": "WEB-10001",
+    "stock_location": "shop-1",
+    "markets": [],
+    "status": "success",
+    "message": "",
+    "errors": [],
+    "attempts": 1,
+    "payload": {
+        "order_identifier": "WEB-10001",
+        "basket": {
+            "currency": "DKK",
+            "line_items": [{"product_identifier": "tshirt-basic", "name": "T-shirt", "quantity": 2, "price": 199.95}],
+        },
+        "payment": {"reference": "PAY-778899"},
+    },
+    "created_at": "2025-01-15T09:30:00Z",
+    "processed_at": "2025-01-15T09:30:01Z",
+}
+
+
+@read_only_schema(
+    tag="import log",
+    noun="import log entry",
+    output_serializer=ImportLogOutputSerializer,
+    example=IMPORT_LOG_EXAMPLE,
+    filters=[
+        filter_parameter(
+            INTEGRATION_FILTER,
+            "Only items posted through this integration (identifier). Every integration of the account when "
+            "left out. (The `integration` parameter names the caller's own integration for authentication.)",
+        ),
+        filter_parameter("status", "Only items with this outcome.", enum=ImportStatus.values),
+        filter_parameter("kind", "Only items of this kind.", enum=ImportKind.values),
+        filter_parameter("identifier", "Only items with this identifier (order_identifier, campaign or rule id)."),
+        OpenApiParameter(
+            "request_id",
+            OpenApiTypes.UUID,
+            OpenApiParameter.QUERY,
+            description="Only the items of this import request.",
+        ),
+    ],
+    list_description="One entry per posted item, newest first.",
+)
+class ImportLogViewSet(ReadOnlyViewSet):
+    queryset = ImportItem.objects.none()
+    filter_serializer_class = ImportLogFilterSerializer
+    output_serializer_class = ImportLogOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[ImportItem]:
+        return selectors.import_items(account=self.account, **filters)
 
 
 def register(router: SimpleRouter) -> None:
     """Routes of this app under /api/v1/."""
+    router.register("import-logs", ImportLogViewSet, basename="import-log")

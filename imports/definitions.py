@@ -186,7 +186,7 @@ def _distinct_step_counts(obj: dict[str, Any], path: str, report: Report) -> Non
     seen: set[int] = set()
     for i, step in enumerate(obj.get("steps", [])):
         if step["count"] in seen:
-            report.error(f"{path}.steps[{i}].count", f"count {step['count']} appears in two steps", "duplicate")
+            report.error(join(path, f"steps[{i}].count"), f"count {step['count']} appears in two steps", "duplicate")
         seen.add(step["count"])
 
 
