@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
@@ -67,3 +68,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if response.status_code == status.HTTP_403_FORBIDDEN and isinstance(exc, exceptions.NotAuthenticated):
         response.status_code = status.HTTP_401_UNAUTHORIZED
     return response
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler404: a JSON body under the API prefixes, Django's page elsewhere."""
+    if request.path.startswith(("/imports/", "/api/")):
+        return JsonResponse(error_body(f"No endpoint at {request.path[:200]}"), status=404)
+    return page_not_found(request, exception or Http404())

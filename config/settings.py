@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "accounts",
     "orders",
@@ -194,6 +195,11 @@ SPECTACULAR_SETTINGS = {
         }
     },
     "SECURITY": [{"apikey": []}, {"bearer": []}],
+    "PREPROCESSING_HOOKS": ["imports.docs.hide_trailing_slash_twins"],
+    # Swagger UI served from this service (no CDN), so /api/docs/ works offline and behind firewalls.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Logging -------------------------------------------------------------------------------------

@@ -64,6 +64,8 @@ IMPORT_LOG_EXAMPLE = {
     list_description="One entry per posted item, newest first.",
 )
 class ImportLogViewSet(ReadOnlyViewSet):
+    """Every posted import item with its payload and outcome."""
+
     queryset = ImportItem.objects.none()
     filter_serializer_class = ImportLogFilterSerializer
     output_serializer_class = ImportLogOutputSerializer

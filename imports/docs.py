@@ -262,3 +262,8 @@ RULES_POST = _post(
     "Import of 1 product rule(s) completed",
 )
 RULES_DELETE = _delete("product rule", ["pant-a", "no-such-rule"])
+
+
+def hide_trailing_slash_twins(endpoints: list[tuple[Any, ...]], **kwargs: Any) -> list[tuple[Any, ...]]:
+    """drf-spectacular preprocessing hook: list ``/imports/x``, not its accepted twin ``/imports/x/``."""
+    return [e for e in endpoints if not (e[0].startswith("/imports/") and e[0].endswith("/"))]
