@@ -21,7 +21,6 @@ class ImportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "integration",
         "stock_location",
         "attempts",
-        "processed_at",
     ]
     list_filter = [
         "status",
@@ -61,9 +60,9 @@ class ImportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     readonly_fields = ["payload_pretty", "errors_pretty"]
 
     @admin.display(description="payload")
-    def payload_pretty(self, obj: ImportItem) -> SafeString:
+    def payload_pretty(self, obj: ImportItem) -> SafeString | None:
         return pretty_json(obj.payload)
 
     @admin.display(description="errors")
-    def errors_pretty(self, obj: ImportItem) -> SafeString:
+    def errors_pretty(self, obj: ImportItem) -> SafeString | None:
         return pretty_json(obj.errors)

@@ -168,7 +168,7 @@ class Num(Node):
             return self.wrong_type("a number", value, path, report)
         if isinstance(value, Decimal) and not value.is_finite():
             return report.error(path, "must be a finite number", "invalid_number")
-        if abs(value) >= MAX_AMOUNT:
+        if abs(Decimal(value)) >= MAX_AMOUNT:
             return report.error(path, f"must be less than {MAX_AMOUNT:f} in size", "out_of_range")
         if self.positive and value <= 0:
             return report.error(path, "must be positive", "out_of_range")

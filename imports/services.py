@@ -463,7 +463,9 @@ def materialise_items(*, account_id: int, item_ids: Sequence[int]) -> int:
 def _materialise_orders(
     create: Callable[..., dict[Hashable, str | None]], account: Account, items: list[ImportItem]
 ) -> dict[Hashable, str | None]:
-    missing = {i.pk: "the stock location no longer exists" for i in items if i.stock_location_id is None}
+    missing: dict[Hashable, str | None] = {
+        i.pk: "the stock location no longer exists" for i in items if i.stock_location_id is None
+    }
     orders = [
         order_services.NewOrder(key=i.pk, stock_location_id=i.stock_location_id, order=i.payload)
         for i in items
@@ -476,6 +478,9 @@ def _materialise_state_changes(account: Account, items: list[ImportItem]) -> dic
     outcome: dict[Hashable, str | None] = {}
     for item in items:
         change = item.payload
+        if item.stock_location_id is None:
+            outcome[item.pk] = "the stock location no longer exists"
+            continue
         try:
             order_services.change_outgoing_order_state(
                 account=account,
@@ -497,7 +502,7 @@ _MATERIALISERS: dict[str, Callable[[Account, list[ImportItem]], dict[Hashable, s
     ImportKind.OUTGOING_ORDER_STATE_CHANGE: _materialise_state_changes,
 }
 
-SUCCESS_MESSAGES = {
+SUCCESS_MESSAGES: dict[str, str] = {
     ImportKind.INCOMING_ORDER: "incoming order created",
     ImportKind.EXTERNAL_ORDER: "external order created",
     ImportKind.OUTGOING_ORDER_STATE_CHANGE: "state changed",

@@ -103,7 +103,8 @@ def _create_orders(
             fresh.append(new)
     try:
         with transaction.atomic():
-            created = model.objects.bulk_create([build(account, n) for n in fresh])
+            rows: list[Any] = [build(account, n) for n in fresh]
+            created = model.objects.bulk_create(rows)
             if model is IncomingOrder:
                 _initial_history(account, created)  # type: ignore[arg-type]
         outcome.update((n.key, None) for n in fresh)
