@@ -6,7 +6,9 @@ import factory
 
 from accounts import services as account_services
 from accounts.models import Account, Cashier, Integration, Market, Register, StockLocation
-from orders.models import OutgoingOrder
+from campaigns.models import Campaign, ProductRule
+from imports.models import ImportItem, ImportKind, ImportStatus
+from orders.models import ExternalOrder, HandlingType, IncomingOrder, OrderStateChange, OutgoingOrder
 
 
 class AccountFactory(factory.django.DjangoModelFactory):
@@ -82,3 +84,83 @@ def api_key_for(integration: Integration, *scopes: str) -> str:
         account=integration.account, integration=integration, scopes=list(scopes) or ["imports"]
     )
     return raw
+
+
+class IncomingOrderFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = IncomingOrder
+
+    account = factory.SubFactory(AccountFactory)
+    stock_location = factory.SubFactory(StockLocationFactory, account=factory.SelfAttribute("..account"))
+    order_identifier = factory.Sequence(lambda n: f"in-{n}")
+    currency = "DKK"
+    basket = factory.LazyFunction(lambda: {"line_items": [], "total": 0})
+    handling_type = HandlingType.RESERVE_AND_COLLECT
+
+
+class ExternalOrderFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ExternalOrder
+
+    account = factory.SubFactory(AccountFactory)
+    stock_location = factory.SubFactory(StockLocationFactory, account=factory.SelfAttribute("..account"))
+    order_identifier = factory.Sequence(lambda n: f"ext-{n}")
+    currency = "DKK"
+    basket = factory.LazyFunction(lambda: {"line_items": [], "total": 0})
+
+
+class OrderStateChangeFactory(factory.django.DjangoModelFactory):
+    """A state change of an incoming order (pass ``outgoing_order=..., incoming_order=None`` for the other)."""
+
+    class Meta:
+        model = OrderStateChange
+
+    incoming_order = factory.SubFactory(IncomingOrderFactory)
+    account = factory.LazyAttribute(lambda o: (o.incoming_order or o.outgoing_order).account)
+    outgoing_order = None
+    previous_state = "created"
+    state = "processing"
+    source = OrderStateChange.Source.IMPORT
+
+
+class CampaignFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Campaign
+
+    account = factory.SubFactory(AccountFactory)
+    market = factory.SubFactory(MarketFactory, account=factory.SelfAttribute("..account"))
+    campaign_id = factory.Sequence(lambda n: f"campaign-{n}")
+    type = "basket_discount"
+    name = factory.LazyAttribute(lambda o: f"Campaign {o.campaign_id}")
+    display_name = factory.LazyAttribute(lambda o: o.name)
+    priority = 1
+    definition = factory.LazyFunction(dict)
+
+
+class ProductRuleFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ProductRule
+
+    account = factory.SubFactory(AccountFactory)
+    market = factory.SubFactory(MarketFactory, account=factory.SelfAttribute("..account"))
+    rule_id = factory.Sequence(lambda n: f"rule-{n}")
+    type = "deposit"
+    name = factory.LazyAttribute(lambda o: f"Rule {o.rule_id}")
+    display_name = factory.LazyAttribute(lambda o: {"en": o.name})
+    tag = factory.Sequence(lambda n: f"tag-{n}")
+    price = 1
+    definition = factory.LazyFunction(dict)
+
+
+class ImportItemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ImportItem
+
+    account = factory.SubFactory(AccountFactory)
+    integration = factory.SubFactory(IntegrationFactory, account=factory.SelfAttribute("..account"))
+    kind = ImportKind.INCOMING_ORDER
+    request_id = factory.Faker("uuid4", cast_to=None)
+    index = 0
+    identifier = factory.Sequence(lambda n: f"item-{n}")
+    payload = factory.LazyAttribute(lambda o: {"order_identifier": o.identifier})
+    status = ImportStatus.PENDING

@@ -1,0 +1,299 @@
+"""Back-office admin of the account structure and API keys, and the pieces the other apps' admins share.
+
+Staff see every account, so identifiers that repeat across accounts (every account has a market ``dk``)
+are labelled ``account / identifier`` wherever a related object is chosen or filtered on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, cast
+
+from django.contrib import admin, messages
+from django.db.models import Count, Field, ForeignKey, Model, Q, QuerySet, URLField
+from django.forms import ModelChoiceField, ModelForm
+from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from accounts import keys, services
+from accounts.forms import ApiKeyCreateForm
+from accounts.jsonenc import DecimalJSONEncoder
+from accounts.models import (
+    Account,
+    AccountOwned,
+    ApiKey,
+    Cashier,
+    Integration,
+    Market,
+    Register,
+    StockLocation,
+)
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldsetSpec
+    from django_stubs_ext import StrOrPromise
+
+# --- Shared by the admins of every app ----------------------------------------------------------------
+
+
+def account_label(obj: Model) -> str:
+    """``acme / dk``: an account-owned object named so that it is unambiguous across accounts."""
+    return f"{obj.account} / {obj}"  # type: ignore[attr-defined]
+
+
+def by_account(model: type[Model]) -> QuerySet[Any]:
+    """Every row of an account-owned model with its account, in one query, grouped by account."""
+    return model._default_manager.select_related("account").order_by(
+        "account__identifier", *(model._meta.ordering or ())
+    )
+
+
+def pretty_json(value: Any) -> SafeString | None:
+    """A stored JSON value indented for reading in a detail page; None shows as the admin's empty value."""
+    if value is None:
+        return None
+    text = json.dumps(value, indent=2, ensure_ascii=False, cls=DecimalJSONEncoder)
+    return format_html('<pre class="pretty-json">{}</pre>', text)
+
+
+class AccountLabelledChoiceField(ModelChoiceField):
+    def label_from_instance(self, obj: Model) -> str:
+        return account_label(obj)
+
+
+class AccountScopedRelatedFilter(admin.RelatedFieldListFilter):
+    """A filter on an account-owned related object (market, stock location, integration).
+
+    Choices read ``account / identifier`` and, when the account filter is active, list only that
+    account's objects.
+    """
+
+    def field_choices(
+        self, field: Field, request: HttpRequest, model_admin: admin.ModelAdmin
+    ) -> list[tuple[str, StrOrPromise]]:
+        queryset = by_account(cast("type[Model]", field.related_model))
+        account_id = request.GET.get("account__id__exact", "")
+        if account_id.isdigit():
+            queryset = queryset.filter(account_id=account_id)
+        return [(str(obj.pk), account_label(obj)) for obj in queryset]
+
+
+class AccountOwnedAdmin(admin.ModelAdmin):
+    """Base admin of account-owned models: related choices are labelled with their account and
+    fetched in one query."""
+
+    def formfield_for_foreignkey(
+        self, db_field: ForeignKey, request: HttpRequest, **kwargs: Any
+    ) -> ModelChoiceField | None:
+        related = cast("type[Model]", db_field.related_model)
+        if issubclass(related, AccountOwned):
+            kwargs.setdefault("queryset", by_account(related))
+            kwargs.setdefault("form_class", AccountLabelledChoiceField)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class ReadOnlyAdminMixin:
+    """View-only in the admin: these rows are written by imports and services, never by hand
+    (the spec forbids updating or deleting orders; the import log is a record)."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+# --- The account structure ------------------------------------------------------------------------------
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    list_display = ["identifier", "name", "created_at"]
+    search_fields = ["identifier", "name"]
+    readonly_fields = ["created_at"]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Account | None = None) -> bool:
+        # Deleting an account would cascade to its orders and import log, which are never deleted.
+        return False
+
+
+@admin.register(Market)
+class MarketAdmin(AccountOwnedAdmin):
+    list_display = ["identifier", "name", "account", "currency", "created_at"]
+    list_filter = ["account", "currency"]
+    list_select_related = ["account"]
+    search_fields = ["identifier", "name", "account__identifier"]
+    fields = ["account", "identifier", "name", "currency", "default_taxes", "created_at"]
+    readonly_fields = ["created_at"]
+
+
+@admin.register(StockLocation)
+class StockLocationAdmin(AccountOwnedAdmin):
+    list_display = ["identifier", "name", "kind", "market", "account", "city", "country_code"]
+    list_filter = ["account", "kind", ("market", AccountScopedRelatedFilter)]
+    list_select_related = ["account", "market"]
+    search_fields = ["identifier", "name", "city", "zip", "vat_number", "account__identifier"]
+    fieldsets = [
+        (None, {"fields": ["account", "identifier", "name", "kind", "market", "created_at"]}),
+        ("Address", {"fields": ["street", "city", "zip", "country_code", "vat_number"]}),
+    ]
+    readonly_fields = ["created_at"]
+
+
+@admin.register(Register)
+class RegisterAdmin(AccountOwnedAdmin):
+    list_display = ["identifier", "name", "stock_location", "account", "created_at"]
+    list_filter = ["account", ("stock_location", AccountScopedRelatedFilter)]
+    list_select_related = ["account", "stock_location"]
+    search_fields = ["identifier", "name", "stock_location__identifier", "account__identifier"]
+    fields = ["account", "identifier", "name", "stock_location", "created_at"]
+    readonly_fields = ["created_at"]
+
+
+@admin.register(Cashier)
+class CashierAdmin(AccountOwnedAdmin):
+    list_display = ["identifier", "display_name", "full_name", "account", "created_at"]
+    list_filter = ["account"]
+    list_select_related = ["account"]
+    search_fields = ["identifier", "display_name", "full_name", "account__identifier"]
+    fields = ["account", "identifier", "display_name", "full_name", "image_url", "created_at"]
+    readonly_fields = ["created_at"]
+    formfield_overrides = {URLField: {"assume_scheme": "https"}}
+
+
+@admin.register(Integration)
+class IntegrationAdmin(AccountOwnedAdmin):
+    list_display = ["identifier", "name", "account", "active_key_count", "created_at"]
+    list_filter = ["account"]
+    list_select_related = ["account"]
+    search_fields = ["identifier", "name", "account__identifier"]
+    fields = ["account", "identifier", "name", "created_at"]
+    readonly_fields = ["created_at"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Integration]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(_active_keys=Count("api_keys", filter=Q(api_keys__revoked_at__isnull=True)))
+        )
+
+    @admin.display(description="active API keys", ordering="_active_keys")
+    def active_key_count(self, obj: Integration) -> int:
+        return obj._active_keys  # type: ignore[attr-defined]
+
+
+# --- API keys -------------------------------------------------------------------------------------------
+
+
+class ApiKeyStatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, StrOrPromise]]:
+        return [("active", "Active"), ("revoked", "Revoked")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> QuerySet[ApiKey]:
+        if self.value() == "active":
+            return queryset.filter(revoked_at__isnull=True)
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        return queryset
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(AccountOwnedAdmin):
+    """Keys are created by ``services.create_api_key`` (the raw key is shown once, in a message) and
+    revoked, never deleted. The stored hash is shown nowhere."""
+
+    list_display = [
+        "key_prefix",
+        "name",
+        "account",
+        "integration",
+        "scope_list",
+        "status",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
+    list_filter = [ApiKeyStatusFilter, "account", ("integration", AccountScopedRelatedFilter)]
+    list_select_related = ["account", "integration"]
+    search_fields = ["prefix", "name", "integration__identifier", "account__identifier"]
+    actions = ["revoke_selected"]
+
+    add_fields = ("integration", "name", "scopes")
+    change_fields = (
+        "name",
+        "key_prefix",
+        "account",
+        "integration",
+        "scope_list",
+        "status",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    )
+
+    def get_fieldsets(self, request: HttpRequest, obj: ApiKey | None = None) -> _FieldsetSpec:
+        if obj is None:
+            description = "The key is generated when you save and shown once; only a hash of it is stored."
+            return [(None, {"fields": self.add_fields, "description": description})]
+        return [(None, {"fields": self.change_fields})]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
+        return [] if obj is None else [f for f in self.change_fields if f != "name"]
+
+    def get_form(
+        self, request: HttpRequest, obj: ApiKey | None = None, change: bool = False, **kwargs: Any
+    ) -> type[ModelForm]:
+        if obj is None:
+            kwargs["form"] = ApiKeyCreateForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: ModelForm, change: bool) -> None:
+        if change:
+            obj.save(update_fields=["name"])
+            return
+        api_key, raw_key = services.create_api_key(
+            account=obj.integration.account,
+            integration=obj.integration,
+            scopes=form.cleaned_data["scopes"],
+            name=obj.name,
+        )
+        # The admin goes on to log the addition and redirect with ``obj``: make it the created row.
+        for field in ApiKey._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(api_key, field.attname))
+        obj._state.adding = False
+        obj._state.db = api_key._state.db
+        # Only the hash is stored: this message is the one place the key is ever shown.
+        messages.success(
+            request,
+            format_html('New API key (shown once, copy it now): <code class="api-key">{}</code>', raw_key),
+        )
+
+    @admin.action(description="Revoke selected keys", permissions=["change"])
+    def revoke_selected(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        revoked = 0
+        for api_key in queryset.filter(revoked_at__isnull=True).select_related("account"):
+            services.revoke_api_key(account=api_key.account, api_key=api_key)
+            revoked += 1
+        self.message_user(request, f"Revoked {revoked} API key(s).", messages.SUCCESS)
+
+    @admin.display(description="key", ordering="prefix")
+    def key_prefix(self, obj: ApiKey) -> str:
+        return f"{keys.KEY_LEAD}{obj.prefix}…"
+
+    @admin.display(description="scopes")
+    def scope_list(self, obj: ApiKey) -> str:
+        return ", ".join(obj.scopes)
+
+    @admin.display(description="status", ordering="revoked_at")
+    def status(self, obj: ApiKey) -> str:
+        return "Active" if obj.is_active else "Revoked"

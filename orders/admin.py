@@ -1,0 +1,157 @@
+"""Back-office admin of orders: visible and searchable, never edited by hand.
+
+The spec: incoming and external orders cannot be updated or deleted, and state changes cannot be undone
+by deleting them. Outgoing orders move through their own flow, so the admin only shows them too.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.utils.safestring import SafeString
+
+from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
+from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
+
+STATE_CHANGE_FIELDS = ("created_at", "previous_state", "state", "source", "comment", "cashier")
+
+
+class StateChangeInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = OrderStateChange
+    fields = STATE_CHANGE_FIELDS
+    readonly_fields = STATE_CHANGE_FIELDS
+    extra = 0
+    can_delete = False
+    verbose_name = "state change"
+    verbose_name_plural = "state history"
+
+
+class IncomingStateChangeInline(StateChangeInline):
+    fk_name = "incoming_order"
+
+
+class OutgoingStateChangeInline(StateChangeInline):
+    fk_name = "outgoing_order"
+
+
+class OrderAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
+    search_fields = ["order_identifier"]
+    # Order tables grow without bound; skip the unfiltered COUNT(*) on every search.
+    show_full_result_count = False
+
+    @admin.display(description="basket")
+    def basket_pretty(self, obj: IncomingOrder | ExternalOrder | OutgoingOrder) -> SafeString | None:
+        return pretty_json(obj.basket)
+
+    @admin.display(description="customer")
+    def customer_pretty(self, obj: IncomingOrder | ExternalOrder | OutgoingOrder) -> SafeString | None:
+        return pretty_json(obj.customer)
+
+    @admin.display(description="payment")
+    def payment_pretty(self, obj: IncomingOrder | OutgoingOrder) -> SafeString | None:
+        return pretty_json(obj.payment)
+
+    @admin.display(description="shipping")
+    def shipping_pretty(self, obj: IncomingOrder | OutgoingOrder) -> SafeString | None:
+        return pretty_json(obj.shipping)
+
+
+@admin.register(IncomingOrder)
+class IncomingOrderAdmin(OrderAdmin):
+    list_display = [
+        "order_identifier",
+        "state",
+        "handling_type",
+        "stock_location",
+        "account",
+        "currency",
+        "created_at",
+        "last_change_at",
+    ]
+    list_filter = ["account", "state", "handling_type", ("stock_location", AccountScopedRelatedFilter)]
+    list_select_related = ["account", "stock_location"]
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    "account",
+                    "stock_location",
+                    "order_identifier",
+                    "state",
+                    "handling_type",
+                    "currency",
+                    "created_at",
+                    "last_change_at",
+                ]
+            },
+        ),
+        ("Content", {"fields": ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]}),
+    ]
+    readonly_fields = ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]
+    inlines = [IncomingStateChangeInline]
+
+
+@admin.register(ExternalOrder)
+class ExternalOrderAdmin(OrderAdmin):
+    list_display = ["order_identifier", "stock_location", "account", "currency", "created_at"]
+    list_filter = ["account", ("stock_location", AccountScopedRelatedFilter)]
+    list_select_related = ["account", "stock_location"]
+    fieldsets = [
+        (None, {"fields": ["account", "stock_location", "order_identifier", "currency", "created_at"]}),
+        ("Content", {"fields": ["basket_pretty", "customer_pretty"]}),
+    ]
+    readonly_fields = ["basket_pretty", "customer_pretty"]
+
+
+@admin.register(OutgoingOrder)
+class OutgoingOrderAdmin(OrderAdmin):
+    list_display = [
+        "order_identifier",
+        "state",
+        "stock_location",
+        "destination",
+        "account",
+        "created_at",
+        "last_change_at",
+    ]
+    list_filter = [
+        "account",
+        "state",
+        ("stock_location", AccountScopedRelatedFilter),
+        ("destination", AccountScopedRelatedFilter),
+    ]
+    list_select_related = ["account", "stock_location", "destination"]
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    "account",
+                    "stock_location",
+                    "destination",
+                    "order_identifier",
+                    "state",
+                    "created_at",
+                    "last_change_at",
+                ]
+            },
+        ),
+        ("Content", {"fields": ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]}),
+    ]
+    readonly_fields = ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]
+    inlines = [OutgoingStateChangeInline]
+
+
+@admin.register(OrderStateChange)
+class OrderStateChangeAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
+    list_display = ["id", "order", "previous_state", "state", "source", "account", "created_at"]
+    list_filter = ["account", "state", "source"]
+    list_select_related = ["account", "incoming_order", "outgoing_order"]
+    search_fields = ["incoming_order__order_identifier", "outgoing_order__order_identifier", "comment"]
+    show_full_result_count = False
+
+    @admin.display(description="order")
+    def order(self, obj: OrderStateChange) -> str:
+        if obj.incoming_order is not None:
+            return f"incoming {obj.incoming_order}"
+        return f"outgoing {obj.outgoing_order}"
