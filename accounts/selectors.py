@@ -5,12 +5,10 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from accounts import keys
-from accounts.models import Account, ApiKey, Market, StockLocation
+from accounts.models import Account, ApiKey, Cashier, Integration, Market, Register, StockLocation
 
 
-def api_key_for_credentials(
-    *, account_identifier: str, integration_identifier: str, raw_key: str
-) -> ApiKey | None:
+def api_key_for_credentials(*, account_identifier: str, integration_identifier: str, raw_key: str) -> ApiKey | None:
     """The active key matching all three credentials, or None. One query, constant-time compare."""
     prefix = keys.prefix_of(raw_key)
     candidate = None
@@ -30,9 +28,7 @@ def api_key_for_credentials(
 
 
 def stock_location_by_identifier(*, account: Account, identifier: str) -> StockLocation | None:
-    return (
-        StockLocation.objects.select_related("market").filter(account=account, identifier=identifier).first()
-    )
+    return StockLocation.objects.select_related("market").filter(account=account, identifier=identifier).first()
 
 
 def stock_locations_by_identifier(*, account: Account, identifiers: set[str]) -> dict[str, StockLocation]:
@@ -46,3 +42,39 @@ def markets_by_identifier(*, account: Account, identifiers: list[str]) -> dict[s
 
 def scoped(queryset: QuerySet, *, account: Account) -> QuerySet:
     return queryset.filter(account=account)
+
+
+# --- Back-office REST API (/api/v1/) ------------------------------------------------------------
+
+
+def markets(*, account: Account) -> QuerySet[Market]:
+    return Market.objects.filter(account=account).order_by("identifier")
+
+
+def market_by_identifier(*, account: Account, identifier: str) -> Market | None:
+    return Market.objects.filter(account=account, identifier=identifier).first()
+
+
+def stock_locations(*, account: Account) -> QuerySet[StockLocation]:
+    return StockLocation.objects.filter(account=account).select_related("market").order_by("identifier")
+
+
+def registers(*, account: Account) -> QuerySet[Register]:
+    return Register.objects.filter(account=account).select_related("stock_location").order_by("identifier")
+
+
+def cashiers(*, account: Account) -> QuerySet[Cashier]:
+    return Cashier.objects.filter(account=account).order_by("identifier")
+
+
+def integrations(*, account: Account) -> QuerySet[Integration]:
+    return Integration.objects.filter(account=account).order_by("identifier")
+
+
+def integration_by_identifier(*, account: Account, identifier: str) -> Integration | None:
+    return Integration.objects.filter(account=account, identifier=identifier).first()
+
+
+def api_keys(*, account: Account) -> QuerySet[ApiKey]:
+    """Every key of the account, revoked ones included (they stay listed for the audit trail)."""
+    return ApiKey.objects.filter(account=account).select_related("integration").order_by("-created_at", "-id")

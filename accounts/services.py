@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
+from typing import Any, TypeVar
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Model, ProtectedError
 from django.utils import timezone
 
 from accounts import keys
-from accounts.models import Account, ApiKey, Integration, Market, Scope, StockLocation
+from accounts.errors import Conflict, ServiceError
+from accounts.models import Account, ApiKey, Cashier, Integration, Market, Register, Scope, StockLocation
 
 # Writing last use on every request would turn every read into a write; a minute is precise enough.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -19,9 +23,7 @@ def ensure_account_and_integration(
 ) -> tuple[Account, Integration]:
     """The account and its integration, created when missing."""
     with transaction.atomic():
-        account, _ = Account.objects.get_or_create(
-            identifier=account_identifier, defaults={"name": account_identifier}
-        )
+        account, _ = Account.objects.get_or_create(identifier=account_identifier, defaults={"name": account_identifier})
         integration, _ = Integration.objects.get_or_create(
             account=account, identifier=integration_identifier, defaults={"name": integration_identifier}
         )
@@ -80,3 +82,130 @@ def ensure_demo_structure(*, account: Account) -> StockLocation:
         account=account, identifier="shop-1", defaults={"name": "Demo shop", "market": market}
     )
     return shop
+
+
+# --- Back-office REST API (/api/v1/): the shop structure as configuration -----------------------
+
+_Owned = TypeVar("_Owned", Market, StockLocation, Register, Cashier, Integration)
+
+
+def _save_owned(*, account: Account, instance: _Owned, data: Mapping[str, Any]) -> _Owned:
+    """Apply validated fields, keep ``identifier`` unique in the account, ``full_clean()``, save."""
+    if instance.pk is not None and instance.account_id != account.pk:
+        raise ValueError("the object belongs to another account")
+    creating = instance.pk is None
+    for name, value in data.items():
+        setattr(instance, name, value)
+    model = type(instance)
+    duplicate = ServiceError(
+        f"A {model._meta.verbose_name} with the identifier '{instance.identifier}' already exists.",
+        field="identifier",
+        code="duplicate",
+    )
+    with transaction.atomic():
+        # Checked here, not left to full_clean(): the constraint spans (account, identifier), so
+        # Django would report it without a field name.
+        if model.objects.filter(account=account, identifier=instance.identifier).exclude(pk=instance.pk).exists():
+            raise duplicate
+        instance.full_clean()
+        try:
+            if creating:
+                instance.save()
+            else:
+                instance.save(update_fields=list(data))
+        except IntegrityError as exc:
+            # (account, identifier) is the only unique constraint of these models: a concurrent insert.
+            raise duplicate from exc
+    return instance
+
+
+def _resolve(model: type[_Owned], *, account: Account, field: str, identifier: str) -> _Owned:
+    """An object of the account by identifier; another account's object is as unknown as a missing one."""
+    found = model.objects.filter(account=account, identifier=identifier).first()
+    if found is None:
+        raise ServiceError(f"Unknown {model._meta.verbose_name} '{identifier}'.", field=field, code="unknown")
+    return found
+
+
+def save_market(*, account: Account, market: Market | None = None, data: Mapping[str, Any]) -> Market:
+    """Create (``market`` None) or update a market from validated API input."""
+    return _save_owned(account=account, instance=market or Market(account=account), data=data)
+
+
+def save_stock_location(
+    *, account: Account, stock_location: StockLocation | None = None, data: Mapping[str, Any]
+) -> StockLocation:
+    """Create or update a stock location; ``data["market"]`` is a market identifier of the account."""
+    data = dict(data)
+    if "market" in data:
+        data["market"] = _resolve(Market, account=account, field="market", identifier=data["market"])
+    return _save_owned(account=account, instance=stock_location or StockLocation(account=account), data=data)
+
+
+def save_register(*, account: Account, register: Register | None = None, data: Mapping[str, Any]) -> Register:
+    """Create or update a register; ``data["stock_location"]`` is a stock location identifier."""
+    data = dict(data)
+    if "stock_location" in data:
+        data["stock_location"] = _resolve(
+            StockLocation, account=account, field="stock_location", identifier=data["stock_location"]
+        )
+    return _save_owned(account=account, instance=register or Register(account=account), data=data)
+
+
+def save_cashier(*, account: Account, cashier: Cashier | None = None, data: Mapping[str, Any]) -> Cashier:
+    """Create or update a cashier (spec: Cashier)."""
+    return _save_owned(account=account, instance=cashier or Cashier(account=account), data=data)
+
+
+def save_integration(
+    *, account: Account, integration: Integration | None = None, data: Mapping[str, Any]
+) -> Integration:
+    """Create or update an integration (an import queue with its own keys and import log)."""
+    return _save_owned(account=account, instance=integration or Integration(account=account), data=data)
+
+
+def delete_account_object(*, account: Account, instance: Market | StockLocation | Register | Cashier) -> None:
+    """Delete a market, stock location, register or cashier; refused (409) while still referenced."""
+    if instance.account_id != account.pk:
+        raise ValueError("the object belongs to another account")
+    try:
+        with transaction.atomic():
+            instance.delete()
+    except ProtectedError as exc:
+        raise Conflict(_in_use_message(instance, exc.protected_objects), code="in_use") from exc
+
+
+def delete_integration(*, account: Account, integration: Integration, acting_api_key: ApiKey) -> None:
+    """Delete an integration with its keys and import log; never the one the caller is using."""
+    if integration.account_id != account.pk:
+        raise ValueError("the integration belongs to another account")
+    if acting_api_key.integration_id == integration.pk:
+        # Deleting it would delete the key of this very request: refuse rather than lock the caller out.
+        raise Conflict(
+            f"The integration '{integration.identifier}' is the one this request is authenticated with; "
+            "delete it with a key of another integration.",
+            code="in_use",
+        )
+    with transaction.atomic():
+        integration.delete()
+
+
+def _in_use_message(instance: Model, protected: Iterable[Model]) -> str:
+    by_kind: dict[str, list[str]] = {}
+    for obj in protected:
+        by_kind.setdefault(str(obj._meta.verbose_name), []).append(str(obj))
+    users = "; ".join(
+        f"{kind}: {', '.join(sorted(names)[:5])}{' ...' if len(names) > 5 else ''}" for kind, names in by_kind.items()
+    )
+    return f"The {instance._meta.verbose_name} '{instance}' is still used ({users}) and cannot be deleted."
+
+
+def issue_api_key(
+    *, account: Account, integration_identifier: str, scopes: list[str], name: str = ""
+) -> tuple[ApiKey, str]:
+    """A new key for an integration of the account named by identifier; the raw key is returned once."""
+    integration = _resolve(Integration, account=account, field="integration", identifier=integration_identifier)
+    try:
+        return create_api_key(account=account, integration=integration, scopes=scopes, name=name)
+    except ValueError as exc:
+        raise ServiceError(str(exc), field="scopes") from exc

@@ -1,5 +1,118 @@
+"""Back-office REST API (``/api/v1/``): discount campaigns and product rules, read-only.
+
+They are written by the import endpoints; the detail URLs use the database id because the spec's ``id``
+repeats across markets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
 from rest_framework.routers import SimpleRouter
+
+from accounts.api import ReadOnlyViewSet, filter_parameter, read_only_schema
+from campaigns import selectors
+from campaigns.models import Campaign, ProductRule
+from campaigns.serializers import (
+    CampaignFilterSerializer,
+    CampaignOutputSerializer,
+    ProductRuleFilterSerializer,
+    ProductRuleOutputSerializer,
+)
+
+MARKET_FILTER = filter_parameter("market", "Only this market (identifier), e.g. dk.")
+
+_CAMPAIGN_DEFINITION = {
+    "id": "tshirts-3-for-2",
+    "type": "percentage_discount-count_or_more-single_product",
+    "name": "T-shirts 3 for 2",
+    "display_name": "3 for 2",
+    "priority": 10,
+    "members_only": False,
+    "continue_evaluation": False,
+    "product_id": "tshirt-basic",
+    "percentage": 0.3333,
+    "count": 3,
+}
+CAMPAIGN_EXAMPLE = {
+    "pk": 42,
+    "id": "tshirts-3-for-2",
+    "market": "dk",
+    "type": "percentage_discount-count_or_more-single_product",
+    "name": "T-shirts 3 for 2",
+    "display_name": "3 for 2",
+    "priority": 10,
+    "members_only": False,
+    "continue_evaluation": False,
+    "definition": _CAMPAIGN_DEFINITION,
+    "created_at": "2025-01-15T09:30:00Z",
+    "updated_at": "2025-01-15T09:30:00Z",
+}
+_RULE_DEFINITION = {
+    "id": "deposit-can",
+    "type": "container_deposit",
+    "name": "Can deposit",
+    "display_name": {"da": "Pant", "en": "Deposit"},
+    "tag": "can",
+    "product_group": "deposits",
+    "price": {"dk": 1.0},
+}
+PRODUCT_RULE_EXAMPLE = {
+    "pk": 9,
+    "id": "deposit-can",
+    "market": "dk",
+    "type": "container_deposit",
+    "name": "Can deposit",
+    "display_name": {"da": "Pant", "en": "Deposit"},
+    "tag": "can",
+    "product_group": "deposits",
+    "price": {"dk": 1.0},
+    "definition": _RULE_DEFINITION,
+    "created_at": "2025-01-15T09:30:00Z",
+    "updated_at": "2025-01-15T09:30:00Z",
+}
+
+
+@read_only_schema(
+    tag="campaigns",
+    noun="campaign",
+    output_serializer=CampaignOutputSerializer,
+    example=CAMPAIGN_EXAMPLE,
+    filters=[MARKET_FILTER, filter_parameter("type", "Only this campaign type, e.g. percentage_discount-tag.")],
+    list_description="Per market, highest priority first.",
+)
+class CampaignViewSet(ReadOnlyViewSet):
+    """Discount campaigns per market, as imported; ``pk`` addresses one, ``id`` is the campaign id."""
+
+    queryset = Campaign.objects.none()
+    filter_serializer_class = CampaignFilterSerializer
+    output_serializer_class = CampaignOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[Campaign]:
+        return selectors.campaigns(account=self.account, **filters)
+
+
+@read_only_schema(
+    tag="campaigns",
+    noun="product rule",
+    output_serializer=ProductRuleOutputSerializer,
+    example=PRODUCT_RULE_EXAMPLE,
+    filters=[MARKET_FILTER],
+    list_description="Per market, by id.",
+)
+class ProductRuleViewSet(ReadOnlyViewSet):
+    """Product rules (container deposits) per market, as imported; ``pk`` addresses one."""
+
+    queryset = ProductRule.objects.none()
+    filter_serializer_class = ProductRuleFilterSerializer
+    output_serializer_class = ProductRuleOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[ProductRule]:
+        return selectors.product_rules(account=self.account, **filters)
 
 
 def register(router: SimpleRouter) -> None:
     """Routes of this app under /api/v1/."""
+    router.register("campaigns", CampaignViewSet, basename="campaign")
+    router.register("product-rules", ProductRuleViewSet, basename="product-rule")

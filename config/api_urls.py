@@ -7,7 +7,8 @@ from campaigns import api as campaigns_api
 from imports import api as imports_api
 from orders import api as orders_api
 
-router = SimpleRouter(trailing_slash="/?")
+router = SimpleRouter()
+router.trailing_slash = "/?"  # with and without the slash; DRF 3.18's constructor only takes a boolean
 accounts_api.register(router)
 orders_api.register(router)
 campaigns_api.register(router)

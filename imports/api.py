@@ -48,8 +48,8 @@ IMPORT_LOG_EXAMPLE = {
     filters=[
         filter_parameter(
             INTEGRATION_FILTER,
-            "Only items posted through this integration (identifier). Every integration of the account when "
-            "left out. (The `integration` parameter names the caller's own integration for authentication.)",
+            "Another integration of the account than the one in `integration` (whose log is listed by "
+            "default, as `?integration=` names it); `*` lists every integration of the account.",
         ),
         filter_parameter("status", "Only items with this outcome.", enum=ImportStatus.values),
         filter_parameter("kind", "Only items of this kind.", enum=ImportKind.values),
@@ -71,7 +71,10 @@ class ImportLogViewSet(ReadOnlyViewSet):
     output_serializer_class = ImportLogOutputSerializer
 
     def select(self, **filters: Any) -> QuerySet[ImportItem]:
-        return selectors.import_items(account=self.account, **filters)
+        # The contract is ?integration=: the log of the integration named there, which is also
+        # the one the key authenticates. integration_identifier picks another one, "*" all of them.
+        chosen = filters.pop("integration", None) or self.request.query_params.get("integration")
+        return selectors.import_items(account=self.account, integration=None if chosen == "*" else chosen, **filters)
 
 
 def register(router: SimpleRouter) -> None:

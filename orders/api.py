@@ -1,5 +1,178 @@
+"""Back-office REST API (``/api/v1/``): incoming, external and outgoing orders, read-only, by id.
+
+Orders are created by imports and moved by state changes; the spec ("Order states") forbids updating or
+deleting incoming and external orders, so nothing here writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
 from rest_framework.routers import SimpleRouter
+
+from accounts.api import ReadOnlyViewSet, filter_parameter, read_only_schema
+from orders import selectors
+from orders.models import ExternalOrder, IncomingOrder, OrderState, OutgoingOrder
+from orders.serializers import (
+    ExternalOrderFilterSerializer,
+    ExternalOrderOutputSerializer,
+    IncomingOrderOutputSerializer,
+    OrderFilterSerializer,
+    OutgoingOrderOutputSerializer,
+)
+
+STOCK_LOCATION_FILTER = filter_parameter(
+    "stock_location", "Only orders of this stock location (identifier), e.g. shop-1."
+)
+ORDER_IDENTIFIER_FILTER = filter_parameter("order_identifier", "Only the order with this order_identifier.")
+STATE_FILTER = filter_parameter("state", "Only orders in this state.", enum=OrderState.values)
+NEWEST_FIRST = "Newest first."
+
+_BASKET = {
+    "currency": "DKK",
+    "line_items": [
+        {
+            "product_identifier": "tshirt-basic",
+            "variant_identifier": "tshirt-basic-m-black",
+            "name": "T-shirt, black, M",
+            "quantity": 2,
+            "price": 199.95,
+        }
+    ],
+}
+_CASHIER = {"identifier": "cashier-7", "display_name": "AB", "full_name": "Anne Berg"}
+INCOMING_ORDER_EXAMPLE = {
+    "id": 101,
+    "order_identifier": "WEB-10001",
+    "stock_location": "shop-1",
+    "basket": _BASKET,
+    "customer": {"customer_identifier": "C-42", "name": "Jane Doe", "email": "jane@example.com"},
+    "payment": {"reference": "PAY-778899"},
+    "shipping": None,
+    "handling_type": "click_and_collect",
+    "state": "processing",
+    "created_at": "2025-01-15T09:30:00Z",
+    "last_change_at": "2025-01-15T10:05:00Z",
+    "history": [
+        {
+            "state": "created",
+            "previous_state": None,
+            "comment": "",
+            "cashier": None,
+            "source": "import",
+            "created_at": "2025-01-15T09:30:00Z",
+        },
+        {
+            "state": "processing",
+            "previous_state": "created",
+            "comment": "Picking",
+            "cashier": _CASHIER,
+            "source": "pos",
+            "created_at": "2025-01-15T10:05:00Z",
+        },
+    ],
+}
+EXTERNAL_ORDER_EXAMPLE = {
+    "id": 55,
+    "order_identifier": "ERP-2001",
+    "stock_location": "shop-1",
+    "basket": _BASKET,
+    "customer": {"customer_identifier": "C-42", "name": "Jane Doe"},
+    "created_at": "2025-01-15T09:30:00Z",
+}
+OUTGOING_ORDER_EXAMPLE = {
+    "id": 7,
+    "order_identifier": "shop-1-000031",
+    "stock_location": "shop-1",
+    "destination": None,
+    "basket": {"currency": "DKK", "line_items": [], "total": 399.9},
+    "customer": None,
+    "payment": None,
+    "shipping": None,
+    "state": "ready",
+    "created_at": "2025-01-15T09:30:00Z",
+    "last_change_at": "2025-01-15T11:00:00Z",
+    "history": [
+        {
+            "state": "processing",
+            "previous_state": "created",
+            "comment": "",
+            "cashier": None,
+            "source": "import",
+            "created_at": "2025-01-15T10:00:00Z",
+        },
+        {
+            "state": "ready",
+            "previous_state": "processing",
+            "comment": "Ready for pick-up",
+            "cashier": _CASHIER,
+            "source": "import",
+            "created_at": "2025-01-15T11:00:00Z",
+        },
+    ],
+}
+
+
+@read_only_schema(
+    tag="orders",
+    noun="incoming order",
+    output_serializer=IncomingOrderOutputSerializer,
+    example=INCOMING_ORDER_EXAMPLE,
+    filters=[STOCK_LOCATION_FILTER, STATE_FILTER, ORDER_IDENTIFIER_FILTER],
+    list_description=NEWEST_FIRST,
+)
+class IncomingOrderViewSet(ReadOnlyViewSet):
+    """Orders received on a stock location from an integrator, with their state history."""
+
+    queryset = IncomingOrder.objects.none()
+    filter_serializer_class = OrderFilterSerializer
+    output_serializer_class = IncomingOrderOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[IncomingOrder]:
+        return selectors.incoming_orders(account=self.account, **filters)
+
+
+@read_only_schema(
+    tag="orders",
+    noun="external order",
+    output_serializer=ExternalOrderOutputSerializer,
+    example=EXTERNAL_ORDER_EXAMPLE,
+    filters=[STOCK_LOCATION_FILTER, ORDER_IDENTIFIER_FILTER],
+    list_description=NEWEST_FIRST,
+)
+class ExternalOrderViewSet(ReadOnlyViewSet):
+    """Orders from external systems (no payment, shipping or state)."""
+
+    queryset = ExternalOrder.objects.none()
+    filter_serializer_class = ExternalOrderFilterSerializer
+    output_serializer_class = ExternalOrderOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[ExternalOrder]:
+        return selectors.external_orders(account=self.account, **filters)
+
+
+@read_only_schema(
+    tag="orders",
+    noun="outgoing order",
+    output_serializer=OutgoingOrderOutputSerializer,
+    example=OUTGOING_ORDER_EXAMPLE,
+    filters=[STOCK_LOCATION_FILTER, STATE_FILTER, ORDER_IDENTIFIER_FILTER],
+    list_description=NEWEST_FIRST,
+)
+class OutgoingOrderViewSet(ReadOnlyViewSet):
+    """Orders placed from a stock location, to another shop or an external system (``destination`` null)."""
+
+    queryset = OutgoingOrder.objects.none()
+    filter_serializer_class = OrderFilterSerializer
+    output_serializer_class = OutgoingOrderOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[OutgoingOrder]:
+        return selectors.outgoing_orders(account=self.account, **filters)
 
 
 def register(router: SimpleRouter) -> None:
     """Routes of this app under /api/v1/."""
+    router.register("incoming-orders", IncomingOrderViewSet, basename="incoming-order")
+    router.register("external-orders", ExternalOrderViewSet, basename="external-order")
+    router.register("outgoing-orders", OutgoingOrderViewSet, basename="outgoing-order")

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from accounts.models import Account, StockLocation
-from orders.models import ExternalOrder, IncomingOrder
+from django.db.models import Prefetch, QuerySet
 
-_ORDER_MODELS = {"incoming_order": IncomingOrder, "external_order": ExternalOrder}
+from accounts.models import Account, StockLocation
+from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
+
+_ORDER_MODELS: dict[str, type[IncomingOrder] | type[ExternalOrder]] = {
+    "incoming_order": IncomingOrder,
+    "external_order": ExternalOrder,
+}
 
 
 def used_order_identifiers(
@@ -20,3 +25,61 @@ def used_order_identifiers(
             account=account, stock_location=stock_location, order_identifier__in=identifiers
         ).values_list("order_identifier", flat=True)
     )
+
+
+# --- Back-office REST API (/api/v1/) ------------------------------------------------------------
+
+
+def _history() -> Prefetch:
+    # One query for the histories of a whole page of orders, oldest change first.
+    return Prefetch("state_changes", queryset=OrderStateChange.objects.order_by("created_at", "id"))
+
+
+def _filtered(
+    queryset: QuerySet, *, stock_location: str | None, order_identifier: str | None, state: str | None = None
+) -> QuerySet:
+    if stock_location:
+        queryset = queryset.filter(stock_location__identifier=stock_location)
+    if order_identifier:
+        queryset = queryset.filter(order_identifier=order_identifier)
+    if state:
+        queryset = queryset.filter(state=state)
+    return queryset.order_by("-created_at", "-id")
+
+
+def incoming_orders(
+    *,
+    account: Account,
+    stock_location: str | None = None,
+    state: str | None = None,
+    order_identifier: str | None = None,
+) -> QuerySet[IncomingOrder]:
+    """Incoming orders of the account, newest first, with their state history."""
+    queryset = (
+        IncomingOrder.objects.filter(account=account).select_related("stock_location").prefetch_related(_history())
+    )
+    return _filtered(queryset, stock_location=stock_location, order_identifier=order_identifier, state=state)
+
+
+def external_orders(
+    *, account: Account, stock_location: str | None = None, order_identifier: str | None = None
+) -> QuerySet[ExternalOrder]:
+    """External orders of the account, newest first (they have no state)."""
+    queryset = ExternalOrder.objects.filter(account=account).select_related("stock_location")
+    return _filtered(queryset, stock_location=stock_location, order_identifier=order_identifier)
+
+
+def outgoing_orders(
+    *,
+    account: Account,
+    stock_location: str | None = None,
+    state: str | None = None,
+    order_identifier: str | None = None,
+) -> QuerySet[OutgoingOrder]:
+    """Outgoing orders of the account, newest first, with destination and state history."""
+    queryset = (
+        OutgoingOrder.objects.filter(account=account)
+        .select_related("stock_location", "destination")
+        .prefetch_related(_history())
+    )
+    return _filtered(queryset, stock_location=stock_location, order_identifier=order_identifier, state=state)

@@ -1,0 +1,271 @@
+"""Serializers of the back-office REST API for the shop structure and API keys.
+
+Input serializers are plain ``Serializer``s with limits (they only parse; references such as ``market``
+stay identifiers and are resolved within the caller's account by the services). Output serializers
+are ``ModelSerializer``s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.validators import RegexValidator, URLValidator
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from accounts.models import ApiKey, Cashier, Integration, Market, Register, Scope, StockLocation, identifier_validator
+from accounts.money import is_currency_code
+from accounts.validation import TAX_TYPES, validate_taxes
+
+# --- Shared ------------------------------------------------------------------------------------------
+
+
+class ErrorItemSerializer(serializers.Serializer):
+    field = serializers.CharField(help_text='The offending input, e.g. "currency" or "default_taxes".')
+    message = serializers.CharField()
+    code = serializers.CharField(required=False, help_text="Present on errors raised by the services.")
+
+
+class ErrorOutputSerializer(serializers.Serializer):
+    """The JSON body of every refused request (``accounts.api_common.error_body``)."""
+
+    status = serializers.CharField(help_text="Always ERROR.")
+    message = serializers.CharField()
+    # A declared field shadows Serializer.errors only in the type stubs: DRF pops fields off the class.
+    errors = ErrorItemSerializer(many=True, required=False)  # type: ignore[assignment]
+
+    class Meta:
+        ref_name = "Error"
+
+
+class TaxSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    rate = serializers.FloatField(min_value=0, max_value=1, help_text="0.25 for 25%.")
+    type = serializers.ChoiceField(choices=[(t, t) for t in TAX_TYPES])
+
+    class Meta:
+        ref_name = "Tax"
+
+
+@extend_schema_field(TaxSerializer(many=True))
+class TaxesField(serializers.JSONField):
+    """A list of taxes, checked by ``accounts.validation.validate_taxes`` (shared with ``Market.clean``)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        problems = validate_taxes(value)
+        if problems:
+            raise serializers.ValidationError(problems)
+        return value
+
+
+def _optional_text(max_length: int, **kwargs: Any) -> serializers.CharField:
+    # A default (not required=False) so that PUT resets an omitted field; PATCH skips defaults.
+    return serializers.CharField(max_length=max_length, allow_blank=True, default="", **kwargs)
+
+
+# --- Markets -----------------------------------------------------------------------------------------
+
+
+class MarketInputSerializer(serializers.Serializer):
+    identifier = serializers.CharField(max_length=32, validators=[identifier_validator])
+    name = _optional_text(200)
+    currency = serializers.CharField(max_length=3, help_text="ISO 4217 code, e.g. DKK.")
+    default_taxes = TaxesField(default=list)  # type: ignore[arg-type]  # the stubs expect a mapping
+
+    def validate_currency(self, value: str) -> str:
+        if not is_currency_code(value):
+            raise serializers.ValidationError(f"'{value}' is not an ISO 4217 currency code.")
+        return value
+
+    class Meta:
+        # Same name as the output: the schema shows MarketRequest / PatchedMarketRequest.
+        ref_name = "Market"
+
+
+class MarketOutputSerializer(serializers.ModelSerializer):
+    default_taxes = TaxesField(read_only=True)
+
+    class Meta:
+        model = Market
+        fields = ["identifier", "name", "currency", "default_taxes", "created_at"]
+        read_only_fields = fields
+        ref_name = "Market"
+
+
+# --- Stock locations ---------------------------------------------------------------------------------
+
+
+class StockLocationInputSerializer(serializers.Serializer):
+    identifier = serializers.CharField(max_length=64, validators=[identifier_validator])
+    name = _optional_text(200)
+    kind = serializers.ChoiceField(choices=StockLocation.Kind.choices, default=StockLocation.Kind.SHOP)
+    market = serializers.CharField(max_length=32, help_text="Identifier of a market of the account.")
+    street = _optional_text(200)
+    city = _optional_text(100)
+    zip = _optional_text(20)
+    country_code = _optional_text(
+        2,
+        validators=[RegexValidator(r"^[A-Za-z]{2}$", "Use an ISO 3166-1 alpha-2 code, e.g. DK.")],
+        help_text="ISO 3166-1 alpha-2, e.g. DK.",
+    )
+    vat_number = _optional_text(40)
+
+    def validate_country_code(self, value: str) -> str:
+        return value.upper()
+
+    class Meta:
+        # Same name as the output: the schema shows StockLocationRequest / PatchedStockLocationRequest.
+        ref_name = "StockLocation"
+
+
+class StockLocationOutputSerializer(serializers.ModelSerializer):
+    market: serializers.SlugRelatedField[Market] = serializers.SlugRelatedField(slug_field="identifier", read_only=True)
+
+    class Meta:
+        model = StockLocation
+        fields = [
+            "identifier",
+            "name",
+            "kind",
+            "market",
+            "street",
+            "city",
+            "zip",
+            "country_code",
+            "vat_number",
+            "created_at",
+        ]
+        read_only_fields = fields
+        ref_name = "StockLocation"
+
+
+# --- Registers ---------------------------------------------------------------------------------------
+
+
+class RegisterInputSerializer(serializers.Serializer):
+    identifier = serializers.CharField(max_length=64, validators=[identifier_validator])
+    name = _optional_text(200)
+    stock_location = serializers.CharField(max_length=64, help_text="Identifier of a stock location of the account.")
+
+    class Meta:
+        # Same name as the output: the schema shows RegisterRequest / PatchedRegisterRequest.
+        ref_name = "Register"
+
+
+class RegisterOutputSerializer(serializers.ModelSerializer):
+    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True
+    )
+
+    class Meta:
+        model = Register
+        fields = ["identifier", "name", "stock_location", "created_at"]
+        read_only_fields = fields
+        ref_name = "Register"
+
+
+# --- Cashiers ----------------------------------------------------------------------------------------
+
+
+class CashierInputSerializer(serializers.Serializer):
+    # The spec allows any string; only "/" is refused because the identifier is a URL path segment.
+    identifier = serializers.CharField(
+        max_length=64, validators=[RegexValidator(r"^[^/]+$", "The identifier cannot contain '/'.")]
+    )
+    display_name = serializers.CharField(max_length=64, help_text="Usually initials.")
+    full_name = _optional_text(200)
+    image_url = serializers.URLField(
+        max_length=200,
+        allow_blank=True,
+        default="",
+        validators=[URLValidator(schemes=["https"], message="Use an https URL.")],
+        help_text="https URL of an image of the store associate.",
+    )
+
+    class Meta:
+        # Same name as the output: the schema shows CashierRequest / PatchedCashierRequest.
+        ref_name = "Cashier"
+
+
+class CashierOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Cashier
+        fields = ["identifier", "display_name", "full_name", "image_url", "created_at"]
+        read_only_fields = fields
+        ref_name = "Cashier"
+
+
+# --- Integrations ------------------------------------------------------------------------------------
+
+
+class IntegrationInputSerializer(serializers.Serializer):
+    identifier = serializers.CharField(max_length=64, validators=[identifier_validator])
+    name = _optional_text(200)
+
+    class Meta:
+        # Same name as the output: the schema shows IntegrationRequest / PatchedIntegrationRequest.
+        ref_name = "Integration"
+
+
+class IntegrationOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Integration
+        fields = ["identifier", "name", "created_at"]
+        read_only_fields = fields
+        ref_name = "Integration"
+
+
+# --- API keys ----------------------------------------------------------------------------------------
+
+
+class ApiKeyInputSerializer(serializers.Serializer):
+    integration = serializers.CharField(max_length=64, help_text="Identifier of an integration of the account.")
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=Scope.choices), allow_empty=False, max_length=len(Scope.values)
+    )
+    name = _optional_text(200)
+
+    class Meta:
+        # Same name as the output: the schema shows ApiKeyRequest / PatchedApiKeyRequest.
+        ref_name = "ApiKey"
+
+
+class ApiKeyOutputSerializer(serializers.ModelSerializer):
+    """A key as listed: never the key itself nor its hash; ``prefix`` tells keys apart."""
+
+    integration: serializers.SlugRelatedField[Integration] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True
+    )
+    scopes = serializers.ListField(child=serializers.ChoiceField(choices=Scope.choices), read_only=True)
+    active = serializers.BooleanField(source="is_active", read_only=True)
+
+    class Meta:
+        model = ApiKey
+        fields = [
+            "id",
+            "prefix",
+            "name",
+            "scopes",
+            "integration",
+            "created_at",
+            "last_used_at",
+            "revoked_at",
+            "active",
+        ]
+        read_only_fields = fields
+        ref_name = "ApiKey"
+
+
+class ApiKeyCreatedOutputSerializer(ApiKeyOutputSerializer):
+    """A new key: the listed fields plus ``key``, shown in this one response and stored nowhere."""
+
+    key = serializers.SerializerMethodField()
+
+    class Meta(ApiKeyOutputSerializer.Meta):
+        fields = [*ApiKeyOutputSerializer.Meta.fields, "key"]
+        read_only_fields = fields
+        ref_name = "ApiKeyCreated"
+
+    def get_key(self, api_key: ApiKey) -> str:
+        return self.context["raw_key"]

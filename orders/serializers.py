@@ -1,0 +1,139 @@
+"""Serializers of the back-office REST API for orders. Field names follow the spec (Order, Order states)."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from accounts.models import StockLocation
+from orders.models import ExternalOrder, IncomingOrder, OrderState, OrderStateChange, OutgoingOrder
+
+# --- Filters (query parameters of the lists) ------------------------------------------------------------
+
+
+# An empty parameter (``?state=``) means no filter, as if it were left out.
+class ExternalOrderFilterSerializer(serializers.Serializer):
+    stock_location = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    order_identifier = serializers.CharField(max_length=255, required=False, allow_blank=True)
+
+
+class OrderFilterSerializer(ExternalOrderFilterSerializer):
+    state = serializers.ChoiceField(choices=OrderState.choices, required=False, allow_blank=True)
+
+
+# --- Output ---------------------------------------------------------------------------------------------
+
+
+@extend_schema_field(OpenApiTypes.OBJECT)
+class JsonObjectField(serializers.JSONField):
+    """A stored JSON object, returned as it was imported (numbers stay numbers)."""
+
+
+class CashierRefSerializer(serializers.Serializer):
+    """The spec's Cashier as recorded on a state change."""
+
+    identifier = serializers.CharField()
+    display_name = serializers.CharField()
+    full_name = serializers.CharField(required=False)
+    image_url = serializers.URLField(required=False)
+
+    class Meta:
+        ref_name = "StateChangeCashier"
+
+
+class OrderStateChangeOutputSerializer(serializers.ModelSerializer):
+    previous_state = serializers.SerializerMethodField()
+    cashier = CashierRefSerializer(read_only=True, allow_null=True)
+
+    class Meta:
+        model = OrderStateChange
+        fields = ["state", "previous_state", "comment", "cashier", "source", "created_at"]
+        read_only_fields = fields
+        ref_name = "OrderStateChange"
+
+    @extend_schema_field(
+        {"type": "string", "enum": OrderState.values, "nullable": True, "description": "null on the first change."}
+    )
+    def get_previous_state(self, change: OrderStateChange) -> str | None:
+        return change.previous_state or None
+
+
+class IncomingOrderOutputSerializer(serializers.ModelSerializer):
+    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True
+    )
+    basket = JsonObjectField(read_only=True)
+    customer = JsonObjectField(read_only=True, allow_null=True)
+    payment = JsonObjectField(read_only=True, allow_null=True)
+    shipping = JsonObjectField(read_only=True, allow_null=True)
+    history = OrderStateChangeOutputSerializer(source="state_changes", many=True, read_only=True)
+
+    class Meta:
+        model = IncomingOrder
+        fields = [
+            "id",
+            "order_identifier",
+            "stock_location",
+            "basket",
+            "customer",
+            "payment",
+            "shipping",
+            "handling_type",
+            "state",
+            "created_at",
+            "last_change_at",
+            "history",
+        ]
+        read_only_fields = fields
+        ref_name = "IncomingOrder"
+
+
+class ExternalOrderOutputSerializer(serializers.ModelSerializer):
+    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True
+    )
+    basket = JsonObjectField(read_only=True)
+    customer = JsonObjectField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = ExternalOrder
+        fields = ["id", "order_identifier", "stock_location", "basket", "customer", "created_at"]
+        read_only_fields = fields
+        ref_name = "ExternalOrder"
+
+
+class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
+    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True
+    )
+    destination: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
+        slug_field="identifier",
+        read_only=True,
+        allow_null=True,
+        help_text="The receiving stock location of the account, or null for an external system.",
+    )
+    basket = JsonObjectField(read_only=True, help_text="The full sale.summary shape.")
+    customer = JsonObjectField(read_only=True, allow_null=True)
+    payment = JsonObjectField(read_only=True, allow_null=True)
+    shipping = JsonObjectField(read_only=True, allow_null=True)
+    history = OrderStateChangeOutputSerializer(source="state_changes", many=True, read_only=True)
+
+    class Meta:
+        model = OutgoingOrder
+        fields = [
+            "id",
+            "order_identifier",
+            "stock_location",
+            "destination",
+            "basket",
+            "customer",
+            "payment",
+            "shipping",
+            "state",
+            "created_at",
+            "last_change_at",
+            "history",
+        ]
+        read_only_fields = fields
+        ref_name = "OutgoingOrder"
