@@ -14,7 +14,7 @@ CAMPAIGN_FIELDS = ["type", "name", "display_name", "priority", "members_only", "
 RULE_FIELDS = ["type", "name", "display_name", "tag", "product_group", "price", "definition"]
 
 
-def upsert_campaigns(*, account: Account, markets: Sequence[Market], campaigns: Sequence[dict[str, Any]]) -> int:
+def upsert_campaigns(*, account: Account, markets: Sequence[Market], items: Sequence[dict[str, Any]]) -> int:
     """Store each campaign in each market, overwriting one with the same id. Ids must be distinct."""
     rows = [
         Campaign(
@@ -30,7 +30,7 @@ def upsert_campaigns(*, account: Account, markets: Sequence[Market], campaigns: 
             definition=c,
         )
         for market in markets
-        for c in campaigns
+        for c in items
     ]
     with transaction.atomic():
         Campaign.objects.bulk_create(
@@ -42,7 +42,7 @@ def upsert_campaigns(*, account: Account, markets: Sequence[Market], campaigns: 
     return len(rows)
 
 
-def upsert_product_rules(*, account: Account, markets: Sequence[Market], rules: Sequence[dict[str, Any]]) -> int:
+def upsert_product_rules(*, account: Account, markets: Sequence[Market], items: Sequence[dict[str, Any]]) -> int:
     """Store each rule in each market; rules with an existing id are overwritten (spec: Product rule)."""
     rows = [
         ProductRule(
@@ -58,7 +58,7 @@ def upsert_product_rules(*, account: Account, markets: Sequence[Market], rules: 
             definition=r,
         )
         for market in markets
-        for r in rules
+        for r in items
     ]
     with transaction.atomic():
         ProductRule.objects.bulk_create(

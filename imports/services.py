@@ -302,54 +302,43 @@ def resolve_markets(*, account: Account, markets_param: str | None) -> list[Mark
     return [found[m] for m in dict.fromkeys(identifiers)]
 
 
-def import_campaigns(
-    *, account: Account, integration: Integration, markets: Sequence[Market], campaigns: Sequence[Any]
-) -> Outcome:
-    """Spec: Discount campaign. Valid campaigns are stored in every listed market (upsert by id)."""
-    return _import_definitions(
-        account=account,
-        integration=integration,
-        markets=markets,
-        items=campaigns,
-        check=definitions.check_campaign,
-        kind=ImportKind.DISCOUNT_CAMPAIGN,
+@dataclass(frozen=True)
+class DefinitionKind:
+    """How one kind of per-market definition (campaign, product rule) is checked, stored and deleted."""
+
+    noun: str
+    check: Callable[[Any, str, Report], Any]
+    upsert: Callable[..., int]
+    delete: Callable[..., tuple[list[str], list[str]]]
+    deletion_kind: str
+
+
+DEFINITION_KINDS: dict[str, DefinitionKind] = {
+    ImportKind.DISCOUNT_CAMPAIGN: DefinitionKind(
         noun="campaign",
-        store=campaign_services.upsert_campaigns,
-        store_arg="campaigns",
-    )
-
-
-def import_product_rules(
-    *, account: Account, integration: Integration, markets: Sequence[Market], rules: Sequence[Any]
-) -> Outcome:
-    """Spec: Product rule. Valid rules are stored in every listed market; an existing id is overwritten."""
-    return _import_definitions(
-        account=account,
-        integration=integration,
-        markets=markets,
-        items=rules,
-        check=definitions.PRODUCT_RULE.check,
-        kind=ImportKind.PRODUCT_RULE,
+        check=definitions.check_campaign,
+        upsert=campaign_services.upsert_campaigns,
+        delete=campaign_services.delete_campaigns,
+        deletion_kind=ImportKind.DISCOUNT_CAMPAIGN_DELETION,
+    ),
+    ImportKind.PRODUCT_RULE: DefinitionKind(
         noun="product rule",
-        store=campaign_services.upsert_product_rules,
-        store_arg="rules",
-    )
+        check=definitions.PRODUCT_RULE.check,
+        upsert=campaign_services.upsert_product_rules,
+        delete=campaign_services.delete_product_rules,
+        deletion_kind=ImportKind.PRODUCT_RULE_DELETION,
+    ),
+}
 
 
-def _import_definitions(
-    *,
-    account: Account,
-    integration: Integration,
-    markets: Sequence[Market],
-    items: Sequence[Any],
-    check: Callable[[Any, str, Report], Any],
-    kind: str,
-    noun: str,
-    store: Callable[..., int],
-    store_arg: str,
+def import_definitions(
+    *, account: Account, integration: Integration, kind: str, markets: Sequence[Market], items: Sequence[Any]
 ) -> Outcome:
+    """Spec: Discount campaign, Product rule. Valid items are stored in every listed market, overwriting
+    an item with the same id (upsert); the rest are reported. Applied in the request, not queued."""
+    definition = DEFINITION_KINDS[kind]
     market_ids = tuple(m.identifier for m in markets)
-    checked = _check_all(items, check, id_field="id", markets=market_ids)
+    checked = _check_all(items, definition.check, id_field="id", markets=market_ids)
     rows = _log_rows(
         account=account,
         integration=integration,
@@ -361,65 +350,30 @@ def _import_definitions(
         message_ok=f"stored in market(s) {', '.join(market_ids)}",
     )
     with transaction.atomic():
-        store(account=account, markets=markets, **{store_arg: [c.cleaned for c in checked if c.ok]})
+        definition.upsert(account=account, markets=markets, items=[c.cleaned for c in checked if c.ok])
         ImportItem.objects.bulk_create(rows)
-    outcome = _outcome(noun, checked, verb="completed")
+    outcome = _outcome(definition.noun, checked, verb="completed")
     outcome.extra["markets"] = list(market_ids)
     return outcome
 
 
-def delete_campaigns(
-    *, account: Account, integration: Integration, markets: Sequence[Market], ids: Sequence[str]
+def delete_definitions(
+    *, account: Account, integration: Integration, kind: str, markets: Sequence[Market], ids: Sequence[str]
 ) -> dict[str, Any]:
-    """DELETE /imports/discount_campaigns: unknown ids are reported, not an error for the rest."""
-    return _delete_definitions(
-        account=account,
-        integration=integration,
-        markets=markets,
-        ids=ids,
-        delete=campaign_services.delete_campaigns,
-        kind=ImportKind.DISCOUNT_CAMPAIGN_DELETION,
-        noun="campaign",
-    )
-
-
-def delete_product_rules(
-    *, account: Account, integration: Integration, markets: Sequence[Market], ids: Sequence[str]
-) -> dict[str, Any]:
-    """DELETE /imports/product_rules: unknown ids are reported, not an error for the rest."""
-    return _delete_definitions(
-        account=account,
-        integration=integration,
-        markets=markets,
-        ids=ids,
-        delete=campaign_services.delete_product_rules,
-        kind=ImportKind.PRODUCT_RULE_DELETION,
-        noun="product rule",
-    )
-
-
-def _delete_definitions(
-    *,
-    account: Account,
-    integration: Integration,
-    markets: Sequence[Market],
-    ids: Sequence[str],
-    delete: Callable[..., tuple[list[str], list[str]]],
-    kind: str,
-    noun: str,
-) -> dict[str, Any]:
+    """DELETE of campaigns or product rules: unknown ids are reported, not an error for the rest."""
+    definition = DEFINITION_KINDS[kind]
     ids = list(dict.fromkeys(ids))
     market_ids = [m.identifier for m in markets]
     request_id = uuid.uuid4()
     now = timezone.now()
     with transaction.atomic():
-        deleted, not_found = delete(account=account, markets=markets, ids=ids)
+        deleted, not_found = definition.delete(account=account, markets=markets, ids=ids)
         ImportItem.objects.bulk_create(
             [
                 ImportItem(
                     account=account,
                     integration=integration,
-                    kind=kind,
+                    kind=definition.deletion_kind,
                     request_id=request_id,
                     index=i,
                     identifier=identifier,
@@ -431,7 +385,7 @@ def _delete_definitions(
                 for i, identifier in enumerate(ids)
             ]
         )
-    message = f"Deleted {len(deleted)} {noun}(s) from market(s) {', '.join(market_ids)}"
+    message = f"Deleted {len(deleted)} {definition.noun}(s) from market(s) {', '.join(market_ids)}"
     if not_found:
         message += f"; {len(not_found)} not found"
     return {"status": "OK", "message": message, "markets": market_ids, "deleted": deleted, "not_found": not_found}

@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -134,34 +134,35 @@ class ImportView(APIView):
         return ids
 
 
-class IncomingOrdersImport(ImportView):
-    @extend_schema(**docs.INCOMING_ORDERS)
+class OrdersImport(ImportView):
+    """POST queues orders for the stock location named in the query."""
+
+    kind: str
+    body_key: str
+
     def post(self, request: Request) -> Response:
         principal = self.principal(request)
         location = self.stock_location(request)
         outcome = services.queue_orders(
             account=principal.account,
             integration=principal.integration,
-            kind=ImportKind.INCOMING_ORDER,
+            kind=self.kind,
             stock_location=location,
-            orders=items_under(read_json_body(request), "orders"),
+            orders=items_under(read_json_body(request), self.body_key),
         )
         return outcome_response(outcome)
 
 
-class ExternalOrdersImport(ImportView):
-    @extend_schema(**docs.EXTERNAL_ORDERS)
-    def post(self, request: Request) -> Response:
-        principal = self.principal(request)
-        location = self.stock_location(request)
-        outcome = services.queue_orders(
-            account=principal.account,
-            integration=principal.integration,
-            kind=ImportKind.EXTERNAL_ORDER,
-            stock_location=location,
-            orders=items_under(read_json_body(request), "external_orders"),
-        )
-        return outcome_response(outcome)
+@extend_schema_view(post=extend_schema(**docs.INCOMING_ORDERS))
+class IncomingOrdersImport(OrdersImport):
+    kind = ImportKind.INCOMING_ORDER
+    body_key = "orders"
+
+
+@extend_schema_view(post=extend_schema(**docs.EXTERNAL_ORDERS))
+class ExternalOrdersImport(OrdersImport):
+    kind = ImportKind.EXTERNAL_ORDER
+    body_key = "external_orders"
 
 
 class OutgoingOrderStateChangesImport(ImportView):
@@ -176,53 +177,44 @@ class OutgoingOrderStateChangesImport(ImportView):
         return outcome_response(outcome)
 
 
-class DiscountCampaignsImport(ImportView):
-    @extend_schema(**docs.CAMPAIGNS_POST)
+class DefinitionsImport(ImportView):
+    """POST stores campaigns or product rules per market; DELETE removes the listed ids."""
+
+    kind: str
+    body_key: str
+
     def post(self, request: Request) -> Response:
         principal = self.principal(request)
         markets = self.markets(request)
-        outcome = services.import_campaigns(
+        outcome = services.import_definitions(
             account=principal.account,
             integration=principal.integration,
+            kind=self.kind,
             markets=markets,
-            campaigns=items_under(read_json_body(request), "campaigns", allow_empty=True),
+            items=items_under(read_json_body(request), self.body_key, allow_empty=True),
         )
         return outcome_response(outcome)
 
-    @extend_schema(**docs.CAMPAIGNS_DELETE)
     def delete(self, request: Request) -> Response:
         principal = self.principal(request)
         markets = self.markets(request)
-        body = services.delete_campaigns(
+        body = services.delete_definitions(
             account=principal.account,
             integration=principal.integration,
+            kind=self.kind,
             markets=markets,
             ids=self.ids_to_delete(request),
         )
         return Response(body)
 
 
-class ProductRulesImport(ImportView):
-    @extend_schema(**docs.RULES_POST)
-    def post(self, request: Request) -> Response:
-        principal = self.principal(request)
-        markets = self.markets(request)
-        outcome = services.import_product_rules(
-            account=principal.account,
-            integration=principal.integration,
-            markets=markets,
-            rules=items_under(read_json_body(request), "product_rules", allow_empty=True),
-        )
-        return outcome_response(outcome)
+@extend_schema_view(post=extend_schema(**docs.CAMPAIGNS_POST), delete=extend_schema(**docs.CAMPAIGNS_DELETE))
+class DiscountCampaignsImport(DefinitionsImport):
+    kind = ImportKind.DISCOUNT_CAMPAIGN
+    body_key = "campaigns"
 
-    @extend_schema(**docs.RULES_DELETE)
-    def delete(self, request: Request) -> Response:
-        principal = self.principal(request)
-        markets = self.markets(request)
-        body = services.delete_product_rules(
-            account=principal.account,
-            integration=principal.integration,
-            markets=markets,
-            ids=self.ids_to_delete(request),
-        )
-        return Response(body)
+
+@extend_schema_view(post=extend_schema(**docs.RULES_POST), delete=extend_schema(**docs.RULES_DELETE))
+class ProductRulesImport(DefinitionsImport):
+    kind = ImportKind.PRODUCT_RULE
+    body_key = "product_rules"
