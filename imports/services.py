@@ -119,7 +119,9 @@ def _outcome(noun: str, checked: Sequence[_Checked], *, verb: str = "initiated")
         if c.ok:
             outcome.accepted += 1
         else:
-            outcome.failed.append({"index": c.index, "id": c.identifier, "errors": c.report.errors})
+            # An over-long identifier is invalid anyway; echo a bounded part of it, not megabytes.
+            echoed = c.identifier[:255] if c.identifier is not None else None
+            outcome.failed.append({"index": c.index, "id": echoed, "errors": c.report.errors})
         for warning in c.report.warnings:
             if len(outcome.warnings) < MAX_REPORTED_WARNINGS:
                 outcome.warnings.append({"index": c.index, **warning})

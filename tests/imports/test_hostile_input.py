@@ -139,3 +139,15 @@ def test_arbitrary_bytes_never_cause_a_server_error(tenant, client, raw):
     r = post_raw(client, tenant, raw)
     assert 200 <= r.status_code < 500
     assert isinstance(r.json(), dict)
+
+
+def test_a_huge_identifier_is_refused_and_echoed_only_in_part(tenant, client):
+    r = post(client, tenant, PATH, {"orders": [order("x" * 1_000_000)]}, stock_location="shop-1")
+    assert r.status_code == 400
+    [failed] = r.json()["failed"]
+    assert failed["errors"][0] == {
+        "field": "order_identifier",
+        "message": "must be at most 255 characters",
+        "code": "too_long",
+    }
+    assert len(failed["id"]) == 255
