@@ -127,6 +127,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        # Seconds between looks at the queue folder; the end-to-end tests' worker looks more often.
+        "polling_interval": env.float("CELERY_FILESYSTEM_POLLING_INTERVAL", default=1.0),
     }
 elif CELERY_BROKER_URL.startswith("redis"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}

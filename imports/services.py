@@ -401,7 +401,9 @@ def materialise_items(*, account_id: int, item_ids: Sequence[int]) -> int:
     items are taken, locked, and marked done in the same transaction. Returns how many it processed."""
     with transaction.atomic():
         items = list(
-            ImportItem.objects.select_for_update(skip_locked=True)
+            # of=self: lock the items only. Without it PostgreSQL also locks the joined account row, which
+            # every concurrent import INSERT holds a key-share lock on, and the task would skip its items.
+            ImportItem.objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("account")
             .filter(account_id=account_id, id__in=list(item_ids), status=ImportStatus.PENDING)
             .order_by("id")

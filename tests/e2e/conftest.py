@@ -1,0 +1,193 @@
+"""Real processes for end-to-end tests: a Celery worker on the test database and the test broker.
+
+``celery_worker_process`` starts one ``celery worker`` subprocess per test session, pointed at the database
+that pytest-django created (``DATABASE_NAME``) and at the broker of the settings, on a queue that belongs to
+this run alone (``CELERY_TASK_DEFAULT_QUEUE``), so that a worker of another run on the same broker never takes
+these tasks. Tests that use it are marked ``celery_worker`` and ``django_db(transaction=True)``: their data
+must be committed for the worker to see it. ``celery_worker_pool`` is a second worker, with two processes
+that take tasks at the same time as in production, for the tests about concurrency.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+
+from tests.e2e.waiting import wait_until as _wait_until
+
+WORKER_READY_TIMEOUT_SECONDS = 60.0
+WORKER_STOP_TIMEOUT_SECONDS = 20.0
+LOG_TAIL_CHARS = 20_000
+
+
+@dataclass
+class CeleryWorkerProcess:
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    queue: str
+    database_name: str
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def log_tail(self) -> str:
+        text = self.log()
+        return text if len(text) <= LOG_TAIL_CHARS else "...\n" + text[-LOG_TAIL_CHARS:]
+
+    def is_ready(self) -> bool:
+        # "celery@<hostname> ready." is the worker's own signal that it consumes; no remote control
+        # (ping) exists on the filesystem transport, so its log is what we watch.
+        return " ready." in self.log()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()  # warm shutdown: the current task finishes
+            try:
+                self.process.wait(timeout=WORKER_STOP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def _use_queue(queue: str) -> Callable[[], None]:
+    """Send this process's tasks to ``queue``; returns the undo. Settings are loaded already, so the Celery
+    app's configuration is changed, and its cached queue and router objects dropped."""
+    from config.celery import app
+
+    previous = app.conf.task_default_queue
+
+    def apply(name: str) -> None:
+        app.conf.task_default_queue = name
+        for cached in ("queues", "default_queue", "router"):
+            app.amqp.__dict__.pop(cached, None)
+
+    apply(queue)
+    return lambda: apply(previous)
+
+
+@contextmanager
+def _running_worker(log_dir: Path, pool_args: list[str]) -> Iterator[CeleryWorkerProcess]:
+    """A ``celery worker`` subprocess on the test database and a queue of its own, ready on entry."""
+    from django.db import connection
+
+    queue = f"e2e-{uuid.uuid4().hex[:12]}"
+    database_name = str(connection.settings_dict["NAME"])
+    log_path = log_dir / "worker.log"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE,
+        "DATABASE_NAME": database_name,
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+        # The sweeper test hands over items as soon as they are pending.
+        "IMPORT_SWEEP_GRACE_SECONDS": "0",
+        # The filesystem broker is polled; once a second would make every test wait for it.
+        "CELERY_FILESYSTEM_POLLING_INTERVAL": "0.1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        *pool_args,
+        "--loglevel=INFO",
+        "--queues",
+        queue,
+        "--hostname",
+        f"{queue}@%h",
+        # Nothing to synchronise with: this worker is alone on its queue.
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+    with log_path.open("wb") as log_file:
+        process = subprocess.Popen(
+            argv,
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+    worker = CeleryWorkerProcess(process=process, log_path=log_path, queue=queue, database_name=database_name)
+    try:
+        deadline = time.monotonic() + WORKER_READY_TIMEOUT_SECONDS
+        while not worker.is_ready():
+            if process.poll() is not None:
+                pytest.fail(f"the Celery worker exited with status {process.returncode}:\n{worker.log_tail()}")
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"the Celery worker was not ready within {WORKER_READY_TIMEOUT_SECONDS:g}s:\n{worker.log_tail()}"
+                )
+            time.sleep(0.1)
+        yield worker
+        if process.poll() is not None:
+            pytest.fail(f"the Celery worker died during the tests:\n{worker.log_tail()}")
+    finally:
+        worker.stop()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(
+    django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CeleryWorkerProcess]:
+    """A real ``celery worker`` (solo pool) on the test database, ready when the fixture returns; the
+    tasks this process sends go to it."""
+    with _running_worker(tmp_path_factory.mktemp("celery-worker"), ["--pool=solo"]) as worker:
+        restore_queue = _use_queue(worker.queue)
+        try:
+            yield worker
+        finally:
+            restore_queue()
+
+
+@pytest.fixture(scope="session")
+def _celery_worker_pool_session(
+    django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CeleryWorkerProcess]:
+    with _running_worker(
+        tmp_path_factory.mktemp("celery-worker-pool"), ["--pool=prefork", "--concurrency=2"]
+    ) as worker:
+        yield worker
+
+
+@pytest.fixture
+def celery_worker_pool(_celery_worker_pool_session: CeleryWorkerProcess) -> Iterator[CeleryWorkerProcess]:
+    """A worker with two processes that take tasks at the same time, as ``runall`` runs it in production;
+    the tasks this process sends during the test go to it."""
+    restore_queue = _use_queue(_celery_worker_pool_session.queue)
+    try:
+        yield _celery_worker_pool_session
+    finally:
+        restore_queue()
+
+
+@pytest.fixture
+def wait_until() -> Callable[..., Any]:
+    """``wait_until(condition, timeout=30.0, message="")``: poll a condition (a DB query) until truthy."""
+    return _wait_until
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+    """A failing test that used the worker shows the worker's log beside its own output."""
+    report = yield
+    if report.failed:
+        for name in ("celery_worker_process", "celery_worker_pool"):
+            worker = getattr(item, "funcargs", {}).get(name)
+            if isinstance(worker, CeleryWorkerProcess):
+                report.sections.append((f"celery worker log ({name})", worker.log_tail()))
+    return report
