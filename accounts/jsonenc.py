@@ -33,3 +33,8 @@ class DecimalJSONField(models.JSONField):
         kwargs.setdefault("encoder", DecimalJSONEncoder)
         kwargs.setdefault("decoder", DecimalJSONDecoder)
         super().__init__(*args, **kwargs)
+
+    def get_placeholder(self, value: Any, compiler: Any, connection: Any) -> str:
+        # Defining this keeps PostgreSQL bulk inserts off Django 5.2's UNNEST path, where psycopg escapes
+        # every JSON document as an array element in Python; measured 2x slower for 100 import items.
+        return "%s"

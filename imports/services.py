@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -20,7 +20,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q, QuerySet
+from django.db.models.fields.json import KT
 from django.utils import timezone
 
 from accounts import selectors as account_selectors
@@ -32,6 +33,7 @@ from imports.models import ImportItem, ImportKind, ImportStatus
 from imports.schema import INVALID, Node, Report
 from orders import selectors as order_selectors
 from orders import services as order_services
+from orders.models import ExternalOrder, IncomingOrder
 
 logger = logging.getLogger(__name__)
 
@@ -401,41 +403,69 @@ def materialise_items(*, account_id: int, item_ids: Sequence[int]) -> int:
     items are taken, locked, and marked done in the same transaction. Returns how many it processed."""
     with transaction.atomic():
         items = list(
-            # of=self: lock the items only. Without it PostgreSQL also locks the joined account row, which
-            # every concurrent import INSERT holds a key-share lock on, and the task would skip its items.
+            # of=self: lock the items only; a lock on a joined row would make concurrent imports skip them.
             ImportItem.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("account")
             .filter(account_id=account_id, id__in=list(item_ids), status=ImportStatus.PENDING)
+            .defer("payload")
             .order_by("id")
         )
         if not items:
             return 0
-        account = items[0].account
-        outcome: dict[Hashable, str | None] = {}
+        account = Account.objects.get(pk=account_id)
+        outcome: dict[int, str | None] = {}
         for kind, group in groupby(sorted(items, key=lambda i: (i.kind, i.pk)), key=lambda i: i.kind):
             outcome.update(_MATERIALISERS[kind](account, list(group)))
         _record_outcome(items, outcome)
     return len(items)
 
 
-def _materialise_orders(
-    create: Callable[..., dict[Hashable, str | None]], account: Account, items: list[ImportItem]
-) -> dict[Hashable, str | None]:
-    missing: dict[Hashable, str | None] = {
+def _order_source(items: list[ImportItem], *, incoming: bool) -> QuerySet[ImportItem]:
+    """The items as rows of new orders (orders.services.INCOMING_SOURCE_COLUMNS), read from the payload
+    in the database."""
+    columns: dict[str, Any] = {
+        "order_identifier": F("identifier"),
+        "currency": KT("payload__basket__currency"),
+        "basket": F("payload__basket"),
+        "customer": F("payload__customer"),
+    }
+    if incoming:
+        columns["payment"] = F("payload__payment")
+        columns["shipping"] = F("payload__shipping")
+        columns["handling_type"] = order_services.handling_type_expression(
+            payment=Q(payload__has_key="payment"), shipping=Q(payload__has_key="shipping")
+        )
+    return ImportItem.objects.filter(pk__in=[i.pk for i in items]).order_by("id").annotate(**columns)
+
+
+def _materialise_orders(kind: str, account: Account, items: list[ImportItem]) -> dict[int, str | None]:
+    outcome: dict[int, str | None] = {
         i.pk: "the stock location no longer exists" for i in items if i.stock_location_id is None
     }
-    orders = [
-        order_services.NewOrder(key=i.pk, stock_location_id=i.stock_location_id, order=i.payload)
-        for i in items
-        if i.stock_location_id is not None
-    ]
-    return {**missing, **create(account=account, orders=orders)}
+    placeable = [i for i in items if i.stock_location_id is not None]
+    incoming = kind == ImportKind.INCOMING_ORDER
+    created = order_services.insert_orders_from(
+        account=account,
+        model=IncomingOrder if incoming else ExternalOrder,
+        source=_order_source(placeable, incoming=incoming),
+    )
+    claimed: set[tuple[int, str]] = set()
+    for item in placeable:  # in id order: of two items with one identifier, the first created the order
+        key = (item.stock_location_id, item.identifier)
+        if key in created and key not in claimed:
+            claimed.add(key)
+            outcome[item.pk] = None
+        else:
+            outcome[item.pk] = order_services.duplicate_message(item.identifier)
+    return outcome
 
 
-def _materialise_state_changes(account: Account, items: list[ImportItem]) -> dict[Hashable, str | None]:
-    outcome: dict[Hashable, str | None] = {}
-    for item in items:
-        change = item.payload
+def _materialise_state_changes(account: Account, items: list[ImportItem]) -> dict[int, str | None]:
+    payloads: dict[int, dict[str, Any]] = dict(
+        ImportItem.objects.filter(pk__in=[i.pk for i in items]).values_list("id", "payload")
+    )
+    outcome: dict[int, str | None] = {}
+    for item in items:  # in id order: the changes of one batch apply in the order they were posted
+        change = payloads[item.pk]
         if item.stock_location_id is None:
             outcome[item.pk] = "the stock location no longer exists"
             continue
@@ -454,9 +484,9 @@ def _materialise_state_changes(account: Account, items: list[ImportItem]) -> dic
     return outcome
 
 
-_MATERIALISERS: dict[str, Callable[[Account, list[ImportItem]], dict[Hashable, str | None]]] = {
-    ImportKind.INCOMING_ORDER: partial(_materialise_orders, order_services.create_incoming_orders),
-    ImportKind.EXTERNAL_ORDER: partial(_materialise_orders, order_services.create_external_orders),
+_MATERIALISERS: dict[str, Callable[[Account, list[ImportItem]], dict[int, str | None]]] = {
+    ImportKind.INCOMING_ORDER: partial(_materialise_orders, ImportKind.INCOMING_ORDER),
+    ImportKind.EXTERNAL_ORDER: partial(_materialise_orders, ImportKind.EXTERNAL_ORDER),
     ImportKind.OUTGOING_ORDER_STATE_CHANGE: _materialise_state_changes,
 }
 
@@ -467,7 +497,7 @@ SUCCESS_MESSAGES: dict[str, str] = {
 }
 
 
-def _record_outcome(items: Sequence[ImportItem], outcome: dict[Hashable, str | None]) -> None:
+def _record_outcome(items: Sequence[ImportItem], outcome: dict[int, str | None]) -> None:
     """Mark items done with as few UPDATEs as there are distinct messages."""
     now = timezone.now()
     by_result: dict[tuple[str, str], list[int]] = {}

@@ -39,13 +39,6 @@ class HandlingType(models.TextChoices):
     SHIP_FROM_STORE = "ship_from_store", "Ship from Store"
 
 
-def handling_type_for(*, has_payment: bool, has_shipping: bool) -> HandlingType:
-    """Spec, "Order handling types": derived from the presence of payment and shipping."""
-    if not has_payment:
-        return HandlingType.RESERVE_AND_COLLECT
-    return HandlingType.SHIP_FROM_STORE if has_shipping else HandlingType.CLICK_AND_COLLECT
-
-
 class StatefulOrder(AccountOwned):
     state = models.CharField(max_length=16, choices=OrderState.choices, default=OrderState.CREATED)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -2,134 +2,89 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
+from django.db.models import Case, CharField, DateTimeField, Q, QuerySet, Value, When
 from django.utils import timezone
 
 from accounts.errors import Conflict, NotFound
 from accounts.models import Account, StockLocation
 from orders.models import (
     ExternalOrder,
+    HandlingType,
     IncomingOrder,
     OrderState,
     OrderStateChange,
     OutgoingOrder,
-    handling_type_for,
 )
 
-
-@dataclass(frozen=True)
-class NewOrder:
-    """One order to create: ``key`` is the caller's handle for the outcome (e.g. an import item id)."""
-
-    key: Hashable
-    stock_location_id: int
-    order: dict[str, Any]
+# The columns a source of new orders must provide, in this order (see insert_orders_from).
+ORDER_SOURCE_COLUMNS = ("stock_location_id", "order_identifier", "currency", "basket", "customer")
+INCOMING_SOURCE_COLUMNS = (*ORDER_SOURCE_COLUMNS, "payment", "shipping", "handling_type")
 
 
 def duplicate_message(order_identifier: str) -> str:
     return f"duplicate: order_identifier '{order_identifier}' is already used on this stock location"
 
 
-def _build_incoming(account: Account, new: NewOrder) -> IncomingOrder:
-    order = new.order
-    return IncomingOrder(
-        account=account,
-        stock_location_id=new.stock_location_id,
-        order_identifier=order["order_identifier"],
-        currency=order["basket"]["currency"],
-        basket=order["basket"],
-        customer=order.get("customer"),
-        payment=order.get("payment"),
-        shipping=order.get("shipping"),
-        handling_type=handling_type_for(has_payment="payment" in order, has_shipping="shipping" in order),
-        state=OrderState.CREATED,
+def handling_type_expression(*, payment: Q, shipping: Q) -> Case:
+    """Spec, "Order handling types", as a database expression over a source's payment and shipping."""
+    return Case(
+        When(payment & shipping, then=Value(HandlingType.SHIP_FROM_STORE)),
+        When(payment, then=Value(HandlingType.CLICK_AND_COLLECT)),
+        default=Value(HandlingType.RESERVE_AND_COLLECT),
+        output_field=CharField(),
     )
 
 
-def _build_external(account: Account, new: NewOrder) -> ExternalOrder:
-    order = new.order
-    return ExternalOrder(
-        account=account,
-        stock_location_id=new.stock_location_id,
-        order_identifier=order["order_identifier"],
-        currency=order["basket"]["currency"],
-        basket=order["basket"],
-        customer=order.get("customer"),
-    )
-
-
-def _initial_history(account: Account, orders: Sequence[IncomingOrder]) -> None:
-    OrderStateChange.objects.bulk_create(
-        [
-            OrderStateChange(
-                account=account,
-                incoming_order=order,
-                state=OrderState.CREATED,
-                source=OrderStateChange.Source.IMPORT,
-            )
-            for order in orders
-        ]
-    )
-
-
-def _create_orders(
-    *, account: Account, model: type[IncomingOrder] | type[ExternalOrder], orders: Sequence[NewOrder]
-) -> dict[Hashable, str | None]:
-    """Create what is new, in bulk; an identifier already used on the stock location is a duplicate.
-
-    Returns each key's outcome: None when created, else the failure message. Must run inside a
-    transaction. A concurrent writer of the same identifier (an IntegrityError on the bulk insert)
-    sends the batch down the one-by-one path, where each order has its own savepoint.
+def insert_orders_from(
+    *, account: Account, model: type[IncomingOrder] | type[ExternalOrder], source: QuerySet[Any]
+) -> dict[tuple[int, str], int]:
+    """Spec: Incoming order, External order. Create one order per row of ``source`` whose
+    ``order_identifier`` is still free on its stock location, in one ``INSERT ... SELECT ... ON CONFLICT
+    DO NOTHING`` so that the documents never travel through Python and a concurrent writer of the same
+    identifier cannot make it fail. ``source`` is a queryset with the columns ``INCOMING_SOURCE_COLUMNS``
+    (or ``ORDER_SOURCE_COLUMNS`` for external orders) as annotations or fields, ordered: of two rows with
+    the same identifier the first wins. Incoming orders start in state ``created`` with their first
+    history entry. Returns the created orders' ids by (stock location id, order identifier).
     """
-    build = _build_incoming if model is IncomingOrder else _build_external
-    wanted = {(n.stock_location_id, n.order["order_identifier"]) for n in orders}
-    taken = set(
-        model.objects.filter(
-            stock_location_id__in={sl for sl, _ in wanted}, order_identifier__in={oid for _, oid in wanted}
-        ).values_list("stock_location_id", "order_identifier")
+    incoming = model is IncomingOrder
+    columns = INCOMING_SOURCE_COLUMNS if incoming else ORDER_SOURCE_COLUMNS
+    now = timezone.now()
+    constants: dict[str, Any] = {
+        "new_account_id": Value(account.pk),
+        "new_created_at": Value(now, output_field=DateTimeField()),
+    }
+    if incoming:
+        constants["new_last_change_at"] = Value(now, output_field=DateTimeField())
+        constants["new_state"] = Value(OrderState.CREATED)
+    # The target columns in the order of the SELECT: the constants, then the source's columns.
+    target = ["account_id", "created_at", *(["last_change_at", "state"] if incoming else []), *columns]
+    select_sql, params = source.annotate(**constants).values_list(*constants, *columns).query.sql_with_params()
+    quote = connection.ops.quote_name
+    target_columns = [model._meta.get_field(name).column for name in target]  # type: ignore[union-attr]
+    sql = (
+        f"INSERT INTO {quote(model._meta.db_table)} "
+        f"({', '.join(quote(str(column)) for column in target_columns)}) "
+        f"{select_sql} ON CONFLICT DO NOTHING RETURNING id, stock_location_id, order_identifier"
     )
-    outcome: dict[Hashable, str | None] = {}
-    fresh: list[NewOrder] = []
-    for new in orders:
-        key = (new.stock_location_id, new.order["order_identifier"])
-        if key in taken:
-            outcome[new.key] = duplicate_message(new.order["order_identifier"])
-        else:
-            taken.add(key)
-            fresh.append(new)
-    try:
-        with transaction.atomic():
-            rows: list[Any] = [build(account, n) for n in fresh]
-            created = model.objects.bulk_create(rows)
-            if model is IncomingOrder:
-                _initial_history(account, created)  # type: ignore[arg-type]
-        outcome.update((n.key, None) for n in fresh)
-    except IntegrityError:
-        for new in fresh:
-            try:
-                with transaction.atomic():
-                    row = build(account, new)
-                    row.save()
-                    if model is IncomingOrder:
-                        _initial_history(account, [row])  # type: ignore[list-item]
-                outcome[new.key] = None
-            except IntegrityError:
-                outcome[new.key] = duplicate_message(new.order["order_identifier"])
-    return outcome
-
-
-def create_incoming_orders(*, account: Account, orders: Sequence[NewOrder]) -> dict[Hashable, str | None]:
-    """Spec: Incoming order. Each new order starts in state ``created`` with its first history entry."""
-    return _create_orders(account=account, model=IncomingOrder, orders=orders)
-
-
-def create_external_orders(*, account: Account, orders: Sequence[NewOrder]) -> dict[Hashable, str | None]:
-    """Spec: External order. External orders have no payment, shipping or state."""
-    return _create_orders(account=account, model=ExternalOrder, orders=orders)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        created = {(row[1], row[2]): row[0] for row in cursor.fetchall()}
+        if incoming and created:
+            OrderStateChange.objects.bulk_create(
+                [
+                    OrderStateChange(
+                        account=account,
+                        incoming_order_id=order_id,
+                        state=OrderState.CREATED,
+                        source=OrderStateChange.Source.IMPORT,
+                    )
+                    for order_id in created.values()
+                ]
+            )
+    return created
 
 
 def create_outgoing_order(
