@@ -1,7 +1,7 @@
 # make run   installs into .venv, migrates, creates the demo account and starts web, worker and beat.
 # make test  installs into .venv and runs the whole test suite (SQLite and the filesystem broker by default;
 #            DATABASE_URL and CELERY_BROKER_URL switch to PostgreSQL and Redis).
-# make lint  ruff check and ruff format --check.
+# make lint  ruff check, ruff format --check and mypy (django-stubs) on the apps.
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
@@ -32,3 +32,4 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy accounts orders campaigns imports integrations exports config

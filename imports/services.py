@@ -460,9 +460,8 @@ def _materialise_orders(kind: str, account: Account, items: list[ImportItem]) ->
 
 
 def _materialise_state_changes(account: Account, items: list[ImportItem]) -> dict[int, str | None]:
-    payloads: dict[int, dict[str, Any]] = dict(
-        ImportItem.objects.filter(pk__in=[i.pk for i in items]).values_list("id", "payload")
-    )
+    rows = ImportItem.objects.filter(pk__in=[i.pk for i in items]).values_list("id", "payload")
+    payloads: dict[int, dict[str, Any]] = {pk: payload or {} for pk, payload in rows}
     outcome: dict[int, str | None] = {}
     for item in items:  # in id order: the changes of one batch apply in the order they were posted
         change = payloads[item.pk]
