@@ -1,0 +1,65 @@
+"""Management commands: create_api_key and bootstrap_demo."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from accounts import selectors
+from accounts.models import Account, ApiKey, Integration, Market, StockLocation
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> list[str]:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue().strip().splitlines()
+
+
+def test_create_api_key_creates_account_and_integration_and_prints_the_key_last():
+    lines = run("create_api_key", "acme", "webshop", "--scope", "imports", "--scope", "admin")
+    raw_key = lines[-1]
+    api_key = selectors.api_key_for_credentials(
+        account_identifier="acme", integration_identifier="webshop", raw_key=raw_key
+    )
+    assert api_key is not None
+    assert api_key.scopes == ["admin", "imports"]
+    assert Account.objects.filter(identifier="acme").exists()
+    assert Integration.objects.filter(identifier="webshop", account__identifier="acme").exists()
+
+
+def test_create_api_key_reuses_an_existing_account_and_defaults_to_the_imports_scope():
+    run("create_api_key", "acme", "webshop")
+    lines = run("create_api_key", "acme", "webshop")
+    assert Account.objects.count() == 1
+    assert ApiKey.objects.count() == 2
+    assert ApiKey.objects.get(prefix=lines[-1][3:11]).scopes == ["imports"]
+
+
+def test_create_api_key_refuses_an_unknown_scope():
+    with pytest.raises(CommandError):
+        run("create_api_key", "acme", "webshop", "--scope", "root")
+
+
+def test_bootstrap_demo_creates_the_demo_tenant_and_a_working_key_and_curl():
+    lines = run("bootstrap_demo")
+    curl = next(line for line in lines if line.startswith("curl "))
+    assert "stock_location=shop-1" in curl and "account=demo" in curl and "integration=webshop" in curl
+    raw_key = next(line for line in lines if line.startswith("rk_"))
+    assert raw_key in curl
+    assert (
+        selectors.api_key_for_credentials(account_identifier="demo", integration_identifier="webshop", raw_key=raw_key)
+        is not None
+    )
+    assert Market.objects.get(account__identifier="demo").currency == "DKK"
+    assert StockLocation.objects.get(account__identifier="demo").identifier == "shop-1"
+
+
+def test_bootstrap_demo_runs_again_without_duplicating_the_tenant():
+    run("bootstrap_demo")
+    run("bootstrap_demo")
+    assert Account.objects.filter(identifier="demo").count() == 1
+    assert StockLocation.objects.filter(account__identifier="demo").count() == 1
