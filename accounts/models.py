@@ -20,6 +20,9 @@ class Account(models.Model):
 
     identifier = models.CharField(max_length=64, unique=True, validators=[identifier_validator])
     name = models.CharField(max_length=200, blank=True)
+    timezone = models.CharField(
+        max_length=64, default="UTC", help_text="IANA time zone, e.g. Europe/Copenhagen (daily exports run in it)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -27,6 +30,12 @@ class Account(models.Model):
 
     def __str__(self) -> str:
         return self.identifier
+
+    def clean(self) -> None:
+        from zoneinfo import available_timezones
+
+        if self.timezone not in available_timezones():
+            raise ValidationError({"timezone": f"'{self.timezone}' is not an IANA time zone."})
 
 
 class AccountOwned(models.Model):

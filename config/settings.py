@@ -146,6 +146,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "imports.tasks.sweep_pending_imports",
         "schedule": env.float("IMPORT_SWEEP_INTERVAL_SECONDS", default=30.0),
     },
+    "exports-sweep": {
+        "task": "exports.tasks.sweep_exports",
+        "schedule": env.float("EXPORT_SWEEP_INTERVAL_SECONDS", default=5.0),
+    },
+    "exports-cron": {
+        "task": "exports.tasks.run_cron_exports",
+        "schedule": env.float("EXPORT_CRON_INTERVAL_SECONDS", default=60.0),
+    },
 }
 
 # --- Imports -------------------------------------------------------------------------------------
@@ -162,6 +170,14 @@ WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)
 WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=2)
 # /bench/bare, the baseline of bench/imports.py; only the benchmark's own server turns it on.
 BENCH_BARE_ENDPOINT = env.bool("BENCH_BARE_ENDPOINT", default=False)
+
+# --- Exports -------------------------------------------------------------------------------------
+# Spec retry rule: a real-time web hook is tried up to 5 times; the delay doubles from this many seconds.
+EXPORT_RETRY_BASE_DELAY = env.float("EXPORT_RETRY_BASE_DELAY", default=10.0)
+# A first attempt still pending this long after it was queued is handed to Celery again by the sweeper.
+EXPORT_SWEEP_GRACE_SECONDS = env.int("EXPORT_SWEEP_GRACE_SECONDS", default=30)
+# How long a worker may work on one delivery before another may take it up (the first one died).
+EXPORT_LEASE_SECONDS = env.int("EXPORT_LEASE_SECONDS", default=600)
 
 # --- Outgoing HTTP (runtime integrations and web hook exports) -------------------------------------
 OUTBOUND_ALLOWED_NETWORKS = env.list("OUTBOUND_ALLOWED_NETWORKS", default=[])

@@ -10,6 +10,9 @@ from django.utils import timezone
 
 from accounts.errors import Conflict, NotFound
 from accounts.models import Account, StockLocation
+from exports import services as export_services
+from exports.entities import incoming_order_state_changes, outgoing_orders
+from exports.models import EntityType
 from orders.models import (
     ExternalOrder,
     HandlingType,
@@ -73,7 +76,7 @@ def insert_orders_from(
         cursor.execute(sql, params)
         created = {(row[1], row[2]): row[0] for row in cursor.fetchall()}
         if incoming and created:
-            OrderStateChange.objects.bulk_create(
+            changes = OrderStateChange.objects.bulk_create(
                 [
                     OrderStateChange(
                         account=account,
@@ -83,6 +86,22 @@ def insert_orders_from(
                     )
                     for order_id in created.values()
                 ]
+            )
+            where = {order_id: key for key, order_id in created.items()}
+            export_services.enqueue(
+                account=account,
+                entity_type=EntityType.INCOMING_ORDER_STATE_CHANGES,
+                entries=[
+                    export_services.ExportEntry(
+                        object_id=change.pk,
+                        element_key=incoming_order_state_changes.element_key(
+                            change,
+                            where[change.incoming_order_id][1],  # type: ignore[index]
+                        ),
+                        stock_location_id=where[change.incoming_order_id][0],  # type: ignore[index]
+                    )
+                    for change in changes
+                ],
             )
     return created
 
@@ -109,7 +128,52 @@ def create_outgoing_order(
         OrderStateChange.objects.create(
             account=account, outgoing_order=outgoing, state=OrderState.CREATED, source=OrderStateChange.Source.POS
         )
+        if destination is None:  # spec: exported when not sent internally to another shop
+            export_services.enqueue(
+                account=account,
+                entity_type=EntityType.OUTGOING_ORDERS,
+                entries=[
+                    export_services.ExportEntry(
+                        object_id=outgoing.pk,
+                        element_key=outgoing_orders.element_key(outgoing),
+                        stock_location_id=stock_location.pk,
+                    )
+                ],
+            )
     return outgoing
+
+
+def change_incoming_order_state(
+    *,
+    account: Account,
+    order: IncomingOrder,
+    state: str,
+    comment: str = "",
+    cashier: dict[str, Any] | None = None,
+    source: str = OrderStateChange.Source.POS,
+) -> OrderStateChange:
+    """A shop moves an incoming order on (spec: Order states). Emits an incoming order state change event."""
+    change = _change_state(
+        account=account,
+        model=IncomingOrder,
+        order_pk=order.pk,
+        state=state,
+        comment=comment,
+        cashier=cashier,
+        source=source,
+    )
+    export_services.enqueue(
+        account=account,
+        entity_type=EntityType.INCOMING_ORDER_STATE_CHANGES,
+        entries=[
+            export_services.ExportEntry(
+                object_id=change.pk,
+                element_key=incoming_order_state_changes.element_key(change, order.order_identifier),
+                stock_location_id=order.stock_location_id,
+            )
+        ],
+    )
+    return change
 
 
 def change_outgoing_order_state(
@@ -126,24 +190,51 @@ def change_outgoing_order_state(
 
     Raises NotFound for an unknown order and Conflict for a move the transition rules refuse.
     """
-    with transaction.atomic():
-        order = (
-            OutgoingOrder.objects.select_for_update()
-            .filter(account=account, stock_location_id=stock_location_id, order_identifier=order_identifier)
-            .first()
+    order_pk = (
+        OutgoingOrder.objects.filter(
+            account=account, stock_location_id=stock_location_id, order_identifier=order_identifier
         )
-        if order is None:
-            raise NotFound(f"no outgoing order '{order_identifier}' on this stock location", field="order_identifier")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if order_pk is None:
+        raise NotFound(f"no outgoing order '{order_identifier}' on this stock location", field="order_identifier")
+    return _change_state(
+        account=account,
+        model=OutgoingOrder,
+        order_pk=order_pk,
+        state=state,
+        comment=comment,
+        cashier=cashier,
+        source=source,
+    )
+
+
+def _change_state(
+    *,
+    account: Account,
+    model: type[IncomingOrder] | type[OutgoingOrder],
+    order_pk: int,
+    state: str,
+    comment: str,
+    cashier: dict[str, Any] | None,
+    source: str,
+) -> OrderStateChange:
+    """Move the order (locked) if the transition rules allow it and append the change to its history.
+    Must run inside a transaction when the caller emits an event for it; opens one otherwise."""
+    with transaction.atomic():
+        order = model.objects.select_for_update().get(account=account, pk=order_pk)
         if not order.can_move_to(state):
             raise Conflict(f"an order in state '{order.state}' cannot move to '{state}'", field="state")
+        link = {"incoming_order": order} if model is IncomingOrder else {"outgoing_order": order}
         change = OrderStateChange.objects.create(
             account=account,
-            outgoing_order=order,
             state=state,
             previous_state=order.state,
             comment=comment,
             cashier=cashier,
             source=source,
+            **link,
         )
         order.state = state
         order.last_change_at = timezone.now()

@@ -1,0 +1,8 @@
+"""The registry of deliveries, keyed by the code stored in a queue's ``delivery["type"]``."""
+
+from __future__ import annotations
+
+from exports.deliveries.base import Delivery
+from exports.deliveries.webhook import WebhookDelivery
+
+REGISTRY: dict[str, Delivery] = {d.code: d for d in (WebhookDelivery(),)}

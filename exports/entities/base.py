@@ -1,0 +1,27 @@
+"""What an exportable entity type is: how its rows become the spec's JSON form, in bulk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class EntityDefinition:
+    """One exportable entity type (spec: Events, Exportable entities).
+
+    ``load`` takes the ``object_id`` of export items and returns each one's JSON form (exactly the spec's
+    model); a row that no longer exists is left out. ``element_key`` documents what keys an element in the
+    exported wrapper ``{element_key: entity}``.
+    """
+
+    code: str
+    model_label: str
+    element_key: str
+    load: Callable[[Iterable[int]], dict[int, dict[str, Any]]]
+
+
+def epoch(value: Any) -> float | None:
+    """A datetime as Unix seconds with decimals (the spec's timestamps)."""
+    return None if value is None else round(value.timestamp(), 3)

@@ -1,0 +1,138 @@
+"""Export queues, the outbox of export items, deliveries and their attempts (spec: Events)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from accounts.models import AccountOwned
+
+
+class EntityType(models.TextChoices):
+    """The eight exportable entities of the spec (Events, Exportable entities)."""
+
+    CHECKOUTS = "checkouts"
+    SALES = "sales"
+    REGISTER_CLOSE_STATEMENTS = "register_close_statements"
+    PRODUCT_EDIT_EVENTS = "product_edit_events"
+    NEWSLETTER_SIGNUPS = "newsletter_signups"
+    STOCK_EVENTS = "stock_events"
+    INCOMING_ORDER_STATE_CHANGES = "incoming_order_state_changes"
+    OUTGOING_ORDERS = "outgoing_orders"
+
+
+class Trigger(models.TextChoices):
+    REALTIME = "realtime"
+    HOURLY = "hourly"
+    DAILY = "daily"
+
+
+class ExportQueue(AccountOwned):
+    """Which entities go where: trigger, transform and delivery, configured by staff."""
+
+    name = models.CharField(max_length=200)
+    entity_type = models.CharField(max_length=40, choices=EntityType.choices)
+    enabled = models.BooleanField(default=True)
+    filters = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='{"stock_locations": [ids], "markets": [ids], "ignore_stock_event_types": [types]}',
+    )
+    trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.REALTIME)
+    daily_at = models.TimeField(null=True, blank=True, help_text="Local time of a daily run (account time zone).")
+    transform = models.JSONField(default=dict, help_text='{"type": "identity"|"mustache"|..., ...}')
+    delivery = models.JSONField(default=dict, help_text='{"type": "webhook"|"email"|"ftp"|"sftp", ...}')
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["account", "name"], name="export_queue_name_unique")]
+        indexes = [models.Index(fields=["account", "entity_type", "enabled"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ExportStatus(models.TextChoices):
+    PENDING = "pending"
+    SUCCESS = "success"
+    FAILURE = "failure"
+    SKIPPED = "skipped"
+
+
+class ExportDelivery(AccountOwned):
+    """One wrapper sent to the destination: one element in real time, a batch for a cron window.
+
+    Retry state lives here (``attempts``, ``next_attempt_at``), not in Celery. ``lease_until`` marks a
+    delivery a worker is working on; one whose lease ran out (the worker died) is taken up again.
+    """
+
+    queue = models.ForeignKey(ExportQueue, on_delete=models.CASCADE, related_name="deliveries")
+    delivery_id = models.CharField(max_length=64, unique=True, help_text="Sent as webhook-id / file name.")
+    window = models.CharField(max_length=32, blank=True, help_text="Cron window, e.g. 2026-11-22T14 (hourly).")
+    status = models.CharField(max_length=16, choices=ExportStatus.choices, default=ExportStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    lease_until = models.DateTimeField(null=True, blank=True)
+    status_code = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["queue", "window"], condition=~models.Q(window=""), name="export_delivery_one_per_window"
+            )
+        ]
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+
+    def __str__(self) -> str:
+        return self.delivery_id
+
+
+class ExportItem(AccountOwned):
+    """One entity in one queue: the outbox row, written in the transaction that creates the entity.
+
+    ``object_id`` refers to the entity's row (the registry of entity types loads and serialises it);
+    the export log lists these items with the outcome of their delivery.
+    """
+
+    queue = models.ForeignKey(ExportQueue, on_delete=models.CASCADE, related_name="items")
+    entity_type = models.CharField(max_length=40, choices=EntityType.choices)
+    object_id = models.BigIntegerField()
+    element_key = models.CharField(max_length=255)
+    status = models.CharField(max_length=16, choices=ExportStatus.choices, default=ExportStatus.PENDING)
+    delivery = models.ForeignKey(ExportDelivery, on_delete=models.SET_NULL, null=True, blank=True, related_name="items")
+    message = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["queue", "status"]),
+            models.Index(fields=["entity_type", "object_id"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.entity_type} {self.element_key}: {self.status}"
+
+
+class ExportAttempt(AccountOwned):
+    """One try of a delivery: what the destination answered."""
+
+    delivery = models.ForeignKey(ExportDelivery, on_delete=models.CASCADE, related_name="attempt_log")
+    number = models.PositiveIntegerField()
+    ok = models.BooleanField()
+    status_code = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    duration_ms = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["delivery", "number"]
+
+    def __str__(self) -> str:
+        return f"{self.delivery_id} #{self.number}"

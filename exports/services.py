@@ -1,0 +1,373 @@
+"""Exports: the outbox, delivery, retries, the sweeper and cron windows (spec: Events, Errors 4, Limits).
+
+``enqueue`` is the only way an entity enters exports. It runs inside the transaction that creates the
+entity and writes one export item per enabled matching queue (and, for real-time queues, the delivery
+that will carry it), so a rolled-back entity exports nothing and a crash after commit loses nothing:
+the sweeper hands over every delivery still pending after a grace period. A delivery is leased while a
+worker works on it; a worker killed mid-delivery leaves the lease to run out and the delivery to be taken
+up again. Receivers drop repeats by the delivery id every delivery carries.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Account, StockLocation
+from exports import retry
+from exports.deliveries import REGISTRY as DELIVERIES
+from exports.deliveries.base import DeliveryResult
+from exports.entities import REGISTRY as ENTITIES
+from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus, Trigger
+from exports.transforms import REGISTRY as TRANSFORMS
+from exports.transforms.base import ConfigError, Element, RenderContext, TransformError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ExportEntry:
+    """One entity offered to exports: its row, its element key, where it happened (for queue filters)."""
+
+    object_id: int
+    element_key: str
+    stock_location_id: int | None = None
+    stock_event_type: str | None = None
+
+
+def new_delivery_id() -> str:
+    return f"msg_{uuid.uuid4().hex}"
+
+
+# --- The outbox ------------------------------------------------------------------------------------------
+
+
+def enqueue(*, account: Account, entity_type: str, entries: Sequence[ExportEntry]) -> int:
+    """Spec: Events. Put entities into every enabled queue of their type that accepts them.
+
+    Must be called inside the transaction that creates the entities. Returns the number of items written.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("exports.services.enqueue must run inside the transaction that creates the entity")
+    if not entries:
+        return 0
+    queues = list(ExportQueue.objects.filter(account=account, entity_type=entity_type, enabled=True))
+    if not queues:
+        return 0
+    now = timezone.now()
+    markets = _markets_of(entries) if any(q.filters.get("markets") for q in queues) else {}
+    items: list[ExportItem] = []
+    deliveries: list[ExportDelivery] = []
+    for queue in queues:
+        accepts = _filter(queue, markets)
+        for entry in entries:
+            if not accepts(entry):
+                continue
+            item = ExportItem(
+                account=account,
+                queue=queue,
+                entity_type=entity_type,
+                object_id=entry.object_id,
+                element_key=entry.element_key[:255],
+            )
+            if queue.trigger == Trigger.REALTIME:
+                item.delivery = ExportDelivery(
+                    account=account, queue=queue, delivery_id=new_delivery_id(), next_attempt_at=now
+                )
+                deliveries.append(item.delivery)
+            items.append(item)
+    ExportDelivery.objects.bulk_create(deliveries)
+    ExportItem.objects.bulk_create(items)  # each item takes its delivery's primary key, now that it has one
+    if deliveries:
+        transaction.on_commit(partial(hand_off, [d.pk for d in deliveries]))
+    return len(items)
+
+
+def _markets_of(entries: Sequence[ExportEntry]) -> dict[int, str]:
+    ids = {e.stock_location_id for e in entries if e.stock_location_id is not None}
+    return dict(StockLocation.objects.filter(pk__in=ids).values_list("pk", "market__identifier"))
+
+
+def _filter(queue: ExportQueue, markets: dict[int, str]) -> Any:
+    """The queue's filters as a predicate: by stock location, by market, and stock event types to ignore."""
+    filters = queue.filters or {}
+    locations = set(filters.get("stock_locations") or [])
+    location_ids = (
+        set(
+            StockLocation.objects.filter(account_id=queue.account_id, identifier__in=locations).values_list(
+                "pk", flat=True
+            )
+        )
+        if locations
+        else set()
+    )
+    wanted_markets = set(filters.get("markets") or [])
+    ignored_types = set(filters.get("ignore_stock_event_types") or [])
+
+    def accepts(entry: ExportEntry) -> bool:
+        if locations and entry.stock_location_id not in location_ids:
+            return False
+        if wanted_markets and markets.get(entry.stock_location_id or 0) not in wanted_markets:
+            return False
+        return not (entry.stock_event_type and entry.stock_event_type in ignored_types)
+
+    return accepts
+
+
+def hand_off(delivery_ids: Sequence[int], countdown: float | None = None) -> None:
+    """After commit: give deliveries to Celery. A failure here only delays them (the sweeper)."""
+    from exports import tasks
+
+    for pk in delivery_ids:
+        try:
+            tasks.deliver.apply_async((pk,), countdown=countdown)
+        except Exception:  # the broker may be down; the deliveries are safe in the database
+            logger.warning(
+                "hand-off of %d export deliveries failed; the sweeper will retry", len(delivery_ids), exc_info=True
+            )
+            return
+
+
+# --- Delivering ------------------------------------------------------------------------------------------
+
+
+def _lease(delivery_pk: int) -> ExportDelivery | None:
+    now = timezone.now()
+    with transaction.atomic():
+        delivery = (
+            ExportDelivery.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("queue", "account")
+            .filter(pk=delivery_pk, status=ExportStatus.PENDING, next_attempt_at__lte=now)
+            .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+            .first()
+        )
+        if delivery is None:
+            return None
+        delivery.attempts += 1
+        delivery.lease_until = now + timedelta(seconds=settings.EXPORT_LEASE_SECONDS)
+        delivery.save(update_fields=["attempts", "lease_until"])
+    return delivery
+
+
+def render_context(queue: ExportQueue, delivery_id: str, now: datetime | None = None) -> RenderContext:
+    return RenderContext(
+        queue={"id": queue.pk, "name": queue.name, "entity_type": queue.entity_type, "trigger": queue.trigger},
+        account={"identifier": queue.account.identifier, "name": queue.account.name},
+        now=now or timezone.now(),
+        delivery_id=delivery_id,
+    )
+
+
+def elements_of(queue: ExportQueue, items: Sequence[ExportItem]) -> tuple[list[Element], dict[int, str]]:
+    """The items' entities in their JSON form, and the reasons of those the transform skips."""
+    entities = ENTITIES[queue.entity_type].load([i.object_id for i in items])
+    transform = TRANSFORMS[queue.transform.get("type", "identity")]
+    elements: list[Element] = []
+    skipped: dict[int, str] = {}
+    for item in items:
+        entity = entities.get(item.object_id)
+        if entity is None:
+            skipped[item.pk] = "the entity no longer exists"
+            continue
+        element = Element(element_key=item.element_key, entity=entity)
+        reason = transform.skip_reason(element, queue.transform)
+        if reason:
+            skipped[item.pk] = reason
+        else:
+            elements.append(element)
+    return elements, skipped
+
+
+def deliver(*, delivery_pk: int) -> str | None:
+    """Spec: Events (trigger, transformation, delivery; outcome and retry). Returns the status reached."""
+    delivery = _lease(delivery_pk)
+    if delivery is None:
+        return None
+    queue = delivery.queue
+    items = list(delivery.items.order_by("id"))
+    started = timezone.now()
+    clock = time.monotonic()
+    skipped: dict[int, str] = {}
+    try:
+        elements, skipped = elements_of(queue, items)
+        if not elements:
+            _finish(delivery, items, ExportStatus.SKIPPED, DeliveryResult(ok=True), skipped, started, clock)
+            return ExportStatus.SKIPPED
+        context = render_context(queue, delivery.delivery_id, started)
+        rendered = TRANSFORMS[queue.transform.get("type", "identity")].render(elements, context, queue.transform)
+        result = DELIVERIES[queue.delivery["type"]].deliver(
+            rendered, config=queue.delivery, delivery_id=delivery.delivery_id, context=context
+        )
+    except (TransformError, ConfigError, KeyError) as exc:
+        result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
+    except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
+        logger.exception("export delivery %s failed", delivery.delivery_id)
+        result = DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
+
+    if result.ok:
+        status = ExportStatus.SUCCESS
+    else:
+        delay = retry.retry_delay(
+            trigger=queue.trigger,
+            delivery_type=queue.delivery.get("type", ""),
+            retryable=result.retryable,
+            attempts=delivery.attempts,
+            base_delay=settings.EXPORT_RETRY_BASE_DELAY,
+        )
+        if delay is not None:
+            _schedule_retry(delivery, result, delay, started, clock)
+            return ExportStatus.PENDING
+        status = ExportStatus.FAILURE
+    _finish(delivery, items, status, result, skipped, started, clock)
+    return status
+
+
+def _attempt(delivery: ExportDelivery, result: DeliveryResult, started: datetime, clock: float) -> int:
+    duration_ms = int((time.monotonic() - clock) * 1000)
+    ExportAttempt.objects.create(
+        account_id=delivery.account_id,
+        delivery=delivery,
+        number=delivery.attempts,
+        ok=result.ok,
+        status_code=result.status_code,
+        error=result.error[:2000],
+        duration_ms=duration_ms,
+        started_at=started,
+    )
+    return duration_ms
+
+
+def _schedule_retry(
+    delivery: ExportDelivery, result: DeliveryResult, delay: timedelta, started: datetime, clock: float
+) -> None:
+    with transaction.atomic():
+        delivery.duration_ms = _attempt(delivery, result, started, clock)
+        delivery.status_code = result.status_code
+        delivery.error = result.error[:2000]
+        delivery.next_attempt_at = timezone.now() + delay
+        delivery.lease_until = None
+        delivery.save(update_fields=["duration_ms", "status_code", "error", "next_attempt_at", "lease_until"])
+        # The database holds the retry time; a short countdown only saves waiting for the sweeper.
+        if delay.total_seconds() <= 60:
+            transaction.on_commit(partial(hand_off, [delivery.pk], delay.total_seconds()))
+
+
+def _finish(
+    delivery: ExportDelivery,
+    items: Sequence[ExportItem],
+    status: str,
+    result: DeliveryResult,
+    skipped: dict[int, str],
+    started: datetime,
+    clock: float,
+) -> None:
+    with transaction.atomic():
+        delivery.duration_ms = _attempt(delivery, result, started, clock)
+        delivery.status = status
+        delivery.status_code = result.status_code
+        delivery.error = result.error[:2000]
+        delivery.finished_at = timezone.now()
+        delivery.lease_until = None
+        delivery.save(update_fields=["duration_ms", "status", "status_code", "error", "finished_at", "lease_until"])
+        done = [i.pk for i in items if i.pk not in skipped]
+        item_status = ExportStatus.SUCCESS if status == ExportStatus.SKIPPED else status
+        ExportItem.objects.filter(pk__in=done).update(status=item_status, message=result.error[:2000])
+        for pk, reason in skipped.items():
+            ExportItem.objects.filter(pk=pk).update(status=ExportStatus.SKIPPED, message=reason)
+
+
+# --- Sweeper, retries requested by staff, cron windows -------------------------------------------------
+
+
+def sweep(*, grace: timedelta | None = None) -> int:
+    """Hand over deliveries that are due and not being worked on: first attempts whose hand-off was lost
+    (older than the grace period), retries whose time has come, leases that ran out (a worker died)."""
+    if grace is None:
+        grace = timedelta(seconds=settings.EXPORT_SWEEP_GRACE_SECONDS)
+    now = timezone.now()
+    due = (
+        ExportDelivery.objects.filter(status=ExportStatus.PENDING, next_attempt_at__lte=now)
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+        .filter(Q(attempts__gt=0) | Q(created_at__lte=now - grace))
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:10_000]
+    )
+    ids = list(due)
+    hand_off(ids)
+    return len(ids)
+
+
+def retry_items(*, account: Account, items: Sequence[ExportItem]) -> int:
+    """Send these items again (a failed one, a selection, a replay of a delivered one) in new deliveries.
+
+    Each re-send is a new delivery with a new delivery id: a replay is meant to arrive again.
+    """
+    now = timezone.now()
+    deliveries: list[ExportDelivery] = []
+    with transaction.atomic():
+        for item in items:
+            if item.account_id != account.pk:
+                raise ValueError("the item belongs to another account")
+            delivery = ExportDelivery.objects.create(
+                account=account, queue_id=item.queue_id, delivery_id=new_delivery_id(), next_attempt_at=now
+            )
+            ExportItem.objects.filter(pk=item.pk).update(delivery=delivery, status=ExportStatus.PENDING, message="")
+            deliveries.append(delivery)
+        transaction.on_commit(partial(hand_off, [d.pk for d in deliveries]))
+    return len(deliveries)
+
+
+def cron_window(queue: ExportQueue, now: datetime) -> str | None:
+    """The window a cron queue is due for at ``now``, or None (daily before its time; real time)."""
+    local = now.astimezone(ZoneInfo(queue.account.timezone or "UTC"))
+    if queue.trigger == Trigger.HOURLY:
+        return local.strftime("%Y-%m-%dT%H")
+    if queue.trigger == Trigger.DAILY:
+        if queue.daily_at is not None and local.time() < queue.daily_at:
+            return None
+        return local.strftime("%Y-%m-%d")
+    return None
+
+
+def run_cron(*, now: datetime | None = None) -> int:
+    """Spec: Events, Triggers (Cron). For each due cron queue, one delivery per window with every item
+    queued so far. Exactly once per window: the (queue, window) pair is unique in the database."""
+    now = now or timezone.now()
+    started: list[int] = []
+    queues = ExportQueue.objects.filter(enabled=True, trigger__in=[Trigger.HOURLY, Trigger.DAILY]).select_related(
+        "account"
+    )
+    for queue in queues:
+        window = cron_window(queue, now)
+        if window is None or ExportDelivery.objects.filter(queue=queue, window=window).exists():
+            continue
+        try:
+            with transaction.atomic():
+                waiting = ExportItem.objects.filter(queue=queue, delivery__isnull=True, status=ExportStatus.PENDING)
+                if not waiting.exists():
+                    continue
+                delivery = ExportDelivery.objects.create(
+                    account_id=queue.account_id,
+                    queue=queue,
+                    delivery_id=new_delivery_id(),
+                    window=window,
+                    next_attempt_at=now,
+                )
+                waiting.update(delivery=delivery)
+        except IntegrityError:  # another beat tick took this window first
+            continue
+        started.append(delivery.pk)
+    hand_off(started)
+    return len(started)

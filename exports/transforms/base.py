@@ -1,0 +1,69 @@
+"""What every transform is: a small class registered by code in ``exports.transforms.REGISTRY``.
+
+A transform turns a batch of elements (real time: exactly one) into bytes plus a content type and a file
+extension, or decides to skip an element. Staff write the configurations, so ``validate`` must refuse one
+that cannot work (naming the field), and rendering must never run code and is bounded in time and size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar
+
+# Rendering limits: a transform whose output grows past this is stopped with a TransformError.
+MAX_OUTPUT_BYTES = 50 * 1024 * 1024
+RENDER_TIMEOUT_SECONDS = 30.0
+
+
+class ConfigError(Exception):
+    """A configuration that cannot work. ``field`` is the path inside the transform/delivery object."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class TransformError(Exception):
+    """Rendering failed (a permanent failure of the export item, logged with this message)."""
+
+
+@dataclass(frozen=True)
+class Element:
+    """One exported entity: its element key and its JSON form (the spec's model, as a dict)."""
+
+    element_key: str
+    entity: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """What a template sees besides the elements."""
+
+    queue: dict[str, Any]  # {"id", "name", "entity_type", "trigger"}
+    account: dict[str, Any]  # {"identifier", "name"}
+    now: datetime
+    delivery_id: str
+
+
+@dataclass(frozen=True)
+class Rendered:
+    content: bytes
+    content_type: str
+    extension: str  # without the dot: "json", "csv", "html", "xml", "txt"
+    skipped: list[str] = field(default_factory=list)  # element keys the transform skipped
+
+
+class Transform:
+    code: ClassVar[str]
+
+    def validate(self, config: dict[str, Any]) -> None:
+        """Raise ConfigError for a configuration that cannot work. ``config`` includes ``"type"``."""
+
+    def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
+        """A reason to skip this element (logged as skipped, not failed), or None to export it."""
+        return None
+
+    def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
+        raise NotImplementedError

@@ -1,0 +1,75 @@
+"""A real web hook receiver on 127.0.0.1 for tests: records every request, can be told how to answer."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+
+@dataclass
+class Receiver:
+    url: str
+    received: list[Received] = field(default_factory=list)
+    # Answers to give, in order (status codes, or "sleep:<seconds>"); then 200.
+    script: list[int | str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next_answer(self) -> int | str:
+        with self.lock:
+            return self.script.pop(0) if self.script else 200
+
+
+def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            with receiver.lock:
+                receiver.received.append(Received(self.path, dict(self.headers.items()), body, time.time()))
+            answer = receiver.next_answer()
+            if isinstance(answer, str) and answer.startswith("sleep:"):
+                time.sleep(float(answer.split(":")[1]))
+                answer = 200
+            self.send_response(int(answer))
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+@contextmanager
+def running_receiver() -> Iterator[Receiver]:
+    receiver = Receiver(url="")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(receiver))
+    server.daemon_threads = True
+    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (a refused connection)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
