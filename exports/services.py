@@ -10,7 +10,9 @@ up again. Receivers drop repeats by the delivery id every delivery carries.
 
 from __future__ import annotations
 
+import base64
 import logging
+import secrets
 import time
 import uuid
 from collections.abc import Sequence
@@ -25,12 +27,21 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts.errors import ServiceError
 from accounts.models import Account, StockLocation
 from exports import retry
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult
 from exports.entities import REGISTRY as ENTITIES
-from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus, Trigger
+from exports.models import (
+    EntityType,
+    ExportAttempt,
+    ExportDelivery,
+    ExportItem,
+    ExportQueue,
+    ExportStatus,
+    Trigger,
+)
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import ConfigError, Element, RenderContext, TransformError
 
@@ -371,3 +382,130 @@ def run_cron(*, now: datetime | None = None) -> int:
         started.append(delivery.pk)
     hand_off(started)
     return len(started)
+
+
+# --- Queue configuration (admin and REST API) ------------------------------------------------------------
+
+FILTER_KEYS = ("stock_locations", "markets", "ignore_stock_event_types")
+
+
+def validate_queue(*, entity_type: str, trigger: str, transform: Any, delivery: Any, filters: Any = None) -> None:
+    """Refuse a configuration that cannot work, naming the field (``transform.template``, ``delivery.url``)."""
+    if entity_type not in EntityType.values:
+        raise ServiceError(f"unknown entity type '{entity_type}'", field="entity_type")
+    if trigger not in Trigger.values:
+        raise ServiceError(f"unknown trigger '{trigger}'", field="trigger")
+    registries: tuple[tuple[str, Any, dict[str, Any]], ...] = (
+        ("transform", transform, TRANSFORMS),
+        ("delivery", delivery, DELIVERIES),
+    )
+    for name, config, registry in registries:
+        if not isinstance(config, dict):
+            raise ServiceError("must be an object with a type", field=name)
+        kind = config.get("type")
+        if not isinstance(kind, str) or kind not in registry:
+            raise ServiceError(f"type must be one of {', '.join(sorted(registry))}", field=f"{name}.type")
+        try:
+            registry[kind].validate(config)
+        except ConfigError as exc:
+            raise ServiceError(exc.message, field=f"{name}.{exc.field}") from None
+    if filters is None:
+        return
+    if not isinstance(filters, dict):
+        raise ServiceError("must be an object", field="filters")
+    for key, value in filters.items():
+        if key not in FILTER_KEYS:
+            raise ServiceError(f"unknown filter; use {', '.join(FILTER_KEYS)}", field=f"filters.{key}")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ServiceError("must be a list of strings", field=f"filters.{key}")
+
+
+def _with_secret(delivery: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """A web hook without a secret gets a new one, returned to be shown once."""
+    if delivery.get("type") != "webhook" or delivery.get("secret"):
+        return delivery, None
+    secret = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+    return {**delivery, "secret": secret}, secret
+
+
+def create_queue(*, account: Account, **fields: Any) -> tuple[ExportQueue, str | None]:
+    """A new export queue. Returns it and, for a web hook without a secret, the generated secret."""
+    validate_queue(
+        entity_type=fields.get("entity_type", ""),
+        trigger=fields.get("trigger", Trigger.REALTIME),
+        transform=fields.get("transform", {"type": "identity"}),
+        delivery=fields.get("delivery"),
+        filters=fields.get("filters"),
+    )
+    fields["delivery"], secret = _with_secret(fields["delivery"])
+    fields.setdefault("transform", {"type": "identity"})
+    fields.setdefault("filters", {})
+    try:
+        with transaction.atomic():
+            queue = ExportQueue.objects.create(account=account, **fields)
+    except IntegrityError:
+        raise ServiceError("a queue with this name exists", field="name", code="duplicate") from None
+    return queue, secret
+
+
+def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tuple[ExportQueue, str | None]:
+    """Change a queue; a web hook secret left out keeps the stored one."""
+    if queue.account_id != account.pk:
+        raise ServiceError("the queue belongs to another account", field="queue")
+    if "delivery" in fields and fields["delivery"].get("type") == "webhook" and "secret" not in fields["delivery"]:
+        stored = queue.delivery.get("secret") if queue.delivery.get("type") == "webhook" else None
+        if stored:
+            fields["delivery"] = {**fields["delivery"], "secret": stored}
+    merged = {
+        "entity_type": queue.entity_type,
+        "trigger": queue.trigger,
+        "transform": queue.transform,
+        "delivery": queue.delivery,
+        "filters": queue.filters,
+        **fields,
+    }
+    validate_queue(
+        entity_type=merged["entity_type"],
+        trigger=merged["trigger"],
+        transform=merged["transform"],
+        delivery=merged["delivery"],
+        filters=merged["filters"],
+    )
+    secret = None
+    if "delivery" in fields:
+        fields["delivery"], secret = _with_secret(fields["delivery"])
+    for name, value in fields.items():
+        setattr(queue, name, value)
+    try:
+        with transaction.atomic():
+            queue.save(update_fields=[*fields, "updated_at"])
+    except IntegrityError:
+        raise ServiceError("a queue with this name exists", field="name", code="duplicate") from None
+    return queue, secret
+
+
+def preview(*, queue: ExportQueue, object_id: int | None = None) -> tuple[Any, str]:
+    """Render the queue's transform against a real stored entity of its type (the newest, or ``object_id``).
+
+    Returns (Rendered, element key). Raises ServiceError when there is nothing to preview.
+    """
+    entity = ENTITIES.get(queue.entity_type)
+    if entity is None:
+        raise ServiceError(f"no stored entities of type {queue.entity_type} yet", field="entity_type")
+    candidates = ExportItem.objects.filter(account_id=queue.account_id, entity_type=queue.entity_type)
+    if object_id is not None:
+        candidates = candidates.filter(object_id=object_id)
+    item = candidates.order_by("-id").first()
+    if item is None:
+        raise ServiceError("no stored entity of this type to preview", field="object_id")
+    loaded = entity.load([item.object_id])
+    if item.object_id not in loaded:
+        raise ServiceError("the entity no longer exists", field="object_id")
+    element = Element(element_key=item.element_key, entity=loaded[item.object_id])
+    try:
+        rendered = TRANSFORMS[queue.transform.get("type", "identity")].render(
+            [element], render_context(queue, "preview"), queue.transform
+        )
+    except (TransformError, ConfigError) as exc:
+        raise ServiceError(str(exc), field="transform") from None
+    return rendered, item.element_key

@@ -93,3 +93,42 @@ def test_retrying_items_sends_them_again_under_a_new_delivery_id(tenant, client)
     item.refresh_from_db()
     assert item.delivery.delivery_id != first
     assert item.status == "pending"
+
+
+def test_a_web_hook_queue_without_a_secret_gets_one_shown_once(tenant):
+    queue, secret = services.create_queue(
+        account=tenant.account,
+        name="q",
+        entity_type="outgoing_orders",
+        delivery={"type": "webhook", "url": "https://example.com/hook"},
+    )
+    assert secret is not None and secret.startswith("whsec_")
+    assert queue.delivery["secret"] == secret
+    _, again = services.update_queue(
+        account=tenant.account, queue=queue, delivery={"type": "webhook", "url": "https://example.com/other"}
+    )
+    assert again is None
+    queue.refresh_from_db()
+    assert queue.delivery["secret"] == secret  # left out on update: kept
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"entity_type": "invoices"}, "entity_type"),
+        ({"trigger": "weekly"}, "trigger"),
+        ({"transform": {"type": "xslt"}}, "transform.type"),
+        ({"delivery": {"type": "pigeon"}}, "delivery.type"),
+        ({"delivery": {"type": "webhook", "url": "ftp://x"}}, "delivery.url"),
+        ({"delivery": {"type": "webhook", "url": "https://x", "secret": "nope"}}, "delivery.secret"),
+        ({"filters": {"colour": ["red"]}}, "filters.colour"),
+    ],
+)
+def test_a_configuration_that_cannot_work_is_refused_naming_the_field(tenant, fields, field):
+    from accounts.errors import ServiceError
+
+    values = {"name": "q", "entity_type": "outgoing_orders", "delivery": {"type": "webhook", "url": "https://x"}}
+    values.update(fields)
+    with pytest.raises(ServiceError) as refused:
+        services.create_queue(account=tenant.account, **values)
+    assert refused.value.field == field
