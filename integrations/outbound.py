@@ -1,4 +1,6 @@
-"""The one guard for every outgoing connection (web hooks, FTP, SFTP, SMTP, runtime integrations).
+"""The one guard for every outgoing connection to an integrator (web hooks, FTP, SFTP, runtime integrations).
+
+Not for SMTP: the mail relay comes from the operator's settings and is often local.
 
 A destination is resolved once; every resolved address must be public (not loopback, private, link-local,
 CGNAT, multicast, reserved or unspecified) unless it lies inside ``OUTBOUND_ALLOWED_NETWORKS`` (CIDRs). The

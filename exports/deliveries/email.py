@@ -1,0 +1,181 @@
+"""Email delivery (spec: Events -> Delivery methods, "Email"): the rendered export as an attachment.
+
+Configuration::
+
+    {
+        "type": "email",
+        "recipients": ["ops@example.com", ...],   # required, at least one valid address
+        "subject": "Export {queue} {date}",        # optional template (render_path placeholders)
+        "body": "...",                             # optional plain text body (default: a one-line note)
+        "from_email": "exports@example.com",       # optional, default settings.DEFAULT_FROM_EMAIL
+        "attachment_name": "{delivery_id}.{ext}",  # optional template for the attachment's file name
+    }
+
+The SMTP server is the operator's, not the integrator's: it comes from Django's settings (``EMAIL_BACKEND``,
+``EMAIL_HOST``, ``EMAIL_PORT``, ``EMAIL_HOST_USER``/``PASSWORD``, ``EMAIL_USE_TLS``/``SSL``, ``EMAIL_TIMEOUT``)
+through ``django.core.mail.get_connection``, so no outbound address guard applies here.
+
+Each message carries ``X-Delivery-Id`` and a Message-ID derived from the delivery id, so a resend of the same
+delivery has the same Message-ID and a receiver (or a mail client's duplicate filter) can drop the repeat.
+A failure never raises: it is ``DeliveryResult(ok=False, error=...)``, never retryable (the spec's retry rule
+covers web hooks only).
+"""
+
+from __future__ import annotations
+
+import re
+import smtplib
+from datetime import UTC, datetime
+from email import encoders
+from email.message import Message as EmailHeaderMessage
+from email.mime.base import MIMEBase
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.mail import BadHeaderError, EmailMessage, get_connection
+from django.core.mail.utils import DNS_NAME
+from django.core.validators import validate_email
+
+from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered, render_path
+
+DEFAULT_SUBJECT = "Export {queue} {date}"
+DEFAULT_ATTACHMENT_NAME = "{delivery_id}.{ext}"
+DEFAULT_BODY = "The export {delivery_id} is attached."
+DEFAULT_TIMEOUT_SECONDS = 30
+MAX_RECIPIENTS = 50
+
+_MESSAGE_ID_UNSAFE = re.compile(r"[^A-Za-z0-9.\-_]")
+_SAMPLE_CONTEXT = RenderContext(
+    queue={"id": 1, "name": "queue", "entity_type": "sale", "trigger": "real_time"},
+    account={"identifier": "account", "name": "Account"},
+    now=datetime(2000, 1, 1, tzinfo=UTC),
+    delivery_id="00000000-0000-0000-0000-000000000000",
+)
+
+
+def _render(template: str, *, field: str, context: RenderContext, delivery_id: str, extension: str) -> str:
+    try:
+        return render_path(template, context=context, delivery_id=delivery_id, extension=extension)
+    except ConfigError as exc:
+        raise ConfigError(field, exc.message) from None
+
+
+def _check_template(config: dict[str, Any], field: str, *, single_line: bool) -> None:
+    value = config.get(field)
+    if value is None:
+        return
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(field, "must be a non-empty string")
+    rendered = _render(
+        value, field=field, context=_SAMPLE_CONTEXT, delivery_id=_SAMPLE_CONTEXT.delivery_id, extension="json"
+    )
+    if single_line and ("\n" in rendered or "\r" in rendered):
+        raise ConfigError(field, "must be a single line")
+
+
+def message_id(delivery_id: str) -> str:
+    """The Message-ID for a delivery: the same for every resend of it."""
+    return f"<export.{_MESSAGE_ID_UNSAFE.sub('-', delivery_id)}@{DNS_NAME}>"
+
+
+class EmailDelivery(Delivery):
+    code = "email"
+
+    def validate(self, config: dict[str, Any]) -> None:
+        recipients = config.get("recipients")
+        if not isinstance(recipients, list) or not recipients:
+            raise ConfigError("recipients", "at least one recipient address is required")
+        if len(recipients) > MAX_RECIPIENTS:
+            raise ConfigError("recipients", f"at most {MAX_RECIPIENTS} recipients")
+        for index, address in enumerate(recipients):
+            if not isinstance(address, str):
+                raise ConfigError(f"recipients[{index}]", "must be an email address")
+            try:
+                validate_email(address)
+            except ValidationError:
+                raise ConfigError(f"recipients[{index}]", f"not a valid email address: {address!r}") from None
+        from_email = config.get("from_email")
+        if from_email is not None:
+            if not isinstance(from_email, str):
+                raise ConfigError("from_email", "must be an email address")
+            try:
+                validate_email(from_email)
+            except ValidationError:
+                raise ConfigError("from_email", f"not a valid email address: {from_email!r}") from None
+        _check_template(config, "subject", single_line=True)
+        _check_template(config, "attachment_name", single_line=True)
+        if "/" in config.get("attachment_name", ""):
+            raise ConfigError("attachment_name", "must be a file name, without '/'")
+        body = config.get("body")
+        if body is not None and not isinstance(body, str):
+            raise ConfigError("body", "must be a string")
+
+    def deliver(
+        self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, context: RenderContext
+    ) -> DeliveryResult:
+        try:
+            subject = _render(
+                config.get("subject") or DEFAULT_SUBJECT,
+                field="subject",
+                context=context,
+                delivery_id=delivery_id,
+                extension=rendered.extension,
+            )
+            attachment_name = _render(
+                config.get("attachment_name") or DEFAULT_ATTACHMENT_NAME,
+                field="attachment_name",
+                context=context,
+                delivery_id=delivery_id,
+                extension=rendered.extension,
+            )
+        except ConfigError as exc:
+            return DeliveryResult(ok=False, error=f"{exc.field}: {exc.message}")
+        body = config.get("body")
+        if body is None:
+            body = DEFAULT_BODY.format(delivery_id=delivery_id)
+        message = EmailMessage(
+            subject=subject,
+            body=body,
+            from_email=config.get("from_email") or None,
+            to=list(config["recipients"]),
+            headers={"X-Delivery-Id": delivery_id, "Message-ID": message_id(delivery_id)},
+        )
+        message.attach(_attachment(rendered, attachment_name))
+        timeout = getattr(settings, "EMAIL_TIMEOUT", None) or DEFAULT_TIMEOUT_SECONDS
+        try:
+            connection = get_connection(fail_silently=False, timeout=timeout)
+            sent = connection.send_messages([message])
+        except smtplib.SMTPRecipientsRefused as exc:
+            refused = ", ".join(f"{address}: {code}" for address, (code, _) in exc.recipients.items())
+            return _failed(f"SMTP server refused the recipients ({refused})")
+        except smtplib.SMTPResponseException as exc:
+            reply = exc.smtp_error.decode("utf-8", "replace") if isinstance(exc.smtp_error, bytes) else exc.smtp_error
+            return _failed(f"SMTP error {exc.smtp_code}: {reply}")
+        except (smtplib.SMTPException, OSError, BadHeaderError, ValueError) as exc:
+            return _failed(f"email not sent: {exc.__class__.__name__}: {exc}")
+        if not sent:
+            return _failed("email not sent: the mail backend sent no message")
+        return DeliveryResult(ok=True)
+
+
+def _attachment(rendered: Rendered, filename: str) -> MIMEBase:
+    """The export as a base64 part with its own content type. (Django's ``attach(name, bytes, "text/...")``
+    would re-type bytes that are not UTF-8 as application/octet-stream and re-encode text line endings.)"""
+    header = EmailHeaderMessage()
+    header["Content-Type"] = rendered.content_type or "application/octet-stream"
+    part = MIMEBase(header.get_content_maintype(), header.get_content_subtype())
+    for name, value in (header.get_params() or [])[1:]:
+        part.set_param(name, value)
+    part.set_payload(rendered.content)
+    encoders.encode_base64(part)
+    part.add_header("Content-Disposition", "attachment", filename=filename)
+    return part
+
+
+def _failed(error: str) -> DeliveryResult:
+    # A server reply never should echo the SMTP password, but the message goes to logs shown to staff.
+    password = getattr(settings, "EMAIL_HOST_PASSWORD", "")
+    if password:
+        error = error.replace(password, "***")
+    return DeliveryResult(ok=False, error=error, retryable=False)

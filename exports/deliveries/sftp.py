@@ -1,0 +1,280 @@
+"""SFTP delivery: pushes the rendered export to a file over SSH (one of the spec's "further delivery methods").
+
+Configuration::
+
+    {
+        "type": "sftp",
+        "host": "sftp.example.com",                             # required
+        "port": 22,                                             # optional, 1..65535
+        "username": "exports",                                  # required
+        "password": "...",                                      # a secret; or
+        "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----...", # a secret (PEM/OpenSSH text: Ed25519, ECDSA, RSA)
+        "private_key_passphrase": "...",                        # optional, a secret
+        "host_key": "ssh-ed25519 AAAA...",                      # required unless the next flag is true
+        "insecure_accept_any_host_key": false,                  # explicit opt-out of host key checking
+        "path": "exports/{queue}/{date}/{delivery_id}.{ext}",   # optional template (render_path placeholders)
+        "timeout": 30,                                          # optional seconds, 1..300
+    }
+
+Host keys: an unknown host key is refused. ``host_key`` holds one or more lines in ``authorized_keys`` form
+(``ssh-ed25519 AAAA... comment``) or ``known_hosts`` form (``host ssh-ed25519 AAAA...``); the connection is
+accepted only when the server presents one of them (the key exchange asks for those key types first). Skipping
+the check needs the explicit ``"insecure_accept_any_host_key": true`` - a man in the middle would then get the
+password and the export.
+
+Exactly one of ``password`` and ``private_key`` is required. A relative path is relative to the login
+directory; missing directories are created. The upload is atomic: write ``.{name}.part`` in the target
+directory, then rename it to the final name with ``posix-rename@openssh.com`` (which replaces an existing file)
+when the server supports it, else remove the old file and rename. The same delivery id always gives the same
+final name, so a redelivery overwrites it.
+
+The host is resolved and checked once by the outbound guard (``integrations.outbound.check_address``) and the
+socket connects to that checked address. Failures never raise: ``DeliveryResult(ok=False, error=...)``, never
+retryable (the spec's retry rule covers web hooks only); passwords and keys never appear in error messages.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import io
+import socket
+import stat
+from typing import Any
+
+import paramiko
+
+from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered, render_path
+from exports.deliveries.ftp import (
+    DEFAULT_PATH,
+    DEFAULT_TIMEOUT_SECONDS,
+    redact,
+    split_remote_path,
+    validate_bool,
+    validate_host,
+    validate_path,
+    validate_port,
+    validate_string,
+    validate_timeout,
+)
+from integrations.outbound import OutboundRefused, check_address
+
+_PRIVATE_KEY_CLASSES: tuple[type[paramiko.PKey], ...] = (paramiko.Ed25519Key, paramiko.ECDSAKey, paramiko.RSAKey)
+# Host key algorithms to offer for a configured key type (an RSA key signs with SHA-2 nowadays).
+_ALGORITHMS = {"ssh-rsa": ("rsa-sha2-512", "rsa-sha2-256", "ssh-rsa")}
+
+
+class HostKeyMismatch(Exception):
+    pass
+
+
+def parse_host_keys(text: str) -> list[paramiko.PKey]:
+    """The public keys in ``host_key``; ValueError for a line that is not a key."""
+    keys: list[paramiko.PKey] = []
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        # known_hosts lines start with the host pattern; authorized_keys-style lines with the key type.
+        if len(fields) >= 3 and not fields[0].startswith(("ssh-", "ecdsa-")):
+            fields = fields[1:]
+        if len(fields) < 2:
+            raise ValueError("expected 'key-type base64-key'")
+        try:
+            key_bytes = base64.b64decode(fields[1], validate=True)
+            keys.append(paramiko.PKey.from_type_string(fields[0], key_bytes))
+        except (binascii.Error, paramiko.SSHException, ValueError, TypeError) as exc:
+            raise ValueError(f"not a public key of a supported type ({fields[0]}): {exc.__class__.__name__}") from None
+    if not keys:
+        raise ValueError("no host key given")
+    return keys
+
+
+def load_private_key(text: str, passphrase: str | None) -> paramiko.PKey:
+    for key_class in _PRIVATE_KEY_CLASSES:
+        try:
+            return key_class.from_private_key(io.StringIO(text), password=passphrase)
+        except paramiko.PasswordRequiredException:
+            raise ValueError("the private key is encrypted and needs private_key_passphrase") from None
+        except (paramiko.SSHException, ValueError, TypeError, IndexError):
+            continue
+    # Deliberately no detail: the parser's message could quote part of the key.
+    raise ValueError("not a readable Ed25519, ECDSA or RSA private key (or wrong passphrase)")
+
+
+class SftpDelivery(Delivery):
+    code = "sftp"
+
+    def validate(self, config: dict[str, Any]) -> None:
+        validate_host(config)
+        validate_port(config)
+        validate_string(config, "username", required=True)
+        validate_string(config, "password", required=False)
+        validate_string(config, "private_key", required=False)
+        validate_string(config, "private_key_passphrase", required=False)
+        validate_bool(config, "insecure_accept_any_host_key")
+        validate_timeout(config)
+        validate_path(config)
+        has_password = bool(config.get("password"))
+        has_key = bool(config.get("private_key"))
+        if has_password == has_key:
+            raise ConfigError("password", "give exactly one of password and private_key")
+        if has_key:
+            try:
+                load_private_key(config["private_key"], config.get("private_key_passphrase") or None)
+            except ValueError as exc:
+                raise ConfigError("private_key", str(exc)) from None
+        host_key = config.get("host_key")
+        if host_key is None:
+            if not config.get("insecure_accept_any_host_key"):
+                raise ConfigError(
+                    "host_key", "the server's host key is required (or insecure_accept_any_host_key: true)"
+                )
+        else:
+            if not isinstance(host_key, str):
+                raise ConfigError("host_key", "must be a string")
+            try:
+                parse_host_keys(host_key)
+            except ValueError as exc:
+                raise ConfigError("host_key", str(exc)) from None
+
+    def deliver(
+        self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, context: RenderContext
+    ) -> DeliveryResult:
+        secrets = [config.get("password"), config.get("private_key"), config.get("private_key_passphrase")]
+        try:
+            path = render_path(
+                config.get("path") or DEFAULT_PATH,
+                context=context,
+                delivery_id=delivery_id,
+                extension=rendered.extension,
+            )
+            absolute, directories, name = split_remote_path(path)
+        except ConfigError as exc:
+            return DeliveryResult(ok=False, error=f"path: {exc.message}")
+        except ValueError as exc:
+            return DeliveryResult(ok=False, error=f"path: {exc}")
+        try:
+            expected_keys = parse_host_keys(config["host_key"]) if config.get("host_key") else None
+            private_key = (
+                load_private_key(config["private_key"], config.get("private_key_passphrase") or None)
+                if config.get("private_key")
+                else None
+            )
+        except ValueError as exc:
+            return DeliveryResult(ok=False, error=f"configuration: {exc}")
+        if expected_keys is None and not config.get("insecure_accept_any_host_key"):
+            return DeliveryResult(ok=False, error="host_key: the server's host key is required")
+
+        host: str = config["host"]
+        port = int(config.get("port") or 22)
+        try:
+            address = check_address(host, port)[0]
+        except OutboundRefused as exc:
+            return DeliveryResult(ok=False, error=f"destination refused: {exc}")
+
+        timeout = float(config.get("timeout") or DEFAULT_TIMEOUT_SECONDS)
+        stage = "connect"
+        sock: socket.socket | None = None
+        transport: paramiko.Transport | None = None
+        try:
+            sock = socket.create_connection((address, port), timeout=timeout)
+            transport = paramiko.Transport(sock)
+            transport.banner_timeout = timeout
+            transport.handshake_timeout = timeout
+            transport.auth_timeout = timeout
+            if expected_keys is not None:
+                offered: list[str] = []
+                for key in expected_keys:
+                    for algorithm in _ALGORITHMS.get(key.get_name(), (key.get_name(),)):
+                        if algorithm not in offered:
+                            offered.append(algorithm)
+                transport.get_security_options().key_types = offered
+            stage = "SSH handshake"
+            transport.start_client(timeout=timeout)
+            server_key = transport.get_remote_server_key()
+            if expected_keys is not None and not any(
+                key.get_name() == server_key.get_name() and key.asbytes() == server_key.asbytes()
+                for key in expected_keys
+            ):
+                raise HostKeyMismatch(f"unknown host key {server_key.get_name()} {server_key.fingerprint}; refused")
+            stage = "authentication"
+            if private_key is not None:
+                transport.auth_publickey(config["username"], private_key)
+            else:
+                transport.auth_password(config["username"], config["password"])
+            stage = "SFTP session"
+            client = paramiko.SFTPClient.from_transport(transport)
+            if client is None:
+                raise paramiko.SSHException("the server refused the SFTP subsystem")
+            channel = client.get_channel()
+            if channel is not None:
+                channel.settimeout(timeout)
+            with client:
+                stage = "directory creation"
+                _make_directories(client, absolute, directories)
+                directory = ("/" if absolute else "") + "/".join(directories)
+                final = f"{directory}/{name}" if directory not in ("", "/") else f"{directory}{name}"
+                temporary = final[: len(final) - len(name)] + f".{name}.part"
+                stage = "upload"
+                try:
+                    with client.open(temporary, "wb") as remote_file:
+                        remote_file.set_pipelined(True)
+                        remote_file.write(rendered.content)
+                    stage = "rename"
+                    _rename_over(client, temporary, final)
+                except (OSError, paramiko.SSHException):
+                    _remove_quietly(client, temporary)
+                    raise
+        except HostKeyMismatch as exc:
+            return DeliveryResult(ok=False, error=f"SFTP host key check failed: {exc}")
+        except paramiko.AuthenticationException as exc:
+            return DeliveryResult(
+                ok=False, error=redact(f"SFTP {stage} failed: {str(exc) or 'authentication failed'}", secrets)
+            )
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            message = str(exc) or exc.__class__.__name__
+            return DeliveryResult(ok=False, error=redact(f"SFTP {stage} failed: {message}", secrets))
+        finally:
+            if transport is not None:
+                transport.close()
+            elif sock is not None:
+                sock.close()
+        return DeliveryResult(ok=True)
+
+
+def _make_directories(client: paramiko.SFTPClient, absolute: bool, directories: list[str]) -> None:
+    current = "/" if absolute else ""
+    for directory in directories:
+        current = f"{current}{directory}"
+        try:
+            attributes = client.stat(current)
+        except FileNotFoundError:
+            try:
+                client.mkdir(current)
+            except OSError:
+                # Made concurrently by another delivery, or a real failure: the stat below tells.
+                attributes = client.stat(current)
+                if attributes.st_mode is None or not stat.S_ISDIR(attributes.st_mode):
+                    raise
+        else:
+            if attributes.st_mode is not None and not stat.S_ISDIR(attributes.st_mode):
+                raise NotADirectoryError(f"{current} exists and is not a directory")
+        current = f"{current}/"
+
+
+def _rename_over(client: paramiko.SFTPClient, temporary: str, final: str) -> None:
+    try:
+        client.posix_rename(temporary, final)
+        return
+    except OSError:
+        pass  # posix-rename@openssh.com not supported: fall back to remove + rename
+    with contextlib.suppress(FileNotFoundError):
+        client.remove(final)
+    client.rename(temporary, final)
+
+
+def _remove_quietly(client: paramiko.SFTPClient, name: str) -> None:
+    with contextlib.suppress(OSError, paramiko.SSHException):
+        client.remove(name)
