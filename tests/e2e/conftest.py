@@ -60,7 +60,7 @@ class CeleryWorkerProcess:
                 self.process.wait()
 
 
-def _use_queue(queue: str) -> Callable[[], None]:
+def use_queue(queue: str) -> Callable[[], None]:
     """Send this process's tasks to ``queue``; returns the undo. Settings are loaded already, so the Celery
     app's configuration is changed, and its cached queue and router objects dropped."""
     from config.celery import app
@@ -77,8 +77,9 @@ def _use_queue(queue: str) -> Callable[[], None]:
 
 
 @contextmanager
-def _running_worker(log_dir: Path, pool_args: list[str]) -> Iterator[CeleryWorkerProcess]:
-    """A ``celery worker`` subprocess on the test database and a queue of its own, ready on entry."""
+def running_worker(log_dir: Path, pool_args: list[str], *, must_survive: bool = True) -> Iterator[CeleryWorkerProcess]:
+    """A ``celery worker`` subprocess on the test database and a queue of its own, ready on entry. Its death
+    before the end fails the test, unless ``must_survive`` is false (a test that kills it)."""
     from django.db import connection
 
     queue = f"e2e-{uuid.uuid4().hex[:12]}"
@@ -86,11 +87,17 @@ def _running_worker(log_dir: Path, pool_args: list[str]) -> Iterator[CeleryWorke
     log_path = log_dir / "worker.log"
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE,
+        # Not settings.SETTINGS_MODULE: it is None while a test overrides settings.
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings"),
         "DATABASE_NAME": database_name,
         "CELERY_TASK_DEFAULT_QUEUE": queue,
         # The sweeper test hands over items as soon as they are pending.
         "IMPORT_SWEEP_GRACE_SECONDS": "0",
+        # Exports: web hooks go to a receiver on 127.0.0.1; retries and leases short enough to watch.
+        "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
+        "EXPORT_RETRY_BASE_DELAY": "0.2",
+        "EXPORT_LEASE_SECONDS": "3",
+        "EXPORT_SWEEP_GRACE_SECONDS": "0",
         # The filesystem broker is polled; once a second would make every test wait for it.
         "CELERY_FILESYSTEM_POLLING_INTERVAL": "0.1",
         "PYTHONUNBUFFERED": "1",
@@ -134,7 +141,7 @@ def _running_worker(log_dir: Path, pool_args: list[str]) -> Iterator[CeleryWorke
                 )
             time.sleep(0.1)
         yield worker
-        if process.poll() is not None:
+        if must_survive and process.poll() is not None:
             pytest.fail(f"the Celery worker died during the tests:\n{worker.log_tail()}")
     finally:
         worker.stop()
@@ -146,8 +153,8 @@ def celery_worker_process(
 ) -> Iterator[CeleryWorkerProcess]:
     """A real ``celery worker`` (solo pool) on the test database, ready when the fixture returns; the
     tasks this process sends go to it."""
-    with _running_worker(tmp_path_factory.mktemp("celery-worker"), ["--pool=solo"]) as worker:
-        restore_queue = _use_queue(worker.queue)
+    with running_worker(tmp_path_factory.mktemp("celery-worker"), ["--pool=solo"]) as worker:
+        restore_queue = use_queue(worker.queue)
         try:
             yield worker
         finally:
@@ -158,9 +165,7 @@ def celery_worker_process(
 def _celery_worker_pool_session(
     django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[CeleryWorkerProcess]:
-    with _running_worker(
-        tmp_path_factory.mktemp("celery-worker-pool"), ["--pool=prefork", "--concurrency=2"]
-    ) as worker:
+    with running_worker(tmp_path_factory.mktemp("celery-worker-pool"), ["--pool=prefork", "--concurrency=2"]) as worker:
         yield worker
 
 
@@ -168,7 +173,7 @@ def _celery_worker_pool_session(
 def celery_worker_pool(_celery_worker_pool_session: CeleryWorkerProcess) -> Iterator[CeleryWorkerProcess]:
     """A worker with two processes that take tasks at the same time, as ``runall`` runs it in production;
     the tasks this process sends during the test go to it."""
-    restore_queue = _use_queue(_celery_worker_pool_session.queue)
+    restore_queue = use_queue(_celery_worker_pool_session.queue)
     try:
         yield _celery_worker_pool_session
     finally:
