@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.errors import ServiceError
@@ -155,21 +155,18 @@ def hand_off(delivery_ids: Sequence[int], countdown: float | None = None) -> Non
 
 
 def _lease(delivery_pk: int) -> ExportDelivery | None:
+    """Take the delivery if it is due and nobody works on it: one conditional UPDATE, which the database
+    re-checks under the row lock, so of two workers handed the same delivery exactly one gets it."""
     now = timezone.now()
-    with transaction.atomic():
-        delivery = (
-            ExportDelivery.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("queue", "account")
-            .filter(pk=delivery_pk, status=ExportStatus.PENDING, next_attempt_at__lte=now)
-            .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-            .first()
-        )
-        if delivery is None:
-            return None
-        delivery.attempts += 1
-        delivery.lease_until = now + timedelta(seconds=settings.EXPORT_LEASE_SECONDS)
-        delivery.save(update_fields=["attempts", "lease_until"])
-    return delivery
+    lease_until = now + timedelta(seconds=settings.EXPORT_LEASE_SECONDS)
+    taken = (
+        ExportDelivery.objects.filter(pk=delivery_pk, status=ExportStatus.PENDING, next_attempt_at__lte=now)
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+        .update(attempts=F("attempts") + 1, lease_until=lease_until)
+    )
+    if not taken:
+        return None
+    return ExportDelivery.objects.select_related("queue", "account").get(pk=delivery_pk)
 
 
 def render_context(queue: ExportQueue, delivery_id: str, now: datetime | None = None) -> RenderContext:

@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import ipaddress
 import time
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -126,10 +127,9 @@ class WebhookDelivery(Delivery):
         basic = (auth["username"], auth["password"]) if auth and auth["type"] == "basic" else None
         timeout = (float(config.get("connect_timeout", 5)), float(config.get("read_timeout", 15)))
         try:
-            with outbound.http_session() as session:
-                response = session.post(
-                    url, data=rendered.content, headers=headers, auth=basic, timeout=timeout, allow_redirects=False
-                )
+            response = _session().post(
+                url, data=rendered.content, headers=headers, auth=basic, timeout=timeout, allow_redirects=False
+            )
         except outbound.OutboundRefused as exc:
             return DeliveryResult(ok=False, error=f"destination refused: {exc}")
         except requests.Timeout:
@@ -148,6 +148,13 @@ class WebhookDelivery(Delivery):
             error=f"HTTP {response.status_code}: {response.text[:500]}",
             retryable=response.status_code in RETRYABLE_STATUS,
         )
+
+
+@cache
+def _session() -> requests.Session:
+    """One guarded session per process: connections to a receiver are kept alive and reused. (A Celery
+    prefork child runs one task at a time, so the session is never shared between threads.)"""
+    return outbound.http_session()
 
 
 def _allowed_plain_http(host: str, port: int) -> bool:
