@@ -4,6 +4,7 @@ from rest_framework.routers import SimpleRouter
 
 from accounts import api as accounts_api
 from campaigns import api as campaigns_api
+from exports import api as exports_api
 from imports import api as imports_api
 from orders import api as orders_api
 
@@ -13,5 +14,6 @@ accounts_api.register(router)
 orders_api.register(router)
 campaigns_api.register(router)
 imports_api.register(router)
+exports_api.register(router)
 
 urlpatterns = router.urls

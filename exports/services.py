@@ -27,7 +27,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from accounts.errors import ServiceError
+from accounts.errors import Conflict, ServiceError
 from accounts.models import Account, StockLocation
 from exports import retry
 from exports.deliveries import REGISTRY as DELIVERIES
@@ -322,6 +322,8 @@ def retry_items(*, account: Account, items: Sequence[ExportItem]) -> int:
 
     Each re-send is a new delivery with a new delivery id: a replay is meant to arrive again.
     """
+    if any(item.status == ExportStatus.PENDING for item in items):
+        raise Conflict("a pending item can be retried once it has an outcome", field="status", code="pending")
     now = timezone.now()
     deliveries: list[ExportDelivery] = []
     with transaction.atomic():
@@ -479,6 +481,14 @@ def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tupl
     except IntegrityError:
         raise ServiceError("a queue with this name exists", field="name", code="duplicate") from None
     return queue, secret
+
+
+def delete_queue(*, account: Account, queue: ExportQueue) -> None:
+    """Remove a queue with its export log and deliveries (the entities themselves stay)."""
+    if queue.account_id != account.pk:
+        raise ServiceError("the queue belongs to another account", field="queue")
+    with transaction.atomic():
+        queue.delete()
 
 
 def preview(*, queue: ExportQueue, object_id: int | None = None) -> tuple[Any, str]:

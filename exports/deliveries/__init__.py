@@ -8,6 +8,4 @@ from exports.deliveries.ftp import FtpDelivery
 from exports.deliveries.sftp import SftpDelivery
 from exports.deliveries.webhook import WebhookDelivery
 
-REGISTRY: dict[str, Delivery] = {
-    d.code: d for d in (WebhookDelivery(), EmailDelivery(), FtpDelivery(), SftpDelivery())
-}
+REGISTRY: dict[str, Delivery] = {d.code: d for d in (WebhookDelivery(), EmailDelivery(), FtpDelivery(), SftpDelivery())}

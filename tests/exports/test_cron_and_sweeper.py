@@ -87,12 +87,22 @@ def test_the_sweeper_leaves_retries_until_their_time(tenant, client):
 def test_retrying_items_sends_them_again_under_a_new_delivery_id(tenant, client):
     make_queue(tenant, "https://example.com/a")
     import_orders(client, tenant, "a")
+    ExportItem.objects.update(status="failure")
     item = ExportItem.objects.get()
     first = item.delivery.delivery_id
     assert services.retry_items(account=tenant.account, items=[item]) == 1
     item.refresh_from_db()
     assert item.delivery.delivery_id != first
     assert item.status == "pending"
+
+
+def test_a_pending_item_is_not_retried(tenant, client):
+    from accounts.errors import Conflict
+
+    make_queue(tenant, "https://example.com/a")
+    import_orders(client, tenant, "a")
+    with pytest.raises(Conflict):
+        services.retry_items(account=tenant.account, items=[ExportItem.objects.get()])
 
 
 def test_a_web_hook_queue_without_a_secret_gets_one_shown_once(tenant):

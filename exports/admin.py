@@ -1,0 +1,329 @@
+"""Back-office admin of exports: queues (edited through ``exports.services``), the export log, deliveries.
+
+A queue's transform and delivery are JSON text areas, checked by ``services.validate_queue`` (its field
+errors land on the field they name). Secrets in the delivery are masked in the form and a masked value
+submitted back keeps the stored one; a web hook secret the service generates is shown once, in a message.
+The export log and deliveries are a record: view-only, with retry actions that call ``services.retry_items``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count, Q, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin
+from accounts.errors import ServiceError
+from exports import selectors, services
+from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
+from exports.serializers import mask, unmask
+
+# A "Retry failed items" action hands at most this many items of each selected queue to new deliveries.
+MAX_QUEUE_RETRY = 10_000
+_JSON_WIDGET = forms.Textarea(attrs={"rows": 8, "cols": 90, "class": "vLargeTextField json-config"})
+QUEUE_FIELDS = ("name", "entity_type", "enabled", "trigger", "daily_at", "filters", "transform", "delivery")
+
+
+class ExportQueueForm(forms.ModelForm):
+    class Meta:
+        model = ExportQueue
+        fields = ["account", *QUEUE_FIELDS]
+        widgets = {"filters": _JSON_WIDGET, "transform": _JSON_WIDGET, "delivery": _JSON_WIDGET}
+        help_texts = {
+            "delivery": (
+                'E.g. {"type": "webhook", "url": "https://...", "headers": {}}. A web hook without a secret gets '
+                'a generated one (shown once when you save); "secret": null generates a new one. Secrets show as '
+                "******** and are kept when saved back unchanged."
+            ),
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self.initial["delivery"] = mask(self.instance.delivery)
+
+    def clean_filters(self) -> Any:
+        return self.cleaned_data.get("filters") or {}
+
+    def clean_delivery(self) -> Any:
+        stored = self.instance.delivery if self.instance.pk is not None else None
+        return unmask(self.cleaned_data.get("delivery"), stored)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if self.errors:
+            return cleaned
+        try:
+            services.validate_queue(
+                entity_type=cleaned.get("entity_type", ""),
+                trigger=cleaned.get("trigger", ""),
+                transform=cleaned.get("transform"),
+                delivery=cleaned.get("delivery"),
+                filters=cleaned.get("filters"),
+            )
+        except ServiceError as exc:
+            self._add_service_error(exc)
+            return cleaned
+        # On change the account is read-only, so the model's unique (account, name) check is skipped.
+        name = cleaned.get("name")
+        if (
+            self.instance.pk is not None
+            and name
+            and ExportQueue.objects.filter(account_id=self.instance.account_id, name=name)
+            .exclude(pk=self.instance.pk)
+            .exists()
+        ):
+            self.add_error("name", "A queue with this name exists in the account.")
+        return cleaned
+
+    def _add_service_error(self, exc: ServiceError) -> None:
+        """``delivery.url`` lands on the delivery field as "url: message"; an unknown field on the form."""
+        head, _, rest = (exc.field or "").partition(".")
+        if head in self.fields:
+            self.add_error(head, f"{rest}: {exc.message}" if rest else exc.message)
+        else:
+            self.add_error(None, f"{exc.field}: {exc.message}" if exc.field else exc.message)
+
+
+@admin.register(ExportQueue)
+class ExportQueueAdmin(AccountOwnedAdmin):
+    form = ExportQueueForm
+    change_form_template = "admin/exports/exportqueue/change_form.html"
+    list_display = [
+        "name",
+        "account",
+        "entity_type",
+        "trigger",
+        "enabled",
+        "transform_type",
+        "delivery_type",
+        "failed_items",
+        "updated_at",
+    ]
+    list_filter = ["account", "entity_type", "trigger", "enabled"]
+    list_select_related = ["account"]
+    search_fields = ["name", "account__identifier"]
+    actions = ["retry_failed_items"]
+    fieldsets = [
+        (None, {"fields": ["account", "name", "entity_type", "enabled", "filters"]}),
+        ("Trigger", {"fields": ["trigger", "daily_at"]}),
+        ("Transform and delivery", {"fields": ["transform", "delivery"]}),
+        ("Record", {"fields": ["created_at", "updated_at"]}),
+    ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ExportQueue | None = None) -> list[str]:
+        # A queue does not move between accounts: its items and deliveries belong to the account.
+        return ["created_at", "updated_at"] if obj is None else ["account", "created_at", "updated_at"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ExportQueue]:
+        return (
+            super().get_queryset(request).annotate(_failed=Count("items", filter=Q(items__status=ExportStatus.FAILURE)))
+        )
+
+    def save_model(self, request: HttpRequest, obj: ExportQueue, form: forms.ModelForm, change: bool) -> None:
+        fields = {name: form.cleaned_data[name] for name in QUEUE_FIELDS}
+        if change:
+            stored = ExportQueue.objects.select_related("account").get(pk=obj.pk)
+            queue, secret = services.update_queue(account=stored.account, queue=stored, **fields)
+        else:
+            queue, secret = services.create_queue(account=form.cleaned_data["account"], **fields)
+        # The admin goes on to log the change and redirect with ``obj``: make it the saved row.
+        for field in ExportQueue._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(queue, field.attname))
+        obj._state.adding = False
+        obj._state.db = queue._state.db
+        if secret:
+            messages.success(
+                request,
+                format_html(
+                    'Web hook signing secret (shown once, copy it now): <code class="webhook-secret">{}</code>',
+                    secret,
+                ),
+            )
+
+    def get_urls(self) -> list[URLPattern]:
+        preview = path(
+            "<path:object_id>/preview/",
+            self.admin_site.admin_view(self.preview_view),
+            name="exports_exportqueue_preview",
+        )
+        return [preview, *super().get_urls()]
+
+    def preview_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The queue's transform rendered on the newest stored entity of its type (or ``?object_id=``)."""
+        queue = self.get_object(request, object_id)
+        if queue is None or not self.has_view_permission(request, queue):
+            raise Http404
+        wanted = request.GET.get("object_id", "")
+        context: dict[str, Any] = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": queue,
+            "title": f"Preview of {queue}",
+            "change_url": reverse("admin:exports_exportqueue_change", args=[queue.pk]),
+        }
+        try:
+            rendered, element_key = services.preview(
+                queue=queue, object_id=int(wanted) if wanted.isdigit() and len(wanted) < 19 else None
+            )
+        except ServiceError as exc:
+            context["error"] = exc.message
+        else:
+            context.update(
+                element_key=element_key,
+                content_type=rendered.content_type,
+                extension=rendered.extension,
+                content=rendered.content.decode("utf-8", errors="replace"),
+            )
+        return TemplateResponse(request, "admin/exports/exportqueue/preview.html", context)
+
+    @admin.action(description="Retry failed items", permissions=["change"])
+    def retry_failed_items(self, request: HttpRequest, queryset: QuerySet[ExportQueue]) -> None:
+        retried = 0
+        for queue in queryset.select_related("account"):
+            items = selectors.retryable_items(account=queue.account, queue=queue, limit=MAX_QUEUE_RETRY)
+            if items:
+                retried += services.retry_items(account=queue.account, items=items)
+        self.message_user(request, f"Retried {retried} failed item(s).", messages.SUCCESS)
+
+    @admin.display(description="transform")
+    def transform_type(self, obj: ExportQueue) -> str:
+        return str(obj.transform.get("type", ""))
+
+    @admin.display(description="delivery")
+    def delivery_type(self, obj: ExportQueue) -> str:
+        return str(obj.delivery.get("type", ""))
+
+    @admin.display(description="failed items", ordering="_failed")
+    def failed_items(self, obj: ExportQueue) -> int:
+        return obj._failed  # type: ignore[attr-defined, no-any-return]
+
+
+@admin.register(ExportItem)
+class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
+    """The export log: one row per entity per queue, with the outcome of its delivery."""
+
+    list_display = [
+        "id",
+        "created_at",
+        "queue",
+        "entity_type",
+        "element_key",
+        "status",
+        "attempts",
+        "status_code",
+        "account",
+    ]
+    list_filter = ["status", ("queue", AccountScopedRelatedFilter), "entity_type", "account"]
+    list_select_related = ["account", "queue", "delivery"]
+    search_fields = ["element_key"]
+    # The log grows without bound; skip the unfiltered COUNT(*) on every search.
+    show_full_result_count = False
+    actions = ["retry_selected"]
+    fields = [
+        "account",
+        "queue",
+        "entity_type",
+        "object_id",
+        "element_key",
+        "status",
+        "message",
+        "delivery_link",
+        "attempts",
+        "status_code",
+        "created_at",
+    ]
+    readonly_fields = ["delivery_link", "attempts", "status_code"]
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        return super().changelist_view(request, {"title": "Export log", **(extra_context or {})})
+
+    def has_retry_permission(self, request: HttpRequest) -> bool:
+        # The log is view-only (no change form), but retrying is a change staff may be allowed.
+        return request.user.has_perm("exports.change_exportitem")
+
+    @admin.action(description="Retry selected items", permissions=["retry"])
+    def retry_selected(self, request: HttpRequest, queryset: QuerySet[ExportItem]) -> None:
+        chosen = list(queryset.select_related("account"))
+        by_account: dict[int, list[ExportItem]] = {}
+        for item in chosen:
+            if item.status != ExportStatus.PENDING:
+                by_account.setdefault(item.account_id, []).append(item)
+        retried = sum(services.retry_items(account=items[0].account, items=items) for items in by_account.values())
+        self.message_user(request, f"Retried {retried} item(s).", messages.SUCCESS)
+        if retried < len(chosen):
+            self.message_user(
+                request, f"Left {len(chosen) - retried} pending item(s) alone: still on their way.", messages.WARNING
+            )
+
+    @admin.display(description="delivery")
+    def delivery_link(self, obj: ExportItem) -> SafeString | str:
+        if obj.delivery is None:
+            return "waiting for its cron window"
+        url = reverse("admin:exports_exportdelivery_change", args=[obj.delivery.pk])
+        return format_html('<a href="{}">{}</a> ({})', url, obj.delivery.delivery_id, obj.delivery.status)
+
+    @admin.display(description="attempts")
+    def attempts(self, obj: ExportItem) -> int:
+        return obj.delivery.attempts if obj.delivery is not None else 0
+
+    @admin.display(description="status code")
+    def status_code(self, obj: ExportItem) -> int | None:
+        return obj.delivery.status_code if obj.delivery is not None else None
+
+
+class ExportAttemptInline(admin.TabularInline):
+    model = ExportAttempt
+    fields = ["number", "ok", "status_code", "error", "duration_ms", "started_at"]
+    readonly_fields = ["number", "ok", "status_code", "error", "duration_ms", "started_at"]
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ExportDelivery)
+class ExportDeliveryAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
+    list_display = [
+        "delivery_id",
+        "queue",
+        "account",
+        "window",
+        "status",
+        "attempts",
+        "status_code",
+        "next_attempt_at",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["status", ("queue", AccountScopedRelatedFilter), "account"]
+    list_select_related = ["account", "queue"]
+    search_fields = ["delivery_id"]
+    show_full_result_count = False
+    inlines = [ExportAttemptInline]
+    fields = [
+        "account",
+        "queue",
+        "delivery_id",
+        "window",
+        "status",
+        "attempts",
+        "next_attempt_at",
+        "lease_until",
+        "status_code",
+        "error",
+        "duration_ms",
+        "created_at",
+        "finished_at",
+    ]

@@ -1,0 +1,343 @@
+"""Back-office REST API (``/api/v1/``): export queues (configuration, preview, bulk retry) and the export log.
+
+Queues are addressed by id. Writes go through ``exports.services`` (``create_queue`` / ``update_queue`` /
+``retry_items``), which refuse a configuration that cannot work with the offending field named. Secrets of
+a delivery are masked on the way out (``exports.serializers.mask``) and a masked value sent back keeps the
+stored one (``unmask``); a generated web hook secret is answered once, in ``generated_secret``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.routers import SimpleRouter
+
+from accounts.api import (
+    AUTH_PARAMETERS,
+    AccountScopedViewSet,
+    ReadOnlyViewSet,
+    error_responses,
+    filter_parameter,
+    request_example,
+    response_example,
+)
+from accounts.serializers import ErrorOutputSerializer
+from exports import selectors, services
+from exports.models import EntityType, ExportItem, ExportQueue, ExportStatus
+from exports.serializers import (
+    MASK,
+    ExportLogFilterSerializer,
+    ExportLogOutputSerializer,
+    ExportQueueInputSerializer,
+    ExportQueueOutputSerializer,
+    ExportQueueSavedOutputSerializer,
+    PreviewInputSerializer,
+    PreviewOutputSerializer,
+    QueueRetryInputSerializer,
+    RetriedOutputSerializer,
+    unmask,
+)
+
+# A bulk retry hands at most this many items to new deliveries per call; call again for the rest.
+MAX_BULK_RETRY = 1000
+
+_AT = "2025-01-15T09:30:00Z"
+QUEUE_REQUEST_EXAMPLE: dict[str, Any] = {
+    "name": "Orders to the ERP",
+    "entity_type": "incoming_order_state_changes",
+    "enabled": True,
+    "filters": {"stock_locations": ["shop-1"], "markets": [], "ignore_stock_event_types": []},
+    "trigger": "realtime",
+    "daily_at": None,
+    "transform": {"type": "identity"},
+    "delivery": {"type": "webhook", "url": "https://erp.example.com/hooks/orders", "headers": {"X-Shop": "acme"}},
+}
+QUEUE_EXAMPLE: dict[str, Any] = {
+    "id": 7,
+    **QUEUE_REQUEST_EXAMPLE,
+    "delivery": {**QUEUE_REQUEST_EXAMPLE["delivery"], "secret": MASK},
+    "created_at": _AT,
+    "updated_at": _AT,
+}
+QUEUE_SAVED_EXAMPLE: dict[str, Any] = {
+    **QUEUE_EXAMPLE,
+    "generated_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw7rB3bZ1Wc8I=",
+}
+PREVIEW_EXAMPLE = {
+    "element_key": "WEB-10001:311",
+    "content_type": "application/json",
+    "extension": "json",
+    "content": '{"WEB-10001:311":{"order":{"order_identifier":"WEB-10001"},"state":{"order_state":"created"}}}',
+}
+EXPORT_LOG_EXAMPLE: dict[str, Any] = {
+    "id": 5120,
+    "queue": 7,
+    "queue_name": "Orders to the ERP",
+    "entity_type": "incoming_order_state_changes",
+    "element_key": "WEB-10001:311",
+    "status": "failure",
+    "message": "HTTP 500: internal error",
+    "attempts": 1,
+    "status_code": 500,
+    "error": "HTTP 500: internal error",
+    "duration_ms": 84,
+    "delivery_id": "msg_5f0c6e2a8d7b4a519b0e2c1f7f1d9a34",
+    "created_at": _AT,
+    "finished_at": "2025-01-15T09:30:01Z",
+    "attempt_log": [
+        {
+            "number": 1,
+            "ok": False,
+            "status_code": 500,
+            "error": "HTTP 500: internal error",
+            "duration_ms": 84,
+            "started_at": "2025-01-15T09:30:01Z",
+        }
+    ],
+}
+_NOTHING_TO_PREVIEW = OpenApiExample(
+    "Nothing to preview",
+    value={
+        "status": "ERROR",
+        "message": "no stored entity of this type to preview",
+        "errors": [{"field": "object_id", "message": "no stored entity of this type to preview", "code": "invalid"}],
+    },
+    status_codes=[400],
+    response_only=True,
+)
+_STILL_PENDING = OpenApiExample(
+    "Still pending",
+    value={"status": "ERROR", "message": "The item is still pending; it can be retried once it has an outcome."},
+    status_codes=[409],
+    response_only=True,
+)
+_INVALID_CONFIG = OpenApiExample(
+    "Invalid configuration",
+    value={
+        "status": "ERROR",
+        "message": "must be an absolute https URL",
+        "errors": [{"field": "delivery.url", "message": "must be an absolute https URL", "code": "invalid"}],
+    },
+    status_codes=[400],
+    response_only=True,
+)
+
+
+def _queue_write_schema(summary: str, *, description: str = "", created: bool = False) -> Any:
+    code = 201 if created else 200
+    return extend_schema(
+        summary=summary,
+        description=description,
+        parameters=AUTH_PARAMETERS,
+        request=ExportQueueInputSerializer,
+        responses={code: ExportQueueSavedOutputSerializer, **error_responses(400, *(() if created else (404,)))},
+        examples=[
+            request_example("Web hook queue", QUEUE_REQUEST_EXAMPLE),
+            response_example("Saved queue", QUEUE_SAVED_EXAMPLE, status_code=code),
+            _INVALID_CONFIG,
+        ],
+    )
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List export queues",
+        parameters=AUTH_PARAMETERS,
+        responses={200: ExportQueueOutputSerializer(many=True), **error_responses()},
+        examples=[response_example("Export queue", QUEUE_EXAMPLE)],
+    ),
+    retrieve=extend_schema(
+        summary="Get an export queue",
+        parameters=AUTH_PARAMETERS,
+        responses={200: ExportQueueOutputSerializer, **error_responses(404)},
+        examples=[response_example("Export queue", QUEUE_EXAMPLE)],
+    ),
+    create=_queue_write_schema(
+        "Create an export queue",
+        description=(
+            "A web hook without a `secret` gets a generated one, answered this once in `generated_secret`. "
+            f"Secrets are never shown back: they read as `{MASK}`."
+        ),
+        created=True,
+    ),
+    update=_queue_write_schema(
+        "Replace an export queue",
+        description=(
+            "Optional fields left out are reset to their defaults. A secret sent back as "
+            f'`{MASK}` (or a web hook `secret` left out) keeps the stored one; `"secret": null` generates a new one.'
+        ),
+    ),
+    partial_update=_queue_write_schema(
+        "Change fields of an export queue",
+        description=f"A secret sent back as `{MASK}` keeps the stored one.",
+    ),
+    destroy=extend_schema(
+        summary="Delete an export queue",
+        description="Its export log and deliveries go with it.",
+        parameters=AUTH_PARAMETERS,
+        responses={204: None, **error_responses(404)},
+    ),
+    preview=extend_schema(
+        summary="Preview an export queue's transform",
+        description=(
+            "Renders the queue's transform on a stored entity of its type (the newest, or `object_id`) "
+            "without delivering anything."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request=PreviewInputSerializer,
+        responses={
+            200: PreviewOutputSerializer,
+            **error_responses(400, 404),
+        },
+        examples=[
+            request_example("The newest entity", {}),
+            response_example("Rendered", PREVIEW_EXAMPLE),
+            _NOTHING_TO_PREVIEW,
+        ],
+    ),
+    retry=extend_schema(
+        summary="Retry an export queue's failed items",
+        description=(
+            "Hands the queue's failed items (or the items named in `ids`, of any final outcome: a replay) to "
+            f"new deliveries with new delivery ids. At most {MAX_BULK_RETRY} items per call; pending items "
+            "are left alone."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request=QueueRetryInputSerializer,
+        responses={200: RetriedOutputSerializer, **error_responses(400, 404)},
+        examples=[
+            request_example("Failed items", {"status": "failure"}),
+            request_example("Replay these", {"ids": [5120, 5121]}),
+            response_example("Retried", {"retried": 2}),
+        ],
+    ),
+)
+@extend_schema(tags=["export queues"])
+class ExportQueueViewSet(AccountScopedViewSet):
+    """Export queues, by id: which entities go where (trigger, transform, delivery)."""
+
+    queryset = ExportQueue.objects.none()
+    serializer_class = ExportQueueOutputSerializer
+
+    def get_queryset(self) -> QuerySet[ExportQueue]:
+        return selectors.export_queues(account=self.account)
+
+    def list(self, request: Request) -> Response:
+        return self.paginated(self.get_queryset(), ExportQueueOutputSerializer)
+
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(ExportQueueOutputSerializer(self.get_object()).data)
+
+    def create(self, request: Request) -> Response:
+        data = self.validated(ExportQueueInputSerializer, request.data)
+        data["delivery"] = unmask(data["delivery"], None)
+        queue, secret = services.create_queue(account=self.account, **data)
+        body = ExportQueueSavedOutputSerializer(queue, context={"generated_secret": secret}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def update(self, request: Request, pk: str, partial: bool = False) -> Response:
+        queue = self.get_object()
+        data = self.validated(ExportQueueInputSerializer, request.data, partial=partial)
+        if "delivery" in data:
+            data["delivery"] = unmask(data["delivery"], queue.delivery)
+        queue, secret = services.update_queue(account=self.account, queue=queue, **data)
+        return Response(ExportQueueSavedOutputSerializer(queue, context={"generated_secret": secret}).data)
+
+    def partial_update(self, request: Request, pk: str) -> Response:
+        return self.update(request, pk, partial=True)
+
+    def destroy(self, request: Request, pk: str) -> Response:
+        services.delete_queue(account=self.account, queue=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @action(detail=True, methods=["post"])
+    def preview(self, request: Request, pk: str) -> Response:
+        queue = self.get_object()
+        data = self.validated(PreviewInputSerializer, request.data or {})
+        rendered, element_key = services.preview(queue=queue, object_id=data.get("object_id"))
+        body = {
+            "element_key": element_key,
+            "content_type": rendered.content_type,
+            "extension": rendered.extension,
+            "content": rendered.content.decode("utf-8", errors="replace"),
+        }
+        return Response(PreviewOutputSerializer(body).data)
+
+    @action(detail=True, methods=["post"])
+    def retry(self, request: Request, pk: str) -> Response:
+        queue = self.get_object()
+        data = self.validated(QueueRetryInputSerializer, request.data or {})
+        items = selectors.retryable_items(account=self.account, queue=queue, ids=data.get("ids"), limit=MAX_BULK_RETRY)
+        retried = services.retry_items(account=self.account, items=items) if items else 0
+        return Response({"retried": retried})
+
+
+_LOG_FILTERS = [
+    filter_parameter("queue", "Only the items of this export queue (its id)."),
+    filter_parameter("status", "Only items with this outcome.", enum=ExportStatus.values),
+    filter_parameter("entity_type", "Only items of this entity type.", enum=EntityType.values),
+    filter_parameter("element_key", "Only items with this element key, e.g. WEB-10001:311."),
+]
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List export log entries",
+        description=(
+            "One entry per entity per queue, newest first, with the outcome of its delivery and the attempt "
+            "log of that delivery."
+        ),
+        parameters=[*AUTH_PARAMETERS, *_LOG_FILTERS],
+        responses={200: ExportLogOutputSerializer(many=True), **error_responses(400)},
+        examples=[response_example("export log entry", EXPORT_LOG_EXAMPLE)],
+    ),
+    retrieve=extend_schema(
+        summary="Get an export log entry",
+        description="The item with the outcome and the attempt log of its delivery.",
+        parameters=AUTH_PARAMETERS,
+        responses={200: ExportLogOutputSerializer, **error_responses(404)},
+        examples=[response_example("export log entry", EXPORT_LOG_EXAMPLE)],
+    ),
+    retry=extend_schema(
+        summary="Retry an export log entry",
+        description=(
+            "Re-sends a failed item, or replays a delivered one, in a new delivery with a new delivery id. "
+            "A pending item is refused (409)."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request=None,
+        responses={
+            200: RetriedOutputSerializer,
+            **error_responses(404),
+            409: OpenApiResponse(ErrorOutputSerializer, description="Still pending", examples=[_STILL_PENDING]),
+        },
+        examples=[response_example("Retried", {"retried": 1})],
+    ),
+)
+@extend_schema(tags=["export log"])
+class ExportLogViewSet(ReadOnlyViewSet):
+    """Every export item with the outcome of its delivery."""
+
+    queryset = ExportItem.objects.none()
+    filter_serializer_class = ExportLogFilterSerializer
+    output_serializer_class = ExportLogOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[ExportItem]:
+        return selectors.export_items(account=self.account, with_attempts=True, **filters)
+
+    @action(detail=True, methods=["post"])
+    def retry(self, request: Request, pk: str) -> Response:
+        retried = services.retry_items(account=self.account, items=[self.get_object()])
+        return Response({"retried": retried})
+
+
+def register(router: SimpleRouter) -> None:
+    """Routes of this app under /api/v1/."""
+    router.register("export-queues", ExportQueueViewSet, basename="export-queue")
+    router.register("export-logs", ExportLogViewSet, basename="export-log")

@@ -1,0 +1,287 @@
+"""Serializers of the back-office REST API for export queues and the export log, and the masking of
+the secrets in a queue's delivery configuration (shared with the admin).
+
+Secrets are never shown back: every secret-like value of ``delivery`` (the web hook ``secret``,
+``password``, ``private_key``, ``private_key_passphrase``, ``token``, and headers such as
+``Authorization`` or ``X-Api-Key``, at any depth) reads as ``MASK``. Sent back unchanged, ``MASK`` means
+"keep the stored value" (``unmask``), so a client can PUT what it got.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from exports.models import EntityType, ExportAttempt, ExportItem, ExportQueue, ExportStatus, Trigger
+
+MASK = "********"
+_SECRET_KEY = re.compile(r"secret|password|passphrase|token|private_key|api[-_]?key|authorization", re.IGNORECASE)
+_MAX_ID = 2**63 - 1
+
+
+def is_secret_key(key: str) -> bool:
+    return bool(_SECRET_KEY.search(key))
+
+
+def mask(config: Any) -> Any:
+    """A delivery configuration with each non-empty secret-like string value replaced by ``MASK``."""
+    if isinstance(config, dict):
+        return {
+            key: MASK if is_secret_key(str(key)) and isinstance(value, str) and value else mask(value)
+            for key, value in config.items()
+        }
+    if isinstance(config, list):
+        return [mask(value) for value in config]
+    return config
+
+
+def unmask(config: Any, stored: Any) -> Any:
+    """``config`` with every ``MASK`` value replaced by the stored value at the same path.
+
+    A ``MASK`` with nothing stored at its path is dropped (for a web hook ``secret`` that means "keep
+    or generate one"; elsewhere the service then names the missing field), never stored as a secret.
+    """
+    if not isinstance(config, dict):
+        return config
+    stored_dict = stored if isinstance(stored, dict) else {}
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        if value == MASK:
+            if isinstance(stored_dict.get(key), str) and stored_dict[key]:
+                out[key] = stored_dict[key]
+        else:
+            out[key] = unmask(value, stored_dict.get(key))
+    return out
+
+
+# --- Export queues -------------------------------------------------------------------------------------
+
+
+class FiltersSerializer(serializers.Serializer):
+    """Schema only: which entities a queue takes (empty or absent lists take everything)."""
+
+    stock_locations = serializers.ListField(child=serializers.CharField(), required=False)
+    markets = serializers.ListField(child=serializers.CharField(), required=False)
+    ignore_stock_event_types = serializers.ListField(child=serializers.CharField(), required=False)
+
+    class Meta:
+        ref_name = "ExportQueueFilters"
+
+
+_CONFIG_SCHEMA = {
+    "type": "object",
+    "properties": {"type": {"type": "string"}},
+    "required": ["type"],
+    "additionalProperties": True,
+}
+
+
+@extend_schema_field(_CONFIG_SCHEMA)
+class ConfigField(serializers.JSONField):
+    """A transform or delivery configuration: an object with a ``type`` and that type's settings
+    (checked by ``exports.services.validate_queue``, which names the offending key)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Must be an object with a type.")
+        return value
+
+
+@extend_schema_field(FiltersSerializer)
+class FiltersField(serializers.JSONField):
+    """The queue's filters, checked by the service (unknown keys are refused, not dropped)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Must be an object.")
+        return value
+
+
+class ExportQueueInputSerializer(serializers.Serializer):
+    # Defaults (not required=False) so that PUT resets an omitted field; PATCH skips defaults.
+    name = serializers.CharField(max_length=200)
+    entity_type = serializers.ChoiceField(choices=EntityType.choices)
+    enabled = serializers.BooleanField(default=True)
+    filters = FiltersField(default=dict)  # type: ignore[arg-type]  # the stubs expect a mapping
+    trigger = serializers.ChoiceField(choices=Trigger.choices, default=Trigger.REALTIME)
+    daily_at = serializers.TimeField(
+        default=None,
+        allow_null=True,
+        input_formats=["%H:%M", "%H:%M:%S"],
+        help_text="HH:MM, local time of the account, for a daily trigger.",
+    )
+    transform = ConfigField(default=lambda: {"type": "identity"})  # type: ignore[arg-type]
+    delivery = ConfigField(
+        help_text=(
+            'E.g. {"type": "webhook", "url": "https://...", "headers": {}}. A web hook without a secret (or with '
+            '"secret": null) gets a generated one; a masked value sent back keeps the stored one.'
+        )
+    )
+
+    class Meta:
+        ref_name = "ExportQueue"
+
+
+class ExportQueueOutputSerializer(serializers.ModelSerializer):
+    filters = FiltersField(read_only=True)
+    daily_at = serializers.TimeField(format="%H:%M", read_only=True, allow_null=True)
+    transform = ConfigField(read_only=True)
+    delivery = serializers.SerializerMethodField(help_text=f"Secrets read as {MASK}.")
+
+    class Meta:
+        model = ExportQueue
+        fields = [
+            "id",
+            "name",
+            "entity_type",
+            "enabled",
+            "filters",
+            "trigger",
+            "daily_at",
+            "transform",
+            "delivery",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+        ref_name = "ExportQueue"
+
+    @extend_schema_field(_CONFIG_SCHEMA)
+    def get_delivery(self, queue: ExportQueue) -> dict[str, Any]:
+        return mask(queue.delivery)  # type: ignore[no-any-return]
+
+
+class ExportQueueSavedOutputSerializer(ExportQueueOutputSerializer):
+    generated_secret = serializers.SerializerMethodField(
+        help_text="The web hook secret the service generated, shown this once; null when none was generated."
+    )
+
+    class Meta(ExportQueueOutputSerializer.Meta):
+        fields = [*ExportQueueOutputSerializer.Meta.fields, "generated_secret"]
+        read_only_fields = fields
+        ref_name = "ExportQueueSaved"
+
+    def get_generated_secret(self, queue: ExportQueue) -> str | None:
+        return self.context.get("generated_secret")  # type: ignore[no-any-return]
+
+
+class PreviewInputSerializer(serializers.Serializer):
+    object_id = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=_MAX_ID,
+        help_text="The entity to render (its row id, as in the export log); the newest one by default.",
+    )
+
+    class Meta:
+        ref_name = "ExportPreviewRequest"
+
+
+class PreviewOutputSerializer(serializers.Serializer):
+    element_key = serializers.CharField()
+    content_type = serializers.CharField()
+    extension = serializers.CharField()
+    content = serializers.CharField(help_text="The rendered bytes as UTF-8 text (undecodable bytes replaced).")
+
+    class Meta:
+        ref_name = "ExportPreview"
+
+
+class QueueRetryInputSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=[(ExportStatus.FAILURE.value, "failure")],
+        default=ExportStatus.FAILURE.value,
+        help_text="Which items to re-send when no ids are given: the failed ones.",
+    )
+    ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=_MAX_ID),
+        required=False,
+        max_length=1000,
+        help_text="Re-send exactly these items of the queue (failed, skipped or delivered: a replay).",
+    )
+
+    class Meta:
+        ref_name = "ExportQueueRetryRequest"
+
+
+class RetriedOutputSerializer(serializers.Serializer):
+    retried = serializers.IntegerField(help_text="How many items were handed to new deliveries.")
+
+    class Meta:
+        ref_name = "ExportRetried"
+
+
+# --- The export log ------------------------------------------------------------------------------------
+
+
+class ExportLogFilterSerializer(serializers.Serializer):
+    """Query parameters of the list; an empty one means no filter."""
+
+    queue = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=_MAX_ID)
+    status = serializers.ChoiceField(choices=ExportStatus.choices, required=False, allow_blank=True)
+    entity_type = serializers.ChoiceField(choices=EntityType.choices, required=False, allow_blank=True)
+    element_key = serializers.CharField(max_length=255, required=False, allow_blank=True)
+
+
+class ExportAttemptSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ExportAttempt
+        fields = ["number", "ok", "status_code", "error", "duration_ms", "started_at"]
+        read_only_fields = fields
+        ref_name = "ExportAttempt"
+
+
+class ExportLogOutputSerializer(serializers.ModelSerializer):
+    queue = serializers.IntegerField(source="queue_id", read_only=True)
+    queue_name = serializers.CharField(source="queue.name", read_only=True)
+    attempts = serializers.SerializerMethodField(help_text="Attempts of the item's delivery so far.")
+    status_code = serializers.IntegerField(source="delivery.status_code", read_only=True, allow_null=True)
+    error = serializers.CharField(source="delivery.error", read_only=True, allow_null=True)
+    duration_ms = serializers.IntegerField(source="delivery.duration_ms", read_only=True, allow_null=True)
+    delivery_id = serializers.CharField(
+        source="delivery.delivery_id",
+        read_only=True,
+        allow_null=True,
+        help_text="Sent as webhook-id; null while a cron item waits for its window.",
+    )
+    finished_at = serializers.DateTimeField(source="delivery.finished_at", read_only=True, allow_null=True)
+
+    class Meta:
+        model = ExportItem
+        fields = [
+            "id",
+            "queue",
+            "queue_name",
+            "entity_type",
+            "element_key",
+            "status",
+            "message",
+            "attempts",
+            "status_code",
+            "error",
+            "duration_ms",
+            "delivery_id",
+            "created_at",
+            "finished_at",
+            "attempt_log",
+        ]
+        read_only_fields = fields
+        ref_name = "ExportLogEntry"
+
+    # In the list too (prefetched, so a page costs the same queries): one "status" enum component is
+    # shared by list and detail, and the import log's "status" enum keeps its own name.
+    attempt_log = serializers.SerializerMethodField(help_text="The tries of the item's current delivery.")
+
+    def get_attempts(self, item: ExportItem) -> int:
+        return item.delivery.attempts if item.delivery is not None else 0
+
+    @extend_schema_field(ExportAttemptSerializer(many=True))
+    def get_attempt_log(self, item: ExportItem) -> list[dict[str, Any]]:
+        if item.delivery is None:
+            return []
+        return ExportAttemptSerializer(item.delivery.attempt_log.all(), many=True).data  # type: ignore[return-value]
