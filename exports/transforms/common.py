@@ -1,0 +1,405 @@
+"""What the configurable transforms share: value paths, money / number / date formatting, skipping, limits.
+
+Value paths (spec "Transforms": expression forms are limited) are dotted keys with list indexes, nothing more:
+``summary.total``, ``summary.line_items[0].name``, ``register_summary.all.tax_summaries[1].rate``. A key is
+``[A-Za-z0-9_][A-Za-z0-9_-]*``; an index is ``[n]`` with n >= 0. A missing key, a wrong type on the way or an
+index past the end resolves to ``None``; resolving never calls or imports anything.
+
+Money is ``Decimal`` from end to end: a JSON float is converted through its shortest ``repr`` (so ``12.3`` is
+exactly ``Decimal("12.3")``) and quantized to the currency's minor unit with ROUND_HALF_UP. Dates accept a Unix
+timestamp (seconds with decimals; values of 1e11 and more are taken as milliseconds, the register close
+statement's unit) or an ISO 8601 string; a naive ISO string is UTC.
+
+Shared configuration keys understood by every transform in this package:
+
+* ``skip_voided`` (bool, default false): skip elements whose entity has ``voided: true`` (reason ``"voided"``).
+* ``skip_if`` (object or list of objects ``{"path": str, "equals": JSON scalar}``): skip an element when the
+  value at ``path`` equals ``equals`` (strictly: ``true`` never equals ``1``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime, tzinfo
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from exports.transforms.base import (
+    MAX_OUTPUT_BYTES,
+    RENDER_TIMEOUT_SECONDS,
+    ConfigError,
+    Element,
+    RenderContext,
+    TransformError,
+)
+
+PathStep = str | int
+Path = tuple[PathStep, ...]
+
+_KEY_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+_INDEX_RE = re.compile(r"\[(0|[1-9][0-9]{0,8})\]")
+MAX_PATH_LENGTH = 300
+
+# ISO 4217 minor units that differ from 2; everything else is quantized to cents.
+_MINOR_UNITS = {
+    "BIF": 0,
+    "CLP": 0,
+    "DJF": 0,
+    "GNF": 0,
+    "ISK": 0,
+    "JPY": 0,
+    "KMF": 0,
+    "KRW": 0,
+    "PYG": 0,
+    "RWF": 0,
+    "UGX": 0,
+    "VND": 0,
+    "VUV": 0,
+    "XAF": 0,
+    "XOF": 0,
+    "XPF": 0,
+    "BHD": 3,
+    "IQD": 3,
+    "JOD": 3,
+    "KWD": 3,
+    "LYD": 3,
+    "OMR": 3,
+    "TND": 3,
+}
+
+DEFAULT_DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
+_MILLISECONDS_THRESHOLD = Decimal(10) ** 11
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+# --- value paths ---------------------------------------------------------------------------------------------
+
+
+def parse_path(text: object) -> Path:
+    """Compile ``summary.line_items[0].name`` to ``("summary", "line_items", 0, "name")``; ValueError if malformed."""
+    if not isinstance(text, str) or not text:
+        raise ValueError("must be a non-empty string")
+    if len(text) > MAX_PATH_LENGTH:
+        raise ValueError(f"must be at most {MAX_PATH_LENGTH} characters")
+    steps: list[PathStep] = []
+    for part in text.split("."):
+        key = _KEY_RE.match(part)
+        if key is None:
+            raise ValueError(f"{text!r} is not a path such as summary.line_items[0].name")
+        steps.append(key.group(0))
+        position = key.end()
+        while position < len(part):
+            index = _INDEX_RE.match(part, position)
+            if index is None:
+                raise ValueError(f"{text!r} is not a path such as summary.line_items[0].name")
+            steps.append(int(index.group(1)))
+            position = index.end()
+    return tuple(steps)
+
+
+def resolve(data: Any, path: Path) -> Any:
+    """The value at ``path`` inside plain JSON data, or None. Only dict keys and list indexes are followed."""
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(data, list) or step >= len(data):
+                return None
+            data = data[step]
+        else:
+            if not isinstance(data, dict):
+                return None
+            data = data.get(step)
+        if data is None:
+            return None
+    return data
+
+
+# --- numbers, money, dates -----------------------------------------------------------------------------------
+
+
+def to_decimal(value: Any) -> Decimal | None:
+    """A finite Decimal for a JSON number (or numeric string), None otherwise. Floats go through ``repr``."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, Decimal):
+        number = value
+    elif isinstance(value, int):
+        return Decimal(value)
+    elif isinstance(value, float):
+        number = Decimal(repr(value))
+    elif isinstance(value, str):
+        try:
+            number = Decimal(value.strip())
+        except InvalidOperation:
+            return None
+    else:
+        return None
+    return number if number.is_finite() else None
+
+
+def minor_unit(currency: object) -> int:
+    return _MINOR_UNITS.get(currency.upper(), 2) if isinstance(currency, str) else 2
+
+
+def _with_separator(text: str, decimal_separator: str) -> str:
+    return text.replace(".", decimal_separator) if decimal_separator != "." else text
+
+
+def format_money(
+    value: Any, *, decimal_separator: str = ".", currency: object = None, decimals: int | None = None
+) -> str | None:
+    """``12.5`` -> ``"12.50"`` (or ``"12,50"``), quantized to the currency's minor unit; None if not a number."""
+    number = to_decimal(value)
+    if number is None:
+        return None
+    places = minor_unit(currency) if decimals is None else decimals
+    quantized = number.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return _with_separator(f"{quantized:f}", decimal_separator)
+
+
+def format_number(value: Any, *, decimal_separator: str = ".") -> str | None:
+    """A number in plain notation (no exponent, no float noise): ``0.25`` -> ``"0,25"``; None if not a number."""
+    number = to_decimal(value)
+    if number is None:
+        return None
+    return _with_separator(f"{number:f}", decimal_separator)
+
+
+def parse_datetime(value: Any) -> datetime | None:
+    """An aware datetime from a Unix timestamp (s or ms) or an ISO 8601 string; None if it is neither."""
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+        except ValueError:
+            number = to_decimal(value)
+            if number is None:
+                return None
+            return _from_timestamp(number)
+        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    number = to_decimal(value)
+    return None if number is None else _from_timestamp(number)
+
+
+def _from_timestamp(number: Decimal) -> datetime | None:
+    if abs(number) >= _MILLISECONDS_THRESHOLD:
+        number = number / 1000
+    try:
+        return datetime.fromtimestamp(float(number), tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def format_date(value: Any, date_format: str, zone: tzinfo | None = None) -> str | None:
+    """``value`` formatted with ``date_format`` (strftime), in ``zone`` when given; None if it is not a date."""
+    moment = parse_datetime(value)
+    if moment is None:
+        return None
+    if zone is not None:
+        moment = moment.astimezone(zone)
+    return moment.strftime(date_format)
+
+
+def check_date_format(date_format: object) -> str:
+    """Return a usable strftime format or raise ValueError."""
+    if not isinstance(date_format, str) or not date_format or len(date_format) > 100:
+        raise ValueError("must be a strftime format of 1 to 100 characters, such as %Y-%m-%d")
+    try:
+        datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC).strftime(date_format)
+    except ValueError as error:
+        raise ValueError(f"is not a valid strftime format: {error}") from error
+    return date_format
+
+
+def check_timezone(name: object) -> ZoneInfo:
+    if not isinstance(name, str) or not name or len(name) > 64:
+        raise ValueError("must be a tz database name such as Europe/Copenhagen")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as error:
+        raise ValueError(f"unknown time zone {name!r}") from error
+
+
+def neutralise_formula(text: str) -> str:
+    """Defuse spreadsheet formula injection: a cell starting with = + - @ tab or CR gets a leading quote."""
+    return "'" + text if text.startswith(_FORMULA_PREFIXES) else text
+
+
+# --- JSON ----------------------------------------------------------------------------------------------------
+
+
+def json_default(value: object) -> Any:
+    """``json.dumps`` fallback for what entity dicts may carry besides plain JSON types."""
+    if isinstance(value, Decimal):
+        # A float prints the shortest repr, so Decimal("12.50") becomes 12.5: same number, JSON has no scale.
+        return int(value) if value == value.to_integral_value() and abs(value) < 2**53 else float(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, default=json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+def to_text(value: Any, *, decimal_separator: str = ".") -> str:
+    """How a value reads inside text: None -> "", booleans as JSON, numbers in plain notation, objects as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | Decimal):
+        number = format_number(value, decimal_separator=decimal_separator)
+        return number if number is not None else str(value)
+    return dumps(value)
+
+
+# --- shared configuration ------------------------------------------------------------------------------------
+
+
+def require_bool(config: dict[str, Any], key: str, default: bool) -> bool:
+    value = config.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(key, "must be true or false")
+    return value
+
+
+def require_choice(config: dict[str, Any], key: str, choices: Iterable[str], default: str) -> str:
+    allowed = tuple(choices)
+    value = config.get(key, default)
+    if value not in allowed:
+        raise ConfigError(key, f"must be one of {', '.join(allowed)}")
+    return str(value)
+
+
+def _skip_conditions(config: dict[str, Any]) -> list[tuple[str, Path, Any]]:
+    raw = config.get("skip_if")
+    if raw is None:
+        return []
+    items = raw if isinstance(raw, list) else [raw]
+    conditions = []
+    for position, item in enumerate(items):
+        field = "skip_if" if not isinstance(raw, list) else f"skip_if[{position}]"
+        if not isinstance(item, dict) or set(item) != {"path", "equals"}:
+            raise ConfigError(field, 'must be {"path": "...", "equals": value}')
+        try:
+            path = parse_path(item["path"])
+        except ValueError as error:
+            raise ConfigError(f"{field}.path", str(error)) from error
+        if not (item["equals"] is None or isinstance(item["equals"], str | int | float | bool)):
+            raise ConfigError(f"{field}.equals", "must be a string, number, boolean or null")
+        conditions.append((item["path"], path, item["equals"]))
+    return conditions
+
+
+def validate_skip(config: dict[str, Any]) -> None:
+    """Check the shared skip keys (``skip_voided``, ``skip_if``)."""
+    require_bool(config, "skip_voided", False)
+    _skip_conditions(config)
+
+
+def _strictly_equal(left: Any, right: Any) -> bool:
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left is right
+    return bool(left == right)
+
+
+def skip_reason_for(element: Element, config: dict[str, Any]) -> str | None:
+    """The shared ``skip_reason``: ``"voided"`` or ``"<path> equals <value>"``; a bad config skips nothing."""
+    if config.get("skip_voided") is True and element.entity.get("voided") is True:
+        return "voided"
+    try:
+        conditions = _skip_conditions(config)
+    except ConfigError:
+        return None
+    for text, path, equals in conditions:
+        if _strictly_equal(resolve(element.entity, path), equals):
+            return f"{text} equals {json.dumps(equals)}"
+    return None
+
+
+def split_skipped(elements: list[Element], config: dict[str, Any]) -> tuple[list[Element], list[str]]:
+    """Elements to render, and the keys of those the skip rules drop (render repeats the caller's check)."""
+    kept: list[Element] = []
+    skipped: list[str] = []
+    for element in elements:
+        if skip_reason_for(element, config) is None:
+            kept.append(element)
+        else:
+            skipped.append(element.element_key)
+    return kept, skipped
+
+
+# --- content type for the template transforms ----------------------------------------------------------------
+
+_CONTENT_TYPE_RE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*(; ?charset=[A-Za-z0-9_-]+)?")
+_EXTENSION_RE = re.compile(r"[a-z0-9]{1,10}")
+_EXTENSIONS = {
+    "application/json": "json",
+    "text/html": "html",
+    "application/xml": "xml",
+    "text/xml": "xml",
+    "text/csv": "csv",
+}
+
+
+def content_type_and_extension(config: dict[str, Any]) -> tuple[str, str]:
+    """``content_type`` (default text/plain) and ``extension`` (default from the content type, else txt)."""
+    content_type = config.get("content_type", "text/plain")
+    if not isinstance(content_type, str) or not _CONTENT_TYPE_RE.fullmatch(content_type):
+        raise ConfigError("content_type", "must be a media type such as application/json or text/html")
+    default_extension = _EXTENSIONS.get(content_type.split(";")[0], "txt")
+    extension = config.get("extension", default_extension)
+    if not isinstance(extension, str) or not _EXTENSION_RE.fullmatch(extension):
+        raise ConfigError("extension", "must be 1 to 10 lowercase letters or digits, without the dot")
+    return content_type, extension
+
+
+def base_media_type(content_type: str) -> str:
+    return content_type.split(";")[0].strip()
+
+
+# --- limits --------------------------------------------------------------------------------------------------
+
+
+class RenderBudget:
+    """The render's limits: a monotonic deadline and an output size, checked at loop steps and at the end."""
+
+    def __init__(self, *, timeout: float | None = None, max_bytes: int | None = None) -> None:
+        # Module globals read at call time, so a test (or a caller) can tighten the limits.
+        self.timeout = RENDER_TIMEOUT_SECONDS if timeout is None else timeout
+        self.max_bytes = MAX_OUTPUT_BYTES if max_bytes is None else max_bytes
+        self.deadline = time.monotonic() + self.timeout
+
+    def check_time(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise TransformError(f"rendering took longer than {self.timeout:g} seconds")
+
+    def check_size(self, size: int) -> None:
+        if size > self.max_bytes:
+            raise TransformError(f"output is larger than {self.max_bytes} bytes")
+
+    def encode(self, text: str) -> bytes:
+        # Characters are a lower bound on UTF-8 bytes: refuse before encoding an obviously oversized text.
+        self.check_size(len(text))
+        content = text.encode("utf-8")
+        self.check_size(len(content))
+        return content
+
+
+def template_context(elements: list[Element], context: RenderContext) -> dict[str, Any]:
+    """What the Mustache and Handlebars templates see: ``elements`` (entities carrying their element key)
+    in order, ``queue``, ``account``, ``now`` (ISO 8601) and ``delivery_id``."""
+    return {
+        "elements": [{**element.entity, "element_key": element.element_key} for element in elements],
+        "queue": context.queue,
+        "account": context.account,
+        "now": context.now.isoformat(),
+        "delivery_id": context.delivery_id,
+    }

@@ -1,0 +1,427 @@
+"""CSV: configurable columns over entities, line items, grouped line items, grouped payments, reconciliations or
+tax summaries (spec "Events" -> "Transforms": "Line items can be aggregated and grouped (for example by VAT).
+Payment transactions can be grouped by type and currency.").
+
+Configuration::
+
+    {
+        "type": "csv",
+        "rows": "entity",            # entity | line_items | line_items_grouped | payments_grouped
+                                     # | reconciliations | tax_summaries
+        "columns": [                 # required, 1..200
+            {"header": "Sale", "path": "identifier"},
+            {"header": "Total", "path": "summary.total", "format": "money"},
+            {"header": "Day", "path": "timing.timestamp", "format": "date:%Y-%m-%d"},
+            {"header": "Net", "path": "sub_total", "format": "money", "aggregate": "sum"}
+        ],
+        "group_by": ["taxes[0].rate"],   # line_items_grouped only, required: paths relative to the line item
+        "group_scope": "batch",          # grouped modes: "batch" (whole export) or "entity" (per sale)
+        "include_failed_payments": false,  # payments_grouped: also count payments with success false
+        "separator": ";",            # one character
+        "decimal_separator": ",",    # "," or "."
+        "quoting": "minimal",        # minimal | all | none (none escapes with a backslash)
+        "header": true,              # header row on/off
+        "line_terminator": "\\r\\n", # "\\r\\n" or "\\n"
+        "bom": false,                # prefix a UTF-8 byte order mark (for spreadsheet programs)
+        "timezone": "Europe/Copenhagen",  # optional, for date formats
+        "skip_voided": false, "skip_if": {"path": "voided", "equals": true}
+    }
+
+Rows per mode, and what a column ``path`` is relative to:
+
+* ``entity``: one row per element; the entity.
+* ``line_items``: one row per ``summary.line_items[n]``; the line item.
+* ``reconciliations``: one row per ``reconciliations[n]`` of a register close statement; the reconciliation.
+* ``tax_summaries``: one row per ``register_summary.all.tax_summaries[n]``; the tax summary.
+* ``line_items_grouped``: one row per distinct ``group_by`` value (in order of first appearance); a column's
+  ``aggregate`` is ``first`` (default: the value of the group's first line item), ``sum`` (exact Decimal sum of
+  the path over the group; missing values count as zero) or ``count`` (line items in the group, no path).
+* ``payments_grouped``: one row per (``payment_type``, currency) over ``payments[n]``; the row is
+  ``{"payment_type", "currency_code", "amount", "foreign_currency_amount", "count"}`` where the currency is the
+  payment's ``foreign_currency`` or else the entity's ``base_currency_code``, ``amount`` and
+  ``foreign_currency_amount`` are exact Decimal sums and ``count`` the number of payments. Failed payments
+  (``success: false``) are left out unless ``include_failed_payments``.
+
+In every mode a path starting with ``entity.`` (or ``../``) reads the parent entity (for grouped rows: the
+group's first entity), so ``entity.identifier`` or ``../source.shop_id`` work beside line item paths.
+
+Formats: ``text`` (default), ``number``, ``money`` (Decimal, quantized to the minor unit of the entity's
+``base_currency_code``; for reconciliations of the reconciliation's ``currency_code``) and ``date:<strftime>``.
+Numbers use ``decimal_separator`` in every format.
+
+Formula injection: a cell that comes from a JSON *string* (or a text/date format) and starts with ``= + - @``,
+tab or carriage return gets a leading ``'``. Cells produced from JSON *numbers* (``text``, ``number`` or
+``money`` of a number) are left alone, so ``-12,50`` stays a negative number; a number can only hold digits, a
+sign and the decimal separator. Headers are neutralised like strings.
+"""
+
+from __future__ import annotations
+
+# This module is exports.transforms.csv; imports are absolute, so this is the standard library's csv.
+import csv as stdlib_csv
+import io
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
+from exports.transforms.common import (
+    Path,
+    RenderBudget,
+    check_date_format,
+    check_timezone,
+    dumps,
+    format_date,
+    format_money,
+    format_number,
+    neutralise_formula,
+    parse_path,
+    require_bool,
+    require_choice,
+    resolve,
+    skip_reason_for,
+    split_skipped,
+    to_decimal,
+    validate_skip,
+)
+
+ROW_MODES = ("entity", "line_items", "line_items_grouped", "payments_grouped", "reconciliations", "tax_summaries")
+_ROW_LISTS: dict[str, Path] = {
+    "line_items": ("summary", "line_items"),
+    "line_items_grouped": ("summary", "line_items"),
+    "reconciliations": ("reconciliations",),
+    "tax_summaries": ("register_summary", "all", "tax_summaries"),
+}
+_GROUPED = ("line_items_grouped", "payments_grouped")
+_QUOTING = {"minimal": stdlib_csv.QUOTE_MINIMAL, "all": stdlib_csv.QUOTE_ALL, "none": stdlib_csv.QUOTE_NONE}
+MAX_COLUMNS = 200
+_SIZE_CHECK_EVERY = 500
+
+
+@dataclass(frozen=True)
+class _Column:
+    header: str
+    on_entity: bool  # the path starts with entity. or ../
+    path: Path
+    format: str  # text | number | money | date:<strftime>
+    aggregate: str  # first | sum | count
+
+
+@dataclass(frozen=True)
+class _Settings:
+    mode: str
+    columns: list[_Column]
+    group_by: list[Path]
+    group_scope: str
+    include_failed_payments: bool
+    delimiter: str
+    decimal_separator: str
+    quoting: int
+    header: bool
+    line_terminator: str
+    bom: bool
+    timezone: Any
+
+
+def _parse_column_path(text: object) -> tuple[bool, Path]:
+    if isinstance(text, str) and text.startswith("entity."):
+        return True, parse_path(text[len("entity.") :])
+    if isinstance(text, str) and text.startswith("../"):
+        return True, parse_path(text[3:])
+    return False, parse_path(text)
+
+
+def _compile_column(position: int, raw: object, mode: str) -> _Column:
+    field = f"columns[{position}]"
+    if not isinstance(raw, dict):
+        raise ConfigError(field, 'must be an object such as {"header": "Total", "path": "summary.total"}')
+    unknown = set(raw) - {"header", "path", "format", "aggregate"}
+    if unknown:
+        raise ConfigError(field, f"unknown keys: {', '.join(sorted(unknown))}")
+    header = raw.get("header", "")
+    if not isinstance(header, str) or len(header) > 200:
+        raise ConfigError(f"{field}.header", "must be a string of at most 200 characters")
+    aggregate = raw.get("aggregate", "first")
+    if aggregate != "first" and mode != "line_items_grouped":
+        raise ConfigError(f"{field}.aggregate", "is only allowed with rows line_items_grouped")
+    if aggregate not in ("first", "sum", "count"):
+        raise ConfigError(f"{field}.aggregate", "must be one of first, sum, count")
+    on_entity = False
+    path: Path = ()
+    if aggregate == "count":
+        if "path" in raw:
+            raise ConfigError(f"{field}.path", "must be left out with aggregate count")
+    else:
+        try:
+            on_entity, path = _parse_column_path(raw.get("path"))
+        except ValueError as error:
+            raise ConfigError(f"{field}.path", str(error)) from error
+        if aggregate == "sum" and on_entity:
+            raise ConfigError(f"{field}.path", "a sum adds up line item values, not entity values")
+    column_format = raw.get("format", "text")
+    if column_format not in ("text", "number", "money") and not (
+        isinstance(column_format, str) and column_format.startswith("date:")
+    ):
+        raise ConfigError(f"{field}.format", "must be text, number, money or date:<strftime format>")
+    if column_format.startswith("date:"):
+        try:
+            check_date_format(column_format[5:])
+        except ValueError as error:
+            raise ConfigError(f"{field}.format", f"date format {error}") from error
+    return _Column(header, on_entity, path, column_format, aggregate)
+
+
+def _compile(config: dict[str, Any]) -> _Settings:
+    validate_skip(config)
+    mode = require_choice(config, "rows", ROW_MODES, "entity")
+    columns = config.get("columns")
+    if not isinstance(columns, list) or not columns:
+        raise ConfigError("columns", "must be a non-empty list of columns")
+    if len(columns) > MAX_COLUMNS:
+        raise ConfigError("columns", f"must have at most {MAX_COLUMNS} columns")
+    compiled = [_compile_column(position, column, mode) for position, column in enumerate(columns)]
+    group_by: list[Path] = []
+    if mode == "line_items_grouped":
+        raw_group_by = config.get("group_by")
+        if isinstance(raw_group_by, str):
+            raw_group_by = [raw_group_by]
+        if not isinstance(raw_group_by, list) or not raw_group_by or len(raw_group_by) > 10:
+            raise ConfigError("group_by", "must be a list of 1 to 10 line item paths such as taxes[0].rate")
+        for position, text in enumerate(raw_group_by):
+            try:
+                group_by.append(parse_path(text))
+            except ValueError as error:
+                raise ConfigError(f"group_by[{position}]", str(error)) from error
+    elif "group_by" in config:
+        raise ConfigError("group_by", "is only allowed with rows line_items_grouped")
+    group_scope = require_choice(config, "group_scope", ("batch", "entity"), "batch")
+    delimiter = config.get("separator", ";")
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\"'\r\n\\" or delimiter.isalnum():
+        raise ConfigError("separator", "must be one character that is not a letter, digit, quote or line break")
+    decimal_separator = require_choice(config, "decimal_separator", (",", "."), ",")
+    if decimal_separator == delimiter:
+        raise ConfigError("decimal_separator", "must differ from the separator")
+    quoting = _QUOTING[require_choice(config, "quoting", tuple(_QUOTING), "minimal")]
+    timezone = None
+    if "timezone" in config:
+        try:
+            timezone = check_timezone(config["timezone"])
+        except ValueError as error:
+            raise ConfigError("timezone", str(error)) from error
+    return _Settings(
+        mode=mode,
+        columns=compiled,
+        group_by=group_by,
+        group_scope=group_scope,
+        include_failed_payments=require_bool(config, "include_failed_payments", False),
+        delimiter=delimiter,
+        decimal_separator=decimal_separator,
+        quoting=quoting,
+        header=require_bool(config, "header", True),
+        line_terminator=require_choice(config, "line_terminator", ("\r\n", "\n"), "\r\n"),
+        bom=require_bool(config, "bom", False),
+        timezone=timezone,
+    )
+
+
+def _cell_formatter(column: _Column, settings: _Settings) -> Callable[[Any, Any], str]:
+    """A function (value, currency) -> cell text for one column, built once per render."""
+    separator = settings.decimal_separator
+    zone = settings.timezone
+
+    def as_text(value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, int | float | Decimal):
+            number = format_number(value, decimal_separator=separator)
+            return number if number is not None else ""
+        if isinstance(value, str):
+            return neutralise_formula(value)
+        return neutralise_formula(dumps(value))
+
+    if column.format == "money":
+
+        def money(value: Any, currency: Any) -> str:
+            text = format_money(value, decimal_separator=separator, currency=currency)
+            return text if text is not None else as_text(value)
+
+        return money
+    if column.format == "number":
+
+        def number(value: Any, currency: Any) -> str:
+            text = format_number(value, decimal_separator=separator)
+            return text if text is not None else as_text(value)
+
+        return number
+    if column.format.startswith("date:"):
+        date_format = column.format[5:]
+
+        def date(value: Any, currency: Any) -> str:
+            text = format_date(value, date_format, zone)
+            return neutralise_formula(text) if text is not None else as_text(value)
+
+        return date
+    return lambda value, currency: as_text(value)
+
+
+def _group_key(values: list[Any]) -> tuple[str, ...]:
+    # 0.25 and 0.250 are one VAT rate: numbers are compared as normalized Decimals.
+    key = []
+    for value in values:
+        number = to_decimal(value) if not isinstance(value, str) else None
+        key.append("n" + str(number.normalize()) if number is not None else "j" + dumps(value))
+    return tuple(key)
+
+
+def _add(total: Decimal, value: Any, column: str) -> Decimal:
+    if value is None:
+        return total
+    number = to_decimal(value)
+    if number is None:
+        raise TransformError(f"{column}: cannot sum the non-numeric value {dumps(value)}")
+    return total + number
+
+
+class CsvTransform(Transform):
+    code = "csv"
+
+    def validate(self, config: dict[str, Any]) -> None:
+        _compile(config)
+
+    def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
+        return skip_reason_for(element, config)
+
+    def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
+        try:
+            settings = _compile(config)
+        except ConfigError as error:
+            raise TransformError(f"invalid configuration: {error}") from error
+        budget = RenderBudget()
+        kept, skipped = split_skipped(elements, config)
+        formatters = [_cell_formatter(column, settings) for column in settings.columns]
+        buffer = io.StringIO()
+        if settings.bom:
+            buffer.write("\ufeff")
+        try:
+            writer = stdlib_csv.writer(
+                buffer,
+                delimiter=settings.delimiter,
+                quoting=settings.quoting,  # type: ignore[arg-type]
+                escapechar="\\" if settings.quoting == stdlib_csv.QUOTE_NONE else None,
+                lineterminator=settings.line_terminator,
+            )
+            if settings.header:
+                writer.writerow([neutralise_formula(column.header) for column in settings.columns])
+            for count, cells in enumerate(self._rows(kept, settings, formatters), start=1):
+                writer.writerow(cells)
+                if count % _SIZE_CHECK_EVERY == 0:
+                    budget.check_time()
+                    budget.check_size(buffer.tell())
+        except stdlib_csv.Error as error:
+            raise TransformError(f"cannot write CSV: {error}") from error
+        return Rendered(budget.encode(buffer.getvalue()), "text/csv; charset=utf-8", "csv", skipped)
+
+    def _rows(
+        self, elements: list[Element], settings: _Settings, formatters: list[Callable[[Any, Any], str]]
+    ) -> Iterator[list[str]]:
+        columns = settings.columns
+        pairs = list(zip(columns, formatters, strict=True))
+
+        row_currency = settings.mode == "reconciliations"
+
+        def cells(row: dict[str, Any], entity: dict[str, Any]) -> list[str]:
+            currency = (row_currency and row.get("currency_code")) or entity.get("base_currency_code")
+            return [
+                formatter(resolve(entity if column.on_entity else row, column.path), currency)
+                for column, formatter in pairs
+            ]
+
+        if settings.mode == "entity":
+            for element in elements:
+                yield cells(element.entity, element.entity)
+        elif settings.mode in ("line_items", "reconciliations", "tax_summaries"):
+            list_path = _ROW_LISTS[settings.mode]
+            for element in elements:
+                items = resolve(element.entity, list_path)
+                for item in items if isinstance(items, list) else ():
+                    if isinstance(item, dict):
+                        yield cells(item, element.entity)
+        else:
+            scopes: list[list[Element]] = (
+                [elements] if settings.group_scope == "batch" else [[element] for element in elements]
+            )
+            for scope in scopes:
+                if settings.mode == "line_items_grouped":
+                    yield from self._line_item_groups(scope, settings, pairs)
+                else:
+                    for row, entity in self._payment_groups(scope, settings):
+                        yield cells(row, entity)
+
+    def _line_item_groups(
+        self, elements: list[Element], settings: _Settings, pairs: list[tuple[_Column, Callable[[Any, Any], str]]]
+    ) -> Iterator[list[str]]:
+        # group key -> [first line item, its entity, item count, one running sum per column]
+        groups: dict[tuple[str, ...], list[Any]] = {}
+        for element in elements:
+            items = resolve(element.entity, _ROW_LISTS["line_items"])
+            for item in items if isinstance(items, list) else ():
+                if not isinstance(item, dict):
+                    continue
+                key = _group_key([resolve(item, path) for path in settings.group_by])
+                group = groups.get(key)
+                if group is None:
+                    group = groups[key] = [item, element.entity, 0, [Decimal(0)] * len(pairs)]
+                group[2] += 1
+                sums = group[3]
+                for position, (column, _formatter) in enumerate(pairs):
+                    if column.aggregate == "sum":
+                        sums[position] = _add(sums[position], resolve(item, column.path), f"columns[{position}]")
+        for first_item, entity, count, sums in groups.values():
+            currency = entity.get("base_currency_code")
+            row = []
+            for position, (column, formatter) in enumerate(pairs):
+                if column.aggregate == "sum":
+                    value: Any = sums[position]
+                elif column.aggregate == "count":
+                    value = count
+                else:
+                    value = resolve(entity if column.on_entity else first_item, column.path)
+                row.append(formatter(value, currency))
+            yield row
+
+    def _payment_groups(
+        self, elements: list[Element], settings: _Settings
+    ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+        groups: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {}
+        for element in elements:
+            payments = element.entity.get("payments")
+            for payment in payments if isinstance(payments, list) else ():
+                if not isinstance(payment, dict):
+                    continue
+                if payment.get("success") is False and not settings.include_failed_payments:
+                    continue
+                payment_type = str(payment.get("payment_type") or "")
+                currency = str(payment.get("foreign_currency") or element.entity.get("base_currency_code") or "")
+                entry = groups.get((payment_type, currency))
+                if entry is None:
+                    row: dict[str, Any] = {
+                        "payment_type": payment_type,
+                        "currency_code": currency,
+                        "amount": Decimal(0),
+                        "foreign_currency_amount": None,
+                        "count": 0,
+                    }
+                    entry = groups[(payment_type, currency)] = (row, element.entity)
+                row = entry[0]
+                row["amount"] = _add(row["amount"], payment.get("amount"), "payments[].amount")
+                if payment.get("foreign_currency_amount") is not None:
+                    row["foreign_currency_amount"] = _add(
+                        row["foreign_currency_amount"] or Decimal(0),
+                        payment["foreign_currency_amount"],
+                        "payments[].foreign_currency_amount",
+                    )
+                row["count"] += 1
+        yield from groups.values()

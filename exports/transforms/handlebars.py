@@ -1,0 +1,505 @@
+"""Handlebars (pybars3): a template producing JSON, HTML, XML or text (spec "Events" -> "Transforms").
+
+Configuration::
+
+    {
+        "type": "handlebars",
+        "template": "{{#each elements}}{{identifier}};{{money summary.total}}\\n{{/each}}",  # required
+        "content_type": "text/plain",    # default text/plain; the extension follows it (json, html, xml, csv, txt)
+        "extension": "txt",              # optional override, without the dot
+        "decimal_separator": ".",        # default for the money helper ("." or ",")
+        "date_format": "%Y-%m-%d %H:%M:%S",  # default for the date helper
+        "timezone": "UTC",               # default zone for the date helper
+        "skip_voided": false, "skip_if": {"path": "voided", "equals": true}
+    }
+
+The template sees ``elements`` (the batch's entities in order, each carrying its ``element_key``; real time: one),
+``queue``, ``account``, ``now`` (ISO 8601) and ``delivery_id``.
+
+Security. pybars3 compiles a template to Python source and ``exec``s it; path segments and string literals are
+pasted into that source, so ``{{['+str(6*7)+']}}`` runs Python in 0.9.7. Staff-written templates must never run
+code, so pybars3 only ever compiles a template that passed ``check_template``, a whitelist tokenizer run on the
+very text pybars3 parses (after its whitespace-control preprocessing). Allowed are:
+
+* text outside ``{{``; comments ``{{! ... }}``;
+* ``{{expr}}`` (HTML-escaped), ``{{{expr}}}`` and ``{{&expr}}`` (raw), with optional ``~`` whitespace control;
+* ``{{#each p}}``, ``{{#if p}}``, ``{{#unless p}}``, ``{{#with p}}`` ... ``{{else}}`` ... ``{{/name}}``;
+* expr = a path, or one of our helpers with 1 to 3 arguments, each a path or a ``"double-quoted"`` literal of
+  ``[A-Za-z0-9 _.,:;%/+#()-]`` (no quotes, backslashes, brackets or braces):
+  ``{{money p ["EUR"|currency path]}}`` (two decimals or the currency's minor unit, config decimal separator),
+  ``{{date p ["%Y-%m-%d" [tz]]}}`` (timestamp in s or ms, or ISO string) and ``{{{json p}}}`` (JSON text);
+* a path = ``this``, ``this.a.b``, ``(../)*a.b.0.c`` or ``@index @key @first @last @root[.a.b]``, segments
+  ``[A-Za-z0-9][A-Za-z0-9_-]*`` (never a leading underscore, so no ``__class__``). A bare one-segment path may
+  not be a helper name (``each``, ``lookup``, ``log``, ``money`` ...): write ``this.date`` for a field named date.
+
+Everything else is refused: segment literals ``[...]``, single quotes, backslashes, subexpressions ``( )``, hash
+arguments ``k=v``, partials ``{{> x}}``, inverted sections ``{{^x}}``, raw blocks ``{{{{x}}}}``, ``lookup``,
+``log`` and unknown helpers, block nesting deeper than ``MAX_NESTING``, templates longer than
+``MAX_TEMPLATE_LENGTH``. ``validate`` raises ConfigError("template", ...); ``render`` re-checks and raises
+TransformError.
+
+pybars3 resolves a missing key by ``getattr`` and calls what it finds (``{{#with summary}}{{setdefault}}``
+would call ``dict.setdefault``). The data therefore reaches the template as ``_Safe*`` wrappers whose item
+lookup never fails, so pybars3 never falls back to attributes; ``json`` unwraps them again.
+
+Limits. pybars3 cannot be interrupted, so the cost is bounded structurally: the template's size, tag count,
+nesting and whitespace runs are capped (compiling costs about 0.7 ms per tag and 8 us per character, so at most
+~1.5 s; compiled templates are cached per process), pybars3's exponential whitespace-control regex is replaced
+by an equivalent linear one (``_Compiler``), and every loop goes through our ``each`` helper, which checks the
+deadline (``RENDER_TIMEOUT_SECONDS``) and the output produced so far (``MAX_OUTPUT_BYTES``) at every iteration.
+Without a loop a template's output is at most its length times the largest value. The final output is checked again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+from collections.abc import Callable
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+import pybars
+from pybars._compiler import Scope, strlist
+
+from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
+from exports.transforms.common import (
+    DEFAULT_DATE_FORMAT,
+    RenderBudget,
+    check_date_format,
+    check_timezone,
+    content_type_and_extension,
+    format_date,
+    format_money,
+    json_default,
+    require_choice,
+    skip_reason_for,
+    split_skipped,
+    template_context,
+    validate_skip,
+)
+
+MAX_TEMPLATE_LENGTH = 64_000
+MAX_NESTING = 8
+MAX_TAGS = 1_000
+MAX_WHITESPACE_RUN = 1_000
+_WHITESPACE_RUN_RE = re.compile(r"\s+")
+
+BLOCK_HELPERS = ("each", "if", "unless", "with")
+# helper name -> (minimum, maximum) number of arguments
+HELPERS = {"money": (1, 2), "date": (1, 3), "json": (1, 1)}
+# Names pybars3 looks up as helpers before data for a one-segment path.
+RESERVED = {*BLOCK_HELPERS, *HELPERS, "lookup", "log", "helperMissing", "blockHelperMissing", "else"}
+
+_SEGMENT = r"[A-Za-z0-9][A-Za-z0-9_-]*"
+_PATH_RE = re.compile(
+    rf"(?:this(?:\.{_SEGMENT})*"
+    rf"|(?:\.\./){{0,{MAX_NESTING}}}{_SEGMENT}(?:\.{_SEGMENT})*"
+    rf"|@(?:index|key|first|last)"
+    rf"|@root(?:\.{_SEGMENT})*)"
+)
+_LITERAL_RE = re.compile(r'"[A-Za-z0-9 _.,:;%/+#()-]{0,100}"')
+# Covers every character: blanks, "literals", bare words, and a lone quote (which then fails the checks).
+_TOKEN_RE = re.compile(r'[ \t]+|"[^"]*"|[^ \t"]+|"', re.DOTALL)
+_WS = " \t"
+
+
+class TemplateRefused(ValueError):
+    """The template is outside the whitelist grammar."""
+
+
+# pybars3's whitespace-control regex nests ``([ \t]*{{...}}[ \t]*)+``, which backtracks exponentially: a line
+# of fifteen ``{{#a}}   `` takes minutes. This is the same language written without the ambiguity
+# (``WS* (TAG WS*)+``); the replacement function is pybars3's own. ``\s*{{~`` stays quadratic in the length of
+# a whitespace run, so check_template refuses runs longer than MAX_WHITESPACE_RUN before calling it.
+_WHITESPACE_CONTROL_RE = re.compile(
+    r"~}}\s*|\s*{{~|"
+    r"(?<=\n)[ \t]*(?:{{(?:#[^{}]+|/[^{}]+|![^{}]+|else|else if [^{}]+)}}[ \t]*)+\r?\n|"
+    r"^[ \t]*(?:{{(?:#[^{}]+|![^{}]+)}}[ \t]*)+\r?\n|"
+    r"\r?\n[ \t]*(?:{{(?:/[^{}]+|![^{}]+)}}[ \t]*)+$"
+)
+_CLEANUP_RE = re.compile(r"(?<={{)~|~(?=}})|(?<=}})[ \t]+(?={{)")
+
+
+class _Compiler(pybars.Compiler):  # type: ignore[misc]
+    """pybars3's compiler with a linear-time whitespace control."""
+
+    def whitespace_control(self, source: str) -> str:
+        return _WHITESPACE_CONTROL_RE.sub(lambda match: _CLEANUP_RE.sub("", match.group(0).strip()), source)
+
+
+# --- the whitelist ---------------------------------------------------------------------------------------------
+
+
+def _check_argument(token: str) -> None:
+    if token.startswith('"'):
+        if not _LITERAL_RE.fullmatch(token):
+            raise TemplateRefused(f"string literal {token[:40]!r} may only hold letters, digits and [ _.,:;%/+#()-]")
+    elif not _PATH_RE.fullmatch(token):
+        raise TemplateRefused(f"{token[:40]!r} is not an allowed path")
+
+
+def _split_expression(inner: str) -> list[str]:
+    tokens: list[str] = []
+    after_space = True
+    for match in _TOKEN_RE.finditer(inner):
+        token = match.group(0)
+        if token[0] in _WS:
+            after_space = True
+            continue
+        if not after_space:
+            raise TemplateRefused(f"{{{{{inner[:40]}}}}} is not an allowed expression")
+        tokens.append(token)
+        after_space = False
+    return tokens
+
+
+def _check_expression(inner: str) -> None:
+    tokens = _split_expression(inner)
+    if not tokens:
+        raise TemplateRefused("empty expression")
+    name, arguments = tokens[0], tokens[1:]
+    if arguments:
+        if name not in HELPERS:
+            raise TemplateRefused(f"unknown helper {name[:40]!r} (allowed: {', '.join(HELPERS)})")
+        low, high = HELPERS[name]
+        if not low <= len(arguments) <= high:
+            raise TemplateRefused(f"helper {name} takes {low} to {high} arguments")
+        for argument in arguments:
+            _check_argument(argument)
+        return
+    if name in RESERVED:
+        raise TemplateRefused(f"{name!r} is a helper name; use this.{name} for a field of that name")
+    if name.startswith('"'):
+        raise TemplateRefused("a string literal is not an expression")
+    _check_argument(name)
+
+
+def check_template(source: object) -> None:
+    """Refuse anything outside the whitelist grammar (module docstring). Raises TemplateRefused."""
+    if not isinstance(source, str) or not source:
+        raise TemplateRefused("must be a non-empty string")
+    if len(source) > MAX_TEMPLATE_LENGTH:
+        raise TemplateRefused(f"must be at most {MAX_TEMPLATE_LENGTH} characters")
+    if "\x00" in source:
+        raise TemplateRefused("must not contain NUL characters")
+    if max((len(run) for run in _WHITESPACE_RUN_RE.findall(source)), default=0) > MAX_WHITESPACE_RUN:
+        raise TemplateRefused(f"must not hold more than {MAX_WHITESPACE_RUN} whitespace characters in a row")
+    # Check the exact text pybars3 will parse: its whitespace control runs first and may join braces.
+    text = _Compiler().whitespace_control(source)
+    stack: list[str] = []
+    seen_else: list[bool] = []
+    position = 0
+    tags = 0
+    while True:
+        start = text.find("{{", position)
+        if start < 0:
+            break
+        tags += 1
+        if tags > MAX_TAGS:
+            raise TemplateRefused(f"must have at most {MAX_TAGS} tags")
+        if text.startswith("{{{{", start):
+            raise TemplateRefused("raw blocks {{{{ }}}} are not allowed")
+        if text.startswith("{{{", start):
+            end = text.find("}}}", start + 3)
+            if end < 0:
+                raise TemplateRefused("unclosed {{{")
+            inner = text[start + 3 : end].strip(_WS)
+            if "{" in inner or "}" in inner:
+                raise TemplateRefused("braces are not allowed inside a tag")
+            _check_expression(inner)
+            position = end + 3
+            continue
+        end = text.find("}}", start + 2)
+        if end < 0:
+            raise TemplateRefused("unclosed {{")
+        raw_inner = text[start + 2 : end]
+        position = end + 2
+        if raw_inner.startswith("!"):
+            continue  # comment: pybars3 also ends it at the first }}
+        inner = raw_inner.removeprefix("~").removesuffix("~").strip(_WS)
+        if "{" in inner or "}" in inner:
+            raise TemplateRefused("braces are not allowed inside a tag")
+        if not inner:
+            raise TemplateRefused("empty tag {{}}")
+        kind, rest = inner[0], inner[1:].strip(_WS)
+        if kind == "#":
+            words = rest.split()
+            if len(words) != 2 or words[0] not in BLOCK_HELPERS or words[1] in RESERVED:
+                raise TemplateRefused(
+                    f"block {{{{#{rest[:40]}}}}} must be one of #each, #if, #unless, #with and a path"
+                )
+            _check_argument(words[1])
+            if rest != f"{words[0]} {words[1]}":
+                raise TemplateRefused(f"block {{{{#{rest[:40]}}}}} must be written with one space")
+            stack.append(words[0])
+            seen_else.append(False)
+            if len(stack) > MAX_NESTING:
+                raise TemplateRefused(f"blocks may be nested at most {MAX_NESTING} deep")
+        elif kind == "/":
+            if not stack or rest != stack[-1]:
+                raise TemplateRefused(f"{{{{/{rest[:40]}}}}} does not close the open block")
+            stack.pop()
+            seen_else.pop()
+        elif inner == "else":
+            if not stack or seen_else[-1]:
+                raise TemplateRefused("{{else}} outside a block or twice in one block")
+            seen_else[-1] = True
+        elif kind == "&":
+            _check_expression(rest)
+        elif kind in "^>=(\"'[\\":
+            raise TemplateRefused(f"{{{{{inner[:40]}}}}} is not allowed (no partials, inverted sections or literals)")
+        else:
+            _check_expression(inner)
+    if stack:
+        raise TemplateRefused(f"{{{{#{stack[-1]}}}}} is not closed")
+
+
+# --- safe data ---------------------------------------------------------------------------------------------------
+
+
+class _SafeDict(dict[str, Any]):
+    def __missing__(self, key: object) -> None:
+        return None
+
+
+class _SafeList(list[Any]):
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        if isinstance(key, int | slice):
+            return super().__getitem__(key)
+        if key == "length":
+            return len(self)
+        if isinstance(key, str) and key.isdigit() and int(key) < len(self):
+            return super().__getitem__(int(key))
+        return None
+
+
+class _SafeStr(str):
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        return None
+
+
+class _SafeInt(int):
+    def __getitem__(self, key: Any) -> Any:
+        return None
+
+
+class _SafeFloat(float):
+    def __getitem__(self, key: Any) -> Any:
+        return None
+
+    def __str__(self) -> str:
+        return repr(float(self))
+
+
+class _SafeDecimal(Decimal):
+    def __getitem__(self, key: Any) -> Any:
+        return None
+
+
+class _SafeBool(int):
+    """A boolean that prints as JSON does; ``bool`` cannot be subclassed."""
+
+    def __getitem__(self, key: Any) -> Any:
+        return None
+
+    def __str__(self) -> str:
+        return "true" if self else "false"
+
+    __repr__ = __str__
+
+
+def _wrap(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _SafeDict((str(key), _wrap(item)) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return _SafeList(_wrap(item) for item in value)
+    if isinstance(value, bool):
+        return _SafeBool(value)
+    if isinstance(value, str):
+        return _SafeStr(value)
+    if isinstance(value, int):
+        return _SafeInt(value)
+    if isinstance(value, float):
+        return _SafeFloat(value)
+    if isinstance(value, Decimal):
+        return _SafeDecimal(value)
+    if value is None:
+        return None
+    return _SafeStr(json.dumps(value, default=json_default))
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, Scope):
+        return _unwrap(value.context)
+    if isinstance(value, dict):
+        return {str(key): _unwrap(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unwrap(item) for item in value]
+    if isinstance(value, _SafeBool):
+        return bool(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return value
+
+
+def _plain(value: Any) -> Any:
+    return value.context if isinstance(value, Scope) else value
+
+
+# --- compiling and rendering ----------------------------------------------------------------------------------
+
+# pybars3 keeps compiler state in module globals: one compilation at a time.
+_compile_lock = threading.Lock()
+
+
+@lru_cache(maxsize=64)
+def _compile_checked(source: str) -> Callable[..., Any]:
+    with _compile_lock:
+        function = _Compiler().compile(source)
+    # compile() registers a module per template in sys.modules; the function keeps its globals alive by itself.
+    sys.modules.pop(function.__globals__.get("__name__", ""), None)
+    return function  # type: ignore[no-any-return]
+
+
+def compile_template(source: object) -> Callable[..., Any]:
+    """The compiled template, only after the whitelist accepted it. Raises TemplateRefused."""
+    check_template(source)
+    assert isinstance(source, str)
+    try:
+        return _compile_checked(source)
+    except (pybars.PybarsError, RecursionError) as error:
+        raise TemplateRefused(f"does not compile: {error}") from error
+
+
+def _output_length(output: Any) -> int:
+    if isinstance(output, str):
+        return len(output)
+    if isinstance(output, list):
+        return sum(len(piece) for piece in output)
+    return 0
+
+
+class _Helpers:
+    """Our helpers and the guarded ``each``; one instance per render, holding its budget."""
+
+    def __init__(self, budget: RenderBudget, config: dict[str, Any]) -> None:
+        self.budget = budget
+        self.decimal_separator = config.get("decimal_separator", ".")
+        self.date_format = config.get("date_format", DEFAULT_DATE_FORMAT)
+        self.zone = check_timezone(config["timezone"]) if "timezone" in config else None
+        self.loop_output: list[int] = []  # output of finished iterations, per open loop
+
+    def as_dict(self) -> dict[str, Callable[..., Any]]:
+        return {
+            "each": self.each,
+            "money": self.money,
+            "date": self.date,
+            "json": self.json,
+            # pybars3 defaults that the whitelist already refuses; replaced so they cannot be reached.
+            "lookup": self.nothing,
+            "log": self.nothing,
+        }
+
+    def nothing(self, this: Any, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def each(self, this: Any, options: dict[str, Any], context: Any) -> Any:
+        context = _plain(context)
+        if isinstance(context, dict):
+            items = list(context.items())
+        elif isinstance(context, list):
+            items = [(None, value) for value in context]
+        else:
+            items = []
+        if not items:
+            return options["inverse"](this)
+        result = strlist()
+        last = len(items) - 1
+        self.loop_output.append(0)
+        try:
+            for index, (key, value) in enumerate(items):
+                self.budget.check_time()
+                extra: dict[str, Any] = {"key": _SafeStr(key)} if key is not None else {}
+                scope = Scope(value, this, options["root"], index=index, first=index == 0, last=index == last, **extra)
+                output = options["fn"](scope)
+                self.loop_output[-1] += _output_length(output)
+                self.budget.check_size(sum(self.loop_output))
+                result.grow(output)
+        finally:
+            self.loop_output.pop()
+        return result
+
+    def money(self, this: Any, value: Any, currency: Any = None) -> str:
+        text = format_money(_unwrap(value), decimal_separator=self.decimal_separator, currency=_unwrap(currency))
+        return text or ""
+
+    def date(self, this: Any, value: Any, date_format: Any = None, zone: Any = None) -> str:
+        chosen_format = self.date_format if date_format is None else str(date_format)
+        chosen_zone = self.zone
+        if zone is not None:
+            try:
+                chosen_zone = check_timezone(str(_unwrap(zone)))
+            except ValueError as error:
+                raise TransformError(f"date helper: {error}") from error
+        try:
+            return format_date(_unwrap(value), chosen_format, chosen_zone) or ""
+        except ValueError as error:
+            raise TransformError(f"date helper: {error}") from error
+
+    def json(self, this: Any, value: Any) -> str:
+        self.budget.check_time()
+        text = json.dumps(_unwrap(value), default=json_default, ensure_ascii=False)
+        self.budget.check_size(len(text))
+        return text
+
+
+class HandlebarsTransform(Transform):
+    code = "handlebars"
+
+    def _check(self, config: dict[str, Any]) -> Callable[..., Any]:
+        validate_skip(config)
+        content_type_and_extension(config)
+        require_choice(config, "decimal_separator", (".", ","), ".")
+        for key, check in (("date_format", check_date_format), ("timezone", check_timezone)):
+            if key in config:
+                try:
+                    check(config[key])
+                except ValueError as error:
+                    raise ConfigError(key, str(error)) from error
+        try:
+            return compile_template(config.get("template"))
+        except TemplateRefused as error:
+            raise ConfigError("template", str(error)) from error
+
+    def validate(self, config: dict[str, Any]) -> None:
+        self._check(config)
+
+    def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
+        return skip_reason_for(element, config)
+
+    def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
+        try:
+            template = self._check(config)
+        except ConfigError as error:
+            raise TransformError(f"refused template configuration: {error}") from error
+        content_type, extension = content_type_and_extension(config)
+        budget = RenderBudget()
+        kept, skipped = split_skipped(elements, config)
+        data = _wrap(template_context(kept, context))
+        helpers = _Helpers(budget, config)
+        try:
+            output = template(data, helpers=helpers.as_dict(), partials={})
+        except TransformError:
+            raise
+        except (pybars.PybarsError, TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
+            raise TransformError(f"template failed: {type(error).__name__}: {error}") from error
+        except RecursionError as error:
+            raise TransformError("template nests too deeply") from error
+        return Rendered(budget.encode(str(output)), content_type, extension, skipped)

@@ -1,0 +1,295 @@
+"""Mustache: a logic-less template producing JSON, HTML, XML or text (spec "Events" -> "Transforms").
+
+Configuration::
+
+    {
+        "type": "mustache",
+        "template": "{{#elements}}{{identifier}};{{summary.total__money}}\\n{{/elements}}",  # required
+        "content_type": "text/plain",    # default text/plain; the extension follows it (json, html, xml, csv, txt)
+        "extension": "txt",              # optional override, without the dot
+        "escape": "html",                # how {{x}} is escaped: html | json | none; {{{x}}} and {{&x}} never are.
+                                         # default: html for text/html and XML, json for application/json,
+                                         # none otherwise
+        "decimal_separator": ".",        # for __money ("." or ",")
+        "date_format": "%Y-%m-%d %H:%M:%S",  # for __date
+        "timezone": "UTC",               # for __date (default: UTC for timestamps, ISO strings keep their offset)
+        "skip_voided": false, "skip_if": {"path": "voided", "equals": true}
+    }
+
+The template sees ``elements`` (the batch's entities in order, each carrying its ``element_key``; real time: one),
+``queue``, ``account``, ``now`` (ISO 8601) and ``delivery_id``.
+
+Formatting. Mustache has no helpers and its lambdas only see unrendered text, so formatting is offered as
+pre-formatted names, computed when a tag asks for them: the last name of a tag may end in
+
+* ``__money``: ``{{summary.total__money}}`` -> ``12.50`` (Decimal, the element's ``base_currency_code`` minor
+  unit, ``decimal_separator``);
+* ``__date``: ``{{timing.timestamp__date}}`` (timestamp in s or ms, or ISO string; ``date_format``, ``timezone``);
+* ``__json``: ``{{{summary__json}}}`` -> the value as JSON text.
+
+``{{{element_json}}}`` is the innermost enclosing element (the entity with its ``element_key``) as JSON, so a
+JSON template can embed an entity safely. A real key of that name always wins over a derived one.
+
+Safety and limits. The template is parsed by pystache (spec-conformant tags, delimiters and standalone lines)
+and rendered by the small renderer below: names are looked up in dicts only (no attributes, nothing is
+called), partials are refused (pystache would read them from disk), and the renderer counts its output and
+checks the deadline at every section iteration, so ``RENDER_TIMEOUT_SECONDS`` and ``MAX_OUTPUT_BYTES`` stop a
+runaway template (e.g. nested ``{{#elements}}``) with a TransformError. The template's size, tag count and
+section nesting are capped too, and so is what makes pystache's tag regex slow (long runs of blanks, a ``{{``
+that is never closed); set-delimiter tags are refused for the same reason.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pystache.parser import (  # type: ignore[attr-defined]
+    ParsingError,
+    _ChangeNode,
+    _CommentNode,
+    _EscapeNode,
+    _InvertedNode,
+    _LiteralNode,
+    _SectionNode,
+    parse,
+)
+
+from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
+from exports.transforms.common import (
+    DEFAULT_DATE_FORMAT,
+    RenderBudget,
+    base_media_type,
+    check_date_format,
+    check_timezone,
+    content_type_and_extension,
+    dumps,
+    format_date,
+    format_money,
+    require_choice,
+    skip_reason_for,
+    split_skipped,
+    template_context,
+    to_text,
+    validate_skip,
+)
+
+MAX_TEMPLATE_LENGTH = 64_000
+MAX_NESTING = 8
+MAX_TAGS = 5_000
+MAX_BLANK_RUN = 1_000
+_BLANK_RUN_RE = re.compile(r"[ \t]+")
+_SET_DELIMITER_RE = re.compile(r"\{\{\s*=")
+_NOT_FOUND = object()
+
+
+def _escape_json(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+_ESCAPES: dict[str, Callable[[str], str]] = {
+    "html": lambda text: html.escape(text, quote=True),
+    "json": _escape_json,
+    "none": lambda text: text,
+}
+
+
+def _default_escape(content_type: str) -> str:
+    media_type = base_media_type(content_type)
+    if media_type == "text/html" or media_type.endswith(("/xml", "+xml")):
+        return "html"
+    if media_type == "application/json" or media_type.endswith("+json"):
+        return "json"
+    return "none"
+
+
+def _check_tree(parsed: Any, depth: int) -> None:
+    if depth > MAX_NESTING:
+        raise ConfigError("template", f"sections may be nested at most {MAX_NESTING} deep")
+    for node in parsed._parse_tree:
+        if isinstance(node, str | _EscapeNode | _LiteralNode | _CommentNode | _ChangeNode):
+            continue
+        if isinstance(node, _SectionNode):
+            _check_tree(node.parsed, depth + 1)
+        elif isinstance(node, _InvertedNode):
+            _check_tree(node.parsed_section, depth + 1)
+        else:
+            raise ConfigError("template", "partials ({{> name}}) are not allowed")
+
+
+def _check_parser_cost(template: str) -> None:
+    """Refuse what makes pystache's tag regex super-linear (measured: 99,000 spaces take 25 s to parse)."""
+    if max((len(run) for run in _BLANK_RUN_RE.findall(template)), default=0) > MAX_BLANK_RUN:
+        raise ConfigError("template", f"must not hold more than {MAX_BLANK_RUN} spaces or tabs in a row")
+    if _SET_DELIMITER_RE.search(template):
+        raise ConfigError("template", "changing the delimiters ({{=<% %>=}}) is not supported")
+    # A {{ with no }} after it makes every later search rescan the rest of the template.
+    if template.rfind("{{") > template.rfind("}}"):
+        raise ConfigError("template", "has a {{ that is never closed")
+    if template.count("{{") > MAX_TAGS:
+        raise ConfigError("template", f"must have at most {MAX_TAGS} tags")
+
+
+class _Renderer:
+    """Renders pystache's parse tree against plain JSON data, within the budget."""
+
+    def __init__(
+        self, *, budget: RenderBudget, escape: Callable[[str], str], config: dict[str, Any], element_ids: set[int]
+    ) -> None:
+        self.budget = budget
+        self.escape = escape
+        self.decimal_separator = config.get("decimal_separator", ".")
+        self.date_format = config.get("date_format", DEFAULT_DATE_FORMAT)
+        self.zone = check_timezone(config["timezone"]) if "timezone" in config else None
+        self.element_ids = element_ids
+        self.size = 0
+        self.parts: list[str] = []
+
+    def emit(self, text: str) -> None:
+        if text:
+            self.size += len(text)
+            if self.size > self.budget.max_bytes:
+                self.budget.check_size(self.size)
+            self.parts.append(text)
+
+    def render(self, parsed: Any, stack: list[Any]) -> None:
+        for node in parsed._parse_tree:
+            if isinstance(node, str):
+                self.emit(node)
+            elif isinstance(node, _EscapeNode):
+                self.emit(self.escape(self.text(stack, node.key)))
+            elif isinstance(node, _LiteralNode):
+                self.emit(self.text(stack, node.key))
+            elif isinstance(node, _SectionNode):
+                self.section(node, stack)
+            elif isinstance(node, _InvertedNode):
+                value = self.lookup(stack, node.key)
+                if value is _NOT_FOUND or not value:
+                    self.render(node.parsed_section, stack)
+
+    def section(self, node: Any, stack: list[Any]) -> None:
+        value = self.lookup(stack, node.key)
+        if value is _NOT_FOUND or not value:
+            return
+        for item in value if isinstance(value, list) else [value]:
+            self.budget.check_time()
+            stack.append(item)
+            try:
+                self.render(node.parsed, stack)
+            finally:
+                stack.pop()
+
+    def text(self, stack: list[Any], key: str) -> str:
+        value = self.lookup(stack, key)
+        return "" if value is _NOT_FOUND else to_text(value)
+
+    def lookup(self, stack: list[Any], key: str) -> Any:
+        if key == ".":
+            return stack[-1]
+        names = key.split(".")
+        last = names[-1]
+        value = self._find(stack, names)
+        if value is not _NOT_FOUND or "__" not in last:
+            return value
+        base, _, kind = last.rpartition("__")
+        if base == "" and len(names) == 1:
+            return _NOT_FOUND
+        value = self._find(stack, [*names[:-1], base])
+        if value is _NOT_FOUND or value is None:
+            return _NOT_FOUND
+        if kind == "money":
+            currency = self._currency(stack)
+            return format_money(value, decimal_separator=self.decimal_separator, currency=currency) or _NOT_FOUND
+        if kind == "date":
+            return format_date(value, self.date_format, self.zone) or _NOT_FOUND
+        if kind == "json":
+            self.budget.check_time()
+            return dumps(value)
+        return _NOT_FOUND
+
+    def _find(self, stack: list[Any], names: list[str]) -> Any:
+        first = names[0]
+        if first == "element_json" and len(names) == 1:
+            found = self._get_from_stack(stack, first)
+            if found is not _NOT_FOUND:
+                return found
+            for frame in reversed(stack):
+                if id(frame) in self.element_ids:
+                    self.budget.check_time()
+                    return dumps(frame)
+            return _NOT_FOUND
+        value = self._get_from_stack(stack, first)
+        for name in names[1:]:
+            if not isinstance(value, dict) or name not in value:
+                return _NOT_FOUND
+            value = value[name]
+        return value
+
+    def _get_from_stack(self, stack: list[Any], name: str) -> Any:
+        for frame in reversed(stack):
+            if isinstance(frame, dict) and name in frame:
+                return frame[name]
+        return _NOT_FOUND
+
+    def _currency(self, stack: list[Any]) -> Any:
+        for frame in reversed(stack):
+            if isinstance(frame, dict) and isinstance(frame.get("base_currency_code"), str):
+                return frame["base_currency_code"]
+        return None
+
+
+class MustacheTransform(Transform):
+    code = "mustache"
+
+    def _check(self, config: dict[str, Any]) -> tuple[Any, str, str, str]:
+        validate_skip(config)
+        content_type, extension = content_type_and_extension(config)
+        escape = require_choice(config, "escape", tuple(_ESCAPES), _default_escape(content_type))
+        require_choice(config, "decimal_separator", (".", ","), ".")
+        for key, check in (("date_format", check_date_format), ("timezone", check_timezone)):
+            if key in config:
+                try:
+                    check(config[key])
+                except ValueError as error:
+                    raise ConfigError(key, str(error)) from error
+        template = config.get("template")
+        if not isinstance(template, str) or not template:
+            raise ConfigError("template", "must be a non-empty string")
+        if len(template) > MAX_TEMPLATE_LENGTH:
+            raise ConfigError("template", f"must be at most {MAX_TEMPLATE_LENGTH} characters")
+        _check_parser_cost(template)
+        try:
+            parsed = parse(template, raise_on_mismatch=True)
+        except (ParsingError, ValueError, KeyError, IndexError) as error:
+            raise ConfigError("template", f"does not parse: {error}") from error
+        _check_tree(parsed, 0)
+        return parsed, content_type, extension, escape
+
+    def validate(self, config: dict[str, Any]) -> None:
+        self._check(config)
+
+    def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
+        return skip_reason_for(element, config)
+
+    def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
+        try:
+            parsed, content_type, extension, escape = self._check(config)
+        except ConfigError as error:
+            raise TransformError(f"invalid configuration: {error}") from error
+        budget = RenderBudget()
+        kept, skipped = split_skipped(elements, config)
+        data = template_context(kept, context)
+        renderer = _Renderer(
+            budget=budget,
+            escape=_ESCAPES[escape],
+            config=config,
+            element_ids={id(entity) for entity in data["elements"]},
+        )
+        try:
+            renderer.render(parsed, [data])
+        except RecursionError as error:
+            raise TransformError("template nests too deeply") from error
+        return Rendered(budget.encode("".join(renderer.parts)), content_type, extension, skipped)

@@ -1,0 +1,191 @@
+"""Simple JSON: a flat JSON object per element, described by configuration (spec "Events" -> "Transforms").
+
+Configuration::
+
+    {
+        "type": "simple_json",
+        "fields": {                          # required, 1..500 output keys, kept in this order
+            "total": "{summary.total}",      # exactly one placeholder: the value keeps its JSON type
+            "shop": "{source.shop_id}",
+            "note": "Sale {identifier}",     # mixed text: always a string
+            "day": "{timing.timestamp|date:%Y-%m-%d}",
+            "amount": "{summary.total|money}"
+        },
+        "drop_empty": false,                 # drop keys whose value is null
+        "decimal_separator": ".",            # for |money and |number ("." or ",")
+        "timezone": "UTC",                   # optional, for |date (default: UTC for timestamps, ISO keeps its offset)
+        "skip_voided": false, "skip_if": {"path": "voided", "equals": true}
+    }
+
+Placeholders are ``{path}`` or ``{path|format}`` with a value path (see ``common``) and format ``text``,
+``number``, ``money`` (quantized to the entity's ``base_currency_code`` minor unit) or ``date:<strftime>``.
+``{{`` and ``}}`` are literal braces. A field that is exactly one placeholder without a format keeps the JSON
+value as it is (a number stays a number, an object stays an object, a missing path is null); with a format it is
+a string (or null when the value is missing or unusable). In mixed text a missing value reads as an empty string.
+Whether null keys are dropped is decided for the whole object by ``drop_empty`` (no per-key syntax).
+
+Output, batch or real time alike, follows the spec's exported wrapper: ``{element_key: flat_object, ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
+from exports.transforms.common import (
+    Path,
+    RenderBudget,
+    check_date_format,
+    check_timezone,
+    format_date,
+    format_money,
+    format_number,
+    json_default,
+    parse_path,
+    require_bool,
+    require_choice,
+    resolve,
+    skip_reason_for,
+    split_skipped,
+    to_text,
+    validate_skip,
+)
+
+MAX_FIELDS = 500
+MAX_FIELD_TEMPLATE_LENGTH = 2000
+_TOKEN_RE = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]|[^{}]+")
+
+
+@dataclass(frozen=True)
+class _Placeholder:
+    path: Path
+    format: str | None  # None, "text", "number", "money" or a strftime format prefixed "date:"
+
+
+_Part = str | _Placeholder
+
+
+def _compile_placeholder(text: str) -> _Placeholder:
+    path_text, _, format_text = text.partition("|")
+    try:
+        path = parse_path(path_text.strip())
+    except ValueError as error:
+        raise ValueError(f"placeholder {{{text}}}: {error}") from error
+    if not _:
+        return _Placeholder(path, None)
+    format_text = format_text.strip()
+    if format_text in ("text", "number", "money"):
+        return _Placeholder(path, format_text)
+    if format_text.startswith("date:"):
+        try:
+            check_date_format(format_text[5:])
+        except ValueError as error:
+            raise ValueError(f"placeholder {{{text}}}: date format {error}") from error
+        return _Placeholder(path, format_text)
+    raise ValueError(f"placeholder {{{text}}}: unknown format {format_text!r} (text, number, money, date:<strftime>)")
+
+
+def compile_field(template: object) -> list[_Part]:
+    """Split ``"Sale {identifier}"`` into literal strings and placeholders; ValueError if malformed."""
+    if not isinstance(template, str):
+        raise ValueError("must be a string such as {summary.total}")
+    if len(template) > MAX_FIELD_TEMPLATE_LENGTH:
+        raise ValueError(f"must be at most {MAX_FIELD_TEMPLATE_LENGTH} characters")
+    parts: list[_Part] = []
+    for match in _TOKEN_RE.finditer(template):
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            parts.append(token[0])
+        elif match.group(1) is not None:
+            parts.append(_compile_placeholder(match.group(1)))
+        elif token in ("{", "}"):
+            raise ValueError("has an unbalanced brace (write {{ or }} for a literal brace)")
+        else:
+            parts.append(token)
+    return parts
+
+
+class SimpleJsonTransform(Transform):
+    code = "simple_json"
+
+    def _compile(self, config: dict[str, Any]) -> dict[str, list[_Part]]:
+        validate_skip(config)
+        require_bool(config, "drop_empty", False)
+        require_choice(config, "decimal_separator", (".", ","), ".")
+        if "timezone" in config:
+            try:
+                check_timezone(config["timezone"])
+            except ValueError as error:
+                raise ConfigError("timezone", str(error)) from error
+        fields = config.get("fields")
+        if not isinstance(fields, dict) or not fields:
+            raise ConfigError("fields", 'must be an object such as {"total": "{summary.total}"}')
+        if len(fields) > MAX_FIELDS:
+            raise ConfigError("fields", f"must have at most {MAX_FIELDS} keys")
+        compiled: dict[str, list[_Part]] = {}
+        for key, template in fields.items():
+            if not isinstance(key, str) or not key or len(key) > 200:
+                raise ConfigError("fields", "keys must be strings of 1 to 200 characters")
+            try:
+                compiled[key] = compile_field(template)
+            except ValueError as error:
+                raise ConfigError(f"fields.{key}", str(error)) from error
+        return compiled
+
+    def validate(self, config: dict[str, Any]) -> None:
+        self._compile(config)
+
+    def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
+        return skip_reason_for(element, config)
+
+    def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
+        try:
+            fields = self._compile(config)
+        except ConfigError as error:
+            raise TransformError(f"invalid configuration: {error}") from error
+        budget = RenderBudget()
+        kept, skipped = split_skipped(elements, config)
+        zone = check_timezone(config["timezone"]) if "timezone" in config else None
+        separator = config.get("decimal_separator", ".")
+        drop_empty = config.get("drop_empty", False)
+
+        def value_of(entity: dict[str, Any], placeholder: _Placeholder) -> Any:
+            value = resolve(entity, placeholder.path)
+            kind = placeholder.format
+            if kind is None or value is None:
+                return value
+            if kind == "money":
+                currency = entity.get("base_currency_code")
+                return format_money(value, decimal_separator=separator, currency=currency)
+            if kind == "number":
+                return format_number(value, decimal_separator=separator)
+            if kind == "text":
+                return to_text(value, decimal_separator=separator)
+            return format_date(value, kind[5:], zone)
+
+        output: dict[str, dict[str, Any]] = {}
+        for element in kept:
+            budget.check_time()
+            flat: dict[str, Any] = {}
+            for key, parts in fields.items():
+                if len(parts) == 1 and isinstance(parts[0], _Placeholder):
+                    value = value_of(element.entity, parts[0])
+                else:
+                    value = "".join(
+                        part
+                        if isinstance(part, str)
+                        else to_text(value_of(element.entity, part), decimal_separator=separator)
+                        for part in parts
+                    )
+                if value is None and drop_empty:
+                    continue
+                flat[key] = value
+            output[element.element_key] = flat
+        try:
+            text = json.dumps(output, default=json_default, ensure_ascii=False)
+        except (TypeError, ValueError) as error:
+            raise TransformError(f"cannot serialise the output: {error}") from error
+        return Rendered(budget.encode(text), "application/json", "json", skipped)
