@@ -154,19 +154,29 @@ def hand_off(delivery_ids: Sequence[int], countdown: float | None = None) -> Non
 # --- Delivering ------------------------------------------------------------------------------------------
 
 
-def _lease(delivery_pk: int) -> ExportDelivery | None:
-    """Take the delivery if it is due and nobody works on it: one conditional UPDATE, which the database
-    re-checks under the row lock, so of two workers handed the same delivery exactly one gets it."""
+# Real-time deliveries one task sends in one go. Each still carries exactly one element (spec); only the
+# database work for them is shared (one lease, one load, bulk outcome writes).
+DELIVERY_BATCH = 50
+
+
+def _lease(*, delivery_pk: int, batch: int) -> list[ExportDelivery]:
+    """Take the delivery if it is due and nobody works on it, plus up to ``batch - 1`` other due real-time
+    deliveries. Row locks skip what another worker holds, so no delivery is taken twice."""
     now = timezone.now()
-    lease_until = now + timedelta(seconds=settings.EXPORT_LEASE_SECONDS)
-    taken = (
-        ExportDelivery.objects.filter(pk=delivery_pk, status=ExportStatus.PENDING, next_attempt_at__lte=now)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-        .update(attempts=F("attempts") + 1, lease_until=lease_until)
+    due = ExportDelivery.objects.filter(status=ExportStatus.PENDING, next_attempt_at__lte=now).filter(
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now)
     )
-    if not taken:
-        return None
-    return ExportDelivery.objects.select_related("queue", "account").get(pk=delivery_pk)
+    with transaction.atomic():
+        locked = due.select_for_update(skip_locked=True, of=("self",))
+        ids = list(locked.filter(pk=delivery_pk).values_list("pk", flat=True))
+        if batch > len(ids):  # cron windows (a window set) are never drawn in: a big batch must not hold these up
+            others = locked.filter(window="").exclude(pk=delivery_pk).order_by("next_attempt_at")
+            ids += list(others.values_list("pk", flat=True)[: batch - len(ids)])
+        if not ids:
+            return []
+        lease_until = now + timedelta(seconds=settings.EXPORT_LEASE_SECONDS)
+        ExportDelivery.objects.filter(pk__in=ids).update(attempts=F("attempts") + 1, lease_until=lease_until)
+    return list(ExportDelivery.objects.select_related("queue", "account").filter(pk__in=ids).order_by("pk"))
 
 
 def render_context(queue: ExportQueue, delivery_id: str, now: datetime | None = None) -> RenderContext:
@@ -178,14 +188,31 @@ def render_context(queue: ExportQueue, delivery_id: str, now: datetime | None = 
     )
 
 
-def elements_of(queue: ExportQueue, items: Sequence[ExportItem]) -> tuple[list[Element], dict[int, str]]:
+def _load_entities(items: Sequence[ExportItem]) -> dict[tuple[str, int], dict[str, Any]]:
+    """The JSON form of every item's entity: one query per entity type."""
+    wanted: dict[str, set[int]] = {}
+    for item in items:
+        wanted.setdefault(item.entity_type, set()).add(item.object_id)
+    return {
+        (entity_type, object_id): entity
+        for entity_type, ids in wanted.items()
+        for object_id, entity in ENTITIES[entity_type].load(ids).items()
+    }
+
+
+def elements_of(
+    queue: ExportQueue,
+    items: Sequence[ExportItem],
+    entities: dict[tuple[str, int], dict[str, Any]] | None = None,
+) -> tuple[list[Element], dict[int, str]]:
     """The items' entities in their JSON form, and the reasons of those the transform skips."""
-    entities = ENTITIES[queue.entity_type].load([i.object_id for i in items])
+    if entities is None:
+        entities = _load_entities(items)
     transform = TRANSFORMS[queue.transform.get("type", "identity")]
     elements: list[Element] = []
     skipped: dict[int, str] = {}
     for item in items:
-        entity = entities.get(item.object_id)
+        entity = entities.get((item.entity_type, item.object_id))
         if entity is None:
             skipped[item.pk] = "the entity no longer exists"
             continue
@@ -198,21 +225,45 @@ def elements_of(queue: ExportQueue, items: Sequence[ExportItem]) -> tuple[list[E
     return elements, skipped
 
 
-def deliver(*, delivery_pk: int) -> str | None:
-    """Spec: Events (trigger, transformation, delivery; outcome and retry). Returns the status reached."""
-    delivery = _lease(delivery_pk)
-    if delivery is None:
+@dataclass
+class _Outcome:
+    delivery: ExportDelivery
+    items: list[ExportItem]
+    result: DeliveryResult
+    status: str
+    skipped: dict[int, str]
+    started: datetime
+    duration_ms: int
+    retry_in: timedelta | None = None
+
+
+def deliver(*, delivery_pk: int, batch: int = DELIVERY_BATCH) -> str | None:
+    """Spec: Events (trigger, transformation, delivery; outcome and retry). Sends the delivery (and other due
+    real-time ones, see DELIVERY_BATCH) and records every outcome. Returns the status this delivery reached,
+    or None when it was not due or another worker has it."""
+    deliveries = _lease(delivery_pk=delivery_pk, batch=batch)
+    if not deliveries:
         return None
+    items_of: dict[int, list[ExportItem]] = {d.pk: [] for d in deliveries}
+    for item in ExportItem.objects.filter(delivery__in=deliveries).order_by("id"):
+        items_of[item.delivery_id].append(item)  # type: ignore[index]
+    entities = _load_entities([i for items in items_of.values() for i in items])
+    outcomes = [_send(d, items_of[d.pk], entities) for d in deliveries]
+    _record(outcomes)
+    return next((o.status for o in outcomes if o.delivery.pk == delivery_pk), None)
+
+
+def _send(
+    delivery: ExportDelivery, items: list[ExportItem], entities: dict[tuple[str, int], dict[str, Any]]
+) -> _Outcome:
     queue = delivery.queue
-    items = list(delivery.items.order_by("id"))
     started = timezone.now()
     clock = time.monotonic()
     skipped: dict[int, str] = {}
     try:
-        elements, skipped = elements_of(queue, items)
+        elements, skipped = elements_of(queue, items, entities)
         if not elements:
-            _finish(delivery, items, ExportStatus.SKIPPED, DeliveryResult(ok=True), skipped, started, clock)
-            return ExportStatus.SKIPPED
+            return _Outcome(delivery, items, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0)
         context = render_context(queue, delivery.delivery_id, started)
         rendered = TRANSFORMS[queue.transform.get("type", "identity")].render(elements, context, queue.transform)
         result = DELIVERIES[queue.delivery["type"]].deliver(
@@ -223,77 +274,71 @@ def deliver(*, delivery_pk: int) -> str | None:
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
         logger.exception("export delivery %s failed", delivery.delivery_id)
         result = DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
-
-    if result.ok:
-        status = ExportStatus.SUCCESS
-    else:
-        delay = retry.retry_delay(
-            trigger=queue.trigger,
-            delivery_type=queue.delivery.get("type", ""),
-            retryable=result.retryable,
-            attempts=delivery.attempts,
-            base_delay=settings.EXPORT_RETRY_BASE_DELAY,
-        )
-        if delay is not None:
-            _schedule_retry(delivery, result, delay, started, clock)
-            return ExportStatus.PENDING
-        status = ExportStatus.FAILURE
-    _finish(delivery, items, status, result, skipped, started, clock)
-    return status
-
-
-def _attempt(delivery: ExportDelivery, result: DeliveryResult, started: datetime, clock: float) -> int:
     duration_ms = int((time.monotonic() - clock) * 1000)
-    ExportAttempt.objects.create(
-        account_id=delivery.account_id,
-        delivery=delivery,
-        number=delivery.attempts,
-        ok=result.ok,
-        status_code=result.status_code,
-        error=result.error[:2000],
-        duration_ms=duration_ms,
-        started_at=started,
+    if result.ok:
+        return _Outcome(delivery, items, result, ExportStatus.SUCCESS, skipped, started, duration_ms)
+    retry_in = retry.retry_delay(
+        trigger=queue.trigger,
+        delivery_type=queue.delivery.get("type", ""),
+        retryable=result.retryable,
+        attempts=delivery.attempts,
+        base_delay=settings.EXPORT_RETRY_BASE_DELAY,
     )
-    return duration_ms
+    status = ExportStatus.PENDING if retry_in is not None else ExportStatus.FAILURE
+    return _Outcome(delivery, items, result, status, skipped, started, duration_ms, retry_in)
 
 
-def _schedule_retry(
-    delivery: ExportDelivery, result: DeliveryResult, delay: timedelta, started: datetime, clock: float
-) -> None:
+def _record(outcomes: Sequence[_Outcome]) -> None:
+    """Every outcome in one transaction: attempts, deliveries, items; retries handed back after commit."""
+    now = timezone.now()
     with transaction.atomic():
-        delivery.duration_ms = _attempt(delivery, result, started, clock)
-        delivery.status_code = result.status_code
-        delivery.error = result.error[:2000]
-        delivery.next_attempt_at = timezone.now() + delay
-        delivery.lease_until = None
-        delivery.save(update_fields=["duration_ms", "status_code", "error", "next_attempt_at", "lease_until"])
-        # The database holds the retry time; a short countdown only saves waiting for the sweeper.
-        if delay.total_seconds() <= 60:
-            transaction.on_commit(partial(hand_off, [delivery.pk], delay.total_seconds()))
-
-
-def _finish(
-    delivery: ExportDelivery,
-    items: Sequence[ExportItem],
-    status: str,
-    result: DeliveryResult,
-    skipped: dict[int, str],
-    started: datetime,
-    clock: float,
-) -> None:
-    with transaction.atomic():
-        delivery.duration_ms = _attempt(delivery, result, started, clock)
-        delivery.status = status
-        delivery.status_code = result.status_code
-        delivery.error = result.error[:2000]
-        delivery.finished_at = timezone.now()
-        delivery.lease_until = None
-        delivery.save(update_fields=["duration_ms", "status", "status_code", "error", "finished_at", "lease_until"])
-        done = [i.pk for i in items if i.pk not in skipped]
-        item_status = ExportStatus.SUCCESS if status == ExportStatus.SKIPPED else status
-        ExportItem.objects.filter(pk__in=done).update(status=item_status, message=result.error[:2000])
-        for pk, reason in skipped.items():
-            ExportItem.objects.filter(pk=pk).update(status=ExportStatus.SKIPPED, message=reason)
+        ExportAttempt.objects.bulk_create(
+            [
+                ExportAttempt(
+                    account_id=o.delivery.account_id,
+                    delivery=o.delivery,
+                    number=o.delivery.attempts,
+                    ok=o.result.ok,
+                    status_code=o.result.status_code,
+                    error=o.result.error[:2000],
+                    duration_ms=o.duration_ms,
+                    started_at=o.started,
+                )
+                for o in outcomes
+            ]
+        )
+        for o in outcomes:
+            d = o.delivery
+            d.status, d.status_code, d.error, d.duration_ms = (
+                o.status,
+                o.result.status_code,
+                o.result.error[:2000],
+                o.duration_ms,
+            )
+            d.lease_until = None
+            if o.retry_in is not None:
+                d.next_attempt_at = now + o.retry_in
+            else:
+                d.finished_at = now
+        ExportDelivery.objects.bulk_update(
+            [o.delivery for o in outcomes],
+            ["status", "status_code", "error", "duration_ms", "lease_until", "next_attempt_at", "finished_at"],
+        )
+        by_status: dict[tuple[str, str], list[int]] = {}
+        for o in outcomes:
+            if o.status == ExportStatus.PENDING:
+                continue  # a retry: its items stay pending
+            item_status = ExportStatus.SUCCESS if o.status == ExportStatus.SKIPPED else o.status
+            key = (item_status, o.result.error[:2000])
+            by_status.setdefault(key, []).extend(i.pk for i in o.items if i.pk not in o.skipped)
+            for pk, reason in o.skipped.items():
+                by_status.setdefault((ExportStatus.SKIPPED, reason), []).append(pk)
+        for (status, message), ids in by_status.items():
+            ExportItem.objects.filter(pk__in=ids).update(status=status, message=message)
+        for o in outcomes:
+            # The database holds the retry time; a short countdown only saves waiting for the sweeper.
+            if o.retry_in is not None and o.retry_in.total_seconds() <= 60:
+                transaction.on_commit(partial(hand_off, [o.delivery.pk], o.retry_in.total_seconds()))
 
 
 # --- Sweeper, retries requested by staff, cron windows -------------------------------------------------
