@@ -87,22 +87,12 @@ def insert_orders_from(
                     for order_id in created.values()
                 ]
             )
-            where = {order_id: key for key, order_id in created.items()}
-            export_services.enqueue(
-                account=account,
-                entity_type=EntityType.INCOMING_ORDER_STATE_CHANGES,
-                entries=[
-                    export_services.ExportEntry(
-                        object_id=change.pk,
-                        element_key=incoming_order_state_changes.element_key(
-                            change,
-                            where[change.incoming_order_id][1],  # type: ignore[index]
-                        ),
-                        stock_location_id=where[change.incoming_order_id][0],  # type: ignore[index]
-                    )
-                    for change in changes
-                ],
-            )
+            where = {order_id: key for key, order_id in created.items()}  # order id -> (location, identifier)
+            emitted = []
+            for change in changes:
+                stock_location_id, order_identifier = where[change.incoming_order_id]  # type: ignore[index]
+                emitted.append((change, order_identifier, stock_location_id))
+            _emit_incoming_state_changes(account, emitted)
     return created
 
 
@@ -162,18 +152,24 @@ def change_incoming_order_state(
         cashier=cashier,
         source=source,
     )
+    _emit_incoming_state_changes(account, [(change, order.order_identifier, order.stock_location_id)])
+    return change
+
+
+def _emit_incoming_state_changes(account: Account, changes: list[tuple[OrderStateChange, str, int]]) -> None:
+    """Spec: Events, incoming order state change events; each (change, order identifier, stock location id)."""
     export_services.enqueue(
         account=account,
         entity_type=EntityType.INCOMING_ORDER_STATE_CHANGES,
         entries=[
             export_services.ExportEntry(
                 object_id=change.pk,
-                element_key=incoming_order_state_changes.element_key(change, order.order_identifier),
-                stock_location_id=order.stock_location_id,
+                element_key=incoming_order_state_changes.element_key(change, order_identifier),
+                stock_location_id=stock_location_id,
             )
+            for change, order_identifier, stock_location_id in changes
         ],
     )
-    return change
 
 
 def change_outgoing_order_state(

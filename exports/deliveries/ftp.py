@@ -105,6 +105,20 @@ def validate_path(config: dict[str, Any]) -> None:
         raise ConfigError("path", str(exc)) from None
 
 
+def remote_path(
+    config: dict[str, Any], *, context: RenderContext, delivery_id: str, extension: str
+) -> tuple[bool, list[str], str]:
+    """The configured path template rendered and checked: (absolute, directories, file name).
+    Raises ValueError with the reason."""
+    try:
+        path = render_path(
+            config.get("path") or DEFAULT_PATH, context=context, delivery_id=delivery_id, extension=extension
+        )
+    except ConfigError as exc:
+        raise ValueError(exc.message) from None
+    return split_remote_path(path)
+
+
 def split_remote_path(path: str) -> tuple[bool, list[str], str]:
     """``(absolute, directories, file name)`` of a rendered remote path; ValueError for one that is unsafe."""
     if any(ch in path for ch in "\r\n\x00"):
@@ -158,15 +172,9 @@ class FtpDelivery(Delivery):
     ) -> DeliveryResult:
         secrets = [config.get("password")]
         try:
-            path = render_path(
-                config.get("path") or DEFAULT_PATH,
-                context=context,
-                delivery_id=delivery_id,
-                extension=rendered.extension,
+            absolute, directories, name = remote_path(
+                config, context=context, delivery_id=delivery_id, extension=rendered.extension
             )
-            absolute, directories, name = split_remote_path(path)
-        except ConfigError as exc:
-            return DeliveryResult(ok=False, error=f"path: {exc.message}")
         except ValueError as exc:
             return DeliveryResult(ok=False, error=f"path: {exc}")
         host: str = config["host"]

@@ -45,12 +45,11 @@ from typing import Any
 
 import paramiko
 
-from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered, render_path
+from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered
 from exports.deliveries.ftp import (
-    DEFAULT_PATH,
     DEFAULT_TIMEOUT_SECONDS,
     redact,
-    split_remote_path,
+    remote_path,
     validate_bool,
     validate_host,
     validate_path,
@@ -144,15 +143,9 @@ class SftpDelivery(Delivery):
     ) -> DeliveryResult:
         secrets = [config.get("password"), config.get("private_key"), config.get("private_key_passphrase")]
         try:
-            path = render_path(
-                config.get("path") or DEFAULT_PATH,
-                context=context,
-                delivery_id=delivery_id,
-                extension=rendered.extension,
+            absolute, directories, name = remote_path(
+                config, context=context, delivery_id=delivery_id, extension=rendered.extension
             )
-            absolute, directories, name = split_remote_path(path)
-        except ConfigError as exc:
-            return DeliveryResult(ok=False, error=f"path: {exc.message}")
         except ValueError as exc:
             return DeliveryResult(ok=False, error=f"path: {exc}")
         try:
