@@ -32,6 +32,7 @@ from exports import selectors, services
 from exports.models import EntityType, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import (
     MASK,
+    ConfigPreviewInputSerializer,
     ExportLogFilterSerializer,
     ExportLogOutputSerializer,
     ExportQueueInputSerializer,
@@ -183,6 +184,27 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
         parameters=AUTH_PARAMETERS,
         responses={204: None, **error_responses(404)},
     ),
+    preview_unsaved=extend_schema(
+        operation_id="api_v1_export_queues_preview_unsaved",
+        summary="Preview a transform before saving a queue",
+        description=(
+            "Renders a transform configuration, validated as on save, on a stored entity of `entity_type` "
+            "(the newest, or `object_id`); nothing is saved or delivered."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request=ConfigPreviewInputSerializer,
+        responses={200: PreviewOutputSerializer, **error_responses(400)},
+        examples=[
+            request_example(
+                "A CSV of order states",
+                {
+                    "entity_type": "incoming_order_state_changes",
+                    "transform": {"type": "csv", "columns": [{"header": "Order", "path": "order.order_identifier"}]},
+                },
+            ),
+            response_example("Rendered", PREVIEW_EXAMPLE),
+        ],
+    ),
     preview=extend_schema(
         summary="Preview an export queue's transform",
         description=(
@@ -261,13 +283,18 @@ class ExportQueueViewSet(AccountScopedViewSet):
         queue = self.get_object()
         data = self.validated(PreviewInputSerializer, request.data or {})
         rendered, element_key = services.preview(queue=queue, object_id=data.get("object_id"))
-        body = {
-            "element_key": element_key,
-            "content_type": rendered.content_type,
-            "extension": rendered.extension,
-            "content": rendered.content.decode("utf-8", errors="replace"),
-        }
-        return Response(PreviewOutputSerializer(body).data)
+        return Response(_preview_body(rendered, element_key))
+
+    @action(detail=False, methods=["post"], url_path="preview")
+    def preview_unsaved(self, request: Request) -> Response:
+        data = self.validated(ConfigPreviewInputSerializer, request.data or {})
+        rendered, element_key = services.preview_config(
+            account=self.account,
+            entity_type=data["entity_type"],
+            transform=data["transform"],
+            object_id=data.get("object_id"),
+        )
+        return Response(_preview_body(rendered, element_key))
 
     @action(detail=True, methods=["post"])
     def retry(self, request: Request, pk: str) -> Response:
@@ -276,6 +303,16 @@ class ExportQueueViewSet(AccountScopedViewSet):
         items = selectors.retryable_items(account=self.account, queue=queue, ids=data.get("ids"), limit=MAX_BULK_RETRY)
         retried = services.retry_items(account=self.account, items=items) if items else 0
         return Response({"retried": retried})
+
+
+def _preview_body(rendered: Any, element_key: str) -> dict[str, Any]:
+    body = {
+        "element_key": element_key,
+        "content_type": rendered.content_type,
+        "extension": rendered.extension,
+        "content": rendered.content.decode("utf-8", errors="replace"),
+    }
+    return dict(PreviewOutputSerializer(body).data)
 
 
 _LOG_FILTERS = [

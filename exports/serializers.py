@@ -182,6 +182,14 @@ class PreviewInputSerializer(serializers.Serializer):
         ref_name = "ExportPreviewRequest"
 
 
+class ConfigPreviewInputSerializer(PreviewInputSerializer):
+    entity_type = serializers.ChoiceField(choices=EntityType.choices)
+    transform = serializers.JSONField(help_text='The transform to try, e.g. {"type": "csv", ...}.')
+
+    class Meta:
+        ref_name = "ExportConfigPreviewRequest"
+
+
 class PreviewOutputSerializer(serializers.Serializer):
     element_key = serializers.CharField()
     content_type = serializers.CharField()

@@ -536,28 +536,39 @@ def delete_queue(*, account: Account, queue: ExportQueue) -> None:
         queue.delete()
 
 
-def preview(*, queue: ExportQueue, object_id: int | None = None) -> tuple[Any, str]:
-    """Render the queue's transform against a real stored entity of its type (the newest, or ``object_id``).
+def preview_config(
+    *, account: Account, entity_type: str, transform: Any, object_id: int | None = None
+) -> tuple[Any, str]:
+    """Preview a transform configuration before it is saved: validated like a queue's, rendered like
+    ``preview`` on a stored entity of ``entity_type``."""
+    if entity_type not in EntityType.values:
+        raise ServiceError(f"unknown entity type '{entity_type}'", field="entity_type")
+    if not isinstance(transform, dict) or transform.get("type") not in TRANSFORMS:
+        raise ServiceError(f"type must be one of {', '.join(sorted(TRANSFORMS))}", field="transform.type")
+    try:
+        TRANSFORMS[transform["type"]].validate(transform)
+    except ConfigError as exc:
+        raise ServiceError(exc.message, field=f"transform.{exc.field}") from None
+    unsaved = ExportQueue(account=account, name="preview", entity_type=entity_type, transform=transform)
+    return preview(queue=unsaved, object_id=object_id)
 
-    Returns (Rendered, element key). Raises ServiceError when there is nothing to preview.
-    """
+
+def preview(*, queue: ExportQueue, object_id: int | None = None) -> tuple[Any, str]:
+    """Render the queue's transform on a stored entity of its type and account (the newest, or ``object_id``),
+    delivering nothing. Returns (Rendered, element key); ServiceError when there is nothing to preview."""
     entity = ENTITIES.get(queue.entity_type)
-    if entity is None:
-        raise ServiceError(f"no stored entities of type {queue.entity_type} yet", field="entity_type")
-    candidates = ExportItem.objects.filter(account_id=queue.account_id, entity_type=queue.entity_type)
-    if object_id is not None:
-        candidates = candidates.filter(object_id=object_id)
-    item = candidates.order_by("-id").first()
-    if item is None:
+    found = entity.find(queue.account_id, object_id) if entity is not None else None
+    if entity is None or found is None:
         raise ServiceError("no stored entity of this type to preview", field="object_id")
-    loaded = entity.load([item.object_id])
-    if item.object_id not in loaded:
+    found_id, element_key = found
+    loaded = entity.load([found_id])
+    if found_id not in loaded:
         raise ServiceError("the entity no longer exists", field="object_id")
-    element = Element(element_key=item.element_key, entity=loaded[item.object_id])
+    element = Element(element_key=element_key, entity=loaded[found_id])
     try:
         rendered = TRANSFORMS[queue.transform.get("type", "identity")].render(
             [element], render_context(queue, "preview"), queue.transform
         )
     except (TransformError, ConfigError) as exc:
         raise ServiceError(str(exc), field="transform") from None
-    return rendered, item.element_key
+    return rendered, element_key

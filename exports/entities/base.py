@@ -20,6 +20,8 @@ class EntityDefinition:
     model_label: str
     element_key: str
     load: Callable[[Iterable[int]], dict[int, dict[str, Any]]]
+    # (account id, object id or None) -> (object id, element key) of that entity, or of the account's newest
+    find: Callable[[int, int | None], tuple[int, str] | None]
 
 
 def epoch(value: Any) -> float | None:

@@ -45,9 +45,22 @@ def load(object_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
     return {row.pk: to_json(row) for row in rows}
 
 
+def find(account_id: int, object_id: int | None) -> tuple[int, str] | None:
+    rows = OrderStateChange.objects.select_related("incoming_order").filter(
+        account_id=account_id, incoming_order__isnull=False
+    )
+    if object_id is not None:
+        rows = rows.filter(pk=object_id)
+    row = rows.order_by("-pk").first()
+    if row is None or row.incoming_order is None:
+        return None
+    return row.pk, element_key(row, row.incoming_order.order_identifier)
+
+
 ENTITY = EntityDefinition(
     code="incoming_order_state_changes",
     model_label="orders.OrderStateChange",
     element_key="<order_identifier>:<state change id>",
     load=load,
+    find=find,
 )

@@ -30,9 +30,18 @@ def load(object_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
     return {row.pk: to_json(row) for row in OutgoingOrder.objects.filter(pk__in=list(object_ids))}
 
 
+def find(account_id: int, object_id: int | None) -> tuple[int, str] | None:
+    rows = OutgoingOrder.objects.filter(account_id=account_id)
+    if object_id is not None:
+        rows = rows.filter(pk=object_id)
+    row = rows.order_by("-pk").first()
+    return (row.pk, element_key(row)) if row else None
+
+
 ENTITY = EntityDefinition(
     code="outgoing_orders",
     model_label="orders.OutgoingOrder",
     element_key="<order_identifier>:<order id>",
     load=load,
+    find=find,
 )

@@ -519,3 +519,27 @@ def test_the_export_log_costs_the_same_queries_for_many_rows(api: AdminApi) -> N
             account=queue.account, delivery=row.delivery, number=1, ok=False, duration_ms=5, started_at=row.created_at
         )
     assert queries() == few
+
+
+def test_a_transform_is_previewed_before_any_queue_is_saved(api: AdminApi, client) -> None:
+    import_orders(client, api.tenant, "WEB-1")  # no queue yet: nothing has entered exports
+    body = {
+        "entity_type": "incoming_order_state_changes",
+        "transform": {"type": "csv", "columns": [{"header": "Order", "path": "order.order_identifier"}]},
+    }
+
+    response = api.post("export-queues/preview", body)
+
+    assert response.status_code == 200, response.json()
+    assert response.json()["content"].splitlines() == ["Order", "WEB-1"]
+    assert not ExportQueue.objects.exists()
+
+
+def test_previewing_a_transform_that_cannot_work_names_the_field(api: AdminApi, client) -> None:
+    import_orders(client, api.tenant, "WEB-1")
+    body = {"entity_type": "incoming_order_state_changes", "transform": {"type": "csv", "columns": [{"path": "[["}]}}
+
+    response = api.post("export-queues/preview", body)
+
+    assert response.status_code == 400
+    assert {f.split("[")[0] for f in error_fields(response)} == {"transform.columns"}
