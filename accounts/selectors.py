@@ -40,10 +40,6 @@ def markets_by_identifier(*, account: Account, identifiers: list[str]) -> dict[s
     return {m.identifier: m for m in Market.objects.filter(account=account, identifier__in=identifiers)}
 
 
-def scoped(queryset: QuerySet, *, account: Account) -> QuerySet:
-    return queryset.filter(account=account)
-
-
 # --- Back-office REST API (/api/v1/) ------------------------------------------------------------
 
 

@@ -138,12 +138,14 @@ def _filter(queue: ExportQueue, markets: dict[int, str]) -> Any:
 
 
 def hand_off(delivery_ids: Sequence[int], countdown: float | None = None) -> None:
-    """After commit: give deliveries to Celery. A failure here only delays them (the sweeper)."""
+    """After commit: give deliveries to Celery, one task per DELIVERY_BATCH of them. A failure here only
+    delays them (the sweeper)."""
     from exports import tasks
 
-    for pk in delivery_ids:
+    ids = list(delivery_ids)
+    for start in range(0, len(ids), DELIVERY_BATCH):
         try:
-            tasks.deliver.apply_async((pk,), countdown=countdown)
+            tasks.deliver.apply_async((ids[start : start + DELIVERY_BATCH],), countdown=countdown)
         except Exception:  # the broker may be down; the deliveries are safe in the database
             logger.warning(
                 "hand-off of %d export deliveries failed; the sweeper will retry", len(delivery_ids), exc_info=True
@@ -159,18 +161,18 @@ def hand_off(delivery_ids: Sequence[int], countdown: float | None = None) -> Non
 DELIVERY_BATCH = 50
 
 
-def _lease(*, delivery_pk: int, batch: int) -> list[ExportDelivery]:
-    """Take the delivery if it is due and nobody works on it, plus up to ``batch - 1`` other due real-time
-    deliveries. Row locks skip what another worker holds, so no delivery is taken twice."""
+def _lease(*, delivery_pks: Sequence[int], batch: int) -> list[ExportDelivery]:
+    """Take these deliveries where they are due and nobody works on them, then other due real-time
+    deliveries up to ``batch``. Row locks skip what another worker holds, so no delivery is taken twice."""
     now = timezone.now()
     due = ExportDelivery.objects.filter(status=ExportStatus.PENDING, next_attempt_at__lte=now).filter(
         Q(lease_until__isnull=True) | Q(lease_until__lt=now)
     )
     with transaction.atomic():
         locked = due.select_for_update(skip_locked=True, of=("self",))
-        ids = list(locked.filter(pk=delivery_pk).values_list("pk", flat=True))
+        ids = list(locked.filter(pk__in=list(delivery_pks)).values_list("pk", flat=True))
         if batch > len(ids):  # cron windows (a window set) are never drawn in: a big batch must not hold these up
-            others = locked.filter(window="").exclude(pk=delivery_pk).order_by("next_attempt_at")
+            others = locked.filter(window="").exclude(pk__in=list(delivery_pks)).order_by("next_attempt_at")
             ids += list(others.values_list("pk", flat=True)[: batch - len(ids)])
         if not ids:
             return []
@@ -238,19 +240,25 @@ class _Outcome:
 
 
 def deliver(*, delivery_pk: int, batch: int = DELIVERY_BATCH) -> str | None:
-    """Spec: Events (trigger, transformation, delivery; outcome and retry). Sends the delivery (and other due
-    real-time ones, see DELIVERY_BATCH) and records every outcome. Returns the status this delivery reached,
-    or None when it was not due or another worker has it."""
-    deliveries = _lease(delivery_pk=delivery_pk, batch=batch)
+    """One delivery (see ``deliver_batch``). Returns the status it reached, or None when it was not due or
+    another worker has it."""
+    return deliver_batch(delivery_pks=[delivery_pk], batch=batch).get(delivery_pk)
+
+
+def deliver_batch(*, delivery_pks: Sequence[int], batch: int = DELIVERY_BATCH) -> dict[int, str]:
+    """Spec: Events (trigger, transformation, delivery; outcome and retry). Sends these deliveries and other
+    due real-time ones up to ``batch`` (each still one element), records every outcome, and returns the
+    status each reached."""
+    deliveries = _lease(delivery_pks=delivery_pks, batch=batch)
     if not deliveries:
-        return None
+        return {}
     items_of: dict[int, list[ExportItem]] = {d.pk: [] for d in deliveries}
     for item in ExportItem.objects.filter(delivery__in=deliveries).order_by("id"):
         items_of[item.delivery_id].append(item)  # type: ignore[index]
     entities = _load_entities([i for items in items_of.values() for i in items])
     outcomes = [_send(d, items_of[d.pk], entities) for d in deliveries]
     _record(outcomes)
-    return next((o.status for o in outcomes if o.delivery.pk == delivery_pk), None)
+    return {o.delivery.pk: o.status for o in outcomes}
 
 
 def _send(

@@ -8,8 +8,8 @@ from exports import services
 
 
 @shared_task(name="exports.tasks.deliver")
-def deliver(delivery_pk: int) -> str | None:
-    return services.deliver(delivery_pk=delivery_pk)
+def deliver(delivery_pks: list[int]) -> dict[int, str]:
+    return services.deliver_batch(delivery_pks=delivery_pks)
 
 
 @shared_task(name="exports.tasks.sweep_exports")

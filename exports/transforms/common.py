@@ -28,6 +28,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from accounts import money
 from exports.transforms.base import (
     MAX_OUTPUT_BYTES,
     RENDER_TIMEOUT_SECONDS,
@@ -45,31 +46,6 @@ _INDEX_RE = re.compile(r"\[(0|[1-9][0-9]{0,8})\]")
 MAX_PATH_LENGTH = 300
 
 # ISO 4217 minor units that differ from 2; everything else is quantized to cents.
-_MINOR_UNITS = {
-    "BIF": 0,
-    "CLP": 0,
-    "DJF": 0,
-    "GNF": 0,
-    "ISK": 0,
-    "JPY": 0,
-    "KMF": 0,
-    "KRW": 0,
-    "PYG": 0,
-    "RWF": 0,
-    "UGX": 0,
-    "VND": 0,
-    "VUV": 0,
-    "XAF": 0,
-    "XOF": 0,
-    "XPF": 0,
-    "BHD": 3,
-    "IQD": 3,
-    "JOD": 3,
-    "KWD": 3,
-    "LYD": 3,
-    "OMR": 3,
-    "TND": 3,
-}
 
 DEFAULT_DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
 _MILLISECONDS_THRESHOLD = Decimal(10) ** 11
@@ -141,7 +117,9 @@ def to_decimal(value: Any) -> Decimal | None:
 
 
 def minor_unit(currency: object) -> int:
-    return _MINOR_UNITS.get(currency.upper(), 2) if isinstance(currency, str) else 2
+    """The currency's minor unit from ISO 4217 (``accounts.money``); 2 for an unknown or missing code."""
+    code = currency.upper() if isinstance(currency, str) else ""
+    return money.minor_unit(code) if money.is_currency_code(code) else 2
 
 
 def _with_separator(text: str, decimal_separator: str) -> str:
