@@ -1,18 +1,26 @@
-"""What every API shares: the JSON error body (one place) and pagination."""
+"""What every API shares: the JSON error body (one place), pagination, reading a JSON body within its
+limits, and the base view of the POS API (``/api/v1/pos/...``)."""
 
 from __future__ import annotations
 
+import json
+from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from accounts.errors import ServiceError
+from accounts.authentication import ApiKeyAuthentication, ApiPrincipal, HasPosScope
+from accounts.errors import PayloadTooLarge, ServiceError, UnsupportedMediaType
+from accounts.models import Account
 
 
 class Pagination(LimitOffsetPagination):
@@ -75,3 +83,49 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     if request.path.startswith(("/imports/", "/api/")):
         return JsonResponse(error_body(f"No endpoint at {request.path[:200]}"), status=404)
     return page_not_found(request, exception or Http404())
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a valid JSON number")
+
+
+def read_json_body(request: Request) -> Any:
+    """The body as JSON (numbers with a fraction as Decimal), within the configured size limit."""
+    media_type = request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+    if media_type != "application/json" and not media_type.endswith("+json"):
+        raise UnsupportedMediaType("Content-Type must be application/json", field="Content-Type")
+    limit = settings.IMPORT_MAX_BODY_BYTES
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    too_large = PayloadTooLarge(f"The body is larger than the limit of {limit} bytes", field="body")
+    if declared > limit:
+        raise too_large
+    raw = request._request.read(limit + 1)
+    if len(raw) > limit:
+        raise too_large
+    if not raw.strip():
+        raise ServiceError("The request body is empty", field="body", code="empty")
+    try:
+        return json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ServiceError(f"The body is not valid JSON: {str(exc)[:200]}", field="body", code="invalid_json") from None
+
+
+class PosView(APIView):
+    """Base of the POS API (``/api/v1/pos/...``): keys with the ``pos`` scope; the body is read by
+    ``read_json_body`` (numbers with a fraction as Decimal, within ``IMPORT_MAX_BODY_BYTES``)."""
+
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [HasPosScope]
+    parser_classes: list[type] = []
+
+    @property
+    def account(self) -> Account:
+        principal = self.request.user
+        assert isinstance(principal, ApiPrincipal)  # HasPosScope let the request through
+        return principal.account
+
+    def body(self) -> Any:
+        return read_json_body(self.request)

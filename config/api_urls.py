@@ -6,6 +6,7 @@ from accounts import api as accounts_api
 from campaigns import api as campaigns_api
 from exports import api as exports_api
 from imports import api as imports_api
+from ledger import api as ledger_api
 from orders import api as orders_api
 
 router = SimpleRouter()
@@ -15,5 +16,7 @@ orders_api.register(router)
 campaigns_api.register(router)
 imports_api.register(router)
 exports_api.register(router)
+ledger_api.register(router)
 
-urlpatterns = router.urls
+# The POS API (/api/v1/pos/...): fixed paths, so plain URL patterns before the router's.
+urlpatterns = [*orders_api.pos_urls, *ledger_api.pos_urls, *router.urls]

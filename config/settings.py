@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "imports",
     "integrations",
     "exports",
+    "ledger",
 ]
 
 MIDDLEWARE = [

@@ -8,8 +8,6 @@ or market) answers a 4xx ``{"status": "ERROR", "message", "errors": [{field, mes
 
 from __future__ import annotations
 
-import json
-from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -19,41 +17,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts import selectors as account_selectors
+from accounts.api_common import read_json_body
 from accounts.authentication import ApiKeyAuthentication, ApiPrincipal, HasImportsScope
-from accounts.errors import PayloadTooLarge, ServiceError, UnsupportedMediaType
+from accounts.errors import PayloadTooLarge, ServiceError
 from accounts.models import Market, StockLocation
 from imports import docs, services
 from imports.models import ImportKind
 
 STATUS_CODES = {"OK": 200, "PARTIAL": 207, "ERROR": 400}
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a valid JSON number")
-
-
-def read_json_body(request: Request) -> Any:
-    """The body as JSON (numbers with a fraction as Decimal), within the configured size limit."""
-    media_type = request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
-    if media_type != "application/json" and not media_type.endswith("+json"):
-        raise UnsupportedMediaType("Content-Type must be application/json", field="Content-Type")
-    limit = settings.IMPORT_MAX_BODY_BYTES
-    try:
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        declared = 0
-    too_large = PayloadTooLarge(f"The body is larger than the limit of {limit} bytes", field="body")
-    if declared > limit:
-        raise too_large
-    raw = request._request.read(limit + 1)
-    if len(raw) > limit:
-        raise too_large
-    if not raw.strip():
-        raise ServiceError("The request body is empty", field="body", code="empty")
-    try:
-        return json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise ServiceError(f"The body is not valid JSON: {str(exc)[:200]}", field="body", code="invalid_json") from None
 
 
 def items_under(body: Any, key: str | None, *, allow_empty: bool = False) -> list[Any]:

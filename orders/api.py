@@ -171,6 +171,9 @@ class OutgoingOrderViewSet(ReadOnlyViewSet):
         return selectors.outgoing_orders(account=self.account, **filters)
 
 
+pos_urls: list[Any] = []  # the POS API of orders (/api/v1/pos/...)
+
+
 def register(router: SimpleRouter) -> None:
     """Routes of this app under /api/v1/."""
     router.register("incoming-orders", IncomingOrderViewSet, basename="incoming-order")

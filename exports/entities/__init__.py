@@ -1,15 +1,32 @@
 """The registry of exportable entity types. Adding one is a module with an ``ENTITY`` and a line here.
 
-The spec names eight types (``exports.models.EntityType``); queues can be configured for all of them.
-The POS ledger adds checkouts, sales, register close statements, product edit events, newsletter signups
-and stock events as modules of their own.
+The spec names eight types (``exports.models.EntityType``); each is one module.
 """
 
 from __future__ import annotations
 
-from exports.entities import incoming_order_state_changes, outgoing_orders
+from exports.entities import (
+    checkouts,
+    incoming_order_state_changes,
+    newsletter_signups,
+    outgoing_orders,
+    product_edit_events,
+    register_close_statements,
+    sales,
+    stock_events,
+)
 from exports.entities.base import EntityDefinition
 
 REGISTRY: dict[str, EntityDefinition] = {
-    module.ENTITY.code: module.ENTITY for module in (incoming_order_state_changes, outgoing_orders)
+    module.ENTITY.code: module.ENTITY
+    for module in (
+        checkouts,
+        sales,
+        register_close_statements,
+        product_edit_events,
+        newsletter_signups,
+        stock_events,
+        incoming_order_state_changes,
+        outgoing_orders,
+    )
 }

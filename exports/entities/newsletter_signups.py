@@ -1,0 +1,21 @@
+"""Newsletter signup events (spec: Events; payload "not shown", decided in the README).
+
+Element key: ``"signup-<id>"``; the e-mail address is personal data and stays out of keys and file names.
+"""
+
+from __future__ import annotations
+
+from exports.entities.documents import document_entity
+from ledger.models import NewsletterSignup
+
+
+def element_key(signup: NewsletterSignup) -> str:
+    return f"signup-{signup.pk}"
+
+
+ENTITY = document_entity(
+    code="newsletter_signups",
+    model_label="ledger.NewsletterSignup",
+    element_key="signup-<id>",
+    key_of=element_key,
+)

@@ -1,0 +1,327 @@
+"""The POS ledger: what the registers produce and what the back-office computes from it.
+
+Spec sections: Product, Sale, Checkout, Register close statement, Expense, Stock event, Events.
+
+Documents (a checkout, a sale, a statement) are stored as the exact JSON form the spec gives them and are
+never changed afterwards; exports send that JSON. Beside each sale, its line items, payments and taxes are
+kept as rows (``SaleLine``, ``SalePayment``, ``SaleTax``) so that a register close statement is a handful
+of SQL aggregates instead of a walk over every document. Money columns are ``Decimal`` with 6 places.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from accounts.jsonenc import DecimalJSONField
+from accounts.models import AccountOwned, Register, StockLocation
+
+
+def money(**kwargs: object) -> models.DecimalField:
+    return models.DecimalField(max_digits=20, decimal_places=6, **kwargs)  # type: ignore[arg-type]
+
+
+# --- Catalogue (spec: Product, Expense) -----------------------------------------------------------------
+
+
+class Product(AccountOwned):
+    """A product of the account (spec: Product). ``product_id`` is the spec's ``id``."""
+
+    product_id = models.CharField(max_length=255)
+    name = DecimalJSONField(help_text="L10nString: a string or {language: string}.")
+    description = DecimalJSONField(null=True, blank=True)
+    barcode = models.CharField(max_length=255, blank=True)
+    image_url = models.CharField(max_length=2048, blank=True)
+    product_group = models.CharField(max_length=255, blank=True)
+    retail_price = DecimalJSONField(
+        null=True, blank=True, help_text="MarketPrice: a number or {market: number}; empty for a variable price."
+    )
+    cost_price = money(null=True, blank=True)
+    taxes = DecimalJSONField(null=True, blank=True, help_text='[{"name", "rate", "type"}]; empty: market default.')
+    search_text = models.TextField(blank=True, editable=False, help_text="Every name, lower case, for search.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["product_id"]
+        constraints = [models.UniqueConstraint(fields=["account", "product_id"], name="product_unique_per_account")]
+        indexes = [models.Index(fields=["account", "barcode"])]
+
+    def __str__(self) -> str:
+        return self.product_id
+
+
+class ProductEditEvent(AccountOwned):
+    """A product was created, changed or deleted (spec: Events, product edit events). Never changed."""
+
+    class Event(models.TextChoices):
+        CREATE = "create"
+        UPDATE = "update"
+        DELETE = "delete"
+
+    event = models.CharField(max_length=8, choices=Event.choices)
+    product_id = models.CharField(max_length=255)
+    document = DecimalJSONField(help_text="The exported JSON form of the event.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.event} {self.product_id}"
+
+
+class Expense(AccountOwned):
+    """An expense a register can book (spec: Expense), e.g. coffee paid from the cash drawer."""
+
+    expense_id = models.CharField(max_length=255)
+    name = DecimalJSONField(help_text="L10nString.")
+    taxes = DecimalJSONField(
+        null=True, blank=True, help_text='A list of {"name", "rate", "type"}, or {market: [...]} per market.'
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["expense_id"]
+        constraints = [models.UniqueConstraint(fields=["account", "expense_id"], name="expense_unique_per_account")]
+
+    def __str__(self) -> str:
+        return self.expense_id
+
+
+# --- Newsletter signups (spec: Events, newsletter signup events) -----------------------------------------
+
+
+class NewsletterSignup(AccountOwned):
+    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    register = models.ForeignKey(Register, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    email = models.CharField(max_length=320)
+    document = DecimalJSONField(help_text="The exported JSON form of the signup event.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return self.email
+
+
+# --- Register periods, checkouts and sales (spec: Checkout, Sale) ---------------------------------------
+
+
+class RegisterPeriod(AccountOwned):
+    """A register from its opening to its close. Sales are booked into the open period of their register."""
+
+    register = models.ForeignKey(Register, on_delete=models.PROTECT, related_name="periods")
+    sequence_number = models.PositiveIntegerField()
+    opened_at = models.DateTimeField()
+    cash_total_at_open = money(default=0)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["register_id", "-sequence_number"]
+        constraints = [
+            models.UniqueConstraint(fields=["register", "sequence_number"], name="register_period_sequence_unique"),
+            models.UniqueConstraint(
+                fields=["register"], condition=Q(closed_at__isnull=True), name="one_open_period_per_register"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.register_id}#{self.sequence_number}"
+
+
+class Checkout(AccountOwned):
+    """One payment at a register, yielding one or more sales (spec: Checkout). Never changed."""
+
+    register = models.ForeignKey(Register, on_delete=models.PROTECT, related_name="+")
+    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
+    period = models.ForeignKey(RegisterPeriod, on_delete=models.PROTECT, related_name="checkouts")
+    identifier = models.CharField(max_length=255)
+    voided = models.BooleanField(default=False)
+    timestamp = models.DateTimeField()
+    body_hash = models.CharField(max_length=64, help_text="SHA-256 of the posted body, to tell replays apart.")
+    document = DecimalJSONField(help_text="The exported JSON form (spec: Checkout).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="checkout_unique_per_account")]
+        indexes = [models.Index(fields=["account", "timestamp"])]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+
+class SaleKind(models.TextChoices):
+    SALE = "sale"
+    RETURN = "return"
+    EXPENSE = "expense"
+
+
+class Sale(AccountOwned):
+    """A completed sale or return (spec: Sale). Immutable; ``document`` is its exported JSON form."""
+
+    checkout = models.ForeignKey(Checkout, on_delete=models.PROTECT, related_name="sales")
+    register = models.ForeignKey(Register, on_delete=models.PROTECT, related_name="+")
+    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
+    period = models.ForeignKey(RegisterPeriod, on_delete=models.PROTECT, related_name="sales")
+    identifier = models.CharField(max_length=255)
+    sequence_number = models.BigIntegerField()
+    kind = models.CharField(max_length=8, choices=SaleKind.choices)
+    voided = models.BooleanField(default=False)
+    base_currency_code = models.CharField(max_length=3)
+    total = money()
+    timestamp = models.DateTimeField()
+    document = DecimalJSONField(help_text="The exported JSON form (spec: Sale).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="sale_unique_per_account")]
+        indexes = [models.Index(fields=["account", "timestamp"]), models.Index(fields=["period", "kind"])]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+
+class SaleLine(AccountOwned):
+    """One line item of a sale, with the figures a register close statement sums.
+
+    ``product_group`` is blank for an item without a group (``__none__`` in the statement); ``period`` and
+    ``kind`` repeat the sale's so that the statement's aggregates need no join. Voided sales have no rows.
+    """
+
+    sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="lines")
+    period = models.ForeignKey(RegisterPeriod, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=8, choices=SaleKind.choices)
+    product_group = models.CharField(max_length=255, blank=True)
+    quantity = money()
+    base_price = money()
+    sub_total = money()
+    total = money()
+    total_discounts = money(help_text="base_price - sub_total.")
+    total_tax_amount = money()
+    vat_amount = money()
+    sales_tax_amount = money()
+    margin_total = money(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["period", "kind", "product_group"])]
+
+
+class SalePayment(AccountOwned):
+    """One successful payment entry of a sale (spec: sale.payments), for the statement's payment totals."""
+
+    sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="payment_rows")
+    period = models.ForeignKey(RegisterPeriod, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=8, choices=SaleKind.choices)
+    payment_type = models.CharField(max_length=255)
+    amount = money(help_text="In the base currency.")
+    foreign_currency = models.CharField(max_length=3, blank=True)
+    foreign_currency_amount = money(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["period", "kind", "payment_type"])]
+
+
+class SaleTax(AccountOwned):
+    """One tax amount of a sale: from ``summary.taxes`` (``product_group`` null) or a line's ``taxes``."""
+
+    sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="tax_rows")
+    period = models.ForeignKey(RegisterPeriod, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=8, choices=SaleKind.choices)
+    product_group = models.CharField(max_length=255, null=True, blank=True, help_text="Null: from summary.taxes.")
+    name = models.CharField(max_length=255)
+    rate = models.DecimalField(max_digits=12, decimal_places=6)
+    type = models.CharField(max_length=16)
+    amount = money()
+
+    class Meta:
+        indexes = [models.Index(fields=["period", "kind"])]
+
+
+class RegisterCloseStatement(AccountOwned):
+    """The statement computed when a register closes (spec: Register close statement). Never changed."""
+
+    register = models.ForeignKey(Register, on_delete=models.PROTECT, related_name="+")
+    period = models.OneToOneField(RegisterPeriod, on_delete=models.PROTECT, related_name="statement")
+    sequence_number = models.PositiveIntegerField()
+    reconciliation_time = models.DateTimeField()
+    document = DecimalJSONField(help_text="The exported JSON form (spec: Register close statement).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["register", "sequence_number"], name="statement_sequence_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.register_id}#{self.sequence_number}"
+
+
+# --- Stock (spec: Stock event) ------------------------------------------------------------------------
+
+
+class StockEventType(models.TextChoices):
+    SALE = "sale"
+    RETURN = "return"
+    RECEIVED = "received"
+    STOCK_COUNT_RESET = "stock_count_reset"
+    EXTERNAL_RESET = "external_reset"
+
+
+class StockLevel(AccountOwned):
+    """Current stock of a product (and variant; blank for none) on a stock location."""
+
+    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
+    product_id = models.CharField(max_length=255)
+    variant_id = models.CharField(max_length=255, blank=True)
+    quantity = money(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["stock_location_id", "product_id", "variant_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["stock_location", "product_id", "variant_id"], name="stock_level_unique_per_item"
+            )
+        ]
+        indexes = [models.Index(fields=["account", "product_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.product_id}/{self.variant_id or '-'}: {self.quantity}"
+
+
+class StockEvent(AccountOwned):
+    """A move of stock (spec: Stock event). Exactly one of ``adjustment`` and ``new_stock_value``."""
+
+    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
+    product_id = models.CharField(max_length=255)
+    variant_id = models.CharField(max_length=255, blank=True)
+    type = models.CharField(max_length=24, choices=StockEventType.choices)
+    adjustment = money(null=True, blank=True)
+    new_stock_value = money(null=True, blank=True)
+    sale_id = models.CharField(max_length=255, blank=True)
+    stock_count_id = models.CharField(max_length=255, blank=True)
+    stock_count_expected = money(null=True, blank=True)
+    stock_count_diff = money(null=True, blank=True)
+    timestamp = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(adjustment__isnull=False, new_stock_value__isnull=True)
+                    | Q(adjustment__isnull=True, new_stock_value__isnull=False)
+                ),
+                name="stock_event_adjustment_xor_new_value",
+            )
+        ]
+        indexes = [models.Index(fields=["account", "stock_location", "product_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.product_id}"
