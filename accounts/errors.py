@@ -40,3 +40,14 @@ class PayloadTooLarge(ServiceError):
 class UnsupportedMediaType(ServiceError):
     status_code = 415
     code = "unsupported_media_type"
+
+
+class InvalidInput(ServiceError):
+    """A body with one or more field errors (``[{"field", "message", "code"}]``, e.g. a schema ``Report``)."""
+
+    def __init__(self, errors: list[dict[str, str]], message: str = "The request is invalid.") -> None:
+        super().__init__(message, field=errors[0]["field"] if errors else None, code="invalid")
+        self.field_errors = errors
+
+    def errors(self) -> list[dict[str, str]]:
+        return self.field_errors
