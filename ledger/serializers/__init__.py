@@ -1,0 +1,1 @@
+"""Input and output serializers of the ledger's REST API, one module per area."""
