@@ -13,9 +13,10 @@ from __future__ import annotations
 import base64
 import logging
 import secrets
+import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -230,7 +231,7 @@ def elements_of(
 @dataclass
 class _Outcome:
     delivery: ExportDelivery
-    items: list[ExportItem]
+    items: list[ExportItem] | None  # None: a streamed cron batch, whose items are updated by delivery
     result: DeliveryResult
     status: str
     skipped: dict[int, str]
@@ -252,11 +253,13 @@ def deliver_batch(*, delivery_pks: Sequence[int], batch: int = DELIVERY_BATCH) -
     deliveries = _lease(delivery_pks=delivery_pks, batch=batch)
     if not deliveries:
         return {}
-    items_of: dict[int, list[ExportItem]] = {d.pk: [] for d in deliveries}
-    for item in ExportItem.objects.filter(delivery__in=deliveries).order_by("id"):
+    # A cron window's batch can be any size: it is read in pages and rendered into a file (``_send_streamed``).
+    realtime = [d for d in deliveries if not d.window]
+    items_of: dict[int, list[ExportItem]] = {d.pk: [] for d in realtime}
+    for item in ExportItem.objects.filter(delivery__in=realtime).order_by("id"):
         items_of[item.delivery_id].append(item)  # type: ignore[index]
     entities = _load_entities([i for items in items_of.values() for i in items])
-    outcomes = [_send(d, items_of[d.pk], entities) for d in deliveries]
+    outcomes = [_send(d, items_of[d.pk], entities) if not d.window else _send_streamed(d) for d in deliveries]
     _record(outcomes)
     return {o.delivery.pk: o.status for o in outcomes}
 
@@ -282,6 +285,18 @@ def _send(
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
         logger.exception("export delivery %s failed", delivery.delivery_id)
         result = DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
+    return _outcome(delivery, items, result, skipped, started, clock)
+
+
+def _outcome(
+    delivery: ExportDelivery,
+    items: list[ExportItem] | None,
+    result: DeliveryResult,
+    skipped: dict[int, str],
+    started: datetime,
+    clock: float,
+) -> _Outcome:
+    queue = delivery.queue
     duration_ms = int((time.monotonic() - clock) * 1000)
     if result.ok:
         return _Outcome(delivery, items, result, ExportStatus.SUCCESS, skipped, started, duration_ms)
@@ -294,6 +309,75 @@ def _send(
     )
     status = ExportStatus.PENDING if retry_in is not None else ExportStatus.FAILURE
     return _Outcome(delivery, items, result, status, skipped, started, duration_ms, retry_in)
+
+
+# Items of a cron batch are read and loaded this many at a time.
+STREAM_PAGE = 1000
+# A streamed render stays in memory up to this size, then moves to a temporary file.
+STREAM_SPOOL_BYTES = 8 * 1024 * 1024
+
+
+def _stream_elements(delivery: ExportDelivery, skipped: dict[int, str], sent: list[int]) -> Iterator[Element]:
+    """The delivery's elements in item order, loaded a page at a time; skip reasons land in ``skipped``
+    and ``sent[0]`` counts the elements handed to the transform."""
+    queue = delivery.queue
+    transform = TRANSFORMS[queue.transform.get("type", "identity")]
+    last = 0
+    while True:
+        page = list(
+            ExportItem.objects.filter(delivery=delivery, pk__gt=last)
+            .order_by("pk")
+            .values_list("pk", "entity_type", "object_id", "element_key")[:STREAM_PAGE]
+        )
+        if not page:
+            return
+        last = page[-1][0]
+        wanted: dict[str, list[int]] = {}
+        for _pk, entity_type, object_id, _key in page:
+            wanted.setdefault(entity_type, []).append(object_id)
+        loaded = {
+            (entity_type, object_id): entity
+            for entity_type, ids in wanted.items()
+            for object_id, entity in ENTITIES[entity_type].load(ids).items()
+        }
+        for pk, entity_type, object_id, key in page:
+            entity = loaded.get((entity_type, object_id))
+            if entity is None:
+                skipped[pk] = "the entity no longer exists"
+                continue
+            element = Element(element_key=key, entity=entity)
+            reason = transform.skip_reason(element, queue.transform)
+            if reason:
+                skipped[pk] = reason
+                continue
+            sent[0] += 1
+            yield element
+
+
+def _send_streamed(delivery: ExportDelivery) -> _Outcome:
+    """A cron window's batch: entities read in pages, rendered into a spooled temporary file, uploaded from
+    it, so memory stays flat whatever the batch size (for the streaming transforms: identity and CSV)."""
+    queue = delivery.queue
+    started = timezone.now()
+    clock = time.monotonic()
+    skipped: dict[int, str] = {}
+    sent = [0]
+    try:
+        with tempfile.SpooledTemporaryFile(max_size=STREAM_SPOOL_BYTES) as out:
+            context = render_context(queue, delivery.delivery_id, started)
+            transform = TRANSFORMS[queue.transform.get("type", "identity")]
+            rendered = transform.render_to(_stream_elements(delivery, skipped, sent), context, queue.transform, out)
+            if not sent[0]:
+                return _Outcome(delivery, None, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0)
+            result = DELIVERIES[queue.delivery["type"]].deliver(
+                rendered, config=queue.delivery, delivery_id=delivery.delivery_id, context=context
+            )
+    except (TransformError, ConfigError, KeyError) as exc:
+        result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
+    except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
+        logger.exception("export delivery %s failed", delivery.delivery_id)
+        result = DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
+    return _outcome(delivery, None, result, skipped, started, clock)
 
 
 def _record(outcomes: Sequence[_Outcome]) -> None:
@@ -338,11 +422,16 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
                 continue  # a retry: its items stay pending
             item_status = ExportStatus.SUCCESS if o.status == ExportStatus.SKIPPED else o.status
             key = (item_status, o.result.error[:2000])
-            by_status.setdefault(key, []).extend(i.pk for i in o.items if i.pk not in o.skipped)
+            if o.items is None:  # a streamed batch: all its items at once, the skipped ones below
+                ExportItem.objects.filter(delivery=o.delivery).update(status=item_status, message=key[1])
+            else:
+                by_status.setdefault(key, []).extend(i.pk for i in o.items if i.pk not in o.skipped)
             for pk, reason in o.skipped.items():
                 by_status.setdefault((ExportStatus.SKIPPED, reason), []).append(pk)
         for (status, message), ids in by_status.items():
-            ExportItem.objects.filter(pk__in=ids).update(status=status, message=message)
+            for start in range(0, len(ids), STREAM_PAGE):
+                chunk = ids[start : start + STREAM_PAGE]
+                ExportItem.objects.filter(pk__in=chunk).update(status=status, message=message)
         for o in outcomes:
             # The database holds the retry time; a short countdown only saves waiting for the sweeper.
             if o.retry_in is not None and o.retry_in.total_seconds() <= 60:

@@ -38,6 +38,7 @@ from django.core.mail.utils import DNS_NAME
 from django.core.validators import validate_email
 
 from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered, render_path
+from exports.transforms.base import TransformError
 
 DEFAULT_SUBJECT = "Export {queue} {date}"
 DEFAULT_ATTACHMENT_NAME = "{delivery_id}.{ext}"
@@ -141,7 +142,10 @@ class EmailDelivery(Delivery):
             to=list(config["recipients"]),
             headers={"X-Delivery-Id": delivery_id, "Message-ID": message_id(delivery_id)},
         )
-        message.attach(_attachment(rendered, attachment_name))
+        try:
+            message.attach(_attachment(rendered, attachment_name))
+        except TransformError as exc:
+            return _failed(str(exc))
         timeout = getattr(settings, "EMAIL_TIMEOUT", None) or DEFAULT_TIMEOUT_SECONDS
         try:
             connection = get_connection(fail_silently=False, timeout=timeout)
@@ -167,7 +171,7 @@ def _attachment(rendered: Rendered, filename: str) -> MIMEBase:
     part = MIMEBase(header.get_content_maintype(), header.get_content_subtype())
     for name, value in (header.get_params() or [])[1:]:
         part.set_param(name, value)
-    part.set_payload(rendered.content)
+    part.set_payload(rendered.body())
     encoders.encode_base64(part)
     part.add_header("Content-Disposition", "attachment", filename=filename)
     return part

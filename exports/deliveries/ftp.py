@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import ftplib
-import io
 import ssl
 from datetime import UTC, datetime
 from typing import Any
@@ -43,6 +42,8 @@ from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, Rende
 from integrations.outbound import OutboundRefused, check_address
 
 DEFAULT_PATH = "exports/{queue}/{date}/{delivery_id}.{ext}"
+# Uploads are read from the rendered output in blocks of this size (a cron batch may be a large file).
+UPLOAD_BLOCK_BYTES = 256 * 1024
 DEFAULT_TIMEOUT_SECONDS = 30
 MAX_TIMEOUT_SECONDS = 300
 
@@ -215,7 +216,7 @@ class FtpDelivery(Delivery):
                     client.mkd(directory)
                 client.cwd(directory)
             stage = "upload"
-            client.storbinary(f"STOR {temporary}", io.BytesIO(rendered.content))
+            client.storbinary(f"STOR {temporary}", rendered.open(), blocksize=UPLOAD_BLOCK_BYTES)
             stage = "rename"
             try:
                 client.rename(temporary, name)

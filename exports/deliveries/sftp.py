@@ -48,6 +48,7 @@ import paramiko
 from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered
 from exports.deliveries.ftp import (
     DEFAULT_TIMEOUT_SECONDS,
+    UPLOAD_BLOCK_BYTES,
     redact,
     remote_path,
     validate_bool,
@@ -214,7 +215,9 @@ class SftpDelivery(Delivery):
                 try:
                     with client.open(temporary, "wb") as remote_file:
                         remote_file.set_pipelined(True)
-                        remote_file.write(rendered.content)
+                        source = rendered.open()
+                        while block := source.read(UPLOAD_BLOCK_BYTES):
+                            remote_file.write(block)
                     stage = "rename"
                     _rename_over(client, temporary, final)
                 except (OSError, paramiko.SSHException):

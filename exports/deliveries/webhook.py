@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import requests
 
 from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered
+from exports.transforms.base import TransformError
 from integrations import outbound
 
 RETRYABLE_STATUS = frozenset({503, 522, 524})
@@ -112,6 +113,10 @@ class WebhookDelivery(Delivery):
             return DeliveryResult(
                 ok=False, error="destination refused: plain http only inside OUTBOUND_ALLOWED_NETWORKS"
             )
+        try:
+            body = rendered.body()
+        except TransformError as exc:
+            return DeliveryResult(ok=False, error=str(exc))
         timestamp = int(time.time())
         headers = {
             **config.get("headers", {}),
@@ -120,7 +125,7 @@ class WebhookDelivery(Delivery):
             "webhook-timestamp": str(timestamp),
         }
         if config.get("secret"):
-            headers["webhook-signature"] = sign(config["secret"], delivery_id, timestamp, rendered.content)
+            headers["webhook-signature"] = sign(config["secret"], delivery_id, timestamp, body)
         auth = config.get("auth")
         if auth and auth["type"] == "bearer":
             headers["Authorization"] = f"Bearer {auth['token']}"
@@ -128,7 +133,7 @@ class WebhookDelivery(Delivery):
         timeout = (float(config.get("connect_timeout", 5)), float(config.get("read_timeout", 15)))
         try:
             response = _session().post(
-                url, data=rendered.content, headers=headers, auth=basic, timeout=timeout, allow_redirects=False
+                url, data=body, headers=headers, auth=basic, timeout=timeout, allow_redirects=False
             )
         except outbound.OutboundRefused as exc:
             return DeliveryResult(ok=False, error=f"destination refused: {exc}")

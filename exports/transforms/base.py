@@ -7,13 +7,18 @@ that cannot work (naming the field), and rendering must never run code and is bo
 
 from __future__ import annotations
 
+import io
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import IO, Any, ClassVar
 
 # Rendering limits: a transform whose output grows past this is stopped with a TransformError.
 MAX_OUTPUT_BYTES = 50 * 1024 * 1024
 RENDER_TIMEOUT_SECONDS = 30.0
+# A streamed render (a cron batch written to a temporary file) has wider limits: it is never held in memory.
+MAX_STREAM_BYTES = 4 * 1024 * 1024 * 1024
+STREAM_TIMEOUT_SECONDS = 1800.0
 
 
 class ConfigError(Exception):
@@ -49,10 +54,30 @@ class RenderContext:
 
 @dataclass(frozen=True)
 class Rendered:
+    """A transform's output: in ``content``, or (a streamed render) in ``file``, a temporary file."""
+
     content: bytes
     content_type: str
     extension: str  # without the dot: "json", "csv", "html", "xml", "txt"
     skipped: list[str] = field(default_factory=list)  # element keys the transform skipped
+    file: IO[bytes] | None = None
+
+    def open(self) -> IO[bytes]:
+        """The output from its first byte, to be read in chunks (FTP and SFTP upload from it)."""
+        if self.file is None:
+            return io.BytesIO(self.content)
+        self.file.seek(0)
+        return self.file
+
+    def body(self) -> bytes:
+        """The whole output in memory (web hooks sign it, e-mail attaches it), at most ``MAX_OUTPUT_BYTES``."""
+        if self.file is None:
+            return self.content
+        self.file.seek(0, io.SEEK_END)
+        if self.file.tell() > MAX_OUTPUT_BYTES:
+            raise TransformError(f"output is larger than {MAX_OUTPUT_BYTES} bytes, too large to send in one piece")
+        self.file.seek(0)
+        return self.file.read()
 
 
 class Transform:
@@ -67,3 +92,14 @@ class Transform:
 
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
         raise NotImplementedError
+
+    def render_to(
+        self, elements: Iterable[Element], context: RenderContext, config: dict[str, Any], out: IO[bytes]
+    ) -> Rendered:
+        """Render into ``out`` (a cron batch of any size), returning a ``Rendered`` whose ``file`` is ``out``.
+
+        Transforms that can write as they go (identity, CSV) override this so that a batch is never held in
+        memory; a template transform renders the whole batch at once, within ``MAX_OUTPUT_BYTES``."""
+        rendered = self.render(list(elements), context, config)
+        out.write(rendered.content)
+        return Rendered(b"", rendered.content_type, rendered.extension, rendered.skipped, file=out)

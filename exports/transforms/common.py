@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, tzinfo
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -312,6 +312,15 @@ def split_skipped(elements: list[Element], config: dict[str, Any]) -> tuple[list
         else:
             skipped.append(element.element_key)
     return kept, skipped
+
+
+def without_skipped(elements: Iterable[Element], config: dict[str, Any], skipped: list[str]) -> Iterator[Element]:
+    """``split_skipped`` as it goes, for a streamed render: the keys of dropped elements land in ``skipped``."""
+    for element in elements:
+        if skip_reason_for(element, config) is None:
+            yield element
+        else:
+            skipped.append(element.element_key)
 
 
 # --- content type for the template transforms ----------------------------------------------------------------

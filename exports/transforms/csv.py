@@ -60,12 +60,21 @@ from __future__ import annotations
 # This module is exports.transforms.csv; imports are absolute, so this is the standard library's csv.
 import csv as stdlib_csv
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import IO, Any
 
-from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
+from exports.transforms.base import (
+    MAX_STREAM_BYTES,
+    STREAM_TIMEOUT_SECONDS,
+    ConfigError,
+    Element,
+    RenderContext,
+    Rendered,
+    Transform,
+    TransformError,
+)
 from exports.transforms.common import (
     Path,
     RenderBudget,
@@ -81,9 +90,9 @@ from exports.transforms.common import (
     require_choice,
     resolve,
     skip_reason_for,
-    split_skipped,
     to_decimal,
     validate_skip,
+    without_skipped,
 )
 
 ROW_MODES = ("entity", "line_items", "line_items_grouped", "payments_grouped", "reconciliations", "tax_summaries")
@@ -295,19 +304,35 @@ class CsvTransform(Transform):
         return skip_reason_for(element, config)
 
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
+        buffer = io.BytesIO()
+        rendered = self._write(elements, config, buffer, RenderBudget())
+        return Rendered(buffer.getvalue(), rendered.content_type, rendered.extension, rendered.skipped)
+
+    def render_to(
+        self, elements: Iterable[Element], context: RenderContext, config: dict[str, Any], out: IO[bytes]
+    ) -> Rendered:
+        return self._write(
+            elements, config, out, RenderBudget(timeout=STREAM_TIMEOUT_SECONDS, max_bytes=MAX_STREAM_BYTES)
+        )
+
+    def _write(
+        self, elements: Iterable[Element], config: dict[str, Any], out: IO[bytes], budget: RenderBudget
+    ) -> Rendered:
+        """Rows go straight into ``out`` as UTF-8: only a group table (grouped modes) is held in memory."""
         try:
             settings = _compile(config)
         except ConfigError as error:
             raise TransformError(f"invalid configuration: {error}") from error
-        budget = RenderBudget()
-        kept, skipped = split_skipped(elements, config)
+        skipped: list[str] = []
+        kept = without_skipped(elements, config, skipped)
         formatters = [_cell_formatter(column, settings) for column in settings.columns]
-        buffer = io.StringIO()
-        if settings.bom:
-            buffer.write("\ufeff")
+        text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
+        start = out.tell()
         try:
+            if settings.bom:
+                text.write("\ufeff")
             writer = stdlib_csv.writer(
-                buffer,
+                text,
                 delimiter=settings.delimiter,
                 quoting=settings.quoting,  # type: ignore[arg-type]
                 escapechar="\\" if settings.quoting == stdlib_csv.QUOTE_NONE else None,
@@ -319,13 +344,17 @@ class CsvTransform(Transform):
                 writer.writerow(cells)
                 if count % _SIZE_CHECK_EVERY == 0:
                     budget.check_time()
-                    budget.check_size(buffer.tell())
+                    budget.check_size(out.tell() - start)
+            text.flush()
+            budget.check_size(out.tell() - start)
         except stdlib_csv.Error as error:
             raise TransformError(f"cannot write CSV: {error}") from error
-        return Rendered(budget.encode(buffer.getvalue()), "text/csv; charset=utf-8", "csv", skipped)
+        finally:
+            text.detach()  # leaves ``out`` open for the delivery
+        return Rendered(b"", "text/csv; charset=utf-8", "csv", skipped, file=out)
 
     def _rows(
-        self, elements: list[Element], settings: _Settings, formatters: list[Callable[[Any, Any], str]]
+        self, elements: Iterable[Element], settings: _Settings, formatters: list[Callable[[Any, Any], str]]
     ) -> Iterator[list[str]]:
         columns = settings.columns
         pairs = list(zip(columns, formatters, strict=True))
@@ -350,8 +379,8 @@ class CsvTransform(Transform):
                     if isinstance(item, dict):
                         yield cells(item, element.entity)
         else:
-            scopes: list[list[Element]] = (
-                [elements] if settings.group_scope == "batch" else [[element] for element in elements]
+            scopes: Iterable[Iterable[Element]] = (
+                [elements] if settings.group_scope == "batch" else ([element] for element in elements)
             )
             for scope in scopes:
                 if settings.mode == "line_items_grouped":
@@ -361,7 +390,7 @@ class CsvTransform(Transform):
                         yield cells(row, entity)
 
     def _line_item_groups(
-        self, elements: list[Element], settings: _Settings, pairs: list[tuple[_Column, Callable[[Any, Any], str]]]
+        self, elements: Iterable[Element], settings: _Settings, pairs: list[tuple[_Column, Callable[[Any, Any], str]]]
     ) -> Iterator[list[str]]:
         # group key -> [first line item, its entity, item count, one running sum per column]
         groups: dict[tuple[str, ...], list[Any]] = {}
@@ -393,7 +422,7 @@ class CsvTransform(Transform):
             yield row
 
     def _payment_groups(
-        self, elements: list[Element], settings: _Settings
+        self, elements: Iterable[Element], settings: _Settings
     ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
         groups: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {}
         for element in elements:

@@ -7,11 +7,19 @@ Config: ``{"type": "identity"}``, optionally ``"skip_voided": true`` or
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterable
+from typing import IO, Any
 
 from accounts.jsonenc import DecimalJSONEncoder
-from exports.transforms.base import Element, RenderContext, Rendered, Transform
-from exports.transforms.common import skip_reason_for, validate_skip
+from exports.transforms.base import (
+    MAX_STREAM_BYTES,
+    STREAM_TIMEOUT_SECONDS,
+    Element,
+    RenderContext,
+    Rendered,
+    Transform,
+)
+from exports.transforms.common import RenderBudget, skip_reason_for, validate_skip
 
 
 class IdentityTransform(Transform):
@@ -25,5 +33,28 @@ class IdentityTransform(Transform):
 
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
         wrapper = {element.element_key: element.entity for element in elements}
-        content = json.dumps(wrapper, cls=DecimalJSONEncoder, ensure_ascii=False, separators=(",", ":"))
+        content = _dumps(wrapper)
         return Rendered(content=content.encode(), content_type="application/json", extension="json")
+
+    def render_to(
+        self, elements: Iterable[Element], context: RenderContext, config: dict[str, Any], out: IO[bytes]
+    ) -> Rendered:
+        """The same wrapper, written one element at a time."""
+        budget = RenderBudget(timeout=STREAM_TIMEOUT_SECONDS, max_bytes=MAX_STREAM_BYTES)
+        start = out.tell()
+        out.write(b"{")
+        for count, element in enumerate(elements):
+            if count:
+                out.write(b",")
+            out.write(_dumps(element.element_key).encode())
+            out.write(b":")
+            out.write(_dumps(element.entity).encode())
+            if count % 500 == 499:
+                budget.check_time()
+                budget.check_size(out.tell() - start)
+        out.write(b"}")
+        return Rendered(b"", "application/json", "json", file=out)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, cls=DecimalJSONEncoder, ensure_ascii=False, separators=(",", ":"))
