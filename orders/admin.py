@@ -79,6 +79,7 @@ class IncomingOrderAdmin(OrderAdmin):
                     "order_identifier",
                     "state",
                     "handling_type",
+                    "outgoing_order",
                     "currency",
                     "created_at",
                     "last_change_at",

@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from rest_framework.routers import SimpleRouter
 
 from accounts.api import ReadOnlyViewSet, filter_parameter, read_only_schema
-from orders import selectors
+from orders import pos_api, selectors
 from orders.models import ExternalOrder, IncomingOrder, OrderState, OutgoingOrder
 from orders.serializers import (
     ExternalOrderFilterSerializer,
@@ -86,10 +86,12 @@ OUTGOING_ORDER_EXAMPLE = {
     "order_identifier": "shop-1-000031",
     "stock_location": "shop-1",
     "destination": None,
+    "incoming_order": None,
     "basket": {"currency": "DKK", "line_items": [], "total": 399.9},
     "customer": None,
     "payment": None,
     "shipping": None,
+    "handling_type": "reserve_and_collect",
     "state": "ready",
     "created_at": "2025-01-15T09:30:00Z",
     "last_change_at": "2025-01-15T11:00:00Z",
@@ -171,7 +173,7 @@ class OutgoingOrderViewSet(ReadOnlyViewSet):
         return selectors.outgoing_orders(account=self.account, **filters)
 
 
-pos_urls: list[Any] = []  # the POS API of orders (/api/v1/pos/...)
+pos_urls: list[Any] = pos_api.urls  # the POS API of orders (/api/v1/pos/...)
 
 
 def register(router: SimpleRouter) -> None:

@@ -39,6 +39,16 @@ class HandlingType(models.TextChoices):
     SHIP_FROM_STORE = "ship_from_store", "Ship from Store"
 
 
+def handling_type_of(*, has_payment: bool, has_shipping: bool) -> HandlingType:
+    """Spec, "Order handling types". The same rule as ``orders.services.handling_type_expression`` (imports);
+    shipping without payment is refused before an order gets here, so it never reads as Reserve & Collect."""
+    if has_payment and has_shipping:
+        return HandlingType.SHIP_FROM_STORE
+    if has_payment:
+        return HandlingType.CLICK_AND_COLLECT
+    return HandlingType.RESERVE_AND_COLLECT
+
+
 class StatefulOrder(AccountOwned):
     state = models.CharField(max_length=16, choices=OrderState.choices, default=OrderState.CREATED)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -62,6 +72,15 @@ class IncomingOrder(StatefulOrder):
     payment = DecimalJSONField(null=True, blank=True)
     shipping = DecimalJSONField(null=True, blank=True)
     handling_type = models.CharField(max_length=24, choices=HandlingType.choices)
+    # RESTRICT, not PROTECT: neither order may be deleted on its own, but both go with their account.
+    outgoing_order = models.OneToOneField(
+        "OutgoingOrder",
+        on_delete=models.RESTRICT,
+        null=True,
+        blank=True,
+        related_name="incoming_order",
+        help_text="The outgoing order another shop of the account placed with this one; empty when imported.",
+    )
 
     class Meta:
         ordering = ["-id"]
@@ -127,6 +146,11 @@ class OutgoingOrder(StatefulOrder):
 
     def __str__(self) -> str:
         return self.order_identifier
+
+    @property
+    def handling_type(self) -> HandlingType:
+        """Derived, not stored: payment and shipping never change after the order is placed."""
+        return handling_type_of(has_payment=self.payment is not None, has_shipping=self.shipping is not None)
 
 
 class OrderStateChange(AccountOwned):

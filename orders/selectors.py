@@ -61,6 +61,16 @@ def incoming_orders(
     return _filtered(queryset, stock_location=stock_location, order_identifier=order_identifier, state=state)
 
 
+def incoming_order(*, account: Account, pk: int) -> IncomingOrder:
+    """One incoming order of the account with its state history (after a change, for the answer)."""
+    return incoming_orders(account=account).get(pk=pk)
+
+
+def outgoing_order(*, account: Account, pk: int) -> OutgoingOrder:
+    """One outgoing order of the account with its receiving incoming order and state history."""
+    return outgoing_orders(account=account).get(pk=pk)
+
+
 def external_orders(
     *, account: Account, stock_location: str | None = None, order_identifier: str | None = None
 ) -> QuerySet[ExternalOrder]:
@@ -79,7 +89,7 @@ def outgoing_orders(
     """Outgoing orders of the account, newest first, with destination and state history."""
     queryset = (
         OutgoingOrder.objects.filter(account=account)
-        .select_related("stock_location", "destination")
+        .select_related("stock_location", "destination", "incoming_order__stock_location")
         .prefetch_related(_history())
     )
     return _filtered(queryset, stock_location=stock_location, order_identifier=order_identifier, state=state)

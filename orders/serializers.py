@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.models import StockLocation
-from orders.models import ExternalOrder, IncomingOrder, OrderState, OrderStateChange, OutgoingOrder
+from orders.models import ExternalOrder, HandlingType, IncomingOrder, OrderState, OrderStateChange, OutgoingOrder
 
 # --- Filters (query parameters of the lists) ------------------------------------------------------------
 
@@ -103,6 +103,17 @@ class ExternalOrderOutputSerializer(serializers.ModelSerializer):
         ref_name = "ExternalOrder"
 
 
+class ReceivingOrderSerializer(serializers.Serializer):
+    """The incoming order an internal outgoing order became on its destination."""
+
+    id = serializers.IntegerField()
+    stock_location = serializers.CharField(source="stock_location.identifier")
+    order_identifier = serializers.CharField()
+
+    class Meta:
+        ref_name = "ReceivingIncomingOrder"
+
+
 class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
     stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
         slug_field="identifier", read_only=True
@@ -117,6 +128,15 @@ class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
     customer = JsonObjectField(read_only=True, allow_null=True)
     payment = JsonObjectField(read_only=True, allow_null=True)
     shipping = JsonObjectField(read_only=True, allow_null=True)
+    handling_type = serializers.ChoiceField(
+        choices=HandlingType.choices,
+        read_only=True,
+        help_text="From payment and shipping: none = Reserve & Collect, payment = Click & Collect, both = Ship "
+        "from Store.",
+    )
+    incoming_order = serializers.SerializerMethodField(
+        help_text="For an order placed with another shop: the incoming order it became there; null when external."
+    )
     history = OrderStateChangeOutputSerializer(source="state_changes", many=True, read_only=True)
 
     class Meta:
@@ -126,10 +146,12 @@ class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
             "order_identifier",
             "stock_location",
             "destination",
+            "incoming_order",
             "basket",
             "customer",
             "payment",
             "shipping",
+            "handling_type",
             "state",
             "created_at",
             "last_change_at",
@@ -137,3 +159,11 @@ class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
         ref_name = "OutgoingOrder"
+
+    @extend_schema_field(ReceivingOrderSerializer(allow_null=True))
+    def get_incoming_order(self, order: OutgoingOrder) -> dict[str, object] | None:
+        try:
+            incoming = order.incoming_order
+        except IncomingOrder.DoesNotExist:
+            return None
+        return dict(ReceivingOrderSerializer(incoming).data)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, CharField, DateTimeField, Q, QuerySet, Value, When
 from django.utils import timezone
 
-from accounts.errors import Conflict, NotFound
-from accounts.models import Account, StockLocation
+from accounts import selectors as account_selectors
+from accounts.errors import Conflict, NotFound, ServiceError
+from accounts.models import Account, Cashier, StockLocation
 from exports import services as export_services
 from exports.entities import incoming_order_state_changes, outgoing_orders
 from exports.models import EntityType
@@ -20,6 +21,7 @@ from orders.models import (
     OrderState,
     OrderStateChange,
     OutgoingOrder,
+    handling_type_of,
 )
 
 # The columns a source of new orders must provide, in this order (see insert_orders_from).
@@ -27,12 +29,17 @@ ORDER_SOURCE_COLUMNS = ("stock_location_id", "order_identifier", "currency", "ba
 INCOMING_SOURCE_COLUMNS = (*ORDER_SOURCE_COLUMNS, "payment", "shipping", "handling_type")
 
 
+# The destination of an outgoing order placed with the integrated external system (spec: Outgoing Orders).
+EXTERNAL_DESTINATION = "external"
+
+
 def duplicate_message(order_identifier: str) -> str:
     return f"duplicate: order_identifier '{order_identifier}' is already used on this stock location"
 
 
 def handling_type_expression(*, payment: Q, shipping: Q) -> Case:
-    """Spec, "Order handling types", as a database expression over a source's payment and shipping."""
+    """Spec, "Order handling types", as a database expression over a source's payment and shipping
+    (``orders.models.handling_type_of`` is the same rule in Python)."""
     return Case(
         When(payment & shipping, then=Value(HandlingType.SHIP_FROM_STORE)),
         When(payment, then=Value(HandlingType.CLICK_AND_COLLECT)),
@@ -103,34 +110,126 @@ def create_outgoing_order(
     order: dict[str, Any],
     destination: StockLocation | None = None,
 ) -> OutgoingOrder:
-    """An order placed by a shop (to another stock location, or external when ``destination`` is None)."""
-    with transaction.atomic():
-        outgoing = OutgoingOrder.objects.create(
-            account=account,
-            stock_location=stock_location,
-            destination=destination,
-            order_identifier=order["order_identifier"],
-            basket=order["basket"],
-            customer=order.get("customer"),
-            payment=order.get("payment"),
-            shipping=order.get("shipping"),
+    """Spec: Order (general model); Events, Outgoing Orders. A shop places an order.
+
+    External (``destination`` None): the outgoing order is exported. Internal (another stock location of
+    the account): in the same transaction the destination receives it as an incoming order with the full
+    sale.summary basket, in state ``created`` with its first incoming order state change event, and nothing
+    is exported as an outgoing order. Raises ServiceError for shipping without payment or a destination equal
+    to the origin, Conflict when ``order_identifier`` is already used on either side.
+    """
+    order_identifier = order["order_identifier"]
+    if order.get("shipping") is not None and order.get("payment") is None:
+        raise ServiceError(
+            "shipping requires payment (a Ship from Store order is pre-paid)",
+            field="order.shipping",
+            code="shipping_without_payment",
         )
-        OrderStateChange.objects.create(
-            account=account, outgoing_order=outgoing, state=OrderState.CREATED, source=OrderStateChange.Source.POS
+    if destination is not None and destination.pk == stock_location.pk:
+        raise ServiceError(
+            "the destination must be another stock location than the one placing the order",
+            field="destination",
+            code="same_stock_location",
         )
-        if destination is None:  # spec: exported when not sent internally to another shop
-            export_services.enqueue(
+    duplicate = Conflict(
+        f"order_identifier '{order_identifier}' is already used by an order on "
+        f"{'the destination or ' if destination else ''}this stock location",
+        field="order.order_identifier",
+        code="duplicate",
+    )
+    try:
+        with transaction.atomic():
+            if _order_identifier_used(
+                account=account, stock_location=stock_location, destination=destination, identifier=order_identifier
+            ):
+                raise duplicate
+            outgoing = OutgoingOrder.objects.create(
                 account=account,
-                entity_type=EntityType.OUTGOING_ORDERS,
-                entries=[
-                    export_services.ExportEntry(
-                        object_id=outgoing.pk,
-                        element_key=outgoing_orders.element_key(outgoing),
-                        stock_location_id=stock_location.pk,
-                    )
-                ],
+                stock_location=stock_location,
+                destination=destination,
+                order_identifier=order_identifier,
+                basket=order["basket"],
+                customer=order.get("customer"),
+                payment=order.get("payment"),
+                shipping=order.get("shipping"),
             )
+            OrderStateChange.objects.create(
+                account=account, outgoing_order=outgoing, state=OrderState.CREATED, source=OrderStateChange.Source.POS
+            )
+            if destination is None:  # spec: exported when not sent internally to another shop
+                export_services.enqueue(
+                    account=account,
+                    entity_type=EntityType.OUTGOING_ORDERS,
+                    entries=[
+                        export_services.ExportEntry(
+                            object_id=outgoing.pk,
+                            element_key=outgoing_orders.element_key(outgoing),
+                            stock_location_id=stock_location.pk,
+                        )
+                    ],
+                )
+            else:
+                _receive_internal_order(account=account, outgoing=outgoing, currency=stock_location.market.currency)
+    except IntegrityError:
+        # A concurrent request took the identifier between the check and the insert: the unique constraints
+        # of both tables decide, and the loser gets the same answer as a sequential duplicate.
+        raise duplicate from None
     return outgoing
+
+
+def place_outgoing_order(
+    *, account: Account, stock_location_identifier: str, destination_identifier: str, order: dict[str, Any]
+) -> OutgoingOrder:
+    """Spec: Order (general model). The POS names the shop placing the order and its destination: a stock
+    location identifier of the account, or ``"external"`` (reserved: it always means the external system).
+    Raises ServiceError for an unknown stock location, otherwise as create_outgoing_order."""
+    origin = _stock_location(account=account, identifier=stock_location_identifier, field="stock_location")
+    destination = None
+    if destination_identifier != EXTERNAL_DESTINATION:
+        destination = _stock_location(account=account, identifier=destination_identifier, field="destination")
+    return create_outgoing_order(account=account, stock_location=origin, order=order, destination=destination)
+
+
+def _stock_location(*, account: Account, identifier: str, field: str) -> StockLocation:
+    # In the body, not the path: an unknown identifier is a bad request, as in the imports.
+    location = account_selectors.stock_location_by_identifier(account=account, identifier=identifier)
+    if location is None:
+        raise ServiceError(f"unknown stock location '{identifier[:64]}'", field=field, code="unknown")
+    return location
+
+
+def _order_identifier_used(
+    *, account: Account, stock_location: StockLocation, destination: StockLocation | None, identifier: str
+) -> bool:
+    used = OutgoingOrder.objects.filter(account=account, stock_location=stock_location, order_identifier=identifier)
+    if destination is None:
+        return used.exists()
+    received = IncomingOrder.objects.filter(account=account, stock_location=destination, order_identifier=identifier)
+    return used.exists() or received.exists()
+
+
+def _receive_internal_order(*, account: Account, outgoing: OutgoingOrder, currency: str) -> IncomingOrder:
+    """The destination shop's side of an internal order. Runs inside create_outgoing_order's transaction."""
+    assert outgoing.destination is not None
+    incoming = IncomingOrder.objects.create(
+        account=account,
+        stock_location=outgoing.destination,
+        order_identifier=outgoing.order_identifier,
+        currency=currency,
+        basket=outgoing.basket,
+        customer=outgoing.customer,
+        payment=outgoing.payment,
+        shipping=outgoing.shipping,
+        handling_type=handling_type_of(
+            has_payment=outgoing.payment is not None, has_shipping=outgoing.shipping is not None
+        ),
+        outgoing_order=outgoing,
+    )
+    change = OrderStateChange.objects.create(
+        account=account, incoming_order=incoming, state=OrderState.CREATED, source=OrderStateChange.Source.SYSTEM
+    )
+    _emit_incoming_state_changes(account, [(change, incoming.order_identifier, incoming.stock_location_id)])
+    return incoming
 
 
 def change_incoming_order_state(
@@ -142,18 +241,89 @@ def change_incoming_order_state(
     cashier: dict[str, Any] | None = None,
     source: str = OrderStateChange.Source.POS,
 ) -> OrderStateChange:
-    """A shop moves an incoming order on (spec: Order states). Emits an incoming order state change event."""
-    change = _change_state(
+    """Spec: Order states; Events, incoming order state change events. A shop moves an incoming order on.
+
+    The change, its export and, for an order another shop placed, the same move of that shop's outgoing
+    order (source ``system``) are written in one transaction. Raises Conflict for a refused transition.
+    """
+    with transaction.atomic():
+        change = _change_state(
+            account=account,
+            model=IncomingOrder,
+            order_pk=order.pk,
+            state=state,
+            comment=comment,
+            cashier=cashier,
+            source=source,
+        )
+        _emit_incoming_state_changes(account, [(change, order.order_identifier, order.stock_location_id)])
+        if order.outgoing_order_id is not None:
+            _change_state(
+                account=account,
+                model=OutgoingOrder,
+                order_pk=order.outgoing_order_id,
+                state=state,
+                comment=comment,
+                cashier=cashier,
+                source=OrderStateChange.Source.SYSTEM,
+            )
+    order.refresh_from_db(fields=["state", "last_change_at"])
+    return change
+
+
+def change_incoming_order_state_at(
+    *,
+    account: Account,
+    stock_location_identifier: str,
+    order_identifier: str,
+    state: str,
+    comment: str = "",
+    cashier: dict[str, Any] | str | None = None,
+) -> IncomingOrder:
+    """Spec: Order states; Cashier. The POS of a shop moves one of its incoming orders, named by stock
+    location and order identifier; ``cashier`` is a Cashier object or the identifier of a cashier of the
+    account. Raises NotFound for an unknown stock location or order, ServiceError for an unknown cashier,
+    Conflict for a refused transition."""
+    location = account_selectors.stock_location_by_identifier(account=account, identifier=stock_location_identifier)
+    if location is None:
+        raise NotFound(f"unknown stock location '{stock_location_identifier[:64]}'", field="stock_location")
+    order = IncomingOrder.objects.filter(
+        account=account, stock_location=location, order_identifier=order_identifier
+    ).first()
+    if order is None:
+        raise NotFound(
+            f"no incoming order '{order_identifier[:255]}' on stock location '{location.identifier}'",
+            field="order_identifier",
+        )
+    change_incoming_order_state(
         account=account,
-        model=IncomingOrder,
-        order_pk=order.pk,
+        order=order,
         state=state,
         comment=comment,
-        cashier=cashier,
-        source=source,
+        cashier=_cashier_object(account=account, cashier=cashier),
+        source=OrderStateChange.Source.POS,
     )
-    _emit_incoming_state_changes(account, [(change, order.order_identifier, order.stock_location_id)])
-    return change
+    return order
+
+
+def _cashier_object(*, account: Account, cashier: dict[str, Any] | str | None) -> dict[str, Any] | None:
+    """The spec's Cashier object, as recorded on the state change and exported in ``last_change_by``."""
+    if not isinstance(cashier, str):
+        return cashier
+    found = account_selectors.cashiers(account=account).filter(identifier=cashier).first()
+    if found is None:
+        raise ServiceError(f"unknown cashier '{cashier[:64]}'", field="cashier", code="unknown")
+    return cashier_reference(found)
+
+
+def cashier_reference(cashier: Cashier) -> dict[str, Any]:
+    """A cashier of the account as the spec's Cashier object (optional fields only when set)."""
+    reference: dict[str, Any] = {"identifier": cashier.identifier, "display_name": cashier.display_name}
+    if cashier.full_name:
+        reference["full_name"] = cashier.full_name
+    if cashier.image_url:
+        reference["image_url"] = cashier.image_url
+    return reference
 
 
 def _emit_incoming_state_changes(account: Account, changes: list[tuple[OrderStateChange, str, int]]) -> None:
@@ -184,17 +354,27 @@ def change_outgoing_order_state(
 ) -> OrderStateChange:
     """Spec: Outgoing order state change. Event-like: appended to the history, never undone.
 
-    Raises NotFound for an unknown order and Conflict for a move the transition rules refuse.
+    Raises NotFound for an unknown order and Conflict for a move the transition rules refuse, or for an
+    order placed with another shop of the account: that shop's incoming order owns the state, and this
+    order follows it (see change_incoming_order_state).
     """
-    order_pk = (
+    found = (
         OutgoingOrder.objects.filter(
             account=account, stock_location_id=stock_location_id, order_identifier=order_identifier
         )
-        .values_list("pk", flat=True)
+        .values_list("pk", "incoming_order__stock_location__identifier")
         .first()
     )
-    if order_pk is None:
+    if found is None:
         raise NotFound(f"no outgoing order '{order_identifier}' on this stock location", field="order_identifier")
+    order_pk, receiving_shop = found
+    if receiving_shop is not None:
+        raise Conflict(
+            f"outgoing order '{order_identifier}' was placed with stock location '{receiving_shop}', "
+            "which owns its state; it cannot be changed by a state change import",
+            field="state",
+            code="internal_order",
+        )
     return _change_state(
         account=account,
         model=OutgoingOrder,
