@@ -1,13 +1,394 @@
-"""REST API of the ledger's catalog (filled in by its area)."""
+"""REST API of the catalog: products and expenses (``/api/v1/products/``, ``/api/v1/expenses/``), newsletter
+signups (read at ``/api/v1/newsletter-signups/``, posted by the apps at ``/api/v1/pos/newsletter-signups``).
+
+Products and expenses are addressed by their spec ``id`` (which may contain dots). Reads are open to keys
+with the ``admin`` or the ``pos`` scope (the shop apps look products up); writes need ``admin``. Bodies are
+read with ``read_json_body`` (numbers with a fraction as Decimal) and checked by the schema nodes of
+``ledger.serializers.catalog``, so every error names its exact field.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
+from django.db.models import Model, QuerySet
+from django.http import Http404
+from django.urls import re_path
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import exceptions, serializers, status
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-pos_urls: list[Any] = []
+from accounts.api import (
+    AUTH_PARAMETERS,
+    AccountScopedViewSet,
+    ReadOnlyViewSet,
+    error_responses,
+    filter_parameter,
+    read_only_schema,
+    request_example,
+    response_example,
+)
+from accounts.api_common import PosView, read_json_body
+from accounts.authentication import INVALID_CREDENTIALS, ApiPrincipal
+from accounts.errors import InvalidInput
+from accounts.models import Scope
+from imports.schema import Obj
+from ledger.models import Expense, NewsletterSignup, Product
+from ledger.selectors import catalog as selectors
+from ledger.serializers import catalog as schemas
+from ledger.serializers.catalog import (
+    ExpenseOutputSerializer,
+    ExpenseRequestSerializer,
+    NewsletterSignupFilterSerializer,
+    NewsletterSignupOutputSerializer,
+    NewsletterSignupRequestSerializer,
+    ProductFilterSerializer,
+    ProductOutputSerializer,
+    ProductRequestSerializer,
+)
+from ledger.services import catalog as services
+
+
+class AdminWritesPosReads(BasePermission):
+    """Reads for keys with the ``admin`` or the ``pos`` scope; writes for ``admin`` only."""
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        principal = request.user
+        if not isinstance(principal, ApiPrincipal):
+            raise exceptions.NotAuthenticated(INVALID_CREDENTIALS)
+        key = principal.api_key
+        if request.method in SAFE_METHODS:
+            if not (key.has_scope(Scope.ADMIN) or key.has_scope(Scope.POS)):
+                raise exceptions.PermissionDenied("This API key lacks the 'admin' or the 'pos' scope.")
+        elif not key.has_scope(Scope.ADMIN):
+            raise exceptions.PermissionDenied("This API key lacks the 'admin' scope.")
+        return True
+
+
+def checked(node: Obj, body: Any, *, partial: bool = False) -> dict[str, Any]:
+    """``body`` validated by a schema node, or InvalidInput naming every offending field."""
+    data, report = schemas.validated(node, body, partial=partial)
+    if report.errors:
+        raise InvalidInput(report.errors)
+    return data
+
+
+class CatalogViewSet(AccountScopedViewSet):
+    """CRUD by the spec ``id`` (in the URL as ``{id}``, dots allowed): list, create, retrieve, PUT (omitted
+    optional fields become absent), PATCH (only the given fields; ``null`` makes one absent), delete."""
+
+    lookup_url_kwarg = "id"
+    lookup_value_regex = "[^/]+"
+    permission_classes = [AdminWritesPosReads]
+    filter_serializer_class: ClassVar[type[serializers.Serializer] | None] = None
+    output_serializer_class: ClassVar[type[serializers.BaseSerializer]]
+    create_node: ClassVar[Obj]
+    replace_node: ClassVar[Obj]
+    patch_node: ClassVar[Obj]
+
+    def select(self, **filters: Any) -> QuerySet:
+        raise NotImplementedError
+
+    def get_queryset(self) -> QuerySet:
+        return self.select()
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
+        return self.output_serializer_class
+
+    def get_object(self) -> Any:
+        if "\x00" in self.kwargs.get(self.lookup_url_kwarg, ""):
+            # No id holds a NUL (the schema refuses it), and PostgreSQL would fail on it: a 500.
+            raise Http404
+        return super().get_object()
+
+    def perform_create(self, *, data: dict[str, Any]) -> Model:
+        raise NotImplementedError
+
+    def perform_update(self, *, instance: Any, data: dict[str, Any], partial: bool) -> Model:
+        raise NotImplementedError
+
+    def perform_delete(self, *, instance: Any) -> None:
+        raise NotImplementedError
+
+    def list(self, request: Request) -> Response:
+        filters = {}
+        if self.filter_serializer_class is not None:
+            filters = self.validated(self.filter_serializer_class, request.query_params)
+        return self.paginated(self.select(**filters), self.output_serializer_class)
+
+    def retrieve(self, request: Request, id: str) -> Response:
+        return Response(self.output_serializer_class(self.get_object()).data)
+
+    def create(self, request: Request) -> Response:
+        data = checked(self.create_node, read_json_body(request))
+        instance = self.perform_create(data=data)
+        return Response(self.output_serializer_class(instance).data, status=status.HTTP_201_CREATED)
+
+    def update(self, request: Request, id: str, partial: bool = False) -> Response:
+        instance = self.get_object()
+        node = self.patch_node if partial else self.replace_node
+        data = checked(node, read_json_body(request), partial=partial)
+        instance = self.perform_update(instance=instance, data=data, partial=partial)
+        return Response(self.output_serializer_class(instance).data)
+
+    def partial_update(self, request: Request, id: str) -> Response:
+        return self.update(request, id, partial=True)
+
+    def destroy(self, request: Request, id: str) -> Response:
+        self.perform_delete(instance=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def catalog_schema(
+    *,
+    tag: str,
+    noun: str,
+    request_serializer: type[serializers.Serializer],
+    output_serializer: type[serializers.BaseSerializer],
+    example: dict[str, Any],
+    request: dict[str, Any],
+    filters: Sequence[Any] = (),
+    list_description: str = "",
+) -> Any:
+    """``extend_schema_view`` of a ``CatalogViewSet``."""
+    one = [response_example(noun, example), response_example(noun, example, status_code=201)]
+    body = [request_example(noun, request)]
+    reads = "Keys with the `admin` or the `pos` scope."
+    return extend_schema_view(
+        list=extend_schema(
+            tags=[tag],
+            summary=f"List {noun}s",
+            description=f"{list_description} {reads}".strip(),
+            parameters=[*AUTH_PARAMETERS, *filters],
+            responses={200: output_serializer(many=True), **error_responses(400)},
+            examples=[response_example(noun, example)],
+        ),
+        create=extend_schema(
+            tags=[tag],
+            summary=f"Create {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+            parameters=AUTH_PARAMETERS,
+            request=request_serializer,
+            responses={201: output_serializer, **error_responses(400)},
+            examples=[*body, *one],
+        ),
+        retrieve=extend_schema(
+            tags=[tag],
+            summary=f"Get {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+            description=reads,
+            parameters=AUTH_PARAMETERS,
+            responses={200: output_serializer, **error_responses(404)},
+            examples=one,
+        ),
+        update=extend_schema(
+            tags=[tag],
+            summary=f"Replace {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+            description="Optional fields left out become absent. `id` may be left out; if given it must not change.",
+            parameters=AUTH_PARAMETERS,
+            request=request_serializer,
+            responses={200: output_serializer, **error_responses(400, 404)},
+            examples=[*body, *one],
+        ),
+        partial_update=extend_schema(
+            tags=[tag],
+            summary=f"Change fields of {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+            description="Only the given fields change; `null` makes an optional field absent.",
+            parameters=AUTH_PARAMETERS,
+            request=request_serializer,
+            responses={200: output_serializer, **error_responses(400, 404)},
+            examples=[*body, *one],
+        ),
+        destroy=extend_schema(
+            tags=[tag],
+            summary=f"Delete {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+            parameters=AUTH_PARAMETERS,
+            responses={204: None, **error_responses(404)},
+        ),
+    )
+
+
+# --- Products ------------------------------------------------------------------------------------------
+
+_AT = "2025-01-15T09:30:00Z"
+PRODUCT_REQUEST_EXAMPLE: dict[str, Any] = {
+    "id": "tshirt.basic.black",
+    "name": {"da": "T-shirt, sort", "en": "T-shirt, black"},
+    "barcode": "5701234567890",
+    "product_group": "tops",
+    "retail_price": {"dk": 199.95},
+    "cost_price": 60.5,
+    "taxes": [{"name": "VAT", "rate": 0.25, "type": "vat"}],
+}
+PRODUCT_EXAMPLE = {**PRODUCT_REQUEST_EXAMPLE, "created_at": _AT, "updated_at": _AT}
+
+
+@catalog_schema(
+    tag="products",
+    noun="product",
+    request_serializer=ProductRequestSerializer,
+    output_serializer=ProductOutputSerializer,
+    example=PRODUCT_EXAMPLE,
+    request=PRODUCT_REQUEST_EXAMPLE,
+    filters=[
+        filter_parameter("search", "The product with this id or barcode, or any whose name contains this text."),
+        filter_parameter("barcode", "Only products with exactly this barcode."),
+        filter_parameter("product_group", "Only products of this product group."),
+    ],
+    list_description="By id.",
+)
+class ProductViewSet(CatalogViewSet):
+    """Products of the account (spec: Product). Every change emits a product edit event for exports."""
+
+    queryset = Product.objects.none()
+    lookup_field = "product_id"
+    filter_serializer_class = ProductFilterSerializer
+    output_serializer_class = ProductOutputSerializer
+    create_node = schemas.PRODUCT
+    replace_node = schemas.PRODUCT_REPLACE
+    patch_node = schemas.PRODUCT_PATCH
+
+    def select(self, **filters: Any) -> QuerySet[Product]:
+        return selectors.products(account=self.account, **filters)
+
+    def perform_create(self, *, data: dict[str, Any]) -> Product:
+        return services.create_product(account=self.account, data=data)
+
+    def perform_update(self, *, instance: Product, data: dict[str, Any], partial: bool) -> Product:
+        return services.update_product(account=self.account, product=instance, data=data, partial=partial)
+
+    def perform_delete(self, *, instance: Product) -> None:
+        services.delete_product(account=self.account, product=instance)
+
+
+# --- Expenses ------------------------------------------------------------------------------------------
+
+EXPENSE_REQUEST_EXAMPLE: dict[str, Any] = {
+    "id": "coffee",
+    "name": {"da": "Kaffe", "en": "Coffee"},
+    "taxes": {"dk": [{"name": "VAT", "rate": 0.25, "type": "vat"}]},
+}
+EXPENSE_EXAMPLE = {**EXPENSE_REQUEST_EXAMPLE, "created_at": _AT}
+
+
+@catalog_schema(
+    tag="expenses",
+    noun="expense",
+    request_serializer=ExpenseRequestSerializer,
+    output_serializer=ExpenseOutputSerializer,
+    example=EXPENSE_EXAMPLE,
+    request=EXPENSE_REQUEST_EXAMPLE,
+    list_description="By id.",
+)
+class ExpenseViewSet(CatalogViewSet):
+    """Expenses a register can book, e.g. coffee paid from the cash drawer (spec: Expense)."""
+
+    queryset = Expense.objects.none()
+    lookup_field = "expense_id"
+    output_serializer_class = ExpenseOutputSerializer
+    create_node = schemas.EXPENSE
+    replace_node = schemas.EXPENSE_REPLACE
+    patch_node = schemas.EXPENSE_PATCH
+
+    def select(self, **filters: Any) -> QuerySet[Expense]:
+        return selectors.expenses(account=self.account)
+
+    def perform_create(self, *, data: dict[str, Any]) -> Expense:
+        return services.create_expense(account=self.account, data=data)
+
+    def perform_update(self, *, instance: Expense, data: dict[str, Any], partial: bool) -> Expense:
+        return services.update_expense(account=self.account, expense=instance, data=data, partial=partial)
+
+    def perform_delete(self, *, instance: Expense) -> None:
+        services.delete_expense(account=self.account, expense=instance)
+
+
+# --- Newsletter signups --------------------------------------------------------------------------------
+
+SIGNUP_REQUEST_EXAMPLE: dict[str, Any] = {
+    "email": "jane@example.com",
+    "first_name": "Jane",
+    "last_name": "Doe",
+    "register_id": "reg-1",
+    "timestamp": 1736933400.5,
+}
+SIGNUP_EXAMPLE: dict[str, Any] = {
+    "id": 17,
+    "email": "jane@example.com",
+    "stock_location": "shop-1",
+    "register": "reg-1",
+    "document": {
+        "email": "jane@example.com",
+        "first_name": "Jane",
+        "last_name": "Doe",
+        "source": {
+            "market_id": "dk",
+            "shop_id": "shop-1",
+            "shop_name": "Copenhagen",
+            "register_id": "reg-1",
+            "register_name": "Till 1",
+        },
+        "timestamp": 1736933400.5,
+    },
+    "created_at": _AT,
+}
+
+
+@read_only_schema(
+    tag="newsletter signups",
+    noun="newsletter signup",
+    output_serializer=NewsletterSignupOutputSerializer,
+    example=SIGNUP_EXAMPLE,
+    filters=[
+        filter_parameter("email", "Only signups of this e-mail address (case-insensitive)."),
+        filter_parameter("stock_location", "Only signups made in this stock location (identifier)."),
+    ],
+    list_description="Newest first.",
+)
+class NewsletterSignupViewSet(ReadOnlyViewSet):
+    """Newsletter signups posted by the POS apps, each exported as a newsletter signup event."""
+
+    queryset = NewsletterSignup.objects.none()
+    filter_serializer_class = NewsletterSignupFilterSerializer
+    output_serializer_class = NewsletterSignupOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[NewsletterSignup]:
+        return selectors.newsletter_signups(account=self.account, **filters)
+
+
+class NewsletterSignupPosView(PosView):
+    """``POST /api/v1/pos/newsletter-signups``: the newsletter form of the POS or second-screen app."""
+
+    @extend_schema(
+        tags=["pos"],
+        summary="Sign up for the newsletter",
+        description=(
+            "Every post is one newsletter signup event (the same address twice is two events). "
+            "`register_id` sets the shop too; `shop_id` alone names a stock location."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request=NewsletterSignupRequestSerializer,
+        responses={201: NewsletterSignupOutputSerializer, **error_responses(400)},
+        examples=[
+            request_example("newsletter signup", SIGNUP_REQUEST_EXAMPLE),
+            response_example("newsletter signup", SIGNUP_EXAMPLE, status_code=201),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        data = checked(schemas.NEWSLETTER_SIGNUP, self.body())
+        signup = services.record_newsletter_signup(account=self.account, data=data)
+        return Response(NewsletterSignupOutputSerializer(signup).data, status=status.HTTP_201_CREATED)
+
+
+pos_urls: list[Any] = [
+    re_path(r"^pos/newsletter-signups/?$", NewsletterSignupPosView.as_view(), name="pos-newsletter-signups"),
+]
 
 
 def register(router: SimpleRouter) -> None:
     """Routes of this area under /api/v1/."""
+    router.register("products", ProductViewSet, basename="product")
+    router.register("expenses", ExpenseViewSet, basename="expense")
+    router.register("newsletter-signups", NewsletterSignupViewSet, basename="newsletter-signup")

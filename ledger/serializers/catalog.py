@@ -1,0 +1,323 @@
+"""Input schemas and output serializers of the catalog: products, expenses, newsletter signups.
+
+Bodies are validated with the schema nodes of ``imports.schema`` (not DRF input serializers) so that every
+error names its exact path (``retail_price.se``, ``taxes[1].rate``) and numbers stay ``Decimal`` as
+``read_json_body`` parsed them. The DRF ``*RequestSerializer`` classes below only document those bodies in
+the OpenAPI schema; ``PRODUCT``, ``EXPENSE`` and ``NEWSLETTER_SIGNUP`` are what validates.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from accounts.serializers import TaxSerializer
+from accounts.validation import TAX_TYPES
+from campaigns.serializers import L10nStringField, MarketPriceField
+from imports.schema import (
+    INVALID,
+    Arr,
+    Enum,
+    L10nString,
+    MarketPrice,
+    Node,
+    Num,
+    Obj,
+    Report,
+    Str,
+    Url,
+)
+from ledger.models import Expense, NewsletterSignup, Product
+from ledger.selectors.catalog import product_document
+
+# --- Schema nodes (what validates) --------------------------------------------------------------------
+
+# Cost prices are stored with 6 decimals; a finer value would be silently rounded by the column.
+MONEY_DECIMALS = 6
+MAX_MARKETS = 100
+
+
+class Identifier(Str):
+    """A product or expense id: any text but ``/``, because it is a path segment of its REST URL."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        value = super().check(value, path, report)
+        if value is not INVALID and ("/" in value or value != value.strip()):
+            return report.error(path, "must not contain '/' nor start or end with spaces", "invalid")
+        return value
+
+
+class Money(Num):
+    """A non-negative amount with at most ``MONEY_DECIMALS`` decimals."""
+
+    def __init__(self) -> None:
+        super().__init__(minimum=0)
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        value = super().check(value, path, report)
+        if isinstance(value, Decimal) and value != value.quantize(Decimal(1).scaleb(-MONEY_DECIMALS)):
+            return report.error(path, f"must have at most {MONEY_DECIMALS} decimals", "too_precise")
+        return value
+
+
+class Email(Str):
+    """An e-mail address (RFC 5321 length), trimmed; the domain is lower-cased, the local part kept."""
+
+    def __init__(self) -> None:
+        super().__init__(max_length=320)
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        value = super().check(value.strip() if isinstance(value, str) else value, path, report)
+        if value is INVALID:
+            return value
+        try:
+            validate_email(value)
+        except DjangoValidationError:
+            return report.error(path, "is not a valid e-mail address", "invalid_email")
+        local, _, domain = value.rpartition("@")
+        return f"{local}@{domain.lower()}"
+
+
+class Price(MarketPrice):
+    """Spec: MarketPrice with non-negative amounts of at most 6 decimals; an object names a market at least."""
+
+    def __init__(self) -> None:
+        self.number = Money()
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if value == {}:
+            return report.error(path, "must price at least one market (leave it out for a variable price)", "blank")
+        if isinstance(value, dict) and len(value) > MAX_MARKETS:
+            return report.error(path, f"must have at most {MAX_MARKETS} markets", "too_long")
+        return super().check(value, path, report)
+
+
+class ExpenseTaxes(Node):
+    """Spec: Expense ``taxes``: a flat list of taxes, or an object of market identifier to such a list."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if isinstance(value, list):
+            return TAXES.check(value, path, report)
+        if not isinstance(value, dict):
+            return self.wrong_type("an array of taxes or an object of market to taxes", value, path, report)
+        if len(value) > MAX_MARKETS:
+            return report.error(path, f"must have at most {MAX_MARKETS} markets", "too_long")
+        out = {}
+        ok = True
+        for market, taxes in value.items():
+            cleaned = TAXES.check(taxes, f"{path}.{str(market)[:100]}", report)
+            ok = ok and cleaned is not INVALID
+            out[market] = cleaned
+        return out if ok else INVALID
+
+
+# Spec: Product ``taxes`` [{name, rate, type}]; the rate is a fraction (0.25 for 25%), as markets store it.
+TAX = Obj(
+    {"name": Str(max_length=255), "rate": Num(minimum=0, maximum=1), "type": Enum(TAX_TYPES)},
+    required=("name", "rate", "type"),
+)
+TAXES = Arr(TAX, max_items=20)
+
+PRODUCT_FIELDS: dict[str, Node] = {
+    "id": Identifier(),
+    "name": L10nString(),
+    "description": L10nString(max_length=10_000),
+    "barcode": Str(),
+    "image_url": Url(),
+    "product_group": Str(),
+    "retail_price": Price(),
+    "cost_price": Money(),
+    "taxes": TAXES,
+}
+PRODUCT_OPTIONAL = tuple(name for name in PRODUCT_FIELDS if name not in ("id", "name"))
+# Spec: Product. ``id`` is required on create; on PUT and PATCH the URL names the product.
+PRODUCT = Obj(PRODUCT_FIELDS, required=("id", "name"))
+PRODUCT_REPLACE = Obj(PRODUCT_FIELDS, required=("name",))
+PRODUCT_PATCH = Obj(PRODUCT_FIELDS)
+
+EXPENSE_FIELDS: dict[str, Node] = {"id": Identifier(), "name": L10nString(), "taxes": ExpenseTaxes()}
+EXPENSE_OPTIONAL = ("taxes",)
+EXPENSE = Obj(EXPENSE_FIELDS, required=("id", "name"))
+EXPENSE_REPLACE = Obj(EXPENSE_FIELDS, required=("name",))
+EXPENSE_PATCH = Obj(EXPENSE_FIELDS)
+
+NAME_PART = Str(max_length=255, allow_blank=True)  # a blank name is left out of the event
+NEWSLETTER_SIGNUP = Obj(
+    {
+        "email": Email(),
+        "first_name": NAME_PART,
+        "last_name": NAME_PART,
+        "name": NAME_PART,
+        "register_id": Str(max_length=64),
+        "shop_id": Str(max_length=64),
+        "timestamp": Num(minimum=0),
+    },
+    required=("email",),
+)
+
+
+def validated(node: Obj, body: Any, *, partial: bool = False) -> tuple[dict[str, Any], Report]:
+    """The body checked by ``node``: ``(cleaned, report)``; ``cleaned`` is empty when there are errors.
+
+    On a PATCH an explicit ``null`` clears an optional field (``retail_price: null``: variable price), so
+    the nulls are kept as ``None`` in ``cleaned``; a null for a field that cannot be absent is an error.
+    """
+    report = Report()
+    cleaned = node.check(body, "", report)
+    if cleaned is INVALID:
+        return {}, report
+    if partial:
+        for key, value in body.items():
+            if value is None and key in node.fields:
+                if key in ("id", "name"):
+                    report.error(key, "must not be null", "required")
+                else:
+                    cleaned[key] = None
+    return (cleaned if not report.errors else {}), report
+
+
+# --- OpenAPI descriptions of the bodies (documentation only) -----------------------------------------------
+
+
+class ProductRequestSerializer(serializers.Serializer):
+    id = serializers.CharField(max_length=255, help_text="The product id; may contain dots, not '/'.")
+    name = L10nStringField()
+    description = L10nStringField(required=False)
+    barcode = serializers.CharField(max_length=255, required=False, help_text="EAN, SKU, ISBN or similar.")
+    image_url = serializers.URLField(max_length=2048, required=False)
+    product_group = serializers.CharField(max_length=255, required=False)
+    retail_price = MarketPriceField(required=False, help_text="Absent or null: a variable-price product.")
+    cost_price = serializers.DecimalField(max_digits=20, decimal_places=6, required=False, coerce_to_string=False)
+    taxes = TaxSerializer(many=True, required=False, help_text="Absent or null: the market's default taxes.")
+
+    class Meta:
+        ref_name = "ProductRequest"
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "array", "items": {"$ref": "#/components/schemas/Tax"}},
+            {
+                "type": "object",
+                "additionalProperties": {"type": "array", "items": {"$ref": "#/components/schemas/Tax"}},
+            },
+        ],
+        "description": "A list of taxes, or an object of market identifier to a list of taxes.",
+    }
+)
+class ExpenseTaxesField(serializers.JSONField):
+    pass
+
+
+class ExpenseRequestSerializer(serializers.Serializer):
+    id = serializers.CharField(max_length=255)
+    name = L10nStringField()
+    taxes = ExpenseTaxesField(required=False)
+
+    class Meta:
+        ref_name = "ExpenseRequest"
+
+
+class NewsletterSignupRequestSerializer(serializers.Serializer):
+    email = serializers.EmailField(max_length=320)
+    first_name = serializers.CharField(max_length=255, required=False)
+    last_name = serializers.CharField(max_length=255, required=False)
+    name = serializers.CharField(max_length=255, required=False)
+    register_id = serializers.CharField(max_length=64, required=False, help_text="A register of the account.")
+    shop_id = serializers.CharField(max_length=64, required=False, help_text="A stock location identifier.")
+    timestamp = serializers.DecimalField(
+        max_digits=20,
+        decimal_places=6,
+        required=False,
+        coerce_to_string=False,
+        help_text="Unix seconds; now if absent.",
+    )
+
+    class Meta:
+        ref_name = "NewsletterSignupRequest"
+
+
+# --- Filters -------------------------------------------------------------------------------------------
+# An empty parameter (``?barcode=``) means no filter, as if it were left out.
+
+
+class ProductFilterSerializer(serializers.Serializer):
+    search = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    barcode = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    product_group = serializers.CharField(max_length=255, required=False, allow_blank=True)
+
+
+class NewsletterSignupFilterSerializer(serializers.Serializer):
+    email = serializers.CharField(max_length=320, required=False, allow_blank=True)
+    stock_location = serializers.CharField(max_length=64, required=False, allow_blank=True)
+
+
+# --- Output ----------------------------------------------------------------------------------------------
+
+
+class ProductOutputSerializer(serializers.Serializer):
+    """The spec's Product JSON (absent optional fields left out, as in product edit events) and timestamps."""
+
+    id = serializers.CharField()
+    name = L10nStringField()
+    description = L10nStringField(required=False)
+    barcode = serializers.CharField(required=False)
+    image_url = serializers.CharField(required=False)
+    product_group = serializers.CharField(required=False)
+    retail_price = MarketPriceField(required=False, help_text="Absent: a variable-price product.")
+    cost_price = serializers.DecimalField(max_digits=20, decimal_places=6, required=False, coerce_to_string=False)
+    taxes = TaxSerializer(many=True, required=False, help_text="Absent: the market's default taxes.")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    class Meta:
+        ref_name = "Product"
+
+    def to_representation(self, instance: Product) -> dict[str, Any]:
+        stamps = serializers.DateTimeField()
+        return {
+            **product_document(instance),
+            "created_at": stamps.to_representation(instance.created_at),
+            "updated_at": stamps.to_representation(instance.updated_at),
+        }
+
+
+class ExpenseOutputSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="expense_id", read_only=True)
+    name = L10nStringField(read_only=True)
+    taxes = ExpenseTaxesField(read_only=True, help_text="Null: the market's default taxes.")
+
+    class Meta:
+        model = Expense
+        fields = ["id", "name", "taxes", "created_at"]
+        read_only_fields = fields
+        ref_name = "Expense"
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "The exported newsletter signup event: email, first_name?, last_name?, name?, "
+        "source? {market_id, shop_id, shop_name, register_id, register_name}, timestamp.",
+    }
+)
+class SignupDocumentField(serializers.JSONField):
+    pass
+
+
+class NewsletterSignupOutputSerializer(serializers.ModelSerializer):
+    stock_location = serializers.SlugRelatedField(slug_field="identifier", read_only=True)  # type: ignore[var-annotated]
+    register = serializers.SlugRelatedField(slug_field="identifier", read_only=True)  # type: ignore[var-annotated]
+    document = SignupDocumentField(read_only=True)
+
+    class Meta:
+        model = NewsletterSignup
+        fields = ["id", "email", "stock_location", "register", "document", "created_at"]
+        read_only_fields = fields
+        ref_name = "NewsletterSignup"
