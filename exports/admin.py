@@ -8,12 +8,13 @@ The export log and deliveries are a record: view-only, with retry actions that c
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
@@ -21,6 +22,7 @@ from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin
 from accounts.errors import ServiceError
+from accounts.models import Account
 from exports import selectors, services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import mask, unmask
@@ -154,7 +156,12 @@ class ExportQueueAdmin(AccountOwnedAdmin):
             self.admin_site.admin_view(self.preview_view),
             name="exports_exportqueue_preview",
         )
-        return [preview, *super().get_urls()]
+        preview_unsaved = path(
+            "preview-unsaved/",
+            self.admin_site.admin_view(self.preview_unsaved_view),
+            name="exports_exportqueue_preview_unsaved",
+        )
+        return [preview, preview_unsaved, *super().get_urls()]
 
     def preview_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The queue's transform rendered on the newest stored entity of its type (or ``?object_id=``)."""
@@ -177,6 +184,58 @@ class ExportQueueAdmin(AccountOwnedAdmin):
             context["error"] = exc.message
         else:
             context.update(
+                element_key=element_key,
+                content_type=rendered.content_type,
+                extension=rendered.extension,
+                content=rendered.content.decode("utf-8", errors="replace"),
+            )
+        return TemplateResponse(request, "admin/exports/exportqueue/preview.html", context)
+
+    def preview_unsaved_view(self, request: HttpRequest) -> HttpResponse:
+        """The add or change form's transform, as typed and not saved, rendered on the newest stored entity of the
+        form's entity type (the form's "Preview unsaved transform" button posts here, into a new tab)."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        queue_id = request.POST.get("_queue", "")
+        queue = self.get_object(request, queue_id) if queue_id.isdigit() and len(queue_id) < 19 else None
+        if queue is not None:
+            if not self.has_change_permission(request, queue):
+                raise Http404
+            account = queue.account
+        else:
+            if not self.has_add_permission(request):
+                raise Http404
+            account_id = request.POST.get("account", "")
+            account = (
+                Account.objects.filter(pk=int(account_id)).first()
+                if account_id.isdigit() and len(account_id) < 19
+                else None
+            )
+        context: dict[str, Any] = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": queue,
+            "title": "Preview of unsaved changes",
+            "change_url": reverse("admin:exports_exportqueue_change", args=[queue.pk]) if queue else "",
+            "unsaved": True,
+        }
+        try:
+            if account is None:
+                raise ServiceError("choose the account first", field="account")
+            try:
+                transform = json.loads(request.POST.get("transform", ""))
+            except ValueError:
+                raise ServiceError("the transform is not valid JSON", field="transform") from None
+            entity_type = request.POST.get("entity_type", "")
+            rendered, element_key = services.preview_config(
+                account=account, entity_type=entity_type, transform=transform
+            )
+        except ServiceError as exc:
+            context["error"] = f"{exc.field}: {exc.message}" if exc.field else exc.message
+        else:
+            context.update(
+                transform_type=transform.get("type", ""),
+                entity_type=entity_type,
                 element_key=element_key,
                 content_type=rendered.content_type,
                 extension=rendered.extension,

@@ -271,3 +271,56 @@ def test_retry_failed_items_of_the_selected_queues(admin_client, tenant) -> None
     assert "Retried 2 failed item(s)." in response.content.decode()
     statuses = dict(ExportItem.objects.values_list("element_key", "status"))
     assert statuses == {"f-1": "pending", "f-2": "pending", "s-1": "success"}
+
+
+def test_the_add_and_change_forms_offer_a_preview_of_the_unsaved_transform(admin_client, tenant) -> None:
+    target = admin_url(ExportQueue, "preview_unsaved")
+    add_page = admin_client.get(admin_url(ExportQueue, "add")).content.decode()
+    assert f'formaction="{target}"' in add_page
+    queue = make_queue(tenant, "https://example.com/hook")
+    change_page = admin_client.get(admin_url(ExportQueue, "change", queue.pk)).content.decode()
+    assert f'formaction="{target}"' in change_page
+    assert f'name="_queue" value="{queue.pk}"' in change_page
+
+
+def test_the_unsaved_preview_renders_the_transform_as_typed_and_saves_nothing(admin_client, tenant, client) -> None:
+    import_orders(client, tenant, "WEB-7")
+    template = {"type": "mustache", "template": "{{#elements}}<{{order.order_identifier}}>{{/elements}}"}
+    response = admin_client.post(admin_url(ExportQueue, "preview_unsaved"), form_data(tenant, transform=template))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert re.search(r'<pre class="preview-output">&lt;WEB-7&gt;</pre>', page)
+    assert not ExportQueue.objects.exists()
+
+
+def test_the_unsaved_preview_of_a_stored_queue_uses_the_form_not_the_stored_transform(
+    admin_client, tenant, client
+) -> None:
+    queue = make_queue(tenant, "https://example.com/hook")
+    import_orders(client, tenant, "WEB-8")
+    typed = {"type": "simple_json", "fields": {"id": "{order.order_identifier}"}}
+    data = form_data(tenant, transform=typed, _queue=str(queue.pk))
+    del data["account"]  # read-only on the change form: not posted
+    page = admin_client.post(admin_url(ExportQueue, "preview_unsaved"), data).content.decode()
+    assert "WEB-8" in page and "errornote" not in page
+    queue.refresh_from_db()
+    assert queue.transform == {"type": "identity"}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"transform": "{not json"}, "transform: the transform is not valid JSON"),
+        ({"transform": {"type": "mustache"}}, "transform.template"),
+        ({"account": ""}, "account: choose the account first"),
+        ({"entity_type": "nonsense"}, "entity_type"),
+    ],
+)
+def test_the_unsaved_preview_names_what_is_wrong(admin_client, tenant, overrides, message) -> None:
+    response = admin_client.post(admin_url(ExportQueue, "preview_unsaved"), form_data(tenant, **overrides))
+    assert response.status_code == 200
+    assert re.search(r'<p class="errornote">[^<]*' + re.escape(message), response.content.decode())
+
+
+def test_the_unsaved_preview_only_answers_posts(admin_client) -> None:
+    assert admin_client.get(admin_url(ExportQueue, "preview_unsaved")).status_code == 405
