@@ -102,6 +102,15 @@ PRODUCT_RULE = {
     "price": {"dk": 1.0, "se": 1.0},
 }
 
+STOCK_RESET = {
+    "type": "external_reset",
+    "product_id": "1001",
+    "variant_id": "1001-red-m",
+    "stock_location_id": "shop-1",
+    "new_stock_value": 42,
+    "timestamp": "2025-01-15T06:00:00Z",
+}
+
 
 def _ok(message: str) -> OpenApiExample:
     return OpenApiExample(
@@ -262,6 +271,16 @@ RULES_POST = _post(
     "Import of 1 product rule(s) completed",
 )
 RULES_DELETE = _delete("product rule", ["pant-a", "no-such-rule"])
+STOCK_EVENTS = _post(
+    "Import stock resets",
+    "Applies `external_reset` stock events (the only type that can be imported; `type` may be left out) in the "
+    "request, in the order posted, not queued. Each event names its `stock_location_id` and has exactly one of "
+    "`adjustment` (non-zero) and `new_stock_value`; `timestamp` is ISO 8601 with a time zone or Unix seconds "
+    "(default: now). Valid events are applied; the others are listed in `failed`.",
+    [],
+    {"stock_events": [STOCK_RESET, {"product_id": "2002", "stock_location_id": "shop-1", "adjustment": -3}]},
+    "Import of 2 stock event(s) completed",
+)
 
 
 def hide_trailing_slash_twins(endpoints: list[tuple[Any, ...]], **kwargs: Any) -> list[tuple[Any, ...]]:

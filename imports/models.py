@@ -16,6 +16,7 @@ class ImportKind(models.TextChoices):
     DISCOUNT_CAMPAIGN_DELETION = "discount_campaign_deletion"
     PRODUCT_RULE = "product_rule"
     PRODUCT_RULE_DELETION = "product_rule_deletion"
+    STOCK_EVENT = "stock_event"  # an external_reset, applied in the request
 
 
 QUEUED_KINDS = (

@@ -31,6 +31,8 @@ from campaigns import services as campaign_services
 from imports import definitions
 from imports.models import ImportItem, ImportKind, ImportStatus
 from imports.schema import INVALID, Node, Report
+from ledger.serializers.stock import IMPORTED_STOCK_EVENT
+from ledger.services import stock as stock_services
 from orders import selectors as order_selectors
 from orders import services as order_services
 from orders.models import ExternalOrder, IncomingOrder
@@ -393,6 +395,38 @@ def delete_definitions(
     if not_found:
         message += f"; {len(not_found)} not found"
     return {"status": "OK", "message": message, "markets": market_ids, "deleted": deleted, "not_found": not_found}
+
+
+# --- Stock events (external resets) ---------------------------------------------------------------------
+
+
+def import_stock_events(*, account: Account, integration: Integration, events: Sequence[Any]) -> Outcome:
+    """Spec: Stock event, type ``external_reset``. Valid events are applied in the request, in the order
+    posted (not queued: a reset is cheap and the sender wants its effect now); the rest are reported."""
+    checked = _check_all(events, IMPORTED_STOCK_EVENT.check, id_field="product_id", unique=False)
+    valid = [c for c in checked if c.ok]
+    moves, errors = stock_services.moves_from(
+        account=account, events=[c.cleaned for c in valid], paths=["" for _ in valid]
+    )
+    for position, error in errors.items():
+        valid[position].report.errors.append(error)
+    applied = [moves[p] for p in sorted(moves)]
+    rows = _log_rows(
+        account=account,
+        integration=integration,
+        kind=ImportKind.STOCK_EVENT,
+        checked=checked,
+        raw_items=events,
+        status_ok=ImportStatus.SUCCESS,
+        stock_location_ids={c.index: moves[p].stock_location.pk for p, c in enumerate(valid) if p in moves},
+        message_ok="stock reset applied",
+    )
+    for row in rows:  # the cleaned event holds a datetime; the log keeps the event as it was posted
+        row.payload = events[row.index]
+    with transaction.atomic():
+        stock_services.apply_stock_moves(account=account, moves=applied)
+        ImportItem.objects.bulk_create(rows)
+    return _outcome("stock event", checked, verb="completed")
 
 
 # --- Materialisation (Celery) ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ ROUTES = [
     ("outgoing_order_state_changes", views.OutgoingOrderStateChangesImport, "import-outgoing-order-state-changes"),
     ("discount_campaigns", views.DiscountCampaignsImport, "import-discount-campaigns"),
     ("product_rules", views.ProductRulesImport, "import-product-rules"),
+    ("stock_events", views.StockEventsImport, "import-stock-events"),
 ]
 
 urlpatterns = [path(route, view.as_view(), name=name) for route, view, name in ROUTES] + [

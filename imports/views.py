@@ -189,3 +189,17 @@ class DiscountCampaignsImport(DefinitionsImport):
 class ProductRulesImport(DefinitionsImport):
     kind = ImportKind.PRODUCT_RULE
     body_key = "product_rules"
+
+
+class StockEventsImport(ImportView):
+    """POST applies external stock resets (``{"stock_events": [...]}``) in the request."""
+
+    @extend_schema(**docs.STOCK_EVENTS)
+    def post(self, request: Request) -> Response:
+        principal = self.principal(request)
+        outcome = services.import_stock_events(
+            account=principal.account,
+            integration=principal.integration,
+            events=items_under(read_json_body(request), "stock_events"),
+        )
+        return outcome_response(outcome)

@@ -8,8 +8,11 @@ a checkout's sale parts and for the basket of orders a shop places.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from accounts.money import is_currency_code, minor_unit
 from imports.schema import (
     INVALID,
     Arr,
@@ -30,6 +33,10 @@ from imports.schema import (
 MAX_LINE_ITEMS = 1000
 MAX_PAYMENTS = 100
 MAX_SALES_PER_CHECKOUT = 10
+DEFAULT_MINOR_UNIT = 2  # when a report does not name its currency
+MAX_SEQUENCE_NUMBER = 2**53 - 1  # the largest integer a JSON client holds exactly
+# Unix seconds; the upper bound refuses milliseconds sent by mistake (and dates no clock should show).
+MAX_TIMESTAMP = 4_102_444_800  # 2100-01-01T00:00:00Z
 
 ID = Str()
 TEXT = Str(max_length=10_000, allow_blank=True)
@@ -346,7 +353,173 @@ SALE_SUMMARY_REQUIRED = (
     "line_items",
     "taxes",
 )
-SALE_SUMMARY = Obj(SALE_SUMMARY_FIELDS, required=SALE_SUMMARY_REQUIRED)
+
+
+# --- Rules across the fields of a sale summary (decided; see the README's "Checkouts and sales") --------
+
+
+@dataclass
+class SaleReport(Report):
+    """A ``Report`` that knows the currency the amounts are in, so totals compare at its minor unit.
+
+    A plain ``Report`` works too: its amounts are then compared at two decimals, the minor unit of
+    nearly every currency."""
+
+    currency: str | None = None
+
+
+def minor(report: Report) -> Decimal:
+    """One minor unit of the report's currency (0.01 for DKK, 1 for JPY)."""
+    currency = getattr(report, "currency", None)
+    places = minor_unit(currency) if currency and is_currency_code(currency) else DEFAULT_MINOR_UNIT
+    return Decimal(1).scaleb(-places)
+
+
+def _q(amount: Decimal | int, unit: Decimal) -> Decimal:
+    return Decimal(amount).quantize(unit, rounding=ROUND_HALF_UP)
+
+
+def _mismatch(
+    report: Report,
+    path: str,
+    field: str,
+    stated: Decimal | int,
+    expected: Decimal,
+    unit: Decimal,
+    *,
+    slack: int = 0,
+    what: str = "is",
+) -> None:
+    """An error on ``path.field`` when ``stated`` and ``expected``, each rounded to the minor unit, differ
+    by more than ``slack`` minor units."""
+    if abs(_q(stated, unit) - _q(expected, unit)) > unit * slack:
+        report.error(join(path, field), f"{what} {stated}, but must be {_q(expected, unit)}", "total_mismatch")
+
+
+LINE_AMOUNTS = ("base_price", "sub_total", "total", "total_tax_amount", "vat_amount", "sales_tax_amount")
+SUMMED_AMOUNTS = LINE_AMOUNTS
+
+
+def is_expense_line(line: dict[str, Any]) -> bool:
+    return "expense" in (line.get("behavior") or {})
+
+
+def _sale_or_return(summary: dict[str, Any], path: str, report: Report) -> None:
+    """Spec: "either a sale or a return, never both". A return has every quantity below zero and no
+    positive amount; a sale (and an expense) has every quantity above zero."""
+    is_return = summary["is_return"]
+    for i, line in enumerate(summary["line_items"]):
+        at = f"{path}.line_items[{i}]" if path else f"line_items[{i}]"
+        if is_return and line["quantity"] >= 0:
+            report.error(join(at, "quantity"), "must be negative in a return", "return_quantity")
+        elif not is_return and line["quantity"] <= 0:
+            report.error(
+                join(at, "quantity"), "must be positive in a sale (a return has is_return true)", "sale_quantity"
+            )
+        if is_return:
+            for name in LINE_AMOUNTS:
+                if line[name] > 0:
+                    report.error(join(at, name), "must not be positive in a return", "return_amount")
+    if is_return and summary["total"] > 0:
+        report.error(join(path, "total"), "must not be positive in a return", "return_amount")
+
+
+def _expense(summary: dict[str, Any], path: str, report: Report) -> None:
+    """Spec: Expense. Money paid out of the drawer: only expense lines, not a return, each line a
+    positive quantity with amounts at or below zero."""
+    lines = summary["line_items"]
+    if not any(is_expense_line(line) for line in lines):
+        return
+    if summary["is_return"]:
+        report.error(join(path, "is_return"), "must be false for an expense", "expense_return")
+    for i, line in enumerate(lines):
+        at = f"{path}.line_items[{i}]" if path else f"line_items[{i}]"
+        if not is_expense_line(line):
+            report.error(
+                join(at, "behavior"), "must be an expense: an expense sale has only expense lines", "mixed_expense"
+            )
+            continue
+        for name in LINE_AMOUNTS:
+            if line[name] > 0:
+                report.error(join(at, name), "must not be positive for an expense", "expense_amount")
+
+
+def _line_totals(summary: dict[str, Any], path: str, report: Report) -> None:
+    unit = minor(report)
+    for i, line in enumerate(summary["line_items"]):
+        at = f"{path}.line_items[{i}]" if path else f"line_items[{i}]"
+        _mismatch(report, at, "total", line["total"], line["sub_total"] + line["sales_tax_amount"], unit)
+        _mismatch(
+            report,
+            at,
+            "total_tax_amount",
+            line["total_tax_amount"],
+            line["vat_amount"] + line["sales_tax_amount"],
+            unit,
+        )
+
+
+def _summary_totals(summary: dict[str, Any], path: str, report: Report) -> None:
+    """Each summary amount is the sum of its lines, within one minor unit per line (lines round apart)."""
+    unit = minor(report)
+    lines = summary["line_items"]
+    for name in SUMMED_AMOUNTS:
+        expected = sum((Decimal(line[name]) for line in lines), Decimal(0))
+        _mismatch(report, path, name, summary[name], expected, unit, slack=len(lines))
+    _mismatch(
+        report, path, "total_discounts", summary["total_discounts"], summary["base_price"] - summary["sub_total"], unit
+    )
+    taxes = summary["taxes"]
+    if taxes:
+        expected = sum((Decimal(tax["amount"]) for tax in taxes), Decimal(0))
+        # Reported on taxes: the lines already fixed total_tax_amount, so the tax summary is what is off.
+        _mismatch(
+            report,
+            path,
+            "taxes",
+            expected,
+            Decimal(summary["total_tax_amount"]),
+            unit,
+            slack=len(taxes),
+            what="sum to",
+        )
+
+
+def _shipping_per_ecom_group(summary: dict[str, Any], path: str, report: Report) -> None:
+    """Spec: line item ``behavior.shipping``: group the items with an ``ecom_id``; each group has one
+    shipping item."""
+    for ecom_id, indexes in ecommerce_groups(summary["line_items"]).items():
+        shipping = [i for i in indexes if "shipping" in (summary["line_items"][i].get("behavior") or {})]
+        if not shipping:
+            at = f"{path}.line_items[{indexes[0]}]" if path else f"line_items[{indexes[0]}]"
+            report.error(
+                join(at, "behavior.shipping"),
+                f"the items with ecom_id '{ecom_id[:100]}' need one item with the shipping behavior",
+                "shipping_required",
+            )
+        for i in shipping[1:]:
+            at = f"{path}.line_items[{i}]" if path else f"line_items[{i}]"
+            report.error(
+                join(at, "behavior.shipping"),
+                f"the items with ecom_id '{ecom_id[:100]}' already have a shipping item",
+                "one_shipping",
+            )
+
+
+def ecommerce_groups(line_items: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """Indexes of the line items with an ``ecom_id``, by ``ecom_id``, in the order they appear."""
+    groups: dict[str, list[int]] = {}
+    for i, line in enumerate(line_items):
+        if line.get("ecom_id") is not None:
+            groups.setdefault(line["ecom_id"], []).append(i)
+    return groups
+
+
+SALE_SUMMARY = Obj(
+    SALE_SUMMARY_FIELDS,
+    required=SALE_SUMMARY_REQUIRED,
+    rules=(_sale_or_return, _expense, _line_totals, _summary_totals, _shipping_per_ecom_group),
+)
 
 PAYMENT = Obj(
     {
@@ -393,7 +566,7 @@ SOURCE = Obj(
 
 TIMING = Obj(
     {
-        "timestamp": Num(minimum=0),
+        "timestamp": Num(minimum=0, maximum=MAX_TIMESTAMP),
         "timestamp_string": Str(max_length=64),
         "timezone": Str(max_length=64),
         "timestamp_date_string": Str(max_length=32),
@@ -411,3 +584,98 @@ CASHIER = Obj(
     },
     required=("display_name", "identifier"),
 )
+
+
+# --- Checkout (spec: Checkout) -------------------------------------------------------------------------
+
+
+class AnyValue(Node):
+    """Any JSON value (spec: ``fiscal_rules_data``, whose content is not shown)."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        return value
+
+
+PAYMENTS = Arr(PAYMENT, max_items=MAX_PAYMENTS)
+
+SALE_PART = Obj(
+    {
+        "identifier": ID,
+        "sequence_number": Int(minimum=0, maximum=MAX_SEQUENCE_NUMBER),
+        "basket": SALE_SUMMARY,
+        "fiscal_rules_data": AnyValue(),
+        # Extension (decided): in a checkout of several sales each part carries its own payments.
+        "payments": PAYMENTS,
+    },
+    required=("identifier", "sequence_number", "basket"),
+)
+
+
+def paid(payments: list[dict[str, Any]]) -> Decimal:
+    """The sum of the successful payment entries (cash rounding and cashback are signed entries)."""
+    return sum((Decimal(p["amount"]) for p in payments if p["success"]), Decimal(0))
+
+
+def _one_return_at_most(checkout: dict[str, Any], path: str, report: Report) -> None:
+    returns = [i for i, part in enumerate(checkout["sales"]) if part["basket"]["is_return"]]
+    for i in returns[1:]:
+        report.error(join(path, f"sales[{i}].basket.is_return"), "a checkout has at most one return", "one_return")
+
+
+def _unique_sale_identifiers(checkout: dict[str, Any], path: str, report: Report) -> None:
+    seen: set[str] = set()
+    for i, part in enumerate(checkout["sales"]):
+        if part["identifier"] in seen:
+            report.error(join(path, f"sales[{i}].identifier"), "is used by another sale of this checkout", "duplicate")
+        seen.add(part["identifier"])
+
+
+def _payments_cover_totals(checkout: dict[str, Any], path: str, report: Report) -> None:
+    """The successful payments add up to the sales' totals, exactly; a voided checkout was never paid."""
+    if checkout.get("voided"):
+        return
+    unit = minor(SaleReport(currency=checkout["base_currency_code"]))
+    sales = checkout["sales"]
+    if len(sales) > 1:
+        for i, part in enumerate(sales):
+            at = join(path, f"sales[{i}]")
+            if "payments" not in part:
+                report.error(
+                    join(at, "payments"), "is required for each sale of a checkout with several sales", "required"
+                )
+            else:
+                _mismatch(
+                    report,
+                    at,
+                    "payments",
+                    paid(part["payments"]),
+                    Decimal(part["basket"]["total"]),
+                    unit,
+                    what="sum to",
+                )
+    total = sum((Decimal(part["basket"]["total"]) for part in sales), Decimal(0))
+    _mismatch(report, path, "payments", paid(checkout["payments"]), total, unit, what="sum to")
+
+
+CHECKOUT = Obj(
+    {
+        "identifier": ID,
+        "voided": Bool(),
+        "timing": TIMING,
+        "source": SOURCE,
+        "base_currency_code": Currency(),
+        "payments": PAYMENTS,
+        "receipt_metadata": RECEIPT_METADATA,
+        "sales": Arr(SALE_PART, min_items=1, max_items=MAX_SALES_PER_CHECKOUT),
+    },
+    required=("identifier", "timing", "source", "base_currency_code", "payments", "sales"),
+    rules=(_one_return_at_most, _unique_sale_identifiers, _payments_cover_totals),
+)
+
+
+def check_checkout(body: Any) -> tuple[Any, SaleReport]:
+    """The posted checkout, cleaned, or ``INVALID`` with the errors in the report. The amounts of its sales
+    compare at the minor unit of its ``base_currency_code``."""
+    currency = body.get("base_currency_code") if isinstance(body, dict) else None
+    report = SaleReport(currency=currency if is_currency_code(currency) else None)
+    return CHECKOUT.check(body, "", report), report

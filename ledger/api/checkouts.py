@@ -1,13 +1,231 @@
-"""REST API of the ledger's checkouts (filled in by its area)."""
+"""REST API of checkouts and sales: the POS posts checkouts (``POST /api/v1/pos/checkouts``); the
+back-office reads checkouts and sales (``/api/v1/checkouts/``, ``/api/v1/sales/``). Sales are immutable,
+so nothing else writes."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
+from django.urls import re_path
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-pos_urls: list[Any] = []
+from accounts.api import (
+    AUTH_PARAMETERS,
+    ReadOnlyViewSet,
+    error_responses,
+    filter_parameter,
+    read_only_schema,
+    request_example,
+    response_example,
+)
+from accounts.api_common import PosView
+from ledger.models import Checkout, Sale, SaleKind
+from ledger.selectors import checkouts as selectors
+from ledger.serializers.checkouts import (
+    CheckoutFilterSerializer,
+    CheckoutOutputSerializer,
+    PosCheckoutOutputSerializer,
+    SaleFilterSerializer,
+    SaleOutputSerializer,
+)
+from ledger.services import checkouts as services
+
+_SOURCE = {
+    "market_id": "dk",
+    "market_name": "Denmark",
+    "shop_id": "shop-1",
+    "shop_name": "Copenhagen",
+    "register_id": "reg-1",
+    "register_name": "Till 1",
+    "cashier_id": "cashier-7",
+    "cashier_name": "AB",
+}
+_TIMING = {
+    "timestamp": 1736931900,
+    "timezone": "Europe/Copenhagen",
+    "timestamp_string": "2025-01-15T10:05:00.000+01:00",
+    "timestamp_date_string": "2025-01-15-10-05",
+    "timestamp_week_string": "2025-03",
+}
+_PAYMENTS = [{"amount": 250, "identifier": "pay-1", "payment_type": "card.external", "success": True}]
+_BASKET = {
+    "base_price": 250,
+    "sub_total": 250,
+    "total": 250,
+    "total_discounts": 0,
+    "total_tax_amount": 50,
+    "vat_amount": 50,
+    "sales_tax_amount": 0,
+    "is_return": False,
+    "line_items": [
+        {
+            "line_item_id": "li-1",
+            "id": "tshirt-basic",
+            "product_group": "tops",
+            "quantity": 2,
+            "retail_price": 125,
+            "base_price": 250,
+            "sub_total": 250,
+            "total": 250,
+            "total_tax_amount": 50,
+            "vat_amount": 50,
+            "sales_tax_amount": 0,
+            "taxes": [{"amount": 50, "rate": 0.25, "name": "VAT", "type": "vat"}],
+        }
+    ],
+    "taxes": [{"amount": 50, "rate": 0.25, "name": "VAT", "type": "vat"}],
+}
+CHECKOUT_REQUEST_EXAMPLE = {
+    "identifier": "co-20250115-0001",
+    "timing": {"timestamp": 1736931900, "timezone": "Europe/Copenhagen"},
+    "source": {"register_id": "reg-1", "cashier_id": "cashier-7", "cashier_name": "AB"},
+    "base_currency_code": "DKK",
+    "payments": _PAYMENTS,
+    "sales": [{"identifier": "sale-20250115-0001", "sequence_number": 1, "basket": _BASKET}],
+}
+CHECKOUT_DOCUMENT_EXAMPLE = {**CHECKOUT_REQUEST_EXAMPLE, "voided": False, "timing": _TIMING, "source": _SOURCE}
+CHECKOUT_EXAMPLE = {
+    "id": 31,
+    "identifier": "co-20250115-0001",
+    "register": "reg-1",
+    "stock_location": "shop-1",
+    "period": 4,
+    "voided": False,
+    "timestamp": "2025-01-15T09:05:00Z",
+    "created_at": "2025-01-15T09:05:01Z",
+    "sales": [{"id": 40, "identifier": "sale-20250115-0001", "sequence_number": 1, "kind": "sale", "total": 250}],
+    "document": CHECKOUT_DOCUMENT_EXAMPLE,
+}
+SALE_EXAMPLE = {
+    "id": 40,
+    "identifier": "sale-20250115-0001",
+    "checkout_identifier": "co-20250115-0001",
+    "sequence_number": 1,
+    "register": "reg-1",
+    "stock_location": "shop-1",
+    "kind": "sale",
+    "is_return": False,
+    "voided": False,
+    "base_currency_code": "DKK",
+    "total": 250,
+    "timestamp": "2025-01-15T09:05:00Z",
+    "created_at": "2025-01-15T09:05:01Z",
+    "ecommerce_groups": [],
+    "document": {
+        "base_currency_code": "DKK",
+        "identifier": "sale-20250115-0001",
+        "payments": _PAYMENTS,
+        "sequence_number": 1,
+        "source": _SOURCE,
+        "summary": _BASKET,
+        "timing": _TIMING,
+        "voided": False,
+        "checkout_identifier": "co-20250115-0001",
+    },
+}
+
+REGISTER_FILTER = filter_parameter("register", "Only those of this register (identifier), e.g. reg-1.")
+STOCK_LOCATION_FILTER = filter_parameter("stock_location", "Only those of this stock location (identifier).")
+VOIDED_FILTER = filter_parameter("voided", "true or false.", enum=["true", "false"])
+FROM_FILTER = filter_parameter("from", "Timestamp at or after this ISO 8601 time, e.g. 2025-01-15T00:00:00Z.")
+TO_FILTER = filter_parameter("to", "Timestamp before this ISO 8601 time (exclusive).")
+NEWEST_FIRST = "Newest first, by the timestamp of the checkout."
+
+
+@read_only_schema(
+    tag="checkouts",
+    noun="checkout",
+    output_serializer=CheckoutOutputSerializer,
+    example=CHECKOUT_EXAMPLE,
+    filters=[
+        REGISTER_FILTER,
+        STOCK_LOCATION_FILTER,
+        filter_parameter("identifier", "Only the checkout with this identifier."),
+        VOIDED_FILTER,
+        FROM_FILTER,
+        TO_FILTER,
+    ],
+    list_description=NEWEST_FIRST,
+)
+class CheckoutViewSet(ReadOnlyViewSet):
+    """Checkouts posted by the registers (spec: Checkout), with the sales each yielded."""
+
+    queryset = Checkout.objects.none()
+    filter_serializer_class = CheckoutFilterSerializer
+    output_serializer_class = CheckoutOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[Checkout]:
+        return selectors.checkouts(account=self.account, **CheckoutFilterSerializer.as_selector_filters(filters))
+
+
+@read_only_schema(
+    tag="checkouts",
+    noun="sale",
+    output_serializer=SaleOutputSerializer,
+    example=SALE_EXAMPLE,
+    filters=[
+        REGISTER_FILTER,
+        STOCK_LOCATION_FILTER,
+        filter_parameter("identifier", "Only the sale with this identifier."),
+        filter_parameter("checkout_identifier", "Only the sales of this checkout."),
+        filter_parameter("kind", "Only sales of this kind.", enum=SaleKind.values),
+        filter_parameter("is_return", "true: only returns; false: no returns.", enum=["true", "false"]),
+        VOIDED_FILTER,
+        FROM_FILTER,
+        TO_FILTER,
+    ],
+    list_description=NEWEST_FIRST,
+)
+class SaleViewSet(ReadOnlyViewSet):
+    """Sales, returns and expenses (spec: Sale), immutable; ``document`` is the exported JSON."""
+
+    queryset = Sale.objects.none()
+    filter_serializer_class = SaleFilterSerializer
+    output_serializer_class = SaleOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[Sale]:
+        return selectors.sales(account=self.account, **SaleFilterSerializer.as_selector_filters(filters))
+
+
+class CheckoutPosView(PosView):
+    """``POST /api/v1/pos/checkouts``: a register posts a completed (or voided) checkout."""
+
+    @extend_schema(
+        tags=["pos"],
+        summary="Post a checkout",
+        description=(
+            "The spec's Checkout. Stored once per `identifier`: the same body again answers 200 with the "
+            "stored checkout and `created: false`; another body under a used identifier answers 409. In a "
+            "checkout of several sales each sale part carries its own `payments`."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request={"application/json": {"type": "object"}},
+        responses={
+            201: PosCheckoutOutputSerializer,
+            200: OpenApiResponse(PosCheckoutOutputSerializer, description="A replay of a stored checkout."),
+            **error_responses(400, 409),
+        },
+        examples=[
+            request_example("checkout", CHECKOUT_REQUEST_EXAMPLE),
+            response_example("created", {**CHECKOUT_EXAMPLE, "created": True}, status_code=201),
+            response_example("replayed", {**CHECKOUT_EXAMPLE, "created": False}),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        result = services.record_checkout(account=self.account, body=self.body())
+        body = PosCheckoutOutputSerializer(result.checkout, context={"created": result.created}).data
+        return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+pos_urls: list[Any] = [re_path(r"^pos/checkouts/?$", CheckoutPosView.as_view(), name="pos-checkouts")]
 
 
 def register(router: SimpleRouter) -> None:
     """Routes of this area under /api/v1/."""
+    router.register("checkouts", CheckoutViewSet, basename="checkout")
+    router.register("sales", SaleViewSet, basename="sale")

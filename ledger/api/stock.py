@@ -1,13 +1,240 @@
-"""REST API of the ledger's stock (filled in by its area)."""
+"""REST API of the ledger's stock (spec: Stock event): current stock and stock events under ``/api/v1/``
+(admin scope, read-only), and ``POST /api/v1/pos/stock-events`` (pos scope) for goods received, stock counts
+and external resets. Sales and returns move stock by themselves, through the checkout."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
+from django.urls import re_path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-pos_urls: list[Any] = []
+from accounts.api import (
+    AUTH_PARAMETERS,
+    ReadOnlyViewSet,
+    error_responses,
+    filter_parameter,
+    read_only_schema,
+    request_example,
+    response_example,
+)
+from accounts.api_common import PosView
+from accounts.errors import InvalidInput, PayloadTooLarge, ServiceError
+from exports.entities.stock_events import to_json
+from imports.schema import INVALID, Report
+from ledger.models import StockEvent, StockEventType, StockLevel
+from ledger.selectors import stock as selectors
+from ledger.serializers.stock import (
+    POS_STOCK_EVENT,
+    StockEventFilterSerializer,
+    StockEventOutputSerializer,
+    StockLevelFilterSerializer,
+    StockLevelOutputSerializer,
+)
+from ledger.services import stock as services
+
+MAX_EVENTS_PER_REQUEST = 1000
+
+STOCK_LOCATION_FILTER = filter_parameter("stock_location", "Only this stock location (identifier), e.g. shop-1.")
+PRODUCT_FILTER = filter_parameter("product_id", "Only this product id.")
+VARIANT_FILTER = filter_parameter("variant_id", "Only this variant id.")
+
+STOCK_LEVEL_EXAMPLE = {
+    "id": 31,
+    "stock_location": "shop-1",
+    "product_id": "tshirt-basic",
+    "variant_id": "tshirt-basic-m-black",
+    "quantity": 12,
+    "updated_at": "2025-01-15T09:30:00Z",
+}
+STOCK_EVENT_EXAMPLE = {
+    "id": 907,
+    "type": "stock_count_reset",
+    "stock_location": "shop-1",
+    "product_id": "tshirt-basic",
+    "variant_id": "tshirt-basic-m-black",
+    "adjustment": None,
+    "new_stock_value": 12,
+    "sale_id": None,
+    "stock_count_id": "count-2025-01",
+    "stock_count_expected": 14,
+    "stock_count_diff": -2,
+    "timestamp": "2025-01-15T09:30:00Z",
+    "created_at": "2025-01-15T09:30:01Z",
+}
+
+
+@read_only_schema(
+    tag="stock",
+    noun="stock level",
+    output_serializer=StockLevelOutputSerializer,
+    example=STOCK_LEVEL_EXAMPLE,
+    filters=[STOCK_LOCATION_FILTER, PRODUCT_FILTER, VARIANT_FILTER],
+    list_description="Current stock per stock location, product and variant (may be negative). "
+    "Sorted by stock location, product and variant.",
+)
+class StockLevelViewSet(ReadOnlyViewSet):
+    """Current stock of a product (and variant) on a stock location."""
+
+    queryset = StockLevel.objects.none()
+    filter_serializer_class = StockLevelFilterSerializer
+    output_serializer_class = StockLevelOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[StockLevel]:
+        return selectors.stock_levels(account=self.account, **filters)
+
+
+@read_only_schema(
+    tag="stock",
+    noun="stock event",
+    output_serializer=StockEventOutputSerializer,
+    example=STOCK_EVENT_EXAMPLE,
+    filters=[
+        STOCK_LOCATION_FILTER,
+        PRODUCT_FILTER,
+        VARIANT_FILTER,
+        filter_parameter("type", "Only events of this type.", enum=StockEventType.values),
+        filter_parameter("sale_id", "Only events caused by this sale (identifier)."),
+    ],
+    list_description="Newest first.",
+)
+class StockEventViewSet(ReadOnlyViewSet):
+    """Every move of stock: sales and returns, goods received, stock counts, external resets."""
+
+    queryset = StockEvent.objects.none()
+    filter_serializer_class = StockEventFilterSerializer
+    output_serializer_class = StockEventOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[StockEvent]:
+        return selectors.stock_events(account=self.account, **filters)
+
+
+# --- POS ------------------------------------------------------------------------------------------------------
+
+POS_REQUEST_EXAMPLE = [
+    {"type": "received", "product_id": "tshirt-basic", "stock_location_id": "shop-1", "adjustment": 24},
+    {
+        "type": "stock_count_reset",
+        "product_id": "tshirt-basic",
+        "variant_id": "tshirt-basic-m-black",
+        "stock_location_id": "shop-1",
+        "new_stock_value": 12,
+        "stock_count_id": "count-2025-01",
+        "timestamp": "2025-01-15T09:30:00+01:00",
+    },
+]
+POS_RESPONSE_EXAMPLE = {
+    "status": "OK",
+    "message": "Recorded 2 stock event(s)",
+    "stock_events": [
+        {
+            "id": 906,
+            "adjustment": 24,
+            "product_id": "tshirt-basic",
+            "stock_location_id": "shop-1",
+            "timestamp": "2025-01-15T08:31:02Z",
+            "type": "received",
+        },
+        {
+            "id": 907,
+            "new_stock_value": 12,
+            "product_id": "tshirt-basic",
+            "variant_id": "tshirt-basic-m-black",
+            "stock_location_id": "shop-1",
+            "stock_count_diff": -2,
+            "stock_count_expected": 14,
+            "stock_count_id": "count-2025-01",
+            "timestamp": "2025-01-15T08:30:00Z",
+            "type": "stock_count_reset",
+        },
+    ],
+    "stock_levels": [
+        {
+            "id": 30,
+            "stock_location": "shop-1",
+            "product_id": "tshirt-basic",
+            "variant_id": None,
+            "quantity": 31,
+            "updated_at": "2025-01-15T08:31:02Z",
+        },
+        {**STOCK_LEVEL_EXAMPLE, "updated_at": "2025-01-15T08:31:02Z"},
+    ],
+}
+
+
+def posted_events(body: Any) -> tuple[list[Any], list[str]]:
+    """The body as a list of events with the path of each: a single object (paths without an index) or an
+    array of 1 to ``MAX_EVENTS_PER_REQUEST`` objects (``[i]``)."""
+    if isinstance(body, dict):
+        return [body], [""]
+    if not isinstance(body, list):
+        raise ServiceError(
+            "The body must be a stock event object or an array of them", field="body", code="invalid_type"
+        )
+    if not body:
+        raise ServiceError("The body must contain at least one stock event", field="body", code="empty")
+    if len(body) > MAX_EVENTS_PER_REQUEST:
+        raise PayloadTooLarge(
+            f"At most {MAX_EVENTS_PER_REQUEST} stock events per request", field="body", code="too_many_items"
+        )
+    return body, [f"[{i}]" for i in range(len(body))]
+
+
+class StockEventsPosView(PosView):
+    """``POST /api/v1/pos/stock-events``: all or nothing; every refused event is named by its path."""
+
+    @extend_schema(
+        tags=["pos"],
+        summary="Record stock events",
+        description=(
+            "Goods received (`received`, a positive `adjustment`), stock counts (`stock_count_reset`, the counted "
+            "`new_stock_value` and a `stock_count_id`; the service computes `stock_count_expected` and "
+            "`stock_count_diff` from its own level) and external resets (`external_reset`, an `adjustment` or a "
+            "`new_stock_value`). The body is one event or an array of up to "
+            f"{MAX_EVENTS_PER_REQUEST}. `timestamp` is an ISO 8601 string with a time zone or Unix seconds "
+            "(default: now). All or nothing: when any event is refused, none is recorded and every refused field "
+            "is listed (e.g. `[3].new_stock_value`). `sale` and `return` events come from checkouts and are "
+            "refused here."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request={"application/json": OpenApiTypes.OBJECT},
+        responses={201: OpenApiResponse(OpenApiTypes.OBJECT, description="Recorded."), **error_responses(400)},
+        examples=[
+            request_example("Goods received and a stock count", POS_REQUEST_EXAMPLE),  # type: ignore[arg-type]
+            response_example("Recorded", POS_RESPONSE_EXAMPLE, status_code=201),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        raw, paths = posted_events(self.body())
+        report = Report()
+        events = [POS_STOCK_EVENT.check(item, item_path, report) for item, item_path in zip(raw, paths, strict=True)]
+        if report.errors or any(e is INVALID for e in events):
+            raise InvalidInput(report.errors)
+        recorded = services.record_stock_events(account=self.account, events=events, paths=paths)
+        levels = {(e.stock_location_id, e.product_id, e.variant_id): e for e in recorded}
+        body = {
+            "status": "OK",
+            "message": f"Recorded {len(recorded)} stock event(s)",
+            "stock_events": [{"id": e.pk, **to_json(e)} for e in recorded],
+            "stock_levels": [
+                StockLevelOutputSerializer(level).data
+                for level in selectors.levels_of(account=self.account, keys=list(levels))
+            ],
+        }
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+# With or without the trailing slash, as the other POS paths: a POST cannot be redirected.
+pos_urls: list[Any] = [re_path(r"^pos/stock-events/?$", StockEventsPosView.as_view(), name="pos-stock-events")]
 
 
 def register(router: SimpleRouter) -> None:
     """Routes of this area under /api/v1/."""
+    router.register("stock", StockLevelViewSet, basename="stock-level")
+    router.register("stock-events", StockEventViewSet, basename="stock-event")

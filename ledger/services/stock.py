@@ -1,15 +1,239 @@
-"""Stock levels and stock events (spec: Stock event)."""
+"""Stock levels and stock events (spec: Stock event; Sale, line items; Events, Stock Events).
+
+Every move of stock is a ``StockEvent`` and changes one ``StockLevel`` (stock location, product, variant).
+All writes go through ``apply_stock_moves``, which takes row locks on the levels it touches in one stable
+order (stock location, product, variant), so two concurrent sales of one product never lose an update and
+two requests touching the same products in any order cannot deadlock. Stock may go negative: a shop sells
+what is on the shelf even when the books say otherwise, and a later count corrects it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
 
-from accounts.models import Account
-from ledger.models import Sale, StockEvent
+from django.db import transaction
+from django.utils import timezone
+
+from accounts import selectors as account_selectors
+from accounts.errors import InvalidInput
+from accounts.models import Account, StockLocation
+from exports.entities import stock_events as stock_event_entity
+from exports.models import EntityType
+from exports.services import ExportEntry, enqueue
+from ledger.models import Sale, SaleKind, StockEvent, StockEventType, StockLevel
+
+# Line items that move no goods of the shop's own stock (decided): gift cards and vouchers sold or used,
+# expenses, deposits to a customer account, and container deposits (the deposit is a price rule, not an item).
+NON_STOCK_BEHAVIORS = frozenset(
+    {
+        "giftcard",
+        "voucher",
+        "giftcard_use",
+        "voucher_use",
+        "expense",
+        "customer_account_deposit",
+        "container_deposit",
+    }
+)
+BATCH_SIZE = 500
+
+StockKey = tuple[int, str, str]  # (stock location id, product id, variant id or "")
+
+
+@dataclass(frozen=True)
+class StockMove:
+    """One stock event to record: ``adjustment`` or ``new_stock_value`` (exactly one) on one item."""
+
+    stock_location: StockLocation
+    product_id: str
+    variant_id: str
+    type: str
+    timestamp: datetime
+    adjustment: Decimal | None = None
+    new_stock_value: Decimal | None = None
+    sale_id: str = ""
+    stock_count_id: str = ""
+
+    @property
+    def key(self) -> StockKey:
+        return (self.stock_location.pk, self.product_id, self.variant_id)
+
+
+def apply_stock_moves(*, account: Account, moves: Sequence[StockMove]) -> list[StockEvent]:
+    """Spec: Stock event. Record the moves in the order given: lock (creating at 0 where missing) the levels
+    they touch, apply them, store the events and put them into the account's stock event export queues.
+
+    A stock count reset stores the level it replaced as ``stock_count_expected`` and the difference as
+    ``stock_count_diff``. Runs in the caller's transaction when there is one."""
+    if not moves:
+        return []
+    with transaction.atomic():
+        levels = _locked_levels(account=account, keys={m.key for m in moves})
+        now = timezone.now()
+        events: list[StockEvent] = []
+        for move in moves:
+            level = levels[move.key]
+            before = level.quantity
+            event = StockEvent(
+                account=account,
+                stock_location=move.stock_location,
+                product_id=move.product_id,
+                variant_id=move.variant_id,
+                type=move.type,
+                adjustment=move.adjustment,
+                new_stock_value=move.new_stock_value,
+                sale_id=move.sale_id,
+                timestamp=move.timestamp,
+            )
+            if move.adjustment is not None:
+                level.quantity = before + move.adjustment
+            else:
+                assert move.new_stock_value is not None
+                level.quantity = move.new_stock_value
+            if move.type == StockEventType.STOCK_COUNT_RESET:
+                event.stock_count_id = move.stock_count_id
+                event.stock_count_expected = before
+                event.stock_count_diff = level.quantity - before
+            level.updated_at = now
+            events.append(event)
+        StockLevel.objects.bulk_update(list(levels.values()), ["quantity", "updated_at"], batch_size=BATCH_SIZE)
+        StockEvent.objects.bulk_create(events, batch_size=BATCH_SIZE)
+        enqueue(
+            account=account,
+            entity_type=EntityType.STOCK_EVENTS,
+            entries=[
+                ExportEntry(
+                    object_id=event.pk,
+                    element_key=stock_event_entity.element_key(event),
+                    stock_location_id=event.stock_location_id,
+                    stock_event_type=event.type,
+                )
+                for event in events
+            ],
+        )
+    return events
+
+
+def _locked_levels(*, account: Account, keys: Iterable[StockKey]) -> dict[StockKey, StockLevel]:
+    """The levels of these items, locked for the transaction; a missing one is created at 0 first.
+
+    Creating with ON CONFLICT DO NOTHING lets two first sales of a new item both go on (the second waits
+    for the first's row instead of failing); the locks are then taken in key order."""
+    ordered = sorted(set(keys))
+    StockLevel.objects.bulk_create(
+        [StockLevel(account=account, stock_location_id=loc, product_id=p, variant_id=v) for loc, p, v in ordered],
+        ignore_conflicts=True,
+        batch_size=BATCH_SIZE,
+    )
+    rows = (
+        StockLevel.objects.select_for_update()
+        .filter(
+            account=account,
+            stock_location_id__in={k[0] for k in ordered},
+            product_id__in={k[1] for k in ordered},
+            variant_id__in={k[2] for k in ordered},
+        )
+        .order_by("stock_location_id", "product_id", "variant_id")
+    )
+    levels = {(row.stock_location_id, row.product_id, row.variant_id): row for row in rows}
+    return {key: levels[key] for key in ordered}
+
+
+# --- Sales (spec: Sale, line items) -------------------------------------------------------------------------
 
 
 def record_sale_stock_events(*, account: Account, sales: Sequence[Sale]) -> list[StockEvent]:
     """Spec: Stock event, types ``sale`` and ``return``: move stock for the product lines of these sales.
 
-    Called by the checkout service inside the transaction that stores the sales."""
-    return []
+    Called by the checkout service inside the transaction that stores the sales. One event per line item
+    with a product ``id``; not for voided sales, lines fulfilled by the e-commerce system (``ecom_id``) or
+    lines whose behavior moves no goods (``NON_STOCK_BEHAVIORS``). The adjustment is ``-quantity`` for
+    both: a return's quantities are negative, so its stock goes up."""
+    moves: list[StockMove] = []
+    for sale in sales:
+        if sale.voided or sale.kind == SaleKind.EXPENSE:
+            continue
+        kind = StockEventType.RETURN if sale.kind == SaleKind.RETURN else StockEventType.SALE
+        for line in (sale.document.get("summary") or {}).get("line_items") or []:
+            product_id = line.get("id")
+            if not _moves_stock(line) or not isinstance(product_id, str) or not product_id:
+                continue
+            quantity = _decimal(line.get("quantity"))
+            if not quantity:
+                continue
+            moves.append(
+                StockMove(
+                    stock_location=sale.stock_location,
+                    product_id=product_id,
+                    variant_id=line.get("variant_id") or "",
+                    type=kind,
+                    timestamp=sale.timestamp,
+                    adjustment=-quantity,
+                    sale_id=sale.identifier,
+                )
+            )
+    return apply_stock_moves(account=account, moves=moves)
+
+
+def _moves_stock(line: dict[str, Any]) -> bool:
+    if line.get("ecom_id") is not None:
+        return False
+    behavior = line.get("behavior") or {}
+    return not any(key in NON_STOCK_BEHAVIORS and value is not None for key, value in behavior.items())
+
+
+def _decimal(value: Any) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
+        return Decimal(0)
+    return Decimal(str(value))
+
+
+# --- Posted events (POS, imports) ---------------------------------------------------------------------------
+
+
+def moves_from(
+    *, account: Account, events: Sequence[dict[str, Any]], paths: Sequence[str]
+) -> tuple[dict[int, StockMove], dict[int, dict[str, str]]]:
+    """Validated events (cleaned by ``ledger.serializers.stock``) as moves, by position; and, by position,
+    the error of each naming a stock location the account does not have (field ``<path>.stock_location_id``)."""
+    locations = account_selectors.stock_locations_by_identifier(
+        account=account, identifiers={e["stock_location_id"] for e in events}
+    )
+    now = timezone.now()
+    moves: dict[int, StockMove] = {}
+    errors: dict[int, dict[str, str]] = {}
+    for index, (event, path) in enumerate(zip(events, paths, strict=True)):
+        location = locations.get(event["stock_location_id"])
+        if location is None:
+            field = f"{path}.stock_location_id" if path else "stock_location_id"
+            shown = event["stock_location_id"][:64]
+            errors[index] = {"field": field, "message": f"unknown stock location '{shown}'", "code": "unknown"}
+            continue
+        moves[index] = StockMove(
+            stock_location=location,
+            product_id=event["product_id"],
+            variant_id=event.get("variant_id", ""),
+            type=event["type"],
+            timestamp=event.get("timestamp") or now,
+            adjustment=event.get("adjustment"),
+            new_stock_value=event.get("new_stock_value"),
+            stock_count_id=event.get("stock_count_id", ""),
+        )
+    return moves, errors
+
+
+def record_stock_events(
+    *, account: Account, events: Sequence[dict[str, Any]], paths: Sequence[str]
+) -> list[StockEvent]:
+    """Spec: Stock event, from the POS (``received``, ``stock_count_reset``, ``external_reset``).
+
+    All or nothing: when any event names an unknown stock location, every such event is reported (by its
+    path in the body) and nothing is recorded."""
+    moves, errors = moves_from(account=account, events=events, paths=paths)
+    if errors:
+        raise InvalidInput(list(errors.values()))
+    return apply_stock_moves(account=account, moves=[moves[i] for i in range(len(events))])

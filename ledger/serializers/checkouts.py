@@ -1,0 +1,190 @@
+"""Serializers of the REST API for checkouts and sales. Field names follow the spec (Checkout, Sale)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from accounts.models import Register, StockLocation
+from ledger.definitions import ecommerce_groups
+from ledger.models import Checkout, Sale, SaleKind
+
+# --- Filters (query parameters of the lists) ------------------------------------------------------------
+
+
+class OptionalBooleanField(serializers.BooleanField):
+    """``true``/``false``; left out (or empty) means no filter. DRF would read a missing boolean of a
+    query string as false."""
+
+    default_empty_html = serializers.empty
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, allow_null=True, **kwargs)
+
+
+# An empty parameter (``?voided=``) means no filter, as if it were left out.
+class CheckoutFilterSerializer(serializers.Serializer):
+    register = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    stock_location = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    identifier = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    voided = OptionalBooleanField()
+    # ``from`` is a Python keyword: declared as ``since`` and renamed in get_fields().
+    since = serializers.DateTimeField(required=False, allow_null=True, help_text="Timestamp at or after.")
+    until = serializers.DateTimeField(required=False, allow_null=True, help_text="Timestamp before.")
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        fields["from"] = fields.pop("since")
+        fields["to"] = fields.pop("until")
+        return fields
+
+    @staticmethod
+    def as_selector_filters(data: dict[str, Any]) -> dict[str, Any]:
+        """The validated query parameters as selector keyword arguments (``from`` -> ``since``)."""
+        filters = dict(data)
+        filters["since"] = filters.pop("from", None)
+        filters["until"] = filters.pop("to", None)
+        return filters
+
+
+class SaleFilterSerializer(CheckoutFilterSerializer):
+    checkout_identifier = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    kind = serializers.ChoiceField(choices=SaleKind.choices, required=False, allow_blank=True)
+    is_return = OptionalBooleanField()
+
+
+# --- Output ---------------------------------------------------------------------------------------------
+
+
+@extend_schema_field(OpenApiTypes.OBJECT)
+class DocumentField(serializers.JSONField):
+    """The stored JSON document, exactly as exported (numbers stay numbers)."""
+
+
+def amount_field(**kwargs: Any) -> serializers.DecimalField:
+    return serializers.DecimalField(max_digits=20, decimal_places=6, coerce_to_string=False, **kwargs)
+
+
+class CheckoutSaleOutputSerializer(serializers.ModelSerializer):
+    total = amount_field(read_only=True)
+
+    class Meta:
+        model = Sale
+        fields = ["id", "identifier", "sequence_number", "kind", "total"]
+        read_only_fields = fields
+        ref_name = "CheckoutSale"
+
+
+class CheckoutOutputSerializer(serializers.ModelSerializer):
+    register: serializers.SlugRelatedField[Register] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True
+    )
+    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True
+    )
+    period = serializers.IntegerField(
+        source="period.sequence_number", read_only=True, help_text="Sequence number of the register period."
+    )
+    sales = serializers.SerializerMethodField(help_text="The sales of the checkout, in the order posted.")
+    document = DocumentField(read_only=True, help_text="The exported JSON form (spec: Checkout).")
+
+    class Meta:
+        model = Checkout
+        fields = [
+            "id",
+            "identifier",
+            "register",
+            "stock_location",
+            "period",
+            "voided",
+            "timestamp",
+            "created_at",
+            "sales",
+            "document",
+        ]
+        read_only_fields = fields
+        ref_name = "Checkout"
+
+    @extend_schema_field(CheckoutSaleOutputSerializer(many=True))
+    def get_sales(self, checkout: Checkout) -> Any:
+        # Sorted here, not by the query: a just-created checkout's sales are not prefetched in order.
+        sales = sorted(checkout.sales.all(), key=lambda sale: sale.pk)
+        return CheckoutSaleOutputSerializer(sales, many=True).data
+
+
+class PosCheckoutOutputSerializer(CheckoutOutputSerializer):
+    created = serializers.SerializerMethodField(help_text="False when the same checkout was posted before.")
+
+    class Meta(CheckoutOutputSerializer.Meta):
+        fields = [*CheckoutOutputSerializer.Meta.fields, "created"]
+        read_only_fields = fields
+        ref_name = "PosCheckout"
+
+    def get_created(self, checkout: Checkout) -> bool:
+        return bool(self.context.get("created"))
+
+
+class EcommerceGroupSerializer(serializers.Serializer):
+    ecom_id = serializers.CharField()
+    line_item_ids = serializers.ListField(child=serializers.CharField())
+    shipping = DocumentField(allow_null=True, help_text="The group's shipping behavior.")
+
+    class Meta:
+        ref_name = "EcommerceGroup"
+
+
+class SaleOutputSerializer(serializers.ModelSerializer):
+    checkout_identifier = serializers.CharField(source="checkout.identifier", read_only=True)
+    register: serializers.SlugRelatedField[Register] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True
+    )
+    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True
+    )
+    is_return = serializers.SerializerMethodField()
+    total = amount_field(read_only=True)
+    ecommerce_groups = serializers.SerializerMethodField()
+    document = DocumentField(read_only=True, help_text="The exported JSON form (spec: Sale).")
+
+    class Meta:
+        model = Sale
+        fields = [
+            "id",
+            "identifier",
+            "checkout_identifier",
+            "sequence_number",
+            "register",
+            "stock_location",
+            "kind",
+            "is_return",
+            "voided",
+            "base_currency_code",
+            "total",
+            "timestamp",
+            "created_at",
+            "ecommerce_groups",
+            "document",
+        ]
+        read_only_fields = fields
+        ref_name = "Sale"
+
+    def get_is_return(self, sale: Sale) -> bool:
+        return sale.kind == SaleKind.RETURN
+
+    @extend_schema_field(EcommerceGroupSerializer(many=True))
+    def get_ecommerce_groups(self, sale: Sale) -> list[dict[str, Any]]:
+        """Spec: behavior.shipping: the items with an ``ecom_id``, grouped, each group with its shipping."""
+        lines = sale.document["summary"]["line_items"]
+        groups = []
+        for ecom_id, indexes in ecommerce_groups(lines).items():
+            shipping = next(
+                (lines[i]["behavior"]["shipping"] for i in indexes if "shipping" in (lines[i].get("behavior") or {})),
+                None,
+            )
+            groups.append(
+                {"ecom_id": ecom_id, "line_item_ids": [lines[i]["line_item_id"] for i in indexes], "shipping": shipping}
+            )
+        return groups

@@ -1,0 +1,211 @@
+"""Stock: the schema of posted stock events and the serializers of the stock read API (spec: Stock event).
+
+Posted events are validated with the schema nodes of ``imports.schema`` (every error names its exact path,
+``[3].new_stock_value``); the read API answers with DRF ``ModelSerializer``s.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from accounts.models import StockLocation
+from imports.schema import INVALID, Enum, Node, Num, Obj, Report, Str, join
+from ledger.models import StockEvent, StockEventType, StockLevel
+
+# --- Input: posted stock events ---------------------------------------------------------------------------
+
+# The columns hold 6 decimal places; a finer quantity would be rounded silently by the database.
+QUANTITY_PLACES = 6
+# Epoch seconds beyond this are not a plausible event time (year 5138) and overflow some datetime paths.
+MAX_EPOCH = 10**11
+
+POS_TYPES = (StockEventType.RECEIVED, StockEventType.STOCK_COUNT_RESET, StockEventType.EXTERNAL_RESET)
+FROM_SALES = "sale and return events come from sales (POST /api/v1/pos/checkouts), they cannot be posted"
+ONLY_EXTERNAL = "only external_reset events can be imported"
+
+
+class Quantity(Num):
+    """A stock quantity: a finite number with at most ``QUANTITY_PLACES`` decimals (``Num``'s other limits)."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        value = super().check(value, path, report)
+        if isinstance(value, Decimal) and value.as_tuple().exponent < -QUANTITY_PLACES:  # type: ignore[operator]
+            return report.error(path, f"must have at most {QUANTITY_PLACES} decimal places", "invalid_number")
+        return value if value is INVALID else Decimal(value)
+
+
+class Timestamp(Node):
+    """An ISO 8601 string with a time zone, or Unix seconds (with decimals); cleaned to an aware UTC datetime.
+
+    A string without a time zone is refused: a register's local time and UTC differ by hours."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if isinstance(value, str):
+            try:
+                parsed = datetime.fromisoformat(value.strip())
+            except ValueError:
+                return report.error(path, "must be an ISO 8601 date and time", "invalid_timestamp")
+            if parsed.tzinfo is None:
+                return report.error(path, "must include a time zone (e.g. 'Z' or '+01:00')", "invalid_timestamp")
+            return parsed.astimezone(UTC)
+        if isinstance(value, bool) or not isinstance(value, int | Decimal):
+            return self.wrong_type("an ISO 8601 string or Unix seconds", value, path, report)
+        if not Decimal(value).is_finite() or not 0 <= value < MAX_EPOCH:
+            return report.error(path, "must be Unix seconds between 0 and 10^11", "out_of_range")
+        return datetime.fromtimestamp(float(value), tz=UTC)
+
+
+ID = Str()
+QUANTITY = Quantity()
+
+
+def _amount_rule(obj: dict[str, Any], path: str, report: Report) -> None:
+    """Spec: Stock event, exactly one of ``adjustment`` and ``new_stock_value``; what each type takes."""
+    kind = obj["type"]
+    adjustment, new_value = obj.get("adjustment"), obj.get("new_stock_value")
+    if (adjustment is None) == (new_value is None):
+        both = " (both given)" if adjustment is not None else ""
+        report.error(
+            join(path, "adjustment"), f"exactly one of adjustment or new_stock_value is required{both}", "exactly_one"
+        )
+    elif kind == StockEventType.RECEIVED:
+        if new_value is not None:
+            report.error(join(path, "new_stock_value"), "a received event takes an adjustment", "not_allowed")
+        elif adjustment is not None and adjustment <= 0:
+            report.error(join(path, "adjustment"), "must be positive for goods received", "out_of_range")
+    elif kind == StockEventType.STOCK_COUNT_RESET:
+        if adjustment is not None:
+            report.error(join(path, "adjustment"), "a stock count takes the counted new_stock_value", "not_allowed")
+        elif new_value is not None and new_value < 0:
+            report.error(join(path, "new_stock_value"), "a counted stock must be at least 0", "out_of_range")
+    elif adjustment is not None and adjustment == 0:
+        report.error(join(path, "adjustment"), "must not be 0", "out_of_range")
+    if kind == StockEventType.STOCK_COUNT_RESET and "stock_count_id" not in obj:
+        report.error(join(path, "stock_count_id"), "is required for a stock count", "required")
+
+
+def _event_node(type_node: Enum, *, type_required: bool) -> Obj:
+    return Obj(
+        {
+            "type": type_node,
+            "product_id": ID,
+            "variant_id": ID,
+            "stock_location_id": ID,
+            "adjustment": QUANTITY,
+            "new_stock_value": QUANTITY,
+            "stock_count_id": ID,
+            "timestamp": Timestamp(),
+        },
+        required=(*(("type",) if type_required else ()), "product_id", "stock_location_id"),
+        rules=(_amount_rule,),
+    )
+
+
+# POST /api/v1/pos/stock-events: goods received, stock counts and external resets. ``stock_count_expected``
+# and ``stock_count_diff`` are not read: the service computes them from its own level (unknown: ignored).
+POS_STOCK_EVENT = _event_node(
+    Enum(POS_TYPES, hints={StockEventType.SALE: FROM_SALES, StockEventType.RETURN: FROM_SALES}),
+    type_required=True,
+)
+
+
+_EXTERNAL_RESET = _event_node(
+    Enum(
+        (StockEventType.EXTERNAL_RESET,),
+        hints={t: ONLY_EXTERNAL for t in StockEventType.values if t != StockEventType.EXTERNAL_RESET},
+    ),
+    type_required=True,
+)
+
+
+class _ExternalResetByDefault(Node):
+    """An imported event: its ``type`` is ``external_reset``, which is also the default when left out."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if isinstance(value, dict) and value.get("type") is None:
+            value = {**value, "type": StockEventType.EXTERNAL_RESET}
+        return _EXTERNAL_RESET.check(value, path, report)
+
+
+# POST /imports/stock_events: external resets from an ERP or a warehouse system.
+IMPORTED_STOCK_EVENT = _ExternalResetByDefault()
+
+
+# --- Read API: filters ------------------------------------------------------------------------------------
+
+
+# An empty parameter (``?product_id=``) means no filter, as if it were left out.
+class StockLevelFilterSerializer(serializers.Serializer):
+    stock_location = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    product_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    variant_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
+
+
+class StockEventFilterSerializer(StockLevelFilterSerializer):
+    type = serializers.ChoiceField(choices=StockEventType.choices, required=False, allow_blank=True)
+    sale_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
+
+
+# --- Read API: output -------------------------------------------------------------------------------------
+
+
+def _quantity() -> serializers.DecimalField:
+    return serializers.DecimalField(max_digits=20, decimal_places=6, coerce_to_string=False, read_only=True)
+
+
+@extend_schema_field({"type": "string", "nullable": True, "description": "null for a product without variants."})
+class BlankAsNullField(serializers.CharField):
+    def to_representation(self, value: str) -> Any:
+        return value or None
+
+
+class StockLevelOutputSerializer(serializers.ModelSerializer):
+    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True
+    )
+    variant_id = BlankAsNullField(read_only=True)
+    quantity = _quantity()
+
+    class Meta:
+        model = StockLevel
+        fields = ["id", "stock_location", "product_id", "variant_id", "quantity", "updated_at"]
+        read_only_fields = fields
+        ref_name = "StockLevel"
+
+
+class StockEventOutputSerializer(serializers.ModelSerializer):
+    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True
+    )
+    variant_id = BlankAsNullField(read_only=True)
+    sale_id = BlankAsNullField(read_only=True)
+    stock_count_id = BlankAsNullField(read_only=True)
+    adjustment = _quantity()
+    new_stock_value = _quantity()
+    stock_count_expected = _quantity()
+    stock_count_diff = _quantity()
+
+    class Meta:
+        model = StockEvent
+        fields = [
+            "id",
+            "type",
+            "stock_location",
+            "product_id",
+            "variant_id",
+            "adjustment",
+            "new_stock_value",
+            "sale_id",
+            "stock_count_id",
+            "stock_count_expected",
+            "stock_count_diff",
+            "timestamp",
+            "created_at",
+        ]
+        read_only_fields = fields
+        ref_name = "StockEvent"

@@ -1,0 +1,530 @@
+"""Checkouts and the sales they yield (spec: Checkout, Sale, Discount Summary, Tax Summary, Expense, Events).
+
+A checkout is validated (``ledger.definitions.CHECKOUT``, then against the account's records), cleaned
+(timing strings derived, source filled in, private customer fields dropped) and stored with one ``Sale``
+per sale part, the rows a register close statement sums, its stock moves and its export items, in one
+transaction. Posting the same checkout again stores nothing: registers retry when an answer is lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from functools import cache
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from typing import Any
+from zoneinfo import ZoneInfo, available_timezones
+
+from django.db import IntegrityError, transaction
+
+from accounts.errors import Conflict, InvalidInput, ServiceError
+from accounts.models import Account, Register
+from exports import services as export_services
+from exports.entities import checkouts as checkout_entity
+from exports.entities import sales as sale_entity
+from exports.models import EntityType
+from imports.schema import INVALID, MAX_AMOUNT
+from ledger.definitions import check_checkout, is_expense_line
+from ledger.models import (
+    Checkout,
+    Expense,
+    RegisterPeriod,
+    Sale,
+    SaleKind,
+    SaleLine,
+    SalePayment,
+    SaleTax,
+)
+from ledger.services.registers import open_period_for
+from ledger.services.stock import record_sale_stock_events
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Free-form parts of a checkout (payment metadata, fiscal data) may nest; nothing real nests this deep, and
+# refusing deeper bodies keeps hashing and storing them clear of Python's recursion limit.
+MAX_DEPTH = 32
+CUSTOMER_KEPT_WITHOUT_ORGANIZATION = ("identifier",)
+
+
+@dataclass(frozen=True)
+class CheckoutResult:
+    checkout: Checkout
+    created: bool
+
+
+@dataclass
+class _SalePlan:
+    """One sale part, validated and cleaned, ready to be stored."""
+
+    index: int
+    identifier: str
+    sequence_number: int
+    kind: str
+    total: Decimal
+    document: dict[str, Any]
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    payments: list[dict[str, Any]] = field(default_factory=list)
+
+
+# --- Idempotency ------------------------------------------------------------------------------------
+
+
+def _refuse_unstorable(body: Any) -> None:
+    """Refuse what no database column can hold, wherever in the body (free-form parts are not checked by
+    the schema): nesting beyond ``MAX_DEPTH``, NUL characters and lone surrogates (not UTF-8)."""
+    stack = [(body, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > MAX_DEPTH:
+                raise ServiceError(
+                    f"The body is nested more than {MAX_DEPTH} levels deep", field="body", code="too_deep"
+                )
+            if isinstance(node, dict):
+                stack.extend((key, depth) for key in node)
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ServiceError("The body holds text that is not valid Unicode", field="body") from None
+            if "\x00" in node:
+                raise ServiceError("The body holds a NUL character", field="body")
+
+
+def _canonical(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(encode_basestring(value))
+    elif isinstance(value, dict):
+        out.append("{")
+        for n, key in enumerate(sorted(value)):
+            out.append(("," if n else "") + encode_basestring(key) + ":")
+            _canonical(value[key], out)
+        out.append("}")
+    elif isinstance(value, list):
+        out.append("[")
+        for n, element in enumerate(value):
+            if n:
+                out.append(",")
+            _canonical(element, out)
+        out.append("]")
+    elif isinstance(value, bool) or value is None:
+        out.append("true" if value else "false" if value is not None else "null")
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, Decimal):
+        # 10, 10.0 and 1E+1 are one number: a register that reformats a retried body still matches.
+        out.append(format(value.normalize(), "f") if value.is_finite() else str(value))
+    else:
+        out.append(json.dumps(value))
+
+
+def body_hash(body: Any) -> str:
+    """SHA-256 of the body's canonical JSON: sorted keys, no spaces, numbers in their shortest form."""
+    out: list[str] = []
+    _canonical(body, out)
+    return hashlib.sha256("".join(out).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _stored(*, account: Account, identifier: str, digest: str) -> Checkout | None:
+    """The stored checkout when this is a replay of it; a different body under its identifier is a 409."""
+    checkout = Checkout.objects.filter(account=account, identifier=identifier).first()
+    if checkout is None:
+        return None
+    if checkout.body_hash != digest:
+        raise Conflict(
+            f"The checkout identifier '{identifier[:100]}' is already used by a different checkout",
+            field="identifier",
+            code="duplicate",
+        )
+    return checkout
+
+
+# --- Cleaning ---------------------------------------------------------------------------------------
+
+
+@cache
+def _time_zones() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+def instant(timestamp: Decimal | int) -> datetime:
+    """Unix seconds with decimals as an aware UTC datetime, exact to the microsecond (no float)."""
+    seconds = Decimal(timestamp)
+    whole = int(seconds)
+    return EPOCH + timedelta(seconds=whole, microseconds=int((seconds - whole) * 1_000_000))
+
+
+def derive_timing(timing: dict[str, Any], *, default_timezone: str) -> dict[str, Any] | None:
+    """Spec: sale.timing. Fills in the time zone (the account's when absent) and the strings a register
+    left out: ``timestamp_string`` (ISO 8601, local offset), ``timestamp_date_string``
+    (``YYYY-MM-DD-HH-mm``, local) and ``timestamp_week_string`` (``YYYY-WW``, ISO week-year and week).
+    None when the time zone is unknown."""
+    name = timing.get("timezone") or default_timezone
+    if name not in _time_zones():
+        return None
+    local = instant(timing["timestamp"]).astimezone(ZoneInfo(name))
+    week = local.isocalendar()
+    derived = {
+        "timezone": name,
+        "timestamp_string": local.isoformat(timespec="milliseconds"),
+        "timestamp_date_string": local.strftime("%Y-%m-%d-%H-%M"),
+        "timestamp_week_string": f"{week.year:04d}-{week.week:02d}",
+    }
+    return {**derived, **timing}  # what the register sent wins
+
+
+def strip_customer(customer: dict[str, Any]) -> dict[str, Any]:
+    """Spec: summary.customer. Name and address are kept only for a business customer (one with an
+    organization number); of a private customer only the identifier is stored."""
+    if (customer.get("organization_number") or "").strip():
+        return customer
+    return {k: v for k, v in customer.items() if k in CUSTOMER_KEPT_WITHOUT_ORGANIZATION}
+
+
+def _fill_source(source: dict[str, Any], register: Register, errors: list[dict[str, str]]) -> dict[str, Any]:
+    """Spec: sale.source. Checks the posted shop and market against the register's, fills the rest in."""
+    shop = register.stock_location
+    market = shop.market
+    for name, actual in (("shop_id", shop.identifier), ("market_id", market.identifier)):
+        if name in source and source[name] != actual:
+            errors.append(
+                {
+                    "field": f"source.{name}",
+                    "message": f"is '{source[name][:100]}', but register '{register.identifier}' is in '{actual}'",
+                    "code": "mismatch",
+                }
+            )
+    known = {
+        "market_id": market.identifier,
+        "market_name": market.name,
+        "shop_id": shop.identifier,
+        "shop_name": shop.name,
+        "register_name": register.name,
+    }
+    filled = {name: value for name, value in known.items() if value and name not in source}
+    return {**source, **filled}
+
+
+def _margin_total(line: dict[str, Any]) -> Decimal:
+    if "margin_total" in line:
+        return Decimal(line["margin_total"])
+    if "cost_price" in line:
+        return (Decimal(line["sub_total"]) - Decimal(line["vat_amount"])) - Decimal(line["cost_price"]) * Decimal(
+            line["quantity"]
+        )
+    return Decimal(0)
+
+
+def _kind(basket: dict[str, Any]) -> str:
+    if basket["is_return"]:
+        return SaleKind.RETURN
+    if any(is_expense_line(line) for line in basket["line_items"]):
+        return SaleKind.EXPENSE
+    return SaleKind.SALE
+
+
+def _check_expenses(*, account: Account, parts: Sequence[dict[str, Any]], errors: list[dict[str, str]]) -> None:
+    """Spec: Expense. Every expense line names an expense configured for the account (one query)."""
+    used = [
+        (i, j, line["behavior"]["expense"]["identifier"])
+        for i, part in enumerate(parts)
+        for j, line in enumerate(part["basket"]["line_items"])
+        if is_expense_line(line)
+    ]
+    if not used:
+        return
+    known = set(
+        Expense.objects.filter(account=account, expense_id__in={e for _, _, e in used}).values_list(
+            "expense_id", flat=True
+        )
+    )
+    for i, j, expense_id in used:
+        if expense_id not in known:
+            errors.append(
+                {
+                    "field": f"sales[{i}].basket.line_items[{j}].behavior.expense.identifier",
+                    "message": f"'{expense_id[:100]}' is not an expense of this account",
+                    "code": "unknown_expense",
+                }
+            )
+
+
+def _plan_sales(*, checkout: dict[str, Any], common: dict[str, Any], errors: list[dict[str, str]]) -> list[_SalePlan]:
+    """One plan per sale part: its exported document (spec: Sale) and the figures of its rows."""
+    parts = checkout["sales"]
+    plans = []
+    for i, part in enumerate(parts):
+        basket = part["basket"]
+        # One sale: its payments are the checkout's. Several (an exchange): each part carries its own.
+        payments = checkout["payments"] if len(parts) == 1 else part.get("payments", [])
+        document: dict[str, Any] = {
+            "base_currency_code": common["base_currency_code"],
+            "identifier": part["identifier"],
+            "payments": payments,
+        }
+        if "receipt_metadata" in checkout:
+            document["receipt_metadata"] = checkout["receipt_metadata"]
+        document.update(
+            {
+                "sequence_number": part["sequence_number"],
+                "source": common["source"],
+                "summary": basket,
+                "timing": common["timing"],
+                "voided": common["voided"],
+                "checkout_identifier": checkout["identifier"],
+            }
+        )
+        if "fiscal_rules_data" in part:
+            document["fiscal_rules_data"] = part["fiscal_rules_data"]
+        lines = []
+        for j, line in enumerate(basket["line_items"]):
+            margin_total = _margin_total(line)
+            if abs(margin_total) >= MAX_AMOUNT:
+                errors.append(
+                    {
+                        "field": f"sales[{i}].basket.line_items[{j}].cost_price",
+                        "message": "gives a margin beyond any retail amount",
+                        "code": "out_of_range",
+                    }
+                )
+            lines.append({**line, "margin_total": margin_total})
+        plans.append(
+            _SalePlan(
+                index=i,
+                identifier=part["identifier"],
+                sequence_number=part["sequence_number"],
+                kind=_kind(basket),
+                total=Decimal(basket["total"]),
+                document=document,
+                lines=lines,
+                payments=[p for p in payments if p["success"]],
+            )
+        )
+    return plans
+
+
+# --- The service ------------------------------------------------------------------------------------
+
+
+def record_checkout(*, account: Account, body: Any) -> CheckoutResult:
+    """Spec: Checkout, Sale, Expense, Events. Store a posted checkout with its sales, once.
+
+    The same body again answers the stored checkout (``created`` false); another body under a used
+    identifier, or a sale identifier used by another checkout, is a ``Conflict``. Invalid input raises
+    ``InvalidInput`` naming every offending field.
+    """
+    _refuse_unstorable(body)
+    digest = body_hash(body)
+    identifier = body.get("identifier") if isinstance(body, dict) else None
+    if isinstance(identifier, str) and len(identifier) <= 255:
+        # A replay is answered before validation: what was accepted once stays accepted.
+        stored = _stored(account=account, identifier=identifier, digest=digest)
+        if stored is not None:
+            return CheckoutResult(stored, created=False)
+
+    cleaned, report = check_checkout(body)
+    if cleaned is INVALID:
+        raise InvalidInput(report.errors)
+
+    errors: list[dict[str, str]] = []
+    register = (
+        Register.objects.select_related("stock_location__market")
+        .filter(account=account, identifier=cleaned["source"]["register_id"])
+        .first()
+    )
+    if register is None:
+        raise InvalidInput(
+            [{"field": "source.register_id", "message": "is not a register of this account", "code": "not_found"}]
+        )
+    source = _fill_source(cleaned["source"], register, errors)
+    currency = register.stock_location.market.currency
+    if cleaned["base_currency_code"] != currency:
+        errors.append(
+            {
+                "field": "base_currency_code",
+                "message": f"must be {currency}, the currency of market '{register.stock_location.market.identifier}'",
+                "code": "mismatch",
+            }
+        )
+    timing = derive_timing(cleaned["timing"], default_timezone=account.timezone)
+    if timing is None:
+        errors.append({"field": "timing.timezone", "message": "is not a tz database time zone", "code": "invalid"})
+    _check_expenses(account=account, parts=cleaned["sales"], errors=errors)
+    voided = bool(cleaned.get("voided", False))
+    for part in cleaned["sales"]:
+        if "customer" in part["basket"]:
+            part["basket"]["customer"] = strip_customer(part["basket"]["customer"])
+    common = {"base_currency_code": cleaned["base_currency_code"], "source": source, "timing": timing, "voided": voided}
+    plans = _plan_sales(checkout=cleaned, common=common, errors=errors)
+    if errors:
+        raise InvalidInput(errors)
+    assert timing is not None  # an unknown time zone is an error above
+    _refuse_used_sale_identifiers(account=account, plans=plans)
+
+    document = {**cleaned, "voided": voided, "timing": timing, "source": source}
+    try:
+        checkout = _store(
+            account=account,
+            register=register,
+            identifier=cleaned["identifier"],
+            digest=digest,
+            at=instant(timing["timestamp"]),
+            voided=voided,
+            document=document,
+            plans=plans,
+        )
+    except IntegrityError:
+        # A concurrent post won the race for the checkout (a retry) or for a sale identifier.
+        stored = _stored(account=account, identifier=cleaned["identifier"], digest=digest)
+        if stored is not None:
+            return CheckoutResult(stored, created=False)
+        _refuse_used_sale_identifiers(account=account, plans=plans)
+        raise
+    return CheckoutResult(checkout, created=True)
+
+
+def _refuse_used_sale_identifiers(*, account: Account, plans: Sequence[_SalePlan]) -> None:
+    used = set(
+        Sale.objects.filter(account=account, identifier__in=[p.identifier for p in plans]).values_list(
+            "identifier", flat=True
+        )
+    )
+    for plan in plans:
+        if plan.identifier in used:
+            raise Conflict(
+                f"The sale identifier '{plan.identifier[:100]}' is already used by another checkout",
+                field=f"sales[{plan.index}].identifier",
+                code="duplicate",
+            )
+
+
+def _store(
+    *,
+    account: Account,
+    register: Register,
+    identifier: str,
+    digest: str,
+    at: datetime,
+    voided: bool,
+    document: dict[str, Any],
+    plans: Sequence[_SalePlan],
+) -> Checkout:
+    stock_location = register.stock_location
+    with transaction.atomic():
+        period = open_period_for(account=account, register=register, at=at)
+        checkout = Checkout.objects.create(
+            account=account,
+            register=register,
+            stock_location=stock_location,
+            period=period,
+            identifier=identifier,
+            voided=voided,
+            timestamp=at,
+            body_hash=digest,
+            document=document,
+        )
+        sales = Sale.objects.bulk_create(
+            [
+                Sale(
+                    account=account,
+                    checkout=checkout,
+                    register=register,
+                    stock_location=stock_location,
+                    period=period,
+                    identifier=plan.identifier,
+                    sequence_number=plan.sequence_number,
+                    kind=plan.kind,
+                    voided=voided,
+                    base_currency_code=document["base_currency_code"],
+                    total=plan.total,
+                    timestamp=at,
+                    document=plan.document,
+                )
+                for plan in plans
+            ]
+        )
+        if not voided:
+            _store_rows(account=account, period=period, sales=sales, plans=plans)
+            # Expenses move money, not goods.
+            moved = [sale for sale in sales if sale.kind != SaleKind.EXPENSE]
+            if moved:
+                record_sale_stock_events(account=account, sales=moved)
+        export_services.enqueue(
+            account=account,
+            entity_type=EntityType.CHECKOUTS,
+            entries=[
+                export_services.ExportEntry(
+                    object_id=checkout.pk,
+                    element_key=checkout_entity.element_key(checkout),
+                    stock_location_id=stock_location.pk,
+                )
+            ],
+        )
+        export_services.enqueue(
+            account=account,
+            entity_type=EntityType.SALES,
+            entries=[
+                export_services.ExportEntry(
+                    object_id=sale.pk, element_key=sale_entity.element_key(sale), stock_location_id=stock_location.pk
+                )
+                for sale in sales
+            ],
+        )
+    return checkout
+
+
+def _store_rows(*, account: Account, period: RegisterPeriod, sales: Sequence[Sale], plans: Sequence[_SalePlan]) -> None:
+    """The rows a register close statement sums: one per line item, successful payment and tax amount."""
+    lines: list[SaleLine] = []
+    payments: list[SalePayment] = []
+    taxes: list[SaleTax] = []
+    for sale, plan in zip(sales, plans, strict=True):
+        own = {"account": account, "sale": sale, "period": period, "kind": sale.kind}
+        for line in plan.lines:
+            group = line.get("product_group") or ""
+            lines.append(
+                SaleLine(
+                    **own,
+                    product_group=group,
+                    quantity=line["quantity"],
+                    base_price=line["base_price"],
+                    sub_total=line["sub_total"],
+                    total=line["total"],
+                    total_discounts=Decimal(line["base_price"]) - Decimal(line["sub_total"]),
+                    total_tax_amount=line["total_tax_amount"],
+                    vat_amount=line["vat_amount"],
+                    sales_tax_amount=line["sales_tax_amount"],
+                    margin_total=line["margin_total"],
+                )
+            )
+            taxes.extend(_tax_row(own, tax, group) for tax in line.get("taxes", ()))
+        taxes.extend(_tax_row(own, tax, None) for tax in plan.document["summary"]["taxes"])
+        payments.extend(
+            SalePayment(
+                **own,
+                payment_type=payment["payment_type"],
+                amount=payment["amount"],
+                foreign_currency=payment.get("foreign_currency", ""),
+                foreign_currency_amount=payment.get("foreign_currency_amount"),
+            )
+            for payment in plan.payments
+        )
+    SaleLine.objects.bulk_create(lines)
+    SalePayment.objects.bulk_create(payments)
+    SaleTax.objects.bulk_create(taxes)
+
+
+def _tax_row(own: dict[str, Any], tax: dict[str, Any], product_group: str | None) -> SaleTax:
+    return SaleTax(
+        **own,
+        product_group=product_group,
+        name=tax.get("tax_name") or tax["name"],
+        rate=tax["rate"],
+        type=tax["type"],
+        amount=tax["amount"],
+    )
