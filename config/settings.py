@@ -215,6 +215,11 @@ SPECTACULAR_SETTINGS = {
     },
     "SECURITY": [{"apikey": []}, {"bearer": []}],
     "PREPROCESSING_HOOKS": ["imports.docs.hide_trailing_slash_twins"],
+    # Two models have a "kind": name their enums apart instead of letting a hash decide.
+    "ENUM_NAME_OVERRIDES": {
+        "StockLocationKindEnum": "accounts.models.StockLocation.Kind",
+        "SaleKindEnum": "ledger.models.SaleKind",
+    },
     # Swagger UI served from this service (no CDN), so /api/docs/ works offline and behind firewalls.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
