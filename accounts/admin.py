@@ -150,7 +150,7 @@ class RegisterAdmin(AccountOwnedAdmin):
     list_filter = ["account", ("stock_location", AccountScopedRelatedFilter)]
     list_select_related = ["account", "stock_location"]
     search_fields = ["identifier", "name", "stock_location__identifier", "account__identifier"]
-    fields = ["account", "identifier", "name", "stock_location", "created_at"]
+    fields = ["account", "identifier", "name", "stock_location", "payment_types", "created_at"]
     readonly_fields = ["created_at"]
 
 

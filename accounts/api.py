@@ -366,7 +366,16 @@ STOCK_LOCATION_EXAMPLE = {
     "vat_number": "DK12345678",
     "created_at": _CREATED,
 }
-REGISTER_EXAMPLE = {"identifier": "register-1", "name": "Till 1", "stock_location": "shop-1", "created_at": _CREATED}
+REGISTER_EXAMPLE = {
+    "identifier": "register-1",
+    "name": "Till 1",
+    "stock_location": "shop-1",
+    "payment_types": [
+        {"identifier": "cash", "should_be_reconciled": True},
+        {"identifier": "card.external", "should_be_reconciled": False},
+    ],
+    "created_at": _CREATED,
+}
 CASHIER_EXAMPLE = {
     "identifier": "cashier-7",
     "display_name": "AB",

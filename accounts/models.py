@@ -105,10 +105,59 @@ class StockLocation(AccountOwned):
             raise ValidationError({"market": "The market belongs to another account."})
 
 
+# A pseudo payment type (spec: Sale payments): a line in the payment totals, never a reconciliation.
+CASH_ROUNDING = "cash.rounding"
+MAX_PAYMENT_TYPES = 50
+
+
+def default_payment_types() -> list[dict[str, object]]:
+    """Cash (counted at close) and external card terminals (settled by the acquirer, not counted)."""
+    return [
+        {"identifier": "cash", "should_be_reconciled": True},
+        {"identifier": "card.external", "should_be_reconciled": False},
+    ]
+
+
+def validate_payment_types(value: object) -> list[str]:
+    """Problems of a register's ``payment_types``: a list of ``{"identifier", "should_be_reconciled"}``
+    with unique identifiers; shared by ``Register.clean`` and the register API's serializer."""
+    if not isinstance(value, list):
+        return ["Must be a list of {identifier, should_be_reconciled}."]
+    if len(value) > MAX_PAYMENT_TYPES:
+        return [f"At most {MAX_PAYMENT_TYPES} payment types."]
+    problems: list[str] = []
+    seen: set[str] = set()
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            problems.append(f"[{i}]: must be an object {{identifier, should_be_reconciled}}.")
+            continue
+        identifier = item.get("identifier")
+        unknown = sorted(set(item) - {"identifier", "should_be_reconciled"})
+        if unknown:
+            problems.append(f"[{i}]: unknown key(s): {', '.join(str(k)[:50] for k in unknown)}.")
+        if not isinstance(identifier, str) or not identifier.strip() or len(identifier) > 255:
+            problems.append(f"[{i}].identifier: must be a non-blank string of at most 255 characters.")
+        elif identifier == CASH_ROUNDING:
+            problems.append(f"[{i}].identifier: {CASH_ROUNDING} is a pseudo type and is never reconciled.")
+        elif identifier in seen:
+            problems.append(f"[{i}].identifier: '{identifier}' is listed twice.")
+        else:
+            seen.add(identifier)
+        if not isinstance(item.get("should_be_reconciled"), bool):
+            problems.append(f"[{i}].should_be_reconciled: must be true or false.")
+    return problems
+
+
 class Register(AccountOwned):
     identifier = models.CharField(max_length=64, validators=[identifier_validator])
     name = models.CharField(max_length=200, blank=True)
     stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="registers")
+    payment_types = models.JSONField(
+        default=default_payment_types,
+        blank=True,
+        help_text="Payment types configured on the register (spec: Register close statement, reconciliations): "
+        '[{"identifier": "cash", "should_be_reconciled": true}, ...].',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -121,6 +170,9 @@ class Register(AccountOwned):
     def clean(self) -> None:
         if self.stock_location_id and self.account_id and self.stock_location.account_id != self.account_id:
             raise ValidationError({"stock_location": "The stock location belongs to another account."})
+        problems = validate_payment_types(self.payment_types)
+        if problems:
+            raise ValidationError({"payment_types": "; ".join(problems)})
 
 
 class Cashier(AccountOwned):

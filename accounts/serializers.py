@@ -13,7 +13,18 @@ from django.core.validators import RegexValidator, URLValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.models import ApiKey, Cashier, Integration, Market, Register, Scope, StockLocation, identifier_validator
+from accounts.models import (
+    ApiKey,
+    Cashier,
+    Integration,
+    Market,
+    Register,
+    Scope,
+    StockLocation,
+    default_payment_types,
+    identifier_validator,
+    validate_payment_types,
+)
 from accounts.money import is_currency_code
 from accounts.validation import TAX_TYPES, validate_taxes
 
@@ -143,10 +154,35 @@ class StockLocationOutputSerializer(serializers.ModelSerializer):
 # --- Registers ---------------------------------------------------------------------------------------
 
 
+class PaymentTypeSerializer(serializers.Serializer):
+    identifier = serializers.CharField(help_text="e.g. cash, card.external, giftcard.integration.")
+    should_be_reconciled = serializers.BooleanField(help_text="Counted at close (cash) or taken as recorded.")
+
+    class Meta:
+        ref_name = "PaymentType"
+
+
+@extend_schema_field(PaymentTypeSerializer(many=True))
+class PaymentTypesField(serializers.JSONField):
+    """A register's payment types, checked by ``accounts.models.validate_payment_types`` (shared with
+    ``Register.clean``)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        problems = validate_payment_types(value)
+        if problems:
+            raise serializers.ValidationError(problems)
+        return value
+
+
 class RegisterInputSerializer(serializers.Serializer):
     identifier = serializers.CharField(max_length=64, validators=[identifier_validator])
     name = _optional_text(200)
     stock_location = serializers.CharField(max_length=64, help_text="Identifier of a stock location of the account.")
+    payment_types = PaymentTypesField(
+        default=default_payment_types,  # type: ignore[arg-type]  # the stubs expect a mapping
+        help_text="Defaults to cash (reconciled) and card.external (not reconciled).",
+    )
 
     class Meta:
         # Same name as the output: the schema shows RegisterRequest / PatchedRegisterRequest.
@@ -157,10 +193,11 @@ class RegisterOutputSerializer(serializers.ModelSerializer):
     stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
         slug_field="identifier", read_only=True
     )
+    payment_types = PaymentTypesField(read_only=True)
 
     class Meta:
         model = Register
-        fields = ["identifier", "name", "stock_location", "created_at"]
+        fields = ["identifier", "name", "stock_location", "payment_types", "created_at"]
         read_only_fields = fields
         ref_name = "Register"
 

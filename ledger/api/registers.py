@@ -1,13 +1,257 @@
-"""REST API of the ledger's registers (filled in by its area)."""
+"""REST API of register periods and close statements (spec: Register close statement).
+
+POS: ``POST /api/v1/pos/registers/{register_id}/open`` and ``.../close``. Back-office: the statements,
+read-only, at ``/api/v1/register-close-statements/``.
+"""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
+from django.db.models import QuerySet
+from django.urls import path
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-pos_urls: list[Any] = []
+from accounts.api import (
+    AUTH_PARAMETERS,
+    ReadOnlyViewSet,
+    error_responses,
+    filter_parameter,
+    read_only_schema,
+    request_example,
+    response_example,
+)
+from accounts.api_common import PosView
+from accounts.errors import InvalidInput
+from imports.schema import Obj, Report
+from ledger.models import RegisterCloseStatement
+from ledger.selectors import registers as selectors
+from ledger.serializers.registers import (
+    CLOSE_REGISTER_BODY,
+    OPEN_REGISTER_BODY,
+    CloseRegisterInputSerializer,
+    OpenRegisterInputSerializer,
+    RegisterCloseStatementFilterSerializer,
+    RegisterCloseStatementOutputSerializer,
+    RegisterPeriodOutputSerializer,
+)
+from ledger.services import registers as services
+
+REGISTER_ID = OpenApiParameter("register_id", str, OpenApiParameter.PATH, description="Register identifier.")
+
+_SUMMARY_EXAMPLE = {
+    "base_price": 250.0,
+    "margin": 0.4,
+    "margin_total": 80.0,
+    "sub_total": 250.0,
+    "total": 250.0,
+    "total_discounts": 0.0,
+    "total_tax_amount": 50.0,
+    "count": 2,
+    "item_count": 3.0,
+    "vat_amount": 50.0,
+    "sales_tax_amount": 0.0,
+    "payments": [
+        {
+            "type": "cash",
+            "totals": {
+                "base_currency_total": 250.0,
+                "base_currency_total_credit": 300.0,
+                "base_currency_total_debit": -50.0,
+                "base_currency_transaction_count": 2,
+                "base_currency_transaction_count_credit": 1,
+                "base_currency_transaction_count_debit": 1,
+                "total": 250.0,
+                "total_credit": 300.0,
+                "total_debit": -50.0,
+                "transaction_count": 2,
+                "transaction_count_credit": 1,
+                "transaction_count_debit": 1,
+                "foreign_currencies": {},
+                "foreign_currencies_credit": {},
+                "foreign_currencies_debit": {},
+                "foreign_currencies_transaction_count": {},
+                "foreign_currencies_transaction_count_credit": {},
+                "foreign_currencies_transaction_count_debit": {},
+            },
+        }
+    ],
+    "tax_summaries": [{"amount": 50.0, "rate": 0.25, "name": "VAT", "type": "vat"}],
+}
+STATEMENT_EXAMPLE = {
+    "id": 31,
+    "register": "reg-1",
+    "stock_location": "shop-1",
+    "sequence_number": 12,
+    "reconciliation_time": "2025-01-15T17:00:00Z",
+    "created_at": "2025-01-15T17:00:00Z",
+    "document": {
+        "base_currency_code": "DKK",
+        "comment": "10 kr short",
+        "reconciliation_time": 1736960400.0,
+        "sequence_number": 12,
+        "shop_info": {"vat_number": "DK12345678", "shop_address": {"city": "København V", "name": "Copenhagen"}},
+        "source": {
+            "market_id": "dk",
+            "market_name": "Denmark",
+            "shop_id": "shop-1",
+            "shop_name": "Copenhagen",
+            "register_id": "reg-1",
+            "register_name": "Till 1",
+        },
+        "register_summary": {
+            "id": "reg-1-12",
+            "opened_at": 1736928000.0,
+            "cash_total_at_open": 1000.0,
+            "all": _SUMMARY_EXAMPLE,
+            "sales": _SUMMARY_EXAMPLE,
+            "returns": "…",
+            "expenses": "…",
+            "all_by_product_group": {"__none__": "…"},
+            "sales_by_product_group": {"__none__": "…"},
+            "returns_by_product_group": {},
+            "cash_drawer_open_count": 3,
+            "number_of_aborted_sales": 0,
+            "number_of_initiated_sales": 2,
+            "voided_count": 0,
+            "event_counts": {"cash_drawer_opened": 3, "sale_initiated": 2},
+        },
+        "reconciliations": [
+            {
+                "payment_type_identifier": "cash",
+                "currency_code": "DKK",
+                "should_be_reconciled": True,
+                "depositing": "manual",
+                "total": 1250.0,
+                "counted": 1240.0,
+                "deposited_amount": 1000.0,
+                "credit": 300.0,
+                "debit": -50.0,
+                "transaction_count": 2,
+                "transaction_count_credit": 1,
+                "transaction_count_debit": 1,
+            }
+        ],
+        "timing": {
+            "timestamp": 1736960400000,
+            "timestamp_string": "2025-01-15T17:00:00.000Z",
+            "timezone": "UTC",
+            "timestamp_date_string": "2025-01-15-17-00",
+            "timestamp_week_string": "2025-03",
+        },
+    },
+}
+CLOSE_EXAMPLE = {
+    "counted": [{"payment_type_identifier": "cash", "currency_code": "DKK", "counted": 1240, "deposited_amount": 1000}],
+    "comment": "10 kr short",
+    "event_counts": {"cash_drawer_opened": 3, "sale_initiated": 2},
+    "cashier": {"identifier": "cashier-7", "display_name": "AB"},
+}
+PERIOD_EXAMPLE = {
+    "register_id": "reg-1",
+    "sequence_number": 13,
+    "opened_at": "2025-01-16T08:00:00Z",
+    "cash_total_at_open": "240.000000",
+    "closed_at": None,
+}
+
+
+def _validated(node: Obj, body: Any) -> dict[str, Any]:
+    report = Report()
+    cleaned = node.check(body, "", report)
+    if report.errors:
+        raise InvalidInput(report.errors)
+    return cleaned
+
+
+class OpenRegisterView(PosView):
+    @extend_schema(
+        tags=["pos: registers"],
+        summary="Open a register",
+        description="Starts a register period. Without `cash_total_at_open`, the drawer holds what the last "
+        "close left in it (counted cash minus the deposit). 409 when the register is open already. A sale "
+        "posted to a closed register opens it implicitly the same way.",
+        parameters=[*AUTH_PARAMETERS, REGISTER_ID],
+        request=OpenRegisterInputSerializer,
+        responses={201: RegisterPeriodOutputSerializer, **error_responses(400, 404, 409)},
+        examples=[
+            request_example("Open with 1000 in the drawer", {"cash_total_at_open": 1000}),
+            response_example("Period", PERIOD_EXAMPLE, status_code=201),
+        ],
+    )
+    def post(self, request: Request, register_id: str) -> Response:
+        data = _validated(OPEN_REGISTER_BODY, self.body())
+        cash = data.get("cash_total_at_open")
+        period = services.open_register(
+            account=self.account,
+            register_identifier=register_id,
+            cash_total_at_open=None if cash is None else Decimal(cash),  # a whole number is parsed as int
+        )
+        return Response(RegisterPeriodOutputSerializer(period).data, status=status.HTTP_201_CREATED)
+
+
+class CloseRegisterView(PosView):
+    @extend_schema(
+        tags=["pos: registers"],
+        summary="Close a register",
+        description="Computes the register close statement of the open period from the sales stored for it, "
+        "closes the period and exports the statement. `counted` is required for every reconciled payment "
+        "type (cash in the base currency and each foreign currency taken in cash, and the register's types "
+        "configured with `should_be_reconciled`). 409 when the register is not open.",
+        parameters=[*AUTH_PARAMETERS, REGISTER_ID],
+        request=CloseRegisterInputSerializer,
+        responses={201: RegisterCloseStatementOutputSerializer, **error_responses(400, 404, 409)},
+        examples=[
+            request_example("Close", CLOSE_EXAMPLE),
+            response_example("Statement", STATEMENT_EXAMPLE, status_code=201),
+        ],
+    )
+    def post(self, request: Request, register_id: str) -> Response:
+        data = _validated(CLOSE_REGISTER_BODY, self.body())
+        statement = services.close_register(
+            account=self.account,
+            register_identifier=register_id,
+            counted=data.get("counted", []),
+            comment=data.get("comment"),
+            event_counts=data.get("event_counts"),
+            cashier=data.get("cashier"),
+        )
+        return Response(RegisterCloseStatementOutputSerializer(statement).data, status=status.HTTP_201_CREATED)
+
+
+@read_only_schema(
+    tag="register close statements",
+    noun="register close statement",
+    output_serializer=RegisterCloseStatementOutputSerializer,
+    example=STATEMENT_EXAMPLE,
+    filters=[
+        filter_parameter("register", "Only statements of this register (identifier)."),
+        filter_parameter("stock_location", "Only statements made in this shop (identifier)."),
+    ],
+    list_description="Newest first. `document` is the statement as exported (spec: Register close statement).",
+)
+class RegisterCloseStatementViewSet(ReadOnlyViewSet):
+    """Register close statements, by id; never changed."""
+
+    queryset = RegisterCloseStatement.objects.none()
+    filter_serializer_class = RegisterCloseStatementFilterSerializer
+    output_serializer_class = RegisterCloseStatementOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[RegisterCloseStatement]:
+        return selectors.register_close_statements(account=self.account, **filters)
+
+
+pos_urls: list[Any] = [
+    path("pos/registers/<str:register_id>/open", OpenRegisterView.as_view(), name="pos-register-open"),
+    path("pos/registers/<str:register_id>/close", CloseRegisterView.as_view(), name="pos-register-close"),
+]
 
 
 def register(router: SimpleRouter) -> None:
     """Routes of this area under /api/v1/."""
+    router.register("register-close-statements", RegisterCloseStatementViewSet, basename="register-close-statement")

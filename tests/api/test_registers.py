@@ -15,6 +15,10 @@ def test_create_resolves_the_stock_location_by_identifier(api: AdminApi) -> None
         "identifier": "till-1",
         "name": "Till 1",
         "stock_location": "shop-1",
+        "payment_types": [
+            {"identifier": "cash", "should_be_reconciled": True},
+            {"identifier": "card.external", "should_be_reconciled": False},
+        ],
         "created_at": response.json()["created_at"],
     }
 

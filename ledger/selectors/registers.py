@@ -1,0 +1,147 @@
+"""Reads of register periods and close statements (spec: Register close statement).
+
+The figures of a statement come from a handful of GROUP BY queries over the rows stored beside each sale
+(``SaleLine``, ``SalePayment``, ``SaleTax``), never from a walk over the sales: closing a register after
+100,000 sales costs a few aggregates (measured in ``bench/ledger.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Case, CharField, Count, Q, QuerySet, Sum, Value, When
+
+from accounts.models import Account, Register
+from ledger.models import RegisterCloseStatement, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax
+from ledger.statements import LINE_FIGURES, LineTotals, PaymentTotals, PeriodFigures, SaleCounts, TaxTotals
+
+
+def open_period(*, account: Account, register: Register) -> RegisterPeriod | None:
+    return RegisterPeriod.objects.filter(account=account, register=register, closed_at__isnull=True).first()
+
+
+def last_statement(*, account: Account, register: Register) -> RegisterCloseStatement | None:
+    return (
+        RegisterCloseStatement.objects.filter(account=account, register=register).order_by("-sequence_number").first()
+    )
+
+
+def _zero(value: Decimal | None) -> Decimal:
+    return Decimal(0) if value is None else value
+
+
+def period_figures(*, account: Account, period: RegisterPeriod) -> PeriodFigures:
+    """Everything a statement sums for one period, in four aggregate queries."""
+    return PeriodFigures(
+        counts=_sale_counts(account=account, period=period),
+        lines=_line_totals(account=account, period=period),
+        payments=_payment_totals(account=account, period=period),
+        taxes=_tax_totals(account=account, period=period),
+    )
+
+
+def _sale_counts(*, account: Account, period: RegisterPeriod) -> list[SaleCounts]:
+    rows = (
+        Sale.objects.filter(account=account, period=period)
+        .values("kind", "voided")
+        .annotate(n=Count("id"))
+        .order_by("kind", "voided")
+    )
+    return [SaleCounts(kind=r["kind"], voided=r["voided"], count=r["n"]) for r in rows]
+
+
+def _line_totals(*, account: Account, period: RegisterPeriod) -> list[LineTotals]:
+    sums: dict[str, Any] = {name: Sum(name) for name in LINE_FIGURES}
+    rows: Iterable[Any] = (
+        SaleLine.objects.filter(account=account, period=period)
+        .values("kind", "product_group")
+        .annotate(
+            # A sale with several lines in one group is one sale of that group.
+            sale_count=Count("sale_id", distinct=True),
+            item_count=Sum("quantity"),
+            **sums,
+        )
+        .order_by("kind", "product_group")
+    )
+    return [
+        LineTotals(
+            kind=r["kind"],
+            product_group=r["product_group"],
+            sale_count=r["sale_count"],
+            item_count=_zero(r["item_count"]),
+            figures={name: _zero(r[name]) for name in LINE_FIGURES},
+        )
+        for r in rows
+    ]
+
+
+def _payment_totals(*, account: Account, period: RegisterPeriod) -> list[PaymentTotals]:
+    # Credit is a positive amount, debit a negative one (spec); a zero amount is counted as neither.
+    # Foreign-currency payments are split by the sign of their foreign amount, which is the sign of the
+    # base amount they were converted to.
+    side = Case(
+        When(amount__gt=0, then=Value("credit")),
+        When(amount__lt=0, then=Value("debit")),
+        default=Value("zero"),
+        output_field=CharField(),
+    )
+    rows = (
+        SalePayment.objects.filter(account=account, period=period)
+        .annotate(side=side)
+        .values("kind", "payment_type", "foreign_currency", "side")
+        .annotate(n=Count("id"), amount_sum=Sum("amount"), foreign_sum=Sum("foreign_currency_amount"))
+        .order_by("kind", "payment_type", "foreign_currency", "side")
+    )
+    return [
+        PaymentTotals(
+            kind=r["kind"],
+            payment_type=r["payment_type"],
+            foreign_currency=r["foreign_currency"],
+            side=r["side"],
+            count=r["n"],
+            amount=_zero(r["amount_sum"]),
+            foreign_amount=_zero(r["foreign_sum"]),
+        )
+        for r in rows
+    ]
+
+
+def _tax_totals(*, account: Account, period: RegisterPeriod) -> list[TaxTotals]:
+    rows = (
+        SaleTax.objects.filter(account=account, period=period)
+        .values("kind", "product_group", "name", "rate", "type")
+        .annotate(amount_sum=Sum("amount"))
+        .order_by("kind", "product_group", "name", "rate", "type")
+    )
+    return [
+        TaxTotals(
+            kind=r["kind"],
+            product_group=r["product_group"],
+            name=r["name"],
+            rate=r["rate"],
+            type=r["type"],
+            amount=_zero(r["amount_sum"]),
+        )
+        for r in rows
+    ]
+
+
+# --- Back-office REST API (/api/v1/) ------------------------------------------------------------
+
+
+def register_close_statements(
+    *, account: Account, register: str | None = None, stock_location: str | None = None
+) -> QuerySet[RegisterCloseStatement]:
+    """Statements of the account, newest first; ``register`` and ``stock_location`` are identifiers.
+
+    The stock location is the shop the statement was made in (its ``source.shop_id``), which stays true
+    when a register is later moved to another shop.
+    """
+    queryset = RegisterCloseStatement.objects.filter(account=account).select_related("register")
+    if register:
+        queryset = queryset.filter(register__identifier=register)
+    if stock_location:
+        queryset = queryset.filter(Q(document__source__shop_id=stock_location))
+    return queryset.order_by("-reconciliation_time", "-id")
