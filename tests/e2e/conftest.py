@@ -76,10 +76,30 @@ def use_queue(queue: str) -> Callable[[], None]:
     return lambda: apply(previous)
 
 
+def use_broker(url: str) -> Callable[[], None]:
+    """Publish this process's tasks to the broker at ``url``; returns the undo. The app's connection and
+    producer pools are dropped so the next publish connects to the new broker."""
+    from config.celery import app
+
+    previous = app.conf.broker_url
+
+    def apply(broker_url: str) -> None:
+        app.conf.broker_url = broker_url
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    apply(url)
+    return lambda: apply(previous)
+
+
 @contextmanager
-def running_worker(log_dir: Path, pool_args: list[str], *, must_survive: bool = True) -> Iterator[CeleryWorkerProcess]:
+def running_worker(
+    log_dir: Path, pool_args: list[str], *, must_survive: bool = True, env: dict[str, str] | None = None
+) -> Iterator[CeleryWorkerProcess]:
     """A ``celery worker`` subprocess on the test database and a queue of its own, ready on entry. Its death
-    before the end fails the test, unless ``must_survive`` is false (a test that kills it)."""
+    before the end fails the test, unless ``must_survive`` is false (a test that kills it). ``env`` adds to
+    or overrides its environment (e.g. ``CELERY_BROKER_URL``)."""
+    extra_env = env or {}
     from django.db import connection
 
     queue = f"e2e-{uuid.uuid4().hex[:12]}"
@@ -101,6 +121,7 @@ def running_worker(log_dir: Path, pool_args: list[str], *, must_survive: bool = 
         # The filesystem broker is polled; once a second would make every test wait for it.
         "CELERY_FILESYSTEM_POLLING_INTERVAL": "0.1",
         "PYTHONUNBUFFERED": "1",
+        **extra_env,
     }
     argv = [
         sys.executable,

@@ -1,0 +1,143 @@
+"""A broker outage under load loses no export (spec: Events; the outbox).
+
+A private Redis (its own port, nothing on disk) carries the tasks between this process and a real Celery
+worker. Entities keep being created while Redis is stopped: their hand-off fails, their deliveries stay
+pending in the database. Redis comes back empty (every task queued before the outage is gone too) and the
+sweeper, run as the beat runs it, hands everything still pending to the worker: every entity reaches the
+web hook, and every export item ends logged as a success.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.db import transaction
+
+from accounts.models import StockLocation
+from exports.models import ExportDelivery, ExportItem, ExportStatus
+from exports.tasks import sweep_exports
+from orders import services as order_services
+from tests.conftest import Tenant
+from tests.e2e.conftest import running_worker, use_broker, use_queue
+from tests.e2e.waiting import wait_until
+from tests.exports.conftest import make_queue
+from tests.exports.receiver import Receiver, running_receiver
+
+pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+
+REDIS_SERVER = shutil.which("redis-server")
+
+
+class PrivateRedis:
+    """``redis-server`` on a free port of 127.0.0.1, stopped and started at will, keeping nothing."""
+
+    def __init__(self, workdir: Path) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.workdir = workdir
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        assert REDIS_SERVER is not None
+        self.process = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            cwd=self.workdir,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        wait_until(self._answers(client), 10, message="the private Redis to answer")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    @staticmethod
+    def _answers(client: redis.Redis) -> Any:
+        def ping() -> bool:
+            try:
+                return bool(client.ping())
+            except redis.RedisError:
+                return False
+
+        return ping
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
+    if REDIS_SERVER is None:
+        pytest.skip("redis-server is not installed on this machine")
+    server = PrivateRedis(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def receiver(settings: Any) -> Iterator[Receiver]:
+    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    with running_receiver() as running:
+        yield running
+
+
+def place_orders(tenant: Tenant, prefix: str, count: int) -> None:
+    """Outgoing orders to an external system, one transaction each (each exported in real time)."""
+    shop = StockLocation.objects.get(account=tenant.account, identifier="shop-1")
+    for n in range(count):
+        with transaction.atomic():
+            order_services.create_outgoing_order(
+                account=tenant.account,
+                stock_location=shop,
+                order={"order_identifier": f"{prefix}-{n}", "basket": {"line_items": [], "total": 0}},
+            )
+
+
+def test_an_outage_of_the_broker_under_load_loses_no_export(
+    tenant: Tenant, receiver: Receiver, private_redis: PrivateRedis, tmp_path: Path
+) -> None:
+    make_queue(tenant, receiver.url, entity_type="outgoing_orders")
+    restore_broker = use_broker(private_redis.url)
+    try:
+        with running_worker(tmp_path, ["--pool=solo"], env={"CELERY_BROKER_URL": private_redis.url}) as worker:
+            restore_queue = use_queue(worker.queue)
+            try:
+                place_orders(tenant, "before", 10)
+                private_redis.stop()
+                started = time.monotonic()
+                place_orders(tenant, "during", 10)  # each hand-off fails: the broker is gone
+                assert time.monotonic() - started < 60  # a failed hand-off does not hang the request
+                assert ExportDelivery.objects.filter(status=ExportStatus.PENDING).count() >= 10
+                private_redis.start()  # back, and empty
+                place_orders(tenant, "after", 10)
+
+                def all_delivered() -> bool:
+                    sweep_exports.delay()  # what the beat does every few seconds
+                    return ExportItem.objects.filter(status=ExportStatus.SUCCESS).count() == 30
+
+                wait_until(all_delivered, 120, message="every export delivered after the outage")
+            finally:
+                restore_queue()
+    finally:
+        restore_broker()
+    received = {key for got in receiver.received for key in json.loads(got.body)}
+    assert {key.split(":")[0] for key in received} == {
+        f"{prefix}-{n}" for prefix in ("before", "during", "after") for n in range(10)
+    }
+    assert not ExportItem.objects.exclude(status=ExportStatus.SUCCESS).exists()
