@@ -77,14 +77,16 @@ def use_queue(queue: str) -> Callable[[], None]:
 
 
 def use_broker(url: str) -> Callable[[], None]:
-    """Publish this process's tasks to the broker at ``url``; returns the undo. The app's connection and
-    producer pools are dropped so the next publish connects to the new broker."""
+    """Publish this process's tasks to the broker at ``url``; returns the undo. Celery reads
+    ``CELERY_BROKER_URL`` from the environment before its configuration, so the write URL (which publishing
+    uses and the environment leaves unset) is what changes; the app's connection and producer pools are
+    dropped so the next publish connects to the new broker."""
     from config.celery import app
 
-    previous = app.conf.broker_url
+    previous = app.conf.get("broker_write_url")
 
-    def apply(broker_url: str) -> None:
-        app.conf.broker_url = broker_url
+    def apply(write_url: str | None) -> None:
+        app.conf.broker_write_url = write_url
         app._pool = None
         app.amqp._producer_pool = None
 
