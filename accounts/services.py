@@ -68,7 +68,8 @@ def record_api_key_use(*, api_key: ApiKey) -> None:
 
 
 def ensure_demo_structure(*, account: Account) -> StockLocation:
-    """The demo market ``dk`` (DKK, 25% VAT) and shop ``shop-1`` used by ``make run`` and the README."""
+    """The demo market ``dk`` (DKK, 25% VAT), shop ``shop-1`` and its register ``reg-1``, used by ``make run``
+    and the README."""
     market, _ = Market.objects.get_or_create(
         account=account,
         identifier="dk",
@@ -80,6 +81,9 @@ def ensure_demo_structure(*, account: Account) -> StockLocation:
     )
     shop, _ = StockLocation.objects.get_or_create(
         account=account, identifier="shop-1", defaults={"name": "Demo shop", "market": market}
+    )
+    Register.objects.get_or_create(
+        account=account, identifier="reg-1", defaults={"name": "Demo register", "stock_location": shop}
     )
     return shop
 

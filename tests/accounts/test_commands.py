@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from accounts import selectors
-from accounts.models import Account, ApiKey, Integration, Market, StockLocation
+from accounts.models import Account, ApiKey, Integration, Market, Register, StockLocation
 
 pytestmark = pytest.mark.django_db
 
@@ -56,6 +56,7 @@ def test_bootstrap_demo_creates_the_demo_tenant_and_a_working_key_and_curl():
     )
     assert Market.objects.get(account__identifier="demo").currency == "DKK"
     assert StockLocation.objects.get(account__identifier="demo").identifier == "shop-1"
+    assert Register.objects.get(account__identifier="demo").stock_location.identifier == "shop-1"
 
 
 def test_bootstrap_demo_runs_again_without_duplicating_the_tenant():
@@ -63,3 +64,4 @@ def test_bootstrap_demo_runs_again_without_duplicating_the_tenant():
     run("bootstrap_demo")
     assert Account.objects.filter(identifier="demo").count() == 1
     assert StockLocation.objects.filter(account__identifier="demo").count() == 1
+    assert Register.objects.filter(account__identifier="demo").count() == 1
