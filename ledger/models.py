@@ -93,6 +93,9 @@ class Expense(AccountOwned):
 
 
 class NewsletterSignup(AccountOwned):
+    identifier = models.CharField(
+        max_length=255, blank=True, help_text="Optional, from the app: a repeated post with it records nothing."
+    )
     stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     register = models.ForeignKey(Register, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     email = models.CharField(max_length=320)
@@ -101,6 +104,11 @@ class NewsletterSignup(AccountOwned):
 
     class Meta:
         ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "identifier"], condition=~Q(identifier=""), name="signup_identifier_unique"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.email
@@ -297,6 +305,9 @@ class StockLevel(AccountOwned):
 class StockEvent(AccountOwned):
     """A move of stock (spec: Stock event). Exactly one of ``adjustment`` and ``new_stock_value``."""
 
+    identifier = models.CharField(
+        max_length=255, blank=True, help_text="Optional, from the sender: a repeated post with it records nothing."
+    )
     stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
     product_id = models.CharField(max_length=255)
     variant_id = models.CharField(max_length=255, blank=True)
@@ -319,7 +330,10 @@ class StockEvent(AccountOwned):
                     | Q(adjustment__isnull=True, new_stock_value__isnull=False)
                 ),
                 name="stock_event_adjustment_xor_new_value",
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["account", "identifier"], condition=~Q(identifier=""), name="stock_event_identifier_unique"
+            ),
         ]
         indexes = [models.Index(fields=["account", "stock_location", "product_id"])]
 

@@ -378,8 +378,9 @@ class NewsletterSignupPosView(PosView):
     )
     def post(self, request: Request) -> Response:
         data = checked(schemas.NEWSLETTER_SIGNUP, self.body())
-        signup = services.record_newsletter_signup(account=self.account, data=data)
-        return Response(NewsletterSignupOutputSerializer(signup).data, status=status.HTTP_201_CREATED)
+        signup, created = services.record_newsletter_signup(account=self.account, data=data)
+        answer = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(NewsletterSignupOutputSerializer(signup).data, status=answer)
 
 
 pos_urls: list[Any] = [

@@ -156,6 +156,7 @@ NEWSLETTER_SIGNUP = Obj(
         "register_id": Str(max_length=64),
         "shop_id": Str(max_length=64),
         "timestamp": Num(minimum=0),
+        "identifier": Str(max_length=255),
     },
     required=("email",),
 )
@@ -237,6 +238,11 @@ class NewsletterSignupRequestSerializer(serializers.Serializer):
         required=False,
         coerce_to_string=False,
         help_text="Unix seconds; now if absent.",
+    )
+    identifier = serializers.CharField(
+        max_length=255,
+        required=False,
+        help_text="The app's own id of this signup: posting it again records nothing and answers the stored one.",
     )
 
     class Meta:

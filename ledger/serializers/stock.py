@@ -100,6 +100,8 @@ def _event_node(type_node: Enum, *, type_required: bool) -> Obj:
             "new_stock_value": QUANTITY,
             "stock_count_id": ID,
             "timestamp": Timestamp(),
+            # The sender's own id of the event (optional): posting it again records nothing (a lost answer).
+            "identifier": ID,
         },
         required=(*(("type",) if type_required else ()), "product_id", "stock_location_id"),
         rules=(_amount_rule,),

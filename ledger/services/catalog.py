@@ -265,11 +265,18 @@ def _signup_source(register: Register | None, shop: StockLocation | None) -> dic
     return {key: value for key, value in source.items() if value}
 
 
-def record_newsletter_signup(*, account: Account, data: Mapping[str, Any]) -> NewsletterSignup:
-    """Spec: Events, newsletter signup events: one signup from the POS or second-screen app.
+def record_newsletter_signup(*, account: Account, data: Mapping[str, Any]) -> tuple[NewsletterSignup, bool]:
+    """Spec: Events, newsletter signup events: one signup from the POS or second-screen app. Returns the signup
+    and whether it is new.
 
     Every call is an event of its own, the same address twice included: the receiving newsletter system
-    decides what a repeat means (a re-subscription after an unsubscribe must get through)."""
+    decides what a repeat means (a re-subscription after an unsubscribe must get through). A call with the
+    ``identifier`` of a stored signup is a replay (the app lost the answer): it records nothing."""
+    identifier = data.get("identifier", "")
+    if identifier:
+        stored = NewsletterSignup.objects.filter(account=account, identifier=identifier).first()
+        if stored is not None:
+            return stored, False
     register, shop = _signup_place(account=account, register_id=data.get("register_id"), shop_id=data.get("shop_id"))
     now = timezone.now()
     timestamp = data.get("timestamp")
@@ -290,9 +297,18 @@ def record_newsletter_signup(*, account: Account, data: Mapping[str, Any]) -> Ne
         document["source"] = source
     document["timestamp"] = timestamp
     with transaction.atomic():
-        signup = NewsletterSignup.objects.create(
-            account=account, stock_location=shop, register=register, email=data["email"], document=document
-        )
+        try:
+            with transaction.atomic():
+                signup = NewsletterSignup.objects.create(
+                    account=account,
+                    identifier=identifier,
+                    stock_location=shop,
+                    register=register,
+                    email=data["email"],
+                    document=document,
+                )
+        except IntegrityError:  # the same identifier, recorded by a concurrent request
+            return NewsletterSignup.objects.get(account=account, identifier=identifier), False
         exports.enqueue(
             account=account,
             entity_type=EntityType.NEWSLETTER_SIGNUPS,
@@ -304,4 +320,4 @@ def record_newsletter_signup(*, account: Account, data: Mapping[str, Any]) -> Ne
                 )
             ],
         )
-    return signup
+    return signup, True

@@ -15,7 +15,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts import selectors as account_selectors
@@ -57,6 +57,7 @@ class StockMove:
     new_stock_value: Decimal | None = None
     sale_id: str = ""
     stock_count_id: str = ""
+    identifier: str = ""  # the sender's, optional: a move whose identifier is recorded already is a replay
 
     @property
     def key(self) -> StockKey:
@@ -68,18 +69,45 @@ def apply_stock_moves(*, account: Account, moves: Sequence[StockMove]) -> list[S
     they touch, apply them, store the events and put them into the account's stock event export queues.
 
     A stock count reset stores the level it replaced as ``stock_count_expected`` and the difference as
-    ``stock_count_diff``. Runs in the caller's transaction when there is one."""
+    ``stock_count_diff``. A move carrying an ``identifier`` already recorded (by an earlier request, or earlier
+    in this one) is a replay: it changes nothing and its stored event stands in its place in the answer, so a
+    sender may repeat a request whose answer it lost. Runs in the caller's transaction when there is one."""
     if not moves:
         return []
+    try:
+        return _apply(account=account, moves=moves)
+    except IntegrityError:
+        # Another request recorded one of these identifiers meanwhile: this time it is a replay.
+        if not any(move.identifier for move in moves):
+            raise
+        return _apply(account=account, moves=moves)
+
+
+def _apply(*, account: Account, moves: Sequence[StockMove]) -> list[StockEvent]:
     with transaction.atomic():
-        levels = _locked_levels(account=account, keys={m.key for m in moves})
+        wanted = {move.identifier for move in moves if move.identifier}
+        recorded: dict[str, StockEvent] = (
+            {e.identifier: e for e in StockEvent.objects.filter(account=account, identifier__in=wanted)}
+            if wanted
+            else {}
+        )
+        fresh: list[StockMove] = []
+        seen = set(recorded)
+        for move in moves:
+            if move.identifier:
+                if move.identifier in seen:
+                    continue
+                seen.add(move.identifier)
+            fresh.append(move)
+        levels = _locked_levels(account=account, keys={m.key for m in fresh})
         now = timezone.now()
         events: list[StockEvent] = []
-        for move in moves:
+        for move in fresh:
             level = levels[move.key]
             before = level.quantity
             event = StockEvent(
                 account=account,
+                identifier=move.identifier,
                 stock_location=move.stock_location,
                 product_id=move.product_id,
                 variant_id=move.variant_id,
@@ -115,7 +143,11 @@ def apply_stock_moves(*, account: Account, moves: Sequence[StockMove]) -> list[S
                 for event in events
             ],
         )
-    return events
+    if not wanted:
+        return events
+    recorded.update((event.identifier, event) for event in events if event.identifier)
+    anonymous = iter([event for event in events if not event.identifier])
+    return [recorded[move.identifier] if move.identifier else next(anonymous) for move in moves]
 
 
 def _locked_levels(*, account: Account, keys: Iterable[StockKey]) -> dict[StockKey, StockLevel]:
@@ -222,6 +254,7 @@ def moves_from(
             adjustment=event.get("adjustment"),
             new_stock_value=event.get("new_stock_value"),
             stock_count_id=event.get("stock_count_id", ""),
+            identifier=event.get("identifier", ""),
         )
     return moves, errors
 

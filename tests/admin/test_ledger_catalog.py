@@ -217,7 +217,7 @@ def test_product_edit_events_are_read_only(admin_client, tenant) -> None:
 
 
 def test_newsletter_signups_are_read_only_and_searchable(admin_client, tenant) -> None:
-    signup = services.record_newsletter_signup(account=tenant.account, data={"email": "jane@example.com"})
+    signup, _ = services.record_newsletter_signup(account=tenant.account, data={"email": "jane@example.com"})
     services.record_newsletter_signup(account=tenant.account, data={"email": "john@example.com"})
 
     assert listed(admin_client.get(admin_url(NewsletterSignup, "changelist"), {"q": "jane"})) == [signup]

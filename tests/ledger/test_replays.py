@@ -1,0 +1,79 @@
+"""Posts a sender repeats because it lost the answer record nothing twice: stock events and newsletter
+signups carry an optional ``identifier`` of the sender's."""
+
+from __future__ import annotations
+
+import pytest
+
+from ledger.models import NewsletterSignup, StockEvent
+from tests.ledger.test_stock_api import event, level
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_repeated_stock_event_moves_stock_once_and_answers_the_stored_event(pos, tenant):
+    first = pos.post("stock-events", event("received", adjustment=5, identifier="rcv-1"))
+    again = pos.post("stock-events", event("received", adjustment=5, identifier="rcv-1"))
+    assert first.status_code == again.status_code == 201
+    assert again.json()["stock_events"] == first.json()["stock_events"]
+    assert StockEvent.objects.filter(identifier="rcv-1").count() == 1
+    assert level(tenant) == 5
+
+
+def test_a_batch_with_one_new_and_one_known_event_applies_only_the_new_one(pos, tenant):
+    pos.post("stock-events", event("received", adjustment=5, identifier="rcv-1"))
+    body = [event("received", adjustment=5, identifier="rcv-1"), event("received", adjustment=2, identifier="rcv-2")]
+    answer = pos.post("stock-events", body).json()
+    assert [e["adjustment"] for e in answer["stock_events"]] == [5, 2]
+    assert level(tenant) == 7
+
+
+def test_an_identifier_twice_in_one_request_is_recorded_once(pos, tenant):
+    body = [event("received", adjustment=5, identifier="rcv-1"), event("received", adjustment=5, identifier="rcv-1")]
+    answer = pos.post("stock-events", body).json()
+    assert len({e["id"] for e in answer["stock_events"]}) == 1
+    assert level(tenant) == 5
+
+
+def test_events_without_identifiers_are_never_taken_for_replays(pos, tenant):
+    pos.post("stock-events", [event("received", adjustment=1), event("received", adjustment=1)])
+    pos.post("stock-events", event("received", adjustment=1))
+    assert level(tenant) == 3
+
+
+def test_identifiers_are_per_account(pos, tenant, other_tenant, client):
+    from tests.ledger.conftest import PosApi
+
+    pos.post("stock-events", event("received", adjustment=5, identifier="rcv-1"))
+    assert PosApi(client, other_tenant).post("stock-events", event("received", identifier="rcv-1")).status_code == 201
+    assert StockEvent.objects.filter(identifier="rcv-1").count() == 2
+
+
+def test_a_repeated_imported_reset_applies_once(client, tenant):
+    import json
+
+    body = json.dumps(
+        {
+            "stock_events": [
+                {"product_id": "1001", "stock_location_id": "shop-1", "adjustment": 4, "identifier": "erp-7"}
+            ]
+        }
+    )
+    for _ in range(2):
+        response = client.post(f"/imports/stock_events?{tenant.query()}", body, content_type="application/json")
+        assert response.status_code == 200, response.json()
+    assert level(tenant) == 4
+
+
+def test_a_repeated_signup_answers_the_stored_one_with_200(pos):
+    first = pos.post("newsletter-signups", {"email": "jane@example.com", "identifier": "app-1"})
+    again = pos.post("newsletter-signups", {"email": "jane@example.com", "identifier": "app-1"})
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["id"] == first.json()["id"]
+    assert NewsletterSignup.objects.count() == 1
+
+
+def test_signups_without_identifier_are_each_an_event(pos):
+    pos.post("newsletter-signups", {"email": "jane@example.com"})
+    pos.post("newsletter-signups", {"email": "jane@example.com"})
+    assert NewsletterSignup.objects.count() == 2
