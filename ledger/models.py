@@ -254,6 +254,9 @@ class RegisterCloseStatement(AccountOwned):
 
     register = models.ForeignKey(Register, on_delete=models.PROTECT, related_name="+")
     period = models.OneToOneField(RegisterPeriod, on_delete=models.PROTECT, related_name="statement")
+    identifier = models.CharField(
+        max_length=255, blank=True, help_text="Optional, from the app: a repeated close with it answers this statement."
+    )
     sequence_number = models.PositiveIntegerField()
     reconciliation_time = models.DateTimeField()
     document = DecimalJSONField(help_text="The exported JSON form (spec: Register close statement).")
@@ -262,7 +265,10 @@ class RegisterCloseStatement(AccountOwned):
     class Meta:
         ordering = ["-id"]
         constraints = [
-            models.UniqueConstraint(fields=["register", "sequence_number"], name="statement_sequence_unique")
+            models.UniqueConstraint(fields=["register", "sequence_number"], name="statement_sequence_unique"),
+            models.UniqueConstraint(
+                fields=["account", "identifier"], condition=~Q(identifier=""), name="statement_identifier_unique"
+            ),
         ]
 
     def __str__(self) -> str:

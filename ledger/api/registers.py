@@ -213,6 +213,13 @@ class CloseRegisterView(PosView):
     )
     def post(self, request: Request, register_id: str) -> Response:
         data = _validated(CLOSE_REGISTER_BODY, self.body())
+        identifier = data.get("identifier", "")
+        if identifier:
+            replayed = selectors.statement_of_close(
+                account=self.account, register_identifier=register_id, identifier=identifier
+            )
+            if replayed is not None:  # the app lost the answer to this close: the same statement again
+                return Response(RegisterCloseStatementOutputSerializer(replayed).data, status=status.HTTP_200_OK)
         statement = services.close_register(
             account=self.account,
             register_identifier=register_id,
@@ -220,6 +227,7 @@ class CloseRegisterView(PosView):
             comment=data.get("comment"),
             event_counts=data.get("event_counts"),
             cashier=data.get("cashier"),
+            identifier=identifier,
         )
         return Response(RegisterCloseStatementOutputSerializer(statement).data, status=status.HTTP_201_CREATED)
 

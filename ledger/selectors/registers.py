@@ -145,3 +145,15 @@ def register_close_statements(
     if stock_location:
         queryset = queryset.filter(Q(document__source__shop_id=stock_location))
     return queryset.order_by("-reconciliation_time", "-id")
+
+
+def statement_by_identifier(*, account: Account, register: Register, identifier: str) -> RegisterCloseStatement | None:
+    """The statement a close with this (app-given) identifier made on this register, if any."""
+    return RegisterCloseStatement.objects.filter(account=account, register=register, identifier=identifier).first()
+
+
+def statement_of_close(*, account: Account, register_identifier: str, identifier: str) -> RegisterCloseStatement | None:
+    """The statement a close with this (app-given) identifier made on the register named so, if any."""
+    return RegisterCloseStatement.objects.filter(
+        account=account, register__identifier=register_identifier, identifier=identifier
+    ).first()

@@ -31,6 +31,8 @@ CLOSE_REGISTER_BODY = Obj(
         "comment": Str(max_length=10_000, allow_blank=True),
         "event_counts": Obj(dict.fromkeys(EVENT_COUNT_KEYS, EVENT_COUNT)),
         "cashier": CASHIER,
+        # The app's own id of this close (optional): closing again with it answers the same statement (200).
+        "identifier": Str(max_length=255),
     }
 )
 

@@ -108,6 +108,7 @@ def close_register(
     event_counts: Mapping[str, int] | None = None,
     cashier: Mapping[str, Any] | None = None,
     at: datetime | None = None,
+    identifier: str = "",
 ) -> RegisterCloseStatement:
     """Spec: Register close statement. Close the register's open period: compute the statement from what
     was stored for the period, store it, close the period and offer the statement to exports.
@@ -115,10 +116,15 @@ def close_register(
     ``counted`` entries are ``{payment_type_identifier, currency_code?, counted, deposited_amount?}``
     (currency defaults to the base currency). 404 for an unknown register, 409 when it is not open, 400
     (naming every field) when a reconciled amount is missing or an entry matches no reconciliation.
+    ``identifier`` (the app's own, optional) makes a repeated close answer the statement it made.
     """
     at = at or timezone.now()
     with transaction.atomic():
         register = _locked_register(account=account, register_identifier=register_identifier)
+        if identifier:
+            replayed = selectors.statement_by_identifier(account=account, register=register, identifier=identifier)
+            if replayed is not None:
+                return replayed
         period = (
             RegisterPeriod.objects.select_for_update()
             .filter(account=account, register=register, closed_at__isnull=True)
@@ -163,6 +169,7 @@ def close_register(
             sequence_number=period.sequence_number,
             reconciliation_time=context.reconciliation_time,
             document=document,
+            identifier=identifier,
         )
         period.closed_at = context.reconciliation_time
         period.save(update_fields=["closed_at"])

@@ -77,3 +77,22 @@ def test_signups_without_identifier_are_each_an_event(pos):
     pos.post("newsletter-signups", {"email": "jane@example.com"})
     pos.post("newsletter-signups", {"email": "jane@example.com"})
     assert NewsletterSignup.objects.count() == 2
+
+
+def test_a_repeated_close_answers_the_same_statement_with_200(pos, tenant, register):
+    from ledger.models import RegisterCloseStatement
+
+    body = {"counted": [{"payment_type_identifier": "cash", "counted": 0}], "identifier": "close-1"}
+    pos.post("registers/reg-1/open", {"cash_total_at_open": 0})
+    first = pos.post("registers/reg-1/close", body)
+    again = pos.post("registers/reg-1/close", body)
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["id"] == first.json()["id"]
+    assert RegisterCloseStatement.objects.count() == 1
+
+
+def test_a_close_without_identifier_of_a_closed_register_is_still_a_conflict(pos, tenant, register):
+    body = {"counted": [{"payment_type_identifier": "cash", "counted": 0}]}
+    pos.post("registers/reg-1/open", {"cash_total_at_open": 0})
+    assert pos.post("registers/reg-1/close", body).status_code == 201
+    assert pos.post("registers/reg-1/close", body).status_code == 409
