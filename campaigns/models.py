@@ -48,3 +48,19 @@ class ProductRule(AccountOwned):
 
     def __str__(self) -> str:
         return self.rule_id
+
+
+class PricingVersion(models.Model):
+    """A token that changes with every campaign or product rule write of a market, in the same transaction.
+
+    The pricing engine caches a market's compiled campaigns per process and reads this one row per call to
+    know whether its copy is current, so every process of a deployment sees a write at once. A random token,
+    not a counter: a market deleted and created again (tests, restores) must never match an old copy.
+    """
+
+    market = models.OneToOneField(Market, on_delete=models.CASCADE, related_name="pricing_version")
+    version = models.UUIDField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.market_id}: {self.version}"

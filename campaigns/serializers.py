@@ -103,3 +103,106 @@ class ProductRuleOutputSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
         ref_name = "ProductRule"
+
+
+# --- Basket pricing (POST /api/v1/pos/baskets/price): documentation of the body and the answer -------------
+# The body is validated by ``campaigns.baskets.BASKET`` (schema nodes naming the exact field); these serializers
+# only describe it in the OpenAPI schema, with which amounts are per unit and which per line.
+
+PER_UNIT = "Per unit."
+PER_LINE = "Per line: all units of the line together."
+
+
+class _TaxInputSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    rate = serializers.DecimalField(max_digits=7, decimal_places=6, coerce_to_string=False, help_text="0..1")
+    type = serializers.CharField(help_text="`vat` (included in prices) or `sales_tax` (added on top).")
+
+
+class _CustomerInputSerializer(serializers.Serializer):
+    identifier = serializers.CharField(help_text="Enables members_only campaigns.")
+
+
+class BasketLineInputSerializer(serializers.Serializer):
+    line_item_id = serializers.CharField(help_text="Unique within the basket.")
+    id = serializers.CharField(required=False, help_text="Product id.")
+    variant_id = serializers.CharField(required=False)
+    quantity = serializers.IntegerField(min_value=1, max_value=10_000, help_text="Whole units (2.0 means 2).")
+    unit_price = serializers.DecimalField(
+        max_digits=15,
+        decimal_places=6,
+        coerce_to_string=False,
+        required=False,
+        help_text=(
+            "Per unit, before discounts. Optional for a product known to the service: then its `retail_price` "
+            "for the market; a product without one (variable price) needs it."
+        ),
+    )
+    name = L10nStringField(required=False, help_text="Default: the product's name.")
+    tags = serializers.ListField(child=serializers.CharField(), required=False, max_length=100)
+    product_group = serializers.CharField(required=False, help_text="Default: the product's product_group.")
+    taxes = _TaxInputSerializer(
+        many=True, required=False, help_text="Default: the product's taxes, else the market's default taxes."
+    )
+    behavior = serializers.JSONField(required=False, help_text='`{"shipping": {...}}` marks a shipping line.')
+
+
+class BasketPriceInputSerializer(serializers.Serializer):
+    market = serializers.CharField(help_text="Identifier of a market of the account, e.g. `dk`.")
+    customer = _CustomerInputSerializer(required=False)
+    line_items = BasketLineInputSerializer(many=True, help_text="1 to 1000 lines.")
+
+
+def _money(help_text: str) -> serializers.DecimalField:
+    return serializers.DecimalField(max_digits=15, decimal_places=6, coerce_to_string=False, help_text=help_text)
+
+
+class _TaxSummarySerializer(serializers.Serializer):
+    amount = _money(PER_LINE + " Tax at this rate (the basket's: over all lines).")
+    rate = serializers.DecimalField(max_digits=7, decimal_places=6, coerce_to_string=False)
+    tax_name = serializers.CharField()
+    type = serializers.CharField(help_text="`vat` (included in prices) or `sales_tax` (added on top).")
+
+
+class _DiscountSummarySerializer(serializers.Serializer):
+    amount = _money(PER_LINE + " What this campaign took off the line (its discounted units together).")
+    discount = serializers.JSONField(
+        help_text=(
+            "Spec: Discount Summary: `id` (campaign id), `name` (display name), `application` (`line_item`, or "
+            "`line_items` with index ranges when only some units are discounted), `mode`, `type`, `trigger`."
+        )
+    )
+
+
+class PricedLineSerializer(serializers.Serializer):
+    line_item_id = serializers.CharField()
+    id = serializers.CharField(required=False)
+    quantity = serializers.IntegerField()
+    retail_price = _money(PER_UNIT + " Before discounts.")
+    base_price = _money(PER_LINE + " retail_price x quantity, before discounts.")
+    discounts = _DiscountSummarySerializer(many=True, required=False)
+    sub_total = _money(PER_LINE + " After discounts, before sales tax.")
+    total = _money(PER_LINE + " After discounts, with sales tax: the sum of the line's discounted unit prices.")
+    vat_amount = _money(PER_LINE)
+    sales_tax_amount = _money(PER_LINE)
+    total_tax_amount = _money(PER_LINE)
+    taxes = _TaxSummarySerializer(many=True, required=False)
+
+
+class PricedBasketSerializer(serializers.Serializer):
+    base_price = _money("The basket before discounts.")
+    total_discounts = _money("All discounts of all lines.")
+    sub_total = _money("After discounts, before sales tax.")
+    total = _money("What the customer pays: the sum of the line totals.")
+    vat_amount = _money("VAT included in the prices.")
+    sales_tax_amount = _money("Sales tax added on top.")
+    total_tax_amount = _money("vat_amount + sales_tax_amount.")
+    is_return = serializers.BooleanField()
+    line_items = PricedLineSerializer(many=True, help_text="The lines, then any container-deposit lines.")
+    taxes = _TaxSummarySerializer(many=True)
+    explanation = serializers.JSONField(
+        required=False,
+        help_text=(
+            "Only with `?explain=true`: per campaign considered, `{campaign_id, type, priority, fired, reason, units}`."
+        ),
+    )

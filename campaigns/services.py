@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
 
 from accounts.models import Account, Market
-from campaigns.models import Campaign, ProductRule
+from campaigns.models import Campaign, PricingVersion, ProductRule
 
 CAMPAIGN_FIELDS = ["type", "name", "display_name", "priority", "members_only", "continue_evaluation", "definition"]
 RULE_FIELDS = ["type", "name", "display_name", "tag", "product_group", "price", "definition"]
@@ -39,6 +40,7 @@ def upsert_campaigns(*, account: Account, markets: Sequence[Market], items: Sequ
             unique_fields=["market", "campaign_id"],
             update_fields=[*CAMPAIGN_FIELDS, "updated_at"],
         )
+        bump_pricing_version(markets=markets)
     return len(rows)
 
 
@@ -67,7 +69,20 @@ def upsert_product_rules(*, account: Account, markets: Sequence[Market], items: 
             unique_fields=["market", "rule_id"],
             update_fields=[*RULE_FIELDS, "updated_at"],
         )
+        bump_pricing_version(markets=markets)
     return len(rows)
+
+
+def bump_pricing_version(*, markets: Sequence[Market]) -> None:
+    """A new pricing version for each market, so every process drops its compiled copy (campaigns.pricing).
+    Called inside the transaction of the write: a reader never sees the new version without the new rows."""
+    # One statement, no read-modify-write: concurrent imports to one market each leave a fresh token.
+    PricingVersion.objects.bulk_create(
+        [PricingVersion(market=market, version=uuid.uuid4()) for market in markets],
+        update_conflicts=True,
+        unique_fields=["market"],
+        update_fields=["version", "updated_at"],
+    )
 
 
 def _delete(
@@ -82,6 +97,7 @@ def _delete(
         rows = model.objects.filter(account=account, market__in=markets, **{f"{id_field}__in": ids})
         found = set(rows.values_list(id_field, flat=True))
         rows.delete()
+        bump_pricing_version(markets=markets)
     return [i for i in ids if i in found], [i for i in ids if i not in found]
 
 

@@ -19,4 +19,4 @@ exports_api.register(router)
 ledger_api.register(router)
 
 # The POS API (/api/v1/pos/...): fixed paths, so plain URL patterns before the router's.
-urlpatterns = [*orders_api.pos_urls, *ledger_api.pos_urls, *router.urls]
+urlpatterns = [*orders_api.pos_urls, *ledger_api.pos_urls, *campaigns_api.pos_urls, *router.urls]

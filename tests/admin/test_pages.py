@@ -33,9 +33,23 @@ def model_id(model: type[Model]) -> str:
     return model._meta.label
 
 
-@pytest.mark.parametrize("app_label", ["accounts", "orders", "campaigns", "imports"])
+NOT_IN_THE_ADMIN = {
+    "campaigns.PricingVersion",  # bookkeeping: the pricing cache's version token per market
+    # Shown inline on their parent's page (the export log item, the sale).
+    "exports.ExportAttempt",
+    "ledger.SaleLine",
+    "ledger.SalePayment",
+    "ledger.SaleTax",
+}
+
+
+@pytest.mark.parametrize("app_label", ["accounts", "orders", "campaigns", "imports", "exports", "ledger"])
 def test_every_model_of_the_app_is_registered(app_label: str) -> None:
-    unregistered = [m for m in apps.get_app_config(app_label).get_models() if not admin.site.is_registered(m)]
+    unregistered = [
+        m._meta.label
+        for m in apps.get_app_config(app_label).get_models()
+        if not admin.site.is_registered(m) and m._meta.label not in NOT_IN_THE_ADMIN
+    ]
     assert unregistered == []
 
 

@@ -1,0 +1,182 @@
+"""Pricing a basket on request (issue 5, spec: Discount campaign, Product rule, Product, sale ``summary``).
+
+The POS endpoint ``POST /api/v1/pos/baskets/price`` and the admin's "Price a basket" page share this module:
+``BASKET`` validates the request body (errors name the exact field), ``price_basket_request`` fills in what the
+service knows about each product (its price, product group and taxes for the market) and hands the basket to the
+pricing engine (``campaigns.pricing.price_basket``). Nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from accounts import selectors as account_selectors
+from accounts.errors import InvalidInput, ServiceError
+from accounts.models import Account, Market
+from campaigns.pricing import PricingLine, PricingResult, price_basket
+from imports.schema import INVALID, Arr, Enum, L10nString, Node, Num, Obj, Report, Str, join
+from ledger.definitions import ID, Behavior
+from ledger.models import Product
+from ledger.selectors import catalog as catalog_selectors
+
+MAX_LINE_ITEMS = 1000
+# Units per line: far above any real basket, and it bounds the work of the per-unit evaluation.
+MAX_QUANTITY = 10_000
+
+
+class Quantity(Node):
+    """A positive whole number of units. ``2.0`` is accepted as 2 (some JSON encoders write integers that way);
+    ``2.5`` is refused with its own code, since a fractional quantity is a client mistake worth naming."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | Decimal):
+            return self.wrong_type("a positive integer", value, path, report)
+        if isinstance(value, Decimal):
+            if not value.is_finite():
+                return report.error(path, "must be a finite number", "invalid_number")
+            if value != value.to_integral_value():
+                return report.error(path, f"must be a whole number of units, not {value}", "not_integer")
+            value = int(value)
+        if value < 1:
+            return report.error(path, "must be positive", "out_of_range")
+        if value > MAX_QUANTITY:
+            return report.error(path, f"must be at most {MAX_QUANTITY}", "out_of_range")
+        return value
+
+
+def _unique_line_item_ids(obj: dict[str, Any], path: str, report: Report) -> None:
+    seen: dict[str, int] = {}
+    for i, line in enumerate(obj["line_items"]):
+        identifier = line["line_item_id"]
+        if identifier in seen:
+            report.error(
+                join(path, f"line_items[{i}].line_item_id"),
+                f"'{identifier[:100]}' is already used by line_items[{seen[identifier]}]",
+                "duplicate",
+            )
+        else:
+            seen[identifier] = i
+
+
+# A product's or a line's tax definition (spec: Product ``taxes``), not a Tax Summary: no amount.
+TAX = Obj(
+    {"name": ID, "rate": Num(minimum=0, maximum=1), "type": Enum(("vat", "sales_tax"))},
+    required=("name", "rate", "type"),
+)
+
+LINE_ITEM = Obj(
+    {
+        "line_item_id": ID,
+        "id": ID,
+        "variant_id": ID,
+        "quantity": Quantity(),
+        "unit_price": Num(minimum=0),
+        "name": L10nString(),
+        "tags": Arr(ID, max_items=100),
+        "product_group": ID,
+        "taxes": Arr(TAX, max_items=20),
+        "behavior": Behavior(),
+    },
+    required=("line_item_id", "quantity"),
+)
+
+BASKET = Obj(
+    {
+        "market": Str(max_length=32),
+        "customer": Obj({"identifier": ID}, required=("identifier",)),
+        "line_items": Arr(LINE_ITEM, min_items=1, max_items=MAX_LINE_ITEMS),
+    },
+    required=("market", "line_items"),
+    rules=(_unique_line_item_ids,),
+)
+
+
+def validate_basket(body: Any) -> dict[str, Any]:
+    """The cleaned request body (unknown fields dropped). Raises InvalidInput naming every bad field."""
+    if not isinstance(body, dict):
+        raise ServiceError("The body must be a JSON object", field="body", code="invalid_type")
+    report = Report()
+    cleaned = BASKET.check(body, "", report)
+    if report.errors or cleaned is INVALID:
+        raise InvalidInput(report.errors)
+    return cleaned  # type: ignore[no-any-return]
+
+
+def market_price(price: Any, market: Market) -> Decimal | None:
+    """A MarketPrice's amount in ``market``: the number itself, the object's entry, or None when unpriced."""
+    if isinstance(price, Mapping):
+        price = price.get(market.identifier)
+    if price is None or isinstance(price, bool) or not isinstance(price, int | float | Decimal):
+        return None
+    # Stored JSON gives Decimal for fractions and int for whole numbers; str() keeps a float's shortest form.
+    return price if isinstance(price, Decimal) else Decimal(str(price))
+
+
+def _product_taxes(product: Product, market: Market) -> list[dict[str, Any]] | None:
+    taxes = product.taxes
+    if isinstance(taxes, Mapping):  # tolerated: taxes per market, like an Expense's
+        taxes = taxes.get(market.identifier)
+    return list(taxes) if isinstance(taxes, list) and taxes else None
+
+
+def _pricing_line(
+    line: dict[str, Any], product: Product | None, market: Market, path: str, report: Report
+) -> PricingLine | None:
+    unit_price = line.get("unit_price")
+    if unit_price is None:
+        if product is not None:
+            unit_price = market_price(product.retail_price, market)
+        if unit_price is None:
+            if product is None and "id" in line:
+                message = f"is required: product '{line['id'][:100]}' is not known to the service"
+            elif product is None:
+                message = "is required for a line without a known product id"
+            else:
+                message = f"is required: product '{product.product_id[:100]}' has no price in market '{market}'"
+            report.error(join(path, "unit_price"), message, "required")
+            return None
+    behavior = line.get("behavior") or None
+    return PricingLine(
+        line_item_id=line["line_item_id"],
+        product_id=line.get("id"),
+        quantity=line["quantity"],
+        unit_price=Decimal(unit_price),  # a whole JSON number arrives as int; the engine takes Decimal only
+        variant_id=line.get("variant_id"),
+        tags=tuple(line.get("tags", ())),
+        product_group=line.get("product_group") or (product.product_group if product else None) or None,
+        # Body taxes (an explicit [] is a tax-exempt line), else the product's, else None: the engine applies
+        # the market's default taxes.
+        taxes=line["taxes"] if "taxes" in line else (_product_taxes(product, market) if product else None),
+        is_shipping=bool(behavior and "shipping" in behavior),
+        name=line.get("name", product.name if product else None),
+        behavior=behavior,
+    )
+
+
+def price_basket_request(*, account: Account, basket: dict[str, Any], explain: bool = False) -> PricingResult:
+    """Price a validated basket (``validate_basket``) in one of the account's markets (issue 5, section 1).
+
+    Raises ServiceError naming ``market`` for a market the account does not have, and InvalidInput naming
+    ``line_items[i].unit_price`` for each line without a price in the body nor a retail price for the market.
+    """
+    market = account_selectors.market_by_identifier(account=account, identifier=basket["market"])
+    if market is None:
+        raise ServiceError(f"no market '{basket['market'][:32]}' in this account", field="market", code="unknown")
+    product_ids = {line["id"] for line in basket["line_items"] if "id" in line}
+    products = {p.product_id: p for p in catalog_selectors.products(account=account).filter(product_id__in=product_ids)}
+    report = Report()
+    lines = [
+        _pricing_line(line, products.get(line.get("id", "")), market, f"line_items[{i}]", report)
+        for i, line in enumerate(basket["line_items"])
+    ]
+    if report.errors:
+        raise InvalidInput(report.errors)
+    return price_basket(
+        account=account,
+        market=market,
+        lines=[line for line in lines if line is not None],
+        customer=basket.get("customer"),
+        explain=explain,
+    )

@@ -1,0 +1,72 @@
+"""Percentage off when at least ``count`` eligible units are in the basket (spec: Discount campaign types
+``percentage_discount-count_or_more-single_product``, ``-multiple_products`` and ``-tag``).
+
+The count is over the units not locked by an earlier campaign, across every line of the product (of any of
+the listed products, of any product with the tag); when it is reached, every one of those units is discounted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from campaigns.pricing.base import (
+    Basket,
+    CompiledCampaign,
+    LineState,
+    Outcome,
+    count_trigger,
+    not_applied,
+    to_decimal,
+)
+
+
+def matcher(campaign: CompiledCampaign) -> Callable[[LineState], bool]:
+    """Whether a line counts for the campaign: by product id, or by tag when the campaign names a tag."""
+    if campaign.tags:
+        tags = campaign.tags
+        return lambda state: not tags.isdisjoint(state.line.tags)
+    products = campaign.product_ids
+    return lambda state: state.line.product_id in products
+
+
+def apply_percentage(campaign: CompiledCampaign, basket: Basket, *, count: int | None) -> Outcome:
+    """Shared by the count-or-more and the unconditional tag campaigns (``count`` None)."""
+    units, locked = basket.matching(matcher(campaign))
+    if not units:
+        return Outcome(False, not_applied(units, locked))
+    if count is not None and len(units) < count:
+        return Outcome(False, f"below count ({len(units)} of {count})")
+    percentage = to_decimal(campaign.definition["percentage"])
+    changes = basket.discount(
+        campaign,
+        units,
+        lambda price: price * percentage,
+        type_value={"percentage": percentage},
+        trigger=count_trigger(len(units)),
+    )
+    return Outcome(True, "applied", changes) if changes else Outcome(False, "not cheaper")
+
+
+class SingleProduct:
+    def keys(self, definition: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+        return frozenset([definition["product_id"]]), frozenset()
+
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
+        return apply_percentage(campaign, basket, count=int(campaign.definition["count"]))
+
+
+class MultipleProducts:
+    def keys(self, definition: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+        return frozenset(definition["product_ids"]), frozenset()
+
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
+        return apply_percentage(campaign, basket, count=int(campaign.definition["count"]))
+
+
+class Tag:
+    def keys(self, definition: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+        return frozenset(), frozenset([definition["tag"]])
+
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
+        return apply_percentage(campaign, basket, count=int(campaign.definition["count"]))
