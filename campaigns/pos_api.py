@@ -135,7 +135,8 @@ PRICE_DOCS: dict[str, Any] = {
     "description": (
         "Applies the market's discount campaigns (highest priority first) and product rules to the basket and "
         "answers the spec's sale `summary` for it; nothing is stored. The answer is the summary object itself, "
-        "with an extra top-level `explanation` (per campaign considered: fired or why not, on which units) only "
+        "with extra top-level `explanation` (per campaign considered: fired or why not, on which units) and "
+        "`warnings` (e.g. a deposit rule without a price in the market) only "
         "with `?explain=true`.\n\n"
         "**Per unit**: `unit_price` (request) and `retail_price` (answer), both before discounts. **Per line** "
         "(all units together): `base_price` (before discounts), `sub_total` (after discounts, before sales tax), "
@@ -180,6 +181,8 @@ class BasketPriceView(PosView):
         answer = dict(result.summary)
         if explain:
             answer["explanation"] = result.explanation or []
+            # What did not stop pricing but staff should fix (a deposit rule without a price in this market).
+            answer["warnings"] = result.warnings
         return Response(answer)
 
 

@@ -327,6 +327,33 @@ def test_explain_true_adds_which_campaigns_fired_and_why_not(pos: PosApi, client
     assert answer["total"] == Decimal("525.38")
 
 
+def test_explain_lists_a_deposit_rule_without_a_price_in_the_market_as_a_warning(pos: PosApi, tenant) -> None:
+    from campaigns import services
+    from campaigns.models import ProductRule
+
+    # Priced for another market only. The import refuses that for the markets it targets, but the engine and
+    # the answer must handle a stored rule without this market's price (spec: no deposit there).
+    definition = {"id": "pant-se", "type": "container_deposit", "name": "pant", "display_name": "Pant", "tag": "can"}
+    definition["price"] = {"se": Decimal("1.5")}
+    ProductRule.objects.create(
+        account=tenant.account,
+        market=tenant.market,
+        rule_id="pant-se",
+        type="container_deposit",
+        name="pant",
+        display_name="Pant",
+        tag="can",
+        price=definition["price"],
+        definition=definition,
+    )
+    services.bump_pricing_version(markets=[tenant.market])
+
+    answer = priced(price(pos, basket(line(quantity=1, unit_price=10, tags=["can"])), "true"))
+
+    assert [w["code"] for w in answer["warnings"]] == ["market_price_missing"]
+    assert len(answer["line_items"]) == 1  # no deposit line
+
+
 def test_explain_false_leaves_the_explanation_out(pos: PosApi) -> None:
     answer = priced(price(pos, basket(line(unit_price=1)), "false"))
 
