@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import admin_page, artifacts, browser, page, superuser  # noqa: F401  (fixtures)
 from tests.factories import AccountFactory, CampaignFactory, MarketFactory
 
 pytestmark = pytest.mark.browser
@@ -26,7 +25,7 @@ TSHIRTS_15 = {
 }
 
 
-def test_staff_price_a_basket_from_the_campaign_list(admin_page: Page, artifacts: Path) -> None:  # noqa: F811
+def test_staff_price_a_basket_from_the_campaign_list(admin_page: Page, artifacts: Path) -> None:
     account = AccountFactory(identifier="acme")
     market = MarketFactory(account=account, identifier="dk")
     CampaignFactory(
