@@ -17,6 +17,8 @@ from accounts.errors import InvalidInput, ServiceError
 from accounts.models import Account, Market
 from campaigns.pricing import PricingLine, PricingResult, price_basket
 from imports.schema import INVALID, Arr, Enum, L10nString, Node, Num, Obj, Report, Str, join
+from integrations import answers as integration_answers
+from integrations.client import IntegrationFailed, NotConfigured, call
 from ledger.definitions import ID, Behavior
 from ledger.models import Product
 from ledger.selectors import catalog as catalog_selectors
@@ -155,11 +157,54 @@ def _pricing_line(
     )
 
 
+# Warnings of a priced basket that the answer always carries (not only with ``?explain=true``): the cashier
+# must know that a customer's own prices were left out.
+CUSTOMER_DISCOUNT_WARNINGS = frozenset({"customer_discounts_unavailable", "invalid_customer_discount"})
+
+
+def customer_discounts_for_pricing(
+    *, account: Account, market: Market, customer_id: str
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Spec: Customer-specific discount, fetched for the basket's customer (customer id, market, the market's
+    base currency): ``(discounts, warnings)``. No integration configured: none, silently (the account does not
+    use them). The integrator failing (down, slow, not JSON, not an array): none, and a warning, so the basket
+    is still priced at the till with the account's campaigns. A discount of the wrong shape is left out with a
+    warning; the others apply."""
+    values = {"customer_id": customer_id, "market": market.identifier, "currency_code": market.currency}
+    try:
+        result = call(account=account, kind="customer_discounts", values=values)
+    except NotConfigured:
+        return [], []
+    except IntegrationFailed as exc:
+        warning = {
+            "field": "customer",
+            "message": f"the customer's own discounts could not be fetched, priced without them: {exc.message}",
+            "code": "customer_discounts_unavailable",
+        }
+        return [], [warning]
+    discounts, problems = integration_answers.validate("customer_discounts", result.data)
+    if discounts is None:
+        warning = {
+            "field": "customer",
+            "message": "the customer's own discounts are not an array, priced without them: "
+            + integration_answers.describe(problems),
+            "code": "customer_discounts_unavailable",
+        }
+        return [], [warning]
+    warnings = [
+        {**problem, "field": f"customer_discounts{problem['field']}", "code": "invalid_customer_discount"}
+        for problem in problems[:5]
+    ]
+    return discounts, warnings
+
+
 def price_basket_request(*, account: Account, basket: dict[str, Any], explain: bool = False) -> PricingResult:
     """Price a validated basket (``validate_basket``) in one of the account's markets (issue 5, section 1).
 
     Raises ServiceError naming ``market`` for a market the account does not have, and InvalidInput naming
     ``line_items[i].unit_price`` for each line without a price in the body nor a retail price for the market.
+    With a ``customer``, the customer's own discounts (runtime integration ``customer_discounts``) are priced
+    beside the account's campaigns (``customer_discounts_for_pricing``; its warnings lead the result's).
     """
     market = account_selectors.market_by_identifier(account=account, identifier=basket["market"])
     if market is None:
@@ -173,10 +218,20 @@ def price_basket_request(*, account: Account, basket: dict[str, Any], explain: b
     ]
     if report.errors:
         raise InvalidInput(report.errors)
-    return price_basket(
+    customer = basket.get("customer")
+    extra: list[dict[str, Any]] = []
+    warnings: list[dict[str, str]] = []
+    if customer:
+        extra, warnings = customer_discounts_for_pricing(
+            account=account, market=market, customer_id=customer["identifier"]
+        )
+    result = price_basket(
         account=account,
         market=market,
         lines=[line for line in lines if line is not None],
-        customer=basket.get("customer"),
+        customer=customer,
         explain=explain,
+        extra_campaigns=extra,
     )
+    result.warnings[:0] = warnings
+    return result

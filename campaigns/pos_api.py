@@ -183,6 +183,8 @@ class BasketPriceView(PosView):
             answer["explanation"] = result.explanation or []
             # What did not stop pricing but staff should fix (a deposit rule without a price in this market).
             answer["warnings"] = result.warnings
+        elif shown := [w for w in result.warnings if w.get("code") in baskets.CUSTOMER_DISCOUNT_WARNINGS]:
+            answer["warnings"] = shown  # the cashier must know the customer's own prices were left out
         return Response(answer)
 
 

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "integrations",
     "exports",
     "ledger",
+    "giftcards",
 ]
 
 MIDDLEWARE = [
@@ -219,6 +220,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StockLocationKindEnum": "accounts.models.StockLocation.Kind",
         "SaleKindEnum": "ledger.models.SaleKind",
+        "RuntimeIntegrationKindEnum": "integrations.models.KIND_CHOICES",
     },
     # Swagger UI served from this service (no CDN), so /api/docs/ works offline and behind firewalls.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -3,3 +3,8 @@ from django.apps import AppConfig
 
 class IntegrationsConfig(AppConfig):
     name = "integrations"
+
+    def ready(self) -> None:
+        from integrations.secrets import install_log_filter
+
+        install_log_filter()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accounts.errors import NotFound, ServiceError
 from accounts.models import Account
@@ -85,6 +85,30 @@ class CallResult:
     duration_ms: int
 
 
-def call(*, account: Account, kind: str, values: Mapping[str, Any]) -> CallResult:
-    """Call the account's ``kind`` integration with these placeholder values (see the module docstring)."""
-    raise NotImplementedError("the runtime-integrations foundation fills this in")
+def call(
+    *,
+    account: Account,
+    kind: str,
+    values: Mapping[str, Any],
+    integration: RuntimeIntegration | None = None,
+) -> CallResult:
+    """Call the account's ``kind`` integration with these placeholder values (see the module docstring).
+
+    ``integration`` (optional) is a configuration to use instead of the enabled one of ``kind`` (the "test this
+    integration" action; it must belong to ``account``). On a failure the exception also carries ``answer``:
+    the integrator's parsed JSON error body when there was one (e.g. ``{"error": "insufficient balance"}``).
+
+    Call it outside your own ``transaction.atomic()``: a database transaction must not stay open while an
+    integrator is slow, and the call-log row written here is lost with a rolled-back transaction.
+    """
+    from integrations import runtime
+
+    if integration is None:
+        integration = runtime.configuration(account=account, kind=kind)
+    elif integration.account_id != account.pk:
+        raise NotConfigured(f"No {kind} integration is configured for this account.", field="kind")
+    return runtime.perform(account=account, integration=integration, values=values)
+
+
+if TYPE_CHECKING:
+    from integrations.models import RuntimeIntegration

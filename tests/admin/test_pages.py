@@ -43,7 +43,9 @@ NOT_IN_THE_ADMIN = {
 }
 
 
-@pytest.mark.parametrize("app_label", ["accounts", "orders", "campaigns", "imports", "exports", "ledger"])
+@pytest.mark.parametrize(
+    "app_label", ["accounts", "orders", "campaigns", "imports", "exports", "ledger", "integrations", "giftcards"]
+)
 def test_every_model_of_the_app_is_registered(app_label: str) -> None:
     unregistered = [
         m._meta.label

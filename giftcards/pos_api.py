@@ -1,0 +1,362 @@
+"""POS API of gift cards and customer accounts (``/api/v1/pos/...``, ``pos`` scope), each call answered from
+the account's runtime integration (spec: Endpoints B, Gift card entity, Customer account payment entity).
+
+``POST pos/giftcards``, ``POST pos/giftcards/{code}/activate``, ``GET pos/giftcards/{code}``,
+``POST pos/giftcards/{code}/pay``, ``GET pos/customer-accounts/{customer_id}?currency_code=`` and
+``POST pos/customer-accounts/{customer_id}/pay``. A kind with no integration configured answers 404; the
+integrator failing answers 502, timing out 504.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.urls import re_path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
+from accounts.api_common import PosView
+from accounts.errors import InvalidInput
+from giftcards import services
+from giftcards.models import CustomerAccountPayment
+from imports.schema import INVALID, Currency, Num, Obj, Report, Str
+
+SHOP_ID = Str(max_length=64)
+IDENTIFIER = Str()
+
+CREATE = Obj(
+    {"amount": Num(positive=True), "currency_code": Currency(), "shop_id": SHOP_ID},
+    required=("amount", "currency_code"),
+)
+ACTIVATE = Obj({"sale_id": Str(), "shop_id": SHOP_ID}, required=("sale_id",))
+PAY = Obj(
+    {
+        "amount": Num(positive=True),
+        "currency_code": Currency(),
+        "identifier": IDENTIFIER,
+        "sale_id": Str(),
+        "shop_id": SHOP_ID,
+    },
+    required=("amount", "currency_code"),
+)
+ACCOUNT_PAY = Obj(
+    {
+        "amount": Num(positive=True),
+        "currency_code": Currency(),
+        "purchase_amount": Num(minimum=0),
+        "payment_type": Str(max_length=64),
+        "identifier": IDENTIFIER,
+        "shop_id": SHOP_ID,
+    },
+    required=("amount", "currency_code", "payment_type"),
+)
+QUERY = Obj({"currency_code": Currency(), "shop_id": SHOP_ID})
+
+
+def checked(node: Obj, value: Any) -> dict[str, Any]:
+    report = Report()
+    cleaned = node.check(value, "", report)
+    if cleaned is INVALID or report.errors:
+        raise InvalidInput(report.errors)
+    result: dict[str, Any] = cleaned
+    return result
+
+
+def path_value(value: str, name: str) -> str:
+    report = Report()
+    if IDENTIFIER.check(value, name, report) is INVALID:
+        raise InvalidInput(report.errors)
+    return value
+
+
+def query_values(request: Request, *names: str) -> dict[str, Any]:
+    """The named query parameters, checked (the credentials share the query string)."""
+    return checked(QUERY, {name: request.query_params[name] for name in names if name in request.query_params})
+
+
+class IntegrationPosView(PosView):
+    """A POS view whose error may carry the integrator's answer (``NotRecorded``): the POS must be able to
+    show what the integrator did even when the service could not record it."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        response = super().handle_exception(exc)
+        if isinstance(exc, services.NotRecorded) and isinstance(response.data, dict):
+            response.data["integrator_answer"] = exc.answer
+        return response
+
+
+GIFTCARD_EXAMPLE = {
+    "amount": 500,
+    "code": "GC000001",
+    "create_date": 1736931900.25,
+    "currency_code": "DKK",
+    "expiry_date": 1768467900.25,
+    "id": "card-81723",
+    "status": 1,
+    "external_giftcard": {"batch": "2025-01"},
+}
+UPSTREAM = {
+    502: OpenApiResponse(description="The integrator failed or answered something that is not the spec's model."),
+    504: OpenApiResponse(description="The integrator did not answer within the integration's timeout."),
+}
+SHOP_PARAMETER = OpenApiParameter("shop_id", OpenApiTypes.STR, OpenApiParameter.QUERY, description="Shop (optional).")
+
+
+class GiftCardCreateView(IntegrationPosView):
+    """``POST /api/v1/pos/giftcards``: a gift card added to the basket is created (status 1)."""
+
+    @extend_schema(
+        tags=["pos"],
+        summary="Create a gift card",
+        description="Calls the `giftcard_create` integration and records the created, inactive card (status 1).",
+        parameters=AUTH_PARAMETERS,
+        request={"application/json": {"type": "object"}},
+        responses={201: OpenApiResponse(description="The Gift card entity."), **error_responses(400, 404), **UPSTREAM},
+        examples=[
+            request_example("create", {"amount": 500, "currency_code": "DKK", "shop_id": "shop-1"}),
+            response_example("created", GIFTCARD_EXAMPLE, status_code=201),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        body = checked(CREATE, self.body())
+        card = services.create_giftcard(
+            account=self.account,
+            amount=Decimal(body["amount"]),
+            currency_code=body["currency_code"],
+            shop_id=body.get("shop_id", ""),
+        )
+        return Response(services.entity(card), status=status.HTTP_201_CREATED)
+
+
+class GiftCardActivateView(IntegrationPosView):
+    """``POST /api/v1/pos/giftcards/{code}/activate``: once the sale selling the card is paid (status 2)."""
+
+    @extend_schema(
+        tags=["pos"],
+        summary="Activate a gift card",
+        description=(
+            "Only when the stored, not voided sale `sale_id` has a line item with `behavior.giftcard.code` equal "
+            "to `code`. Calls `giftcard_activate` with the inactive card's details; the same call again for the "
+            "same sale answers the active card."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request={"application/json": {"type": "object"}},
+        responses={
+            200: OpenApiResponse(description="The Gift card entity."),
+            **error_responses(400, 404, 409),
+            **UPSTREAM,
+        },
+        examples=[
+            request_example("activate", {"sale_id": "sale-20250115-0001"}),
+            response_example("activated", {**GIFTCARD_EXAMPLE, "status": 2}),
+        ],
+    )
+    def post(self, request: Request, code: str) -> Response:
+        code = path_value(code, "code")
+        body = checked(ACTIVATE, self.body())
+        result = services.activate_giftcard(
+            account=self.account, code=code, sale_id=body["sale_id"], shop_id=body.get("shop_id", "")
+        )
+        return Response(services.entity(result.card))
+
+
+class GiftCardReadView(IntegrationPosView):
+    """``GET /api/v1/pos/giftcards/{code}``: the card's balance, from the integrator."""
+
+    @extend_schema(
+        tags=["pos"],
+        summary="Read a gift card",
+        description="Calls `giftcard_read` and updates the service's record of the card.",
+        parameters=[*AUTH_PARAMETERS, SHOP_PARAMETER],
+        responses={200: OpenApiResponse(description="The Gift card entity."), **error_responses(400, 404), **UPSTREAM},
+        examples=[response_example("read", {**GIFTCARD_EXAMPLE, "status": 2})],
+    )
+    def get(self, request: Request, code: str) -> Response:
+        code = path_value(code, "code")
+        query = query_values(request, "shop_id")
+        card = services.read_giftcard(account=self.account, code=code, shop_id=query.get("shop_id", ""))
+        return Response(services.entity(card))
+
+
+class GiftCardPayView(IntegrationPosView):
+    """``POST /api/v1/pos/giftcards/{code}/pay``: the card used as payment."""
+
+    @extend_schema(
+        tags=["pos"],
+        summary="Pay with a gift card",
+        description=(
+            "Refused before asking the integrator when the card is unknown here (read it first), inactive, used, "
+            "expired, in another currency, or the amount exceeds its known balance. Answers the Gift card entity "
+            "after the payment with `amount_used`; status 3 once the balance is 0. The same `identifier` again "
+            "answers the first result (`replayed: true`) without paying twice."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request={"application/json": {"type": "object"}},
+        responses={
+            200: OpenApiResponse(description="The card after the payment."),
+            **error_responses(400, 404, 409),
+            **UPSTREAM,
+        },
+        examples=[
+            request_example("pay", {"amount": 200, "currency_code": "DKK", "identifier": "pay-7", "sale_id": "s-9"}),
+            response_example(
+                "paid", {**GIFTCARD_EXAMPLE, "amount": 300, "status": 2, "amount_used": 200, "replayed": False}
+            ),
+        ],
+    )
+    def post(self, request: Request, code: str) -> Response:
+        code = path_value(code, "code")
+        body = checked(PAY, self.body())
+        result = services.pay_giftcard(
+            account=self.account,
+            code=code,
+            amount=Decimal(body["amount"]),
+            currency_code=body["currency_code"],
+            identifier=body.get("identifier", ""),
+            sale_id=body.get("sale_id", ""),
+            shop_id=body.get("shop_id", ""),
+        )
+        answer = {
+            **result.entity(),
+            "amount_used": services.plain(result.move.requested_amount or Decimal(0), result.card.currency_code),
+            "identifier": result.move.identifier or None,
+            "replayed": result.replayed,
+        }
+        return Response(answer)
+
+
+def account_payment_body(payment: CustomerAccountPayment, *, replayed: bool) -> dict[str, Any]:
+    used = payment.used_amount
+    return {
+        "customer_id": payment.customer_id,
+        "currency_code": payment.currency_code,
+        "requested_amount": services.plain(payment.requested_amount, payment.currency_code),
+        "amount": services.plain(used, payment.currency_code) if used is not None else None,
+        "differs": payment.differs,
+        "partial": used is not None and used < payment.requested_amount,
+        "payment_type": payment.payment_type,
+        "identifier": payment.identifier or None,
+        "replayed": replayed,
+    }
+
+
+class CustomerAccountReadView(IntegrationPosView):
+    """``GET /api/v1/pos/customer-accounts/{customer_id}?currency_code=``: the balance."""
+
+    @extend_schema(
+        tags=["pos"],
+        summary="Read a customer account",
+        description="Calls `customer_account_read`; any non-200 answer is an error.",
+        parameters=[
+            *AUTH_PARAMETERS,
+            OpenApiParameter("currency_code", OpenApiTypes.STR, OpenApiParameter.QUERY, required=True),
+            SHOP_PARAMETER,
+        ],
+        responses={
+            200: OpenApiResponse(description="{customer_id, currency_code, amount}"),
+            **error_responses(400, 404),
+            **UPSTREAM,
+        },
+        examples=[response_example("balance", {"customer_id": "c-1", "currency_code": "DKK", "amount": 1000})],
+    )
+    def get(self, request: Request, customer_id: str) -> Response:
+        customer_id = path_value(customer_id, "customer_id")
+        query = query_values(request, "currency_code", "shop_id")
+        if "currency_code" not in query:
+            raise InvalidInput([{"field": "currency_code", "message": "is required", "code": "required"}])
+        balance = services.read_customer_account(
+            account=self.account,
+            customer_id=customer_id,
+            currency_code=query["currency_code"],
+            shop_id=query.get("shop_id", ""),
+        )
+        return Response(
+            {
+                "customer_id": customer_id,
+                "currency_code": query["currency_code"],
+                "amount": services.plain(balance, query["currency_code"]),
+            }
+        )
+
+
+class CustomerAccountPayView(IntegrationPosView):
+    """``POST /api/v1/pos/customer-accounts/{customer_id}/pay``: pay from the customer's account."""
+
+    @extend_schema(
+        tags=["pos"],
+        summary="Pay from a customer account",
+        description=(
+            "For `invoice` and customer-account payment types the credit rule is enforced first (customer from "
+            "the customer lookup). Then `customer_account_pay`: any non-200 is a failed payment. `amount` is what "
+            "the integrator actually used; `differs` / `partial` flag an amount other than `requested_amount`. "
+            "The same `identifier` again answers the first result without paying twice."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request={"application/json": {"type": "object"}},
+        responses={200: OpenApiResponse(description="The payment."), **error_responses(400, 404, 409), **UPSTREAM},
+        examples=[
+            request_example(
+                "pay",
+                {
+                    "amount": 250,
+                    "currency_code": "DKK",
+                    "purchase_amount": 250,
+                    "payment_type": "customer_account",
+                    "identifier": "pay-8",
+                },
+            ),
+            response_example(
+                "paid",
+                {
+                    "customer_id": "c-1",
+                    "currency_code": "DKK",
+                    "requested_amount": 250,
+                    "amount": 250,
+                    "differs": False,
+                    "partial": False,
+                    "payment_type": "customer_account",
+                    "identifier": "pay-8",
+                    "replayed": False,
+                },
+            ),
+        ],
+    )
+    def post(self, request: Request, customer_id: str) -> Response:
+        customer_id = path_value(customer_id, "customer_id")
+        body = checked(ACCOUNT_PAY, self.body())
+        result = services.pay_customer_account(
+            account=self.account,
+            customer_id=customer_id,
+            amount=Decimal(body["amount"]),
+            currency_code=body["currency_code"],
+            payment_type=body["payment_type"],
+            purchase_amount=None if "purchase_amount" not in body else Decimal(body["purchase_amount"]),
+            identifier=body.get("identifier", ""),
+            shop_id=body.get("shop_id", ""),
+        )
+        return Response(account_payment_body(result.payment, replayed=result.replayed))
+
+
+pos_urls: list[Any] = [
+    re_path(r"^pos/giftcards/?$", GiftCardCreateView.as_view(), name="pos-giftcards"),
+    re_path(
+        r"^pos/giftcards/(?P<code>[^/]+)/activate/?$", GiftCardActivateView.as_view(), name="pos-giftcard-activate"
+    ),
+    re_path(r"^pos/giftcards/(?P<code>[^/]+)/pay/?$", GiftCardPayView.as_view(), name="pos-giftcard-pay"),
+    re_path(r"^pos/giftcards/(?P<code>[^/]+)/?$", GiftCardReadView.as_view(), name="pos-giftcard"),
+    re_path(
+        r"^pos/customer-accounts/(?P<customer_id>[^/]+)/pay/?$",
+        CustomerAccountPayView.as_view(),
+        name="pos-customer-account-pay",
+    ),
+    re_path(
+        r"^pos/customer-accounts/(?P<customer_id>[^/]+)/?$",
+        CustomerAccountReadView.as_view(),
+        name="pos-customer-account",
+    ),
+]

@@ -1,0 +1,175 @@
+"""Back-office admin of runtime integrations (edited through ``integrations.services``) and their call log.
+
+Query, headers and body are JSON text areas; secrets are masked in the form (``integrations.secrets``) and a
+masked value submitted back keeps the stored one. "Test this integration" calls the integrator with sample values
+and shows the result field by field. The call log is a record: view-only.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+
+from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin
+from accounts.errors import ServiceError
+from accounts.jsonenc import DecimalJSONEncoder
+from integrations import services
+from integrations.client import KINDS
+from integrations.models import IntegrationCall, RuntimeIntegration
+from integrations.secrets import mask_headers, mask_named, unmask
+
+_JSON_WIDGET = forms.Textarea(attrs={"rows": 6, "cols": 90, "class": "vLargeTextField json-config"})
+PLACEHOLDER_HELP = " ".join(
+    f"{kind}: " + ", ".join("{" + name + "}" for name in names) + "." for kind, names in KINDS.items()
+)
+
+
+class RuntimeIntegrationForm(forms.ModelForm):
+    class Meta:
+        model = RuntimeIntegration
+        fields = ["account", *services.FIELDS]
+        widgets = {"query": _JSON_WIDGET, "headers": _JSON_WIDGET, "body": _JSON_WIDGET}
+        help_texts = {
+            "url": "A template, e.g. https://erp.example.com/giftcards/{code}. Placeholders per kind: "
+            + PLACEHOLDER_HELP,
+            "headers": 'E.g. {"Authorization": "Bearer <key>"}. Values show as ******** and are kept when saved '
+            "back unchanged.",
+            "body": 'A JSON template, e.g. {"amount": "{amount}"} (a string that is exactly one placeholder keeps '
+            "the value's type), or null.",
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self.initial["query"] = mask_named(self.instance.query)
+            self.initial["headers"] = mask_headers(self.instance.headers or {})
+            self.initial["body"] = mask_named(self.instance.body)
+
+    def _stored(self, name: str) -> Any:
+        return getattr(self.instance, name) if self.instance.pk is not None else None
+
+    def clean_query(self) -> Any:
+        return unmask(self.cleaned_data.get("query") or {}, self._stored("query"))
+
+    def clean_headers(self) -> Any:
+        return unmask(self.cleaned_data.get("headers") or {}, self._stored("headers"))
+
+    def clean_body(self) -> Any:
+        return unmask(self.cleaned_data.get("body"), self._stored("body"))
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if self.errors:
+            return cleaned
+        for error in services.configuration_errors({name: cleaned.get(name) for name in services.FIELDS}):
+            head, _, rest = error["field"].partition(".")
+            message = f"{rest}: {error['message']}" if rest else error["message"]
+            self.add_error(head if head in self.fields else None, message)
+        account_id = (
+            self.instance.account_id if self.instance.pk is not None else getattr(cleaned.get("account"), "pk", None)
+        )
+        if (
+            account_id
+            and RuntimeIntegration.objects.filter(account_id=account_id, kind=cleaned.get("kind"))
+            .exclude(pk=self.instance.pk)
+            .exists()
+        ):
+            self.add_error("kind", "This account already has an integration of this kind: change that one.")
+        return cleaned
+
+    def validate_unique(self) -> None:
+        # (account, kind) is checked by the service with a field-named error; the account is read-only on change.
+        pass
+
+
+@admin.register(RuntimeIntegration)
+class RuntimeIntegrationAdmin(AccountOwnedAdmin):
+    form = RuntimeIntegrationForm
+    change_form_template = "admin/integrations/runtimeintegration/change_form.html"
+    list_display = ["kind", "account", "enabled", "method", "url", "timeout", "updated_at"]
+    list_filter = ["account", "kind", "enabled"]
+    list_select_related = ["account"]
+    search_fields = ["url", "account__identifier"]
+    fieldsets = [
+        (None, {"fields": ["account", "kind", "enabled"]}),
+        ("Request", {"fields": ["method", "url", "query", "headers", "body", "timeout"]}),
+        ("Answer", {"fields": ["transform"]}),
+        ("Record", {"fields": ["created_at", "updated_at"]}),
+    ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: RuntimeIntegration | None = None) -> list[str]:
+        return ["created_at", "updated_at"] if obj is None else ["account", "created_at", "updated_at"]
+
+    def save_model(self, request: HttpRequest, obj: RuntimeIntegration, form: forms.ModelForm, change: bool) -> None:
+        data = {name: form.cleaned_data[name] for name in services.FIELDS}
+        if change:
+            stored = RuntimeIntegration.objects.select_related("account").get(pk=obj.pk)
+            account, instance = stored.account, stored
+        else:
+            account, instance = form.cleaned_data["account"], None
+        # The form ran the service's checks, so this cannot refuse (short of a concurrent save of the same kind).
+        saved = services.save_runtime_integration(account=account, integration=instance, data=data)
+        for field in RuntimeIntegration._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(saved, field.attname))
+        obj._state.adding = False
+        obj._state.db = saved._state.db
+
+    def get_urls(self) -> list[URLPattern]:
+        test = path(
+            "<path:object_id>/test/",
+            self.admin_site.admin_view(self.test_view),
+            name="integrations_runtimeintegration_test",
+        )
+        return [test, *super().get_urls()]
+
+    def test_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Calls the integrator with sample values (GET: the kind's defaults; POST: the values typed) and shows
+        the result field by field."""
+        integration = self.get_object(request, object_id)
+        if integration is None or not self.has_change_permission(request, integration):
+            raise Http404
+        values: dict[str, Any] = dict(services.SAMPLE_VALUES.get(integration.kind, {}))
+        values_error = ""
+        if request.method == "POST":
+            try:
+                posted = json.loads(request.POST.get("values", "") or "{}", parse_float=Decimal)
+                if not isinstance(posted, dict):
+                    raise ValueError
+                values.update(posted)
+            except ValueError:
+                values_error = "The sample values must be a JSON object of placeholder -> value."
+        try:
+            result = services.test_runtime_integration(
+                account=integration.account, integration=integration, values=values
+            )
+        except ServiceError as exc:
+            result = {"ok": False, "status_code": None, "duration_ms": 0, "data": None, "problems": []}
+            result["problems"] = [{"field": exc.field or "", "message": exc.message}]
+        context: dict[str, Any] = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": integration,
+            "title": f"Test of {integration}",
+            "change_url": reverse("admin:integrations_runtimeintegration_change", args=[integration.pk]),
+            "result": result,
+            "data_text": json.dumps(result["data"], cls=DecimalJSONEncoder, indent=2, ensure_ascii=False),
+            "values_text": json.dumps(values, cls=DecimalJSONEncoder, indent=2, ensure_ascii=False),
+            "values_error": values_error,
+        }
+        return TemplateResponse(request, "admin/integrations/runtimeintegration/test.html", context)
+
+
+@admin.register(IntegrationCall)
+class IntegrationCallAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
+    list_display = ["created_at", "account", "kind", "ok", "status_code", "duration_ms", "error"]
+    list_filter = ["account", "kind", "ok"]
+    list_select_related = ["account"]
+    date_hierarchy = "created_at"
+    search_fields = ["error", "account__identifier"]

@@ -1,0 +1,280 @@
+"""The answer of each runtime integration kind checked against its spec model (spec: Endpoints B, Runtime
+integrations; E-commerce product, Product, Customer, Customer-specific discount, Shipping option, Gift card
+entity, Customer account payment entity).
+
+``validate(kind, data)`` is the one entry point: it answers ``(cleaned, problems)`` where ``problems`` are
+``{"field", "message", "code"}`` with the exact path inside the answer (``[0].retail_price``, ``amount``).
+``cleaned`` has unknown fields dropped and numbers as ``Decimal``:
+
+* for an array kind (``product_search``, ``customer_lookup``, ``customer_discounts``, ``shipping_options``) it
+  is the list of the *valid* elements only, so a caller that can live with a partial answer (pricing with
+  customer discounts) uses it, and a caller that cannot (the POS endpoints) refuses the answer on any problem;
+  it is ``None`` when the answer is not an array at all;
+* for an object kind it is the object, or ``None`` when there is any problem.
+
+Why not the integrator's own words: the shapes arrive over HTTP from a system we do not control, so every
+field is checked here before a cashier sees it or it reaches pricing, payments or the catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from imports.definitions import check_campaign
+from imports.schema import (
+    INVALID,
+    Arr,
+    Bool,
+    Currency,
+    L10nString,
+    Node,
+    Num,
+    Obj,
+    Report,
+    Str,
+    join,
+)
+from integrations.client import BadAnswer
+from ledger.serializers.catalog import PRODUCT, TAXES
+
+# Far above any useful result list; bounds the work of validating an integrator's answer.
+MAX_ELEMENTS = 1000
+
+Problems = list[dict[str, str]]
+
+
+def plain(value: Any) -> Any:
+    """Floats (a JSON parser without ``parse_float=Decimal``, or a transform) as Decimals through their text,
+    so no float reaches an amount; everything else as it is."""
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+class Blankable(Node):
+    """An optional text an integrator may send empty (``"barcode": ""``): kept as ``""`` rather than failing the
+    whole answer; anything else is checked by ``inner``."""
+
+    def __init__(self, inner: Node) -> None:
+        self.inner = inner
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return value
+        return self.inner.check(value, path, report)
+
+
+class AnyObject(Node):
+    """Integrator-private JSON (``external_giftcard``): any object, passed back to the integrator untouched."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if not isinstance(value, dict):
+            return self.wrong_type("an object", value, path, report)
+        return value
+
+
+class OneOf(Node):
+    """A value that must be one of a few numbers (gift card ``status``)."""
+
+    def __init__(self, values: tuple[int, ...], meaning: str) -> None:
+        self.values = values
+        self.meaning = meaning
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | Decimal):
+            return self.wrong_type("a number", value, path, report)
+        if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+            value = int(value)
+        if value not in self.values:
+            return report.error(path, f"must be one of {self.meaning}", "invalid_choice")
+        return value
+
+
+class Balance(Node):
+    """Spec: Customer ``balance``: a number, or the deprecated object ``{identifier, balance}`` (both required).
+    Kept in the form it came in; ``integrations.customers.normalise_balance`` flattens it."""
+
+    deprecated = Obj({"identifier": Str(), "balance": Num()}, required=("identifier", "balance"))
+    number = Num()
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if isinstance(value, dict):
+            return self.deprecated.check(value, path, report)
+        if isinstance(value, bool) or not isinstance(value, int | Decimal):
+            return self.wrong_type("a number or an object {identifier, balance}", value, path, report)
+        return self.number.check(value, path, report)
+
+
+TEXT = Blankable(Str(max_length=1000))
+NAME = Blankable(L10nString())
+MONEY = Num(minimum=0)
+
+# Spec: E-commerce product. No variants: each element is a concrete product or variant; only the price is
+# required (a POS cannot sell what it cannot price).
+ECOMMERCE_PRODUCT = Obj(
+    {
+        "id": TEXT,
+        "variant_id": TEXT,
+        "name": NAME,
+        "variant_name": NAME,
+        "description": Blankable(L10nString(max_length=10_000)),
+        "barcode": TEXT,
+        "image_url": Blankable(Str(max_length=2048)),
+        "product_group": TEXT,
+        "retail_price": MONEY,
+        "sale_price": MONEY,
+        "cost_price": MONEY,
+        "taxes": TAXES,
+    },
+    required=("retail_price",),
+)
+
+# Spec: Customer (lookup and general model). Only ``identifier`` is required.
+CUSTOMER = Obj(
+    {
+        "identifier": Str(),
+        "name": TEXT,
+        "street": TEXT,
+        "city": TEXT,
+        "postal_code": Blankable(Str(max_length=32)),
+        "country": TEXT,
+        "country_code": Blankable(Str(max_length=2)),
+        "phone": Blankable(Str(max_length=64)),
+        "email": Blankable(Str(max_length=320)),
+        "additional_info": Blankable(Str(max_length=10_000)),
+        "organization_number": Blankable(Str(max_length=64)),
+        "balance": Balance(),
+        "balance_overdue": Num(),
+        "credit_limit": Num(minimum=0),
+        "block_sales": Bool(),
+    },
+    required=("identifier",),
+)
+
+# Spec: Shipping option. All four fields are required; the subtitle may be empty. Titles are shown as they
+# come and copied into the sale's shipping behavior, whose ``method_title`` is an L10nString: accepted too.
+SHIPPING_OPTION = Obj(
+    {
+        "id": Str(),
+        "price": MONEY,
+        "title": L10nString(),
+        "subtitle": Blankable(L10nString()),
+    },
+    required=("id", "price", "title", "subtitle"),
+)
+
+# Spec: Gift card entity, returned in full by all four gift card actions.
+GIFTCARD = Obj(
+    {
+        "amount": MONEY,
+        "code": Str(),
+        "create_date": Num(minimum=0),
+        "currency_code": Currency(),
+        "expiry_date": Num(minimum=0),
+        "id": Str(),
+        "status": OneOf((1, 2, 3), "1 (created), 2 (active), 3 (used)"),
+        "external_giftcard": AnyObject(),
+    },
+    required=("amount", "code", "create_date", "currency_code", "expiry_date", "id", "status"),
+)
+
+# Spec: Customer account payment entity: the balance (read) or the amount actually used (pay). A balance
+# may be negative (the customer owes), so no minimum here; the payment service checks what it asked for.
+CUSTOMER_ACCOUNT = Obj({"amount": Num()}, required=("amount",))
+
+# Campaign price fields that the spec's customer-specific discount gives as plain numbers (one market, one
+# currency per request), at the top level and in stair steps.
+PRICE_FIELDS = ("new_price_per_item", "new_price_per_item_if_cheaper", "amount_per_item", "amount_condition")
+
+
+class CustomerDiscount(Node):
+    """Spec: Customer-specific discount: the shape of a discount campaign (checked by the import's campaign
+    schema of its type), prices plain numbers."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        before = len(report.errors)
+        cleaned = check_campaign(value, path, report)
+        if cleaned is INVALID:
+            return INVALID
+        places = [(cleaned, path)]
+        places += [(step, join(path, f"steps[{i}]")) for i, step in enumerate(cleaned.get("steps", ()))]
+        for obj, at in places:
+            for name in PRICE_FIELDS:
+                if isinstance(obj.get(name), dict):
+                    report.error(
+                        join(at, name),
+                        "must be a plain number: customer discounts are asked for one market and currency",
+                        "invalid_type",
+                    )
+        return cleaned if len(report.errors) == before else INVALID
+
+
+# The spec model of each kind: an element node for the array kinds, an object node for the others.
+ARRAY_KINDS: dict[str, Node] = {
+    "product_search": ECOMMERCE_PRODUCT,
+    "customer_lookup": CUSTOMER,
+    "customer_discounts": CustomerDiscount(),
+    "shipping_options": SHIPPING_OPTION,
+}
+OBJECT_KINDS: dict[str, Node] = {
+    "product_lookup": PRODUCT,
+    "giftcard_create": GIFTCARD,
+    "giftcard_activate": GIFTCARD,
+    "giftcard_read": GIFTCARD,
+    "giftcard_pay": GIFTCARD,
+    "customer_account_read": CUSTOMER_ACCOUNT,
+    "customer_account_pay": CUSTOMER_ACCOUNT,
+}
+
+
+def _array(node: Node, data: Any, report: Report) -> list[Any] | None:
+    if not isinstance(data, list):
+        Arr(node).check(data, "", report)  # names the wrong type at the root
+        return None
+    if len(data) > MAX_ELEMENTS:
+        report.error("", f"must have at most {MAX_ELEMENTS} elements", "too_long")
+        return None
+    out = []
+    for i, element in enumerate(data):
+        cleaned = node.check(element, f"[{i}]", report)
+        if cleaned is not INVALID:
+            out.append(cleaned)
+    return out
+
+
+def validate(kind: str, data: Any) -> tuple[Any, Problems]:
+    """The answer of a ``kind`` integration checked against its spec model: ``(cleaned, problems)`` (see the
+    module docstring). An unknown kind is a programming error (KeyError)."""
+    report = Report()
+    value = plain(data)
+    if kind in ARRAY_KINDS:
+        return _array(ARRAY_KINDS[kind], value, report), report.errors
+    node = OBJECT_KINDS[kind]
+    cleaned = node.check(value, "", report)
+    return (None if cleaned is INVALID or report.errors else cleaned), report.errors
+
+
+def describe(problems: Problems, *, limit: int = 3) -> str:
+    """The problems as one line a person can act on: ``[0].retail_price is required; ...``."""
+    parts = [f"{p['field'] or 'the answer'} {p['message']}" for p in problems[:limit]]
+    more = len(problems) - limit
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def require_valid(kind: str, data: Any) -> Any:
+    """The cleaned answer, or ``BadAnswer`` (502) naming the first bad field and describing the problems: for
+    callers that cannot act on a partial answer."""
+    cleaned, problems = validate(kind, data)
+    if problems or cleaned is None:
+        field = problems[0]["field"] if problems else ""
+        raise BadAnswer(
+            f"The integrator's {kind} answer does not match the spec: {describe(problems)}",
+            field=field or "answer",
+        )
+    return cleaned

@@ -1,0 +1,214 @@
+"""Back-office REST API (``/api/v1/``): runtime integrations (CRUD, "test this integration") and their call
+log (spec: Endpoints B, Runtime integrations). Admin scope; another account's row is a 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.routers import SimpleRouter
+
+from accounts.api import (
+    AUTH_PARAMETERS,
+    AccountScopedViewSet,
+    ReadOnlyViewSet,
+    error_responses,
+    filter_parameter,
+    read_only_schema,
+    request_example,
+    response_example,
+)
+from integrations import selectors, services
+from integrations.client import KINDS
+from integrations.models import IntegrationCall, RuntimeIntegration
+from integrations.secrets import MASK, unmask
+from integrations.serializers import (
+    IntegrationCallFilterSerializer,
+    IntegrationCallOutputSerializer,
+    RuntimeIntegrationInputSerializer,
+    RuntimeIntegrationOutputSerializer,
+    TestInputSerializer,
+    TestOutputSerializer,
+)
+
+_AT = "2025-01-15T09:30:00Z"
+REQUEST_EXAMPLE: dict[str, Any] = {
+    "kind": "giftcard_pay",
+    "enabled": True,
+    "method": "POST",
+    "url": "https://erp.example.com/giftcards/{code}/pay",
+    "query": {},
+    "headers": {"Authorization": "Bearer s3cr3t-t0ken"},
+    "body": {"amount": "{amount}", "currency": "{currency_code}", "reference": "sale {sale_id}"},
+    "timeout": "5.0",
+    "transform": "",
+}
+EXAMPLE: dict[str, Any] = {
+    "id": 7,
+    **REQUEST_EXAMPLE,
+    "headers": {"Authorization": MASK},
+    "placeholders": list(KINDS["giftcard_pay"]),
+    "created_at": _AT,
+    "updated_at": _AT,
+}
+TEST_EXAMPLE = {
+    "ok": False,
+    "status_code": 200,
+    "duration_ms": 84,
+    "data": {"amount": 99, "code": "TEST-CARD", "status": 2},
+    "problems": [{"field": "create_date", "message": "is required"}],
+}
+CALL_EXAMPLE = {
+    "id": 311,
+    "integration": 7,
+    "kind": "giftcard_pay",
+    "ok": False,
+    "status_code": 503,
+    "duration_ms": 41,
+    "error": "the integrator answered HTTP 503",
+    "created_at": _AT,
+}
+
+_SECRETS = (
+    f"Header values and secret-looking query or body values read as `{MASK}`; `{MASK}` sent back keeps the stored one."
+)
+
+
+def _write(summary: str, created: bool = False) -> Any:
+    return extend_schema(
+        summary=summary,
+        description=_SECRETS,
+        parameters=AUTH_PARAMETERS,
+        request=RuntimeIntegrationInputSerializer,
+        responses={201 if created else 200: RuntimeIntegrationOutputSerializer, **error_responses(400, 404)},
+        examples=[
+            request_example("Gift card pay", REQUEST_EXAMPLE),
+            response_example("Runtime integration", EXAMPLE, status_code=201 if created else 200),
+        ],
+    )
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List runtime integrations",
+        parameters=AUTH_PARAMETERS,
+        responses={200: RuntimeIntegrationOutputSerializer(many=True), **error_responses()},
+        examples=[response_example("Runtime integration", EXAMPLE)],
+    ),
+    retrieve=extend_schema(
+        summary="Get a runtime integration",
+        parameters=AUTH_PARAMETERS,
+        responses={200: RuntimeIntegrationOutputSerializer, **error_responses(404)},
+        examples=[response_example("Runtime integration", EXAMPLE)],
+    ),
+    create=_write("Create a runtime integration", created=True),
+    update=_write("Replace a runtime integration"),
+    partial_update=_write("Change fields of a runtime integration"),
+    destroy=extend_schema(
+        summary="Delete a runtime integration",
+        description="Its call log stays.",
+        parameters=AUTH_PARAMETERS,
+        responses={204: None, **error_responses(404)},
+    ),
+    test=extend_schema(
+        summary="Test a runtime integration",
+        description=(
+            "Calls the integrator (even when the integration is disabled) with sample `values` (the kind's "
+            "defaults fill in the rest) and reports, field by field, where the answer does not match the kind's "
+            "spec model. A failed call answers 200 with `ok` false and the reason in `problems`."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request=TestInputSerializer,
+        responses={200: TestOutputSerializer, **error_responses(400, 404)},
+        examples=[
+            request_example("A known card", {"values": {"code": "GC-1001"}}),
+            response_example("Answer with a problem", TEST_EXAMPLE),
+        ],
+    ),
+)
+class RuntimeIntegrationViewSet(AccountScopedViewSet):
+    """Runtime integrations, by id: one per kind, how the service calls the integrator's endpoint."""
+
+    queryset = RuntimeIntegration.objects.none()
+    serializer_class = RuntimeIntegrationOutputSerializer
+
+    def get_queryset(self) -> QuerySet[RuntimeIntegration]:
+        return selectors.runtime_integrations(account=self.account)
+
+    def list(self, request: Request) -> Response:
+        return self.paginated(self.get_queryset(), RuntimeIntegrationOutputSerializer)
+
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(RuntimeIntegrationOutputSerializer(self.get_object()).data)
+
+    def create(self, request: Request) -> Response:
+        data = _unmasked(self.validated(RuntimeIntegrationInputSerializer, request.data), None)
+        integration = services.save_runtime_integration(account=self.account, data=data)
+        return Response(RuntimeIntegrationOutputSerializer(integration).data, status=status.HTTP_201_CREATED)
+
+    def update(self, request: Request, pk: str, partial: bool = False) -> Response:
+        integration = self.get_object()
+        data = self.validated(RuntimeIntegrationInputSerializer, request.data, partial=partial)
+        integration = services.save_runtime_integration(
+            account=self.account, integration=integration, data=_unmasked(data, integration)
+        )
+        return Response(RuntimeIntegrationOutputSerializer(integration).data)
+
+    def partial_update(self, request: Request, pk: str) -> Response:
+        return self.update(request, pk, partial=True)
+
+    def destroy(self, request: Request, pk: str) -> Response:
+        services.delete_runtime_integration(account=self.account, integration=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @action(detail=True, methods=["post"])
+    def test(self, request: Request, pk: str) -> Response:
+        integration = self.get_object()
+        data = self.validated(TestInputSerializer, request.data or {})
+        result = services.test_runtime_integration(
+            account=self.account, integration=integration, values=data.get("values") or {}
+        )
+        return Response(TestOutputSerializer(result).data)
+
+
+def _unmasked(data: dict[str, Any], stored: RuntimeIntegration | None) -> dict[str, Any]:
+    """``MASK`` values replaced by the stored ones (dropped on create: a mask is never stored as a secret)."""
+    data = dict(data)
+    for name in ("query", "headers", "body"):
+        if name in data:
+            data[name] = unmask(data[name], getattr(stored, name) if stored else None)
+    return data
+
+
+@read_only_schema(
+    tag="runtime integration calls",
+    noun="runtime integration call",
+    output_serializer=IntegrationCallOutputSerializer,
+    example=CALL_EXAMPLE,
+    filters=[
+        filter_parameter("kind", "Only calls of this kind.", enum=list(KINDS)),
+        filter_parameter("ok", "Only successful (true) or failed (false) calls.", enum=["true", "false"]),
+    ],
+    list_description="Every call to an integrator, newest first: kind, status, duration and error (no secrets).",
+)
+class IntegrationCallViewSet(ReadOnlyViewSet):
+    """The call log of the runtime integrations."""
+
+    queryset = IntegrationCall.objects.none()
+    filter_serializer_class = IntegrationCallFilterSerializer
+    output_serializer_class = IntegrationCallOutputSerializer
+
+    def select(self, **filters: Any) -> QuerySet[IntegrationCall]:
+        return selectors.integration_calls(account=self.account, **filters)
+
+
+def register(router: SimpleRouter) -> None:
+    """Routes of this app under /api/v1/."""
+    router.register("runtime-integrations", RuntimeIntegrationViewSet, basename="runtime-integration")
+    router.register("runtime-integration-calls", IntegrationCallViewSet, basename="runtime-integration-call")

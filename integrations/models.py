@@ -1,0 +1,70 @@
+"""Runtime integrations: how the service calls an integrator's server while an app is in use, and the call log
+(spec: Endpoints B, Runtime integrations)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from accounts.models import AccountOwned
+from integrations.client import KINDS
+
+KIND_CHOICES = [(kind, kind.replace("_", " ")) for kind in KINDS]
+DEFAULT_TIMEOUT = Decimal("5")
+MIN_TIMEOUT = Decimal("0.1")
+MAX_TIMEOUT = Decimal("30")
+
+
+class Method(models.TextChoices):
+    GET = "GET"
+    POST = "POST"
+
+
+class RuntimeIntegration(AccountOwned):
+    """One per account and kind: the request templates, timeout and transform of the integrator's endpoint."""
+
+    kind = models.CharField(max_length=32, choices=KIND_CHOICES)
+    enabled = models.BooleanField(default=True)
+    method = models.CharField(max_length=4, choices=Method.choices, default=Method.GET)
+    url = models.CharField(max_length=2000, help_text="URL template, e.g. https://erp.example.com/cards/{code}")
+    query = models.JSONField(default=dict, blank=True, help_text="Query parameters: name -> template.")
+    headers = models.JSONField(default=dict, blank=True, help_text="Headers: name -> value (template).")
+    body = models.JSONField(null=True, blank=True, help_text="JSON body template, or null for no body.")
+    timeout = models.DecimalField(
+        max_digits=4,
+        decimal_places=1,
+        default=DEFAULT_TIMEOUT,
+        validators=[MinValueValidator(MIN_TIMEOUT), MaxValueValidator(MAX_TIMEOUT)],
+        help_text="Seconds (0.1 to 30) for connecting and for the answer.",
+    )
+    transform = models.TextField(blank=True, help_text="JMESPath expression applied to the JSON answer, or blank.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["kind"]
+        constraints = [models.UniqueConstraint(fields=["account", "kind"], name="runtime_integration_kind_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({self.method} {self.url})"
+
+
+class IntegrationCall(AccountOwned):
+    """One call to an integrator (the call log). Never a secret, never a body."""
+
+    integration = models.ForeignKey(RuntimeIntegration, null=True, on_delete=models.SET_NULL, related_name="+")
+    kind = models.CharField(max_length=32, choices=KIND_CHOICES)
+    ok = models.BooleanField()
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField()
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["account", "created_at"], name="integration_call_account_time")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {'ok' if self.ok else 'failed'} {self.status_code or ''}"

@@ -1,0 +1,293 @@
+"""The body of ``integrations.client.call``: render the request, send it through the SSRF guard, log it, parse
+and transform the answer (spec: Endpoints B, Runtime integrations).
+
+Each configuration gets its own guarded ``requests`` session (a connection pool kept alive to the integrator),
+cached per process and rebuilt when the configuration changes (``updated_at``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
+
+import jmespath
+import jmespath.exceptions
+import jmespath.functions
+import requests
+
+from accounts.jsonenc import DecimalJSONEncoder
+from accounts.models import Account
+from integrations import outbound, selectors, templates
+from integrations.client import (
+    CallResult,
+    IntegrationFailed,
+    IntegrationTimeout,
+    NotConfigured,
+)
+from integrations.models import IntegrationCall, RuntimeIntegration
+from integrations.secrets import redact, secret_values
+
+logger = logging.getLogger(__name__)
+
+# An answer larger than this is refused: every kind's answer is a handful of objects (a search is a page).
+MAX_ANSWER_BYTES = 2 * 1024 * 1024
+_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Rendered:
+    method: str
+    url: str
+    params: dict[str, str]
+    headers: dict[str, str]
+    body: bytes | None
+    secrets: list[str]
+
+
+def configuration(*, account: Account, kind: str) -> RuntimeIntegration:
+    integration = selectors.enabled_integration(account=account, kind=kind)
+    if integration is None:
+        label = kind.replace("giftcard", "gift card").replace("_", " ")
+        raise NotConfigured(f"No {label} integration is configured for this account.", field="kind")
+    return integration
+
+
+def render(integration: RuntimeIntegration, values: Mapping[str, Any]) -> Rendered:
+    """The request of ``integration`` for these placeholder values."""
+    params = {name: templates.render(str(value), values) for name, value in (integration.query or {}).items()}
+    headers = {name: templates.render(str(value), values) for name, value in (integration.headers or {}).items()}
+    body = None
+    if integration.body is not None:
+        rendered = templates.render_body(integration.body, values)
+        body = json.dumps(rendered, cls=DecimalJSONEncoder, ensure_ascii=False).encode()
+        headers = {"Content-Type": "application/json", **headers}
+    headers.setdefault("Accept", "application/json")
+    url = templates.render_url(integration.url, values)
+    secrets = secret_values(headers=headers, query={**params, **_url_query(url)}, body=integration.body)
+    secrets += secret_values(headers=integration.headers or {}, query=integration.query or {}, body=None)
+    return Rendered(integration.method, url, params, headers, body, secrets)
+
+
+def perform(*, account: Account, integration: RuntimeIntegration, values: Mapping[str, Any]) -> CallResult:
+    request = render(integration, values)
+    timeout = float(integration.timeout)
+    started = time.perf_counter()
+    status: int | None = None
+    try:
+        response = _send(integration, request, timeout)
+        status = response.status_code
+        content = _read(response)
+        data = _parse(response, content)
+        data = _transform(integration.transform, data)
+    except IntegrationFailed as exc:
+        exc.message = redact(exc.message, request.secrets)
+        exc.args = (exc.message,)
+        _log(account, integration, ok=False, status=status, started=started, error=exc.message)
+        raise
+    duration_ms = _log(account, integration, ok=True, status=status, started=started, error="")
+    return CallResult(data=data, status_code=status, duration_ms=duration_ms)
+
+
+# --- sending ----------------------------------------------------------------------------------------------
+
+_sessions: dict[int, tuple[Any, requests.Session]] = {}
+_sessions_lock = threading.Lock()
+
+
+def session_for(integration: RuntimeIntegration) -> requests.Session:
+    """The configuration's own guarded session; a changed configuration (``updated_at``) gets a new one."""
+    with _sessions_lock:
+        cached = _sessions.get(integration.pk)
+        if cached is not None and cached[0] == integration.updated_at:
+            return cached[1]
+        session = outbound.http_session()
+        _sessions[integration.pk] = (integration.updated_at, session)
+    if cached is not None:
+        cached[1].close()
+    return session
+
+
+def _send(integration: RuntimeIntegration, request: Rendered, timeout: float) -> requests.Response:
+    parts = urlsplit(request.url)
+    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        if parts.scheme == "http" and not _plain_http_allowed(host, port):
+            _fail("the integrator's address is refused: plain http is only allowed inside OUTBOUND_ALLOWED_NETWORKS")
+        return session_for(integration).request(
+            request.method,
+            request.url,
+            params=request.params or None,
+            headers=request.headers,
+            data=request.body,
+            timeout=(timeout, timeout),
+            allow_redirects=False,
+            verify=True,
+            stream=True,
+        )
+    except outbound.OutboundRefused as exc:
+        _fail(f"the integrator's address is refused: {exc}")
+    except requests.Timeout:
+        raise IntegrationTimeout(f"the integrator did not answer within {timeout:g} s") from None
+    except requests.TooManyRedirects as exc:
+        # The guarded session allows no redirect at all, so requests refuses the first one here.
+        status = exc.response.status_code if exc.response is not None else None
+        _fail(f"the integrator answered with a redirect (HTTP {status}), which is not followed", status=status)
+    except requests.exceptions.SSLError:
+        _fail("the integrator's TLS certificate could not be verified")
+    except requests.ConnectionError as exc:
+        _fail(_connection_message(exc))
+    except requests.RequestException as exc:
+        _fail(f"the request to the integrator failed ({type(exc).__name__})")
+
+
+def _plain_http_allowed(host: str, port: int) -> bool:
+    # Plain http only inside OUTBOUND_ALLOWED_NETWORKS (a test or on-premises integrator): secrets in headers
+    # must not cross the internet in clear text. The same rule as web hook exports.
+    addresses = outbound.check_address(host, port)
+    networks = outbound.allowed_networks()
+    return all(any(ipaddress.ip_address(a.split("%")[0]) in n for n in networks) for a in addresses)
+
+
+def _connection_message(exc: requests.ConnectionError) -> str:
+    text = repr(exc).lower()
+    if "refused" in text:
+        return "the integrator refused the connection (is its server running?)"
+    if "reset" in text or "aborted" in text or "remotedisconnected" in text or "without response" in text:
+        return "the integrator closed the connection without an answer"
+    if "resolve" in text or "name or service" in text or "getaddrinfo" in text:
+        return "the integrator's host name could not be resolved"
+    return "could not connect to the integrator"
+
+
+def _fail(message: str, *, status: int | None = None, answer: Any = None) -> NoReturn:
+    exc = IntegrationFailed(message, upstream_status=status)
+    exc.answer = answer  # type: ignore[attr-defined]
+    raise exc
+
+
+# --- reading the answer -----------------------------------------------------------------------------------
+
+
+def _read(response: requests.Response) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in response.iter_content(_CHUNK):
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                response.close()
+                _fail(
+                    f"the integrator's answer is larger than {MAX_ANSWER_BYTES // 1024 // 1024} MB",
+                    status=response.status_code,
+                )
+            chunks.append(chunk)
+    except requests.Timeout:
+        raise IntegrationTimeout("the integrator did not finish its answer in time") from None
+    except requests.RequestException:
+        _fail("the integrator's answer was cut off", status=response.status_code)
+    return b"".join(chunks)
+
+
+def _parse(response: requests.Response, content: bytes) -> Any:
+    status = response.status_code
+    data: Any = None
+    parsed = True
+    try:
+        data = json.loads(content, parse_float=Decimal, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        parsed = False
+    if 300 <= status < 400:
+        _fail(f"the integrator answered with a redirect (HTTP {status}), which is not followed", status=status)
+    if not 200 <= status < 300:
+        detail = _error_detail(data) if parsed else None
+        message = f"the integrator answered HTTP {status}" + (f": {detail}" if detail else "")
+        _fail(message, status=status, answer=data if parsed else None)
+    if not parsed:
+        kind = "HTML" if content.lstrip()[:1] == b"<" else "empty" if not content.strip() else "not JSON"
+        _fail(f"the integrator's answer is not JSON ({kind})", status=status)
+    return data
+
+
+def _refuse_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _error_detail(data: Any) -> str | None:
+    """The integrator's own short error message, for the cashier (``message``/``error``/``detail``)."""
+    if isinstance(data, dict):
+        for key in ("message", "error", "detail", "error_description"):
+            value = data.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()[:200]
+    return None
+
+
+class _DecimalFunctions(jmespath.functions.Functions):
+    """JMESPath's functions taking Decimal (answers are parsed with Decimal) as a number."""
+
+    def _get_allowed_pytypes(self, types: Any) -> Any:
+        allowed, subtypes = super()._get_allowed_pytypes(types)
+        if "float" in allowed:
+            allowed = [*allowed, "Decimal"]
+        return allowed, [(*sub, "Decimal") if "float" in sub else sub for sub in subtypes]
+
+    def _convert_to_jmespath_type(self, pyobject: Any) -> Any:
+        return "number" if pyobject == "Decimal" else super()._convert_to_jmespath_type(pyobject)
+
+    def _func_type(self, arg: Any) -> Any:
+        return "number" if isinstance(arg, Decimal) else super()._func_type(arg)
+
+
+_OPTIONS = jmespath.Options(custom_functions=_DecimalFunctions())
+
+
+@lru_cache(maxsize=256)
+def compile_transform(expression: str) -> Any:
+    return jmespath.compile(expression)
+
+
+def _transform(expression: str, data: Any) -> Any:
+    if not expression.strip():
+        return data
+    try:
+        return compile_transform(expression).search(data, options=_OPTIONS)
+    except (jmespath.exceptions.JMESPathError, TypeError, ValueError, ArithmeticError) as exc:
+        _fail(f"the transform could not be applied to the integrator's answer: {exc}")
+
+
+# --- the call log -----------------------------------------------------------------------------------------
+
+
+def _log(
+    account: Account, integration: RuntimeIntegration, *, ok: bool, status: int | None, started: float, error: str
+) -> int:
+    duration_ms = round((time.perf_counter() - started) * 1000)
+    IntegrationCall.objects.create(
+        account=account,
+        integration=integration,
+        kind=integration.kind,
+        ok=ok,
+        status_code=status,
+        duration_ms=duration_ms,
+        error=error[:1000],
+    )
+    if ok:
+        logger.info("runtime integration %s: HTTP %s in %s ms", integration.kind, status, duration_ms)
+    else:
+        logger.warning("runtime integration %s failed in %s ms: %s", integration.kind, duration_ms, error)
+    return duration_ms
+
+
+def _url_query(url: str) -> dict[str, str]:
+    from urllib.parse import parse_qsl
+
+    return dict(parse_qsl(urlsplit(url).query))

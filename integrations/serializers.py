@@ -1,0 +1,119 @@
+"""Serializers of the back-office REST API for runtime integrations and their call log.
+
+Secrets are never shown back: header values (except plainly public headers such as ``Accept``) and query or
+body values with a secret-looking name read as ``MASK``; ``MASK`` sent back keeps the stored value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from integrations.client import KINDS
+from integrations.models import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, IntegrationCall, Method, RuntimeIntegration
+from integrations.secrets import mask_headers, mask_named
+
+_PLACEHOLDER_HELP = "; ".join(f"{kind}: " + ", ".join("{" + p + "}" for p in names) for kind, names in KINDS.items())
+
+
+class RuntimeIntegrationInputSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=list(KINDS), help_text=f"Placeholders per kind: {_PLACEHOLDER_HELP}")
+    enabled = serializers.BooleanField(default=True)
+    method = serializers.ChoiceField(choices=Method.values, default=Method.GET)
+    url = serializers.CharField(max_length=2000, help_text="URL template, e.g. https://erp.example.com/cards/{code}")
+    query = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, max_length=2000, trim_whitespace=False),
+        default=dict,
+        help_text="Query parameters: name -> template.",
+    )
+    headers = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, max_length=4000, trim_whitespace=False),
+        default=dict,
+        help_text="Headers: name -> value (template). Values read back masked.",
+    )
+    body = serializers.JSONField(
+        allow_null=True,
+        default=None,
+        help_text="JSON body template (POST), or null. A string that is exactly "
+        '"{placeholder}" keeps the value\'s JSON type.',
+    )
+    timeout = serializers.DecimalField(
+        max_digits=4, decimal_places=1, min_value=MIN_TIMEOUT, max_value=MAX_TIMEOUT, default=DEFAULT_TIMEOUT
+    )
+    transform = serializers.CharField(
+        allow_blank=True, allow_null=True, default="", max_length=4000, help_text="A JMESPath expression, or blank."
+    )
+
+
+class RuntimeIntegrationOutputSerializer(serializers.ModelSerializer):
+    query = serializers.SerializerMethodField()
+    headers = serializers.SerializerMethodField()
+    body = serializers.SerializerMethodField()
+    placeholders = serializers.SerializerMethodField(help_text="The placeholders this kind's templates may use.")
+
+    class Meta:
+        model = RuntimeIntegration
+        fields = [
+            "id",
+            "kind",
+            "enabled",
+            "method",
+            "url",
+            "query",
+            "headers",
+            "body",
+            "timeout",
+            "transform",
+            "placeholders",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_query(self, obj: RuntimeIntegration) -> dict[str, str]:
+        return mask_named(obj.query or {})  # type: ignore[no-any-return]
+
+    def get_headers(self, obj: RuntimeIntegration) -> dict[str, str]:
+        return mask_headers(obj.headers or {})
+
+    def get_body(self, obj: RuntimeIntegration) -> Any:
+        return mask_named(obj.body)
+
+    def get_placeholders(self, obj: RuntimeIntegration) -> list[str]:
+        return list(KINDS.get(obj.kind, ()))
+
+
+class TestInputSerializer(serializers.Serializer):
+    values = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="Sample placeholder values; the kind's defaults fill in the rest.",
+    )
+
+
+class ProblemSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
+class TestOutputSerializer(serializers.Serializer):
+    ok = serializers.BooleanField(help_text="The call succeeded and its answer matches the kind's spec model.")
+    status_code = serializers.IntegerField(allow_null=True)
+    duration_ms = serializers.IntegerField()
+    data = serializers.JSONField(  # type: ignore[assignment]  # the answer's field, not Serializer.data
+        allow_null=True, help_text="The answer after the transform."
+    )
+    problems = ProblemSerializer(many=True)
+
+
+class IntegrationCallFilterSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=list(KINDS), required=False)
+    ok = serializers.BooleanField(required=False, allow_null=True, default=None)
+
+
+class IntegrationCallOutputSerializer(serializers.ModelSerializer):
+    integration = serializers.IntegerField(source="integration_id", read_only=True, allow_null=True)
+
+    class Meta:
+        model = IntegrationCall
+        fields = ["id", "integration", "kind", "ok", "status_code", "duration_ms", "error", "created_at"]

@@ -1,0 +1,232 @@
+"""Configuring runtime integrations and testing them (spec: Endpoints B, Runtime integrations).
+
+A configuration is checked as a whole on save so that a call can never fail on its own templates: every
+placeholder must be one of the kind's (``client.KINDS``), the URL must be http(s) with a literal host, header
+names and values must be sendable, the transform must compile (JMESPath). Errors name the field
+(``query.q``, ``headers.Authorization``, ``body.amount``...).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+import jmespath
+import jmespath.exceptions
+from django.db import IntegrityError, transaction
+
+from accounts.errors import InvalidInput, ServiceError
+from accounts.models import Account
+from integrations import templates
+from integrations.client import KINDS, IntegrationFailed, call
+from integrations.models import MAX_TIMEOUT, MIN_TIMEOUT, Method, RuntimeIntegration
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
+# Set by the service on every request: a configured one would be overridden or break the request framing.
+_RESERVED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+
+# What "test this integration" sends when the caller gives no values: plausible inputs of each kind.
+SAMPLE_VALUES: dict[str, dict[str, Any]] = {
+    "product_search": {"search_term": "shirt", "market": "dk", "currency_code": "DKK", "shop_id": "shop-1", "limit": 5},
+    "product_lookup": {"barcode": "5701234567890", "market": "dk", "currency_code": "DKK", "shop_id": "shop-1"},
+    "customer_lookup": {"search_term": "jensen", "market": "dk", "shop_id": "shop-1"},
+    "customer_discounts": {"customer_id": "c-1", "market": "dk", "currency_code": "DKK"},
+    "shipping_options": {
+        "shop_id": "shop-1",
+        "currency_code": "DKK",
+        "market": "dk",
+        "name": "Jens Jensen",
+        "street": "Vestergade 1",
+        "city": "København",
+        "postal_code": "1456",
+        "country": "Denmark",
+        "country_code": "DK",
+        "email": "jens@example.com",
+        "phone": "+4512345678",
+    },
+    "giftcard_create": {"amount": Decimal("100"), "currency_code": "DKK", "shop_id": "shop-1", "market": "dk"},
+    "giftcard_activate": {
+        "code": "TEST-CARD",
+        "id": "test-card",
+        "amount": Decimal("100"),
+        "currency_code": "DKK",
+        "shop_id": "shop-1",
+        "sale_id": "test-sale",
+    },
+    "giftcard_read": {"code": "TEST-CARD", "currency_code": "DKK", "shop_id": "shop-1"},
+    "giftcard_pay": {
+        "code": "TEST-CARD",
+        "id": "test-card",
+        "amount": Decimal("1"),
+        "currency_code": "DKK",
+        "shop_id": "shop-1",
+        "sale_id": "test-sale",
+    },
+    "customer_account_read": {"customer_id": "c-1", "currency_code": "DKK", "shop_id": "shop-1"},
+    "customer_account_pay": {
+        "customer_id": "c-1",
+        "amount": Decimal("1"),
+        "currency_code": "DKK",
+        "purchase_amount": Decimal("1"),
+        "payment_type": "customer_account",
+        "shop_id": "shop-1",
+    },
+}
+
+FIELDS = ("kind", "enabled", "method", "url", "query", "headers", "body", "timeout", "transform")
+
+
+def configuration_errors(data: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Every problem of a whole configuration (``FIELDS``), each ``{field, message, code}``."""
+    errors: list[dict[str, str]] = []
+
+    def error(field: str, message: str) -> None:
+        errors.append({"field": field, "message": message, "code": "invalid"})
+
+    kind = data.get("kind")
+    if kind not in KINDS:
+        error("kind", "must be one of: " + ", ".join(KINDS))
+        return errors
+    allowed = KINDS[kind]
+    if data.get("method") not in Method.values:
+        error("method", "must be GET or POST")
+    url = data.get("url")
+    if not isinstance(url, str) or not url.strip():
+        error("url", "is required")
+    elif len(url) > 2000:
+        error("url", "must be at most 2000 characters")
+    else:
+        problem = templates.check_url(url.strip(), allowed)
+        if problem:
+            error("url", problem)
+    query = data.get("query") or {}
+    if not isinstance(query, dict):
+        error("query", "must be an object of name -> template")
+    else:
+        for name, value in query.items():
+            if not isinstance(value, str):
+                error(f"query.{name}", "must be a string template")
+            elif problem := templates.check_text(value, allowed):
+                error(f"query.{name}", problem)
+    headers = data.get("headers") or {}
+    if not isinstance(headers, dict):
+        error("headers", "must be an object of name -> value")
+    else:
+        for name, value in headers.items():
+            if not _HEADER_NAME.fullmatch(str(name)):
+                error(f"headers.{name}", "is not a valid header name")
+            elif str(name).lower() in _RESERVED_HEADERS:
+                error(f"headers.{name}", "is set by the service and cannot be configured")
+            elif not isinstance(value, str):
+                error(f"headers.{name}", "must be a string")
+            elif "\r" in value or "\n" in value:
+                error(f"headers.{name}", "must not contain line breaks")
+            elif problem := templates.check_text(value, allowed):
+                error(f"headers.{name}", problem)
+    body = data.get("body")
+    if body is not None:
+        if data.get("method") == Method.GET:
+            error("body", "a GET request has no body: use POST or leave body null")
+        for path, value in _body_strings(body, "body"):
+            if problem := templates.check_text(value, allowed):
+                error(path, problem)
+    timeout = data.get("timeout")
+    if not isinstance(timeout, int | Decimal) or isinstance(timeout, bool) or not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
+        error("timeout", f"must be a number of seconds from {MIN_TIMEOUT} to {MAX_TIMEOUT}")
+    transform = data.get("transform") or ""
+    if not isinstance(transform, str):
+        error("transform", "must be a JMESPath expression or empty")
+    elif transform.strip():
+        try:
+            jmespath.compile(transform)
+        except jmespath.exceptions.JMESPathError as exc:
+            error("transform", f"is not a valid JMESPath expression: {exc}".replace("\n", " "))
+    return errors
+
+
+def _body_strings(value: Any, path: str) -> list[tuple[str, str]]:
+    if isinstance(value, str):
+        return [(path, value)]
+    if isinstance(value, dict):
+        return [item for key, sub in value.items() for item in _body_strings(sub, f"{path}.{key}")]
+    if isinstance(value, list):
+        return [item for i, sub in enumerate(value) for item in _body_strings(sub, f"{path}[{i}]")]
+    return []
+
+
+def save_runtime_integration(
+    *, account: Account, integration: RuntimeIntegration | None = None, data: Mapping[str, Any]
+) -> RuntimeIntegration:
+    """Create (``integration`` None) or update a configuration; ``data`` holds the fields to set (secrets
+    already unmasked). Spec: Endpoints B."""
+    instance = integration or RuntimeIntegration(account=account)
+    if instance.pk is not None and instance.account_id != account.pk:
+        raise ValueError("the runtime integration belongs to another account")
+    for name in FIELDS:
+        if name in data:
+            value = data[name]
+            if name == "transform":
+                value = (value or "").strip()
+            elif name == "url":
+                value = value.strip() if isinstance(value, str) else value
+            elif name in ("query", "headers"):
+                value = value or {}
+            setattr(instance, name, value)
+    errors = configuration_errors({name: getattr(instance, name) for name in FIELDS})
+    if errors:
+        raise InvalidInput(errors)
+    duplicate = ServiceError(
+        f"A {instance.kind} integration is already configured for this account: change that one.",
+        field="kind",
+        code="duplicate",
+    )
+    with transaction.atomic():
+        if RuntimeIntegration.objects.filter(account=account, kind=instance.kind).exclude(pk=instance.pk).exists():
+            raise duplicate
+        try:
+            with transaction.atomic():
+                instance.save()
+        except IntegrityError:
+            raise duplicate from None  # a concurrent insert of the same kind
+    return instance
+
+
+def delete_runtime_integration(*, account: Account, integration: RuntimeIntegration) -> None:
+    """Delete a configuration; its call log stays (``integration`` set to null)."""
+    if integration.account_id != account.pk:
+        raise ValueError("the runtime integration belongs to another account")
+    with transaction.atomic():
+        integration.delete()
+
+
+def test_runtime_integration(
+    *, account: Account, integration: RuntimeIntegration, values: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Call the integrator with sample values (the kind's ``SAMPLE_VALUES`` overridden by ``values``), even
+    when the configuration is disabled, and report field by field where the answer does not match the kind's
+    spec model: ``{ok, status_code, duration_ms, data, problems: [{field, message}]}``. Logged like any call."""
+    from integrations import answers  # written alongside; imported here so a missing module cannot break boot
+
+    merged = {**SAMPLE_VALUES.get(integration.kind, {}), **(values or {})}
+    started = time.perf_counter()
+    try:
+        result = call(account=account, kind=integration.kind, values=merged, integration=integration)
+    except IntegrationFailed as exc:
+        return {
+            "ok": False,
+            "status_code": exc.upstream_status,
+            "duration_ms": round((time.perf_counter() - started) * 1000),
+            "data": getattr(exc, "answer", None),
+            "problems": [{"field": "", "message": exc.message}],
+        }
+    _, problems = answers.validate(integration.kind, result.data)
+    return {
+        "ok": not problems,
+        "status_code": result.status_code,
+        "duration_ms": result.duration_ms,
+        "data": result.data,
+        "problems": [{"field": p.get("field", ""), "message": p.get("message", "")} for p in problems],
+    }
