@@ -32,4 +32,4 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy accounts orders campaigns imports integrations exports ledger giftcards config
+	$(BIN)/mypy accounts orders campaigns imports integrations exports ledger giftcards ops config

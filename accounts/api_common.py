@@ -92,9 +92,14 @@ def _reject_constant(name: str) -> Any:
 def read_json_body(request: Request) -> Any:
     """The body as JSON (numbers with a fraction as Decimal), within the configured size limit."""
     media_type = request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+    limit = settings.IMPORT_MAX_BODY_BYTES
+    empty = ServiceError("The request body is empty", field="body", code="empty")
+    no_length = request.META.get("CONTENT_LENGTH") in (None, "", "0")
+    if not media_type and no_length and not request._request.read(limit + 1).strip():
+        # No body and no Content-Type: a missing body (400, documented), not a content-type dispute.
+        raise empty
     if media_type != "application/json" and not media_type.endswith("+json"):
         raise UnsupportedMediaType("Content-Type must be application/json", field="Content-Type")
-    limit = settings.IMPORT_MAX_BODY_BYTES
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
@@ -106,7 +111,7 @@ def read_json_body(request: Request) -> Any:
     if len(raw) > limit:
         raise too_large
     if not raw.strip():
-        raise ServiceError("The request body is empty", field="body", code="empty")
+        raise empty
     try:
         return json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors

@@ -226,6 +226,9 @@ class CashierInputSerializer(serializers.Serializer):
 
 
 class CashierOutputSerializer(serializers.ModelSerializer):
+    # "" when there is no image: a URLField would document format "uri", which "" does not satisfy.
+    image_url = serializers.CharField(read_only=True, help_text="https URL of an image, or empty.")
+
     class Meta:
         model = Cashier
         fields = ["identifier", "display_name", "full_name", "image_url", "created_at"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -20,10 +21,50 @@ VAR_DIR = Path(env.str("VAR_DIR", default=str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env.bool("DEBUG", default=False)
+# "production" turns on the secure settings below and refuses the development defaults; anything else
+# ("development", the default) is the embedded setup the test suite and `make run` use over plain http.
+DJANGO_ENV = env.str("DJANGO_ENV", default="development").strip().lower()
+PRODUCTION = DJANGO_ENV == "production"
+_DEV_SECRET_KEY = "dev-only-insecure-secret-key-change-me-in-production"  # noqa: S105 - refused in production
 # The default key is for the embedded development setup only; production sets SECRET_KEY.
-SECRET_KEY = env.str("SECRET_KEY", default="dev-only-insecure-secret-key-change-me-in-production")
+SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET_KEY)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# --- Security (production) -------------------------------------------------------------------------
+if PRODUCTION:
+    from django.core.exceptions import ImproperlyConfigured
+
+    # Signed sessions, password reset tokens and CSRF tokens are only as secret as this key.
+    if SECRET_KEY == _DEV_SECRET_KEY or len(SECRET_KEY) < 50:
+        raise ImproperlyConfigured("DJANGO_ENV=production needs SECRET_KEY: a random value of 50 characters or more")
+    if DEBUG:
+        raise ImproperlyConfigured("DJANGO_ENV=production refuses DEBUG=true: it shows settings and code to anyone")
+    if "ALLOWED_HOSTS" not in env:
+        raise ImproperlyConfigured("DJANGO_ENV=production needs ALLOWED_HOSTS: the host names the service answers to")
+# Behind a proxy that terminates TLS (a load balancer, nginx, Traefik), Django sees plain http: this header,
+# set by the proxy and by nothing else, says what the client used. Off unless SECURE_PROXY_SSL_HEADER=true,
+# since trusting it without such a proxy would let any client claim https.
+if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=PRODUCTION)
+# Load balancer health checks and Prometheus scrapes speak plain http on the private network: not redirected.
+SECURE_REDIRECT_EXEMPT = env.list("SECURE_REDIRECT_EXEMPT", default=[r"^health/", r"^metrics$"])
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=PRODUCTION)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=PRODUCTION)
+# One year once the site is known to work over https; start lower (300) on a first roll-out.
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if PRODUCTION else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=PRODUCTION)
+# The "preload" directive only allows a submission to the browsers' preload list (hstspreload.org), which is a
+# separate, manual step. An operator who does not own the whole domain turns it off; that choice is deliberate,
+# so check --deploy's reminder about it (security.W021) is silenced then.
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=PRODUCTION)
+SILENCED_SYSTEM_CHECKS = ["security.W021"] if PRODUCTION and not SECURE_HSTS_PRELOAD else []
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -45,9 +86,14 @@ INSTALLED_APPS = [
     "exports",
     "ledger",
     "giftcards",
+    "ops",
 ]
 
 MIDDLEWARE = [
+    # First, so that every log line of the request (other middleware's included) carries its id, and the metrics
+    # see every answer, redirects and refusals of the middleware below included.
+    "ops.middleware.RequestIdMiddleware",
+    "ops.middleware.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -115,6 +161,13 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
 Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)  # whitenoise warns about a missing directory
+# Production serves hashed, compressed copies that browsers may cache for ever (whitenoise); they need
+# `collectstatic` with this setting on before the first request, which the Dockerfile does at build.
+if env.bool("STATIC_MANIFEST", default=PRODUCTION):
+    STORAGES = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
 
 # --- Celery --------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
@@ -136,6 +189,27 @@ elif CELERY_BROKER_URL.startswith("redis"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 # A test run or a benchmark uses a queue of its own, so that no other worker on the same broker takes its tasks.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+# Queue routing: imports, real-time exports and cron exports each on a Celery queue of their own, so that a slow
+# web hook receiver or a big daily file cannot hold up order imports; everything else (housekeeping, beat
+# heartbeats) stays on the default queue. On in production; off elsewhere, where every task goes to the default
+# queue: the embedded setup's single worker, and the test harness and benchmarks, which give a run a private
+# default queue (CELERY_TASK_DEFAULT_QUEUE) and expect every task there.
+TASK_ROUTING = env.bool("TASK_ROUTING", default=PRODUCTION)
+TASK_QUEUE_IMPORTS = env.str("TASK_QUEUE_IMPORTS", default="imports")
+TASK_QUEUE_EXPORTS = env.str("TASK_QUEUE_EXPORTS", default="exports")
+TASK_QUEUE_EXPORTS_CRON = env.str("TASK_QUEUE_EXPORTS_CRON", default="exports-cron")
+CELERY_TASK_ROUTES: dict[str, dict[str, str]] = (
+    {
+        "imports.tasks.materialise_import_items": {"queue": TASK_QUEUE_IMPORTS},
+        "imports.tasks.sweep_pending_imports": {"queue": TASK_QUEUE_IMPORTS},
+        "exports.tasks.deliver": {"queue": TASK_QUEUE_EXPORTS},
+        "exports.tasks.sweep_exports": {"queue": TASK_QUEUE_EXPORTS},
+        "exports.tasks.run_cron_exports": {"queue": TASK_QUEUE_EXPORTS_CRON},
+        "exports.tasks.deliver_cron": {"queue": TASK_QUEUE_EXPORTS_CRON},
+    }
+    if TASK_ROUTING
+    else {}
+)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -156,7 +230,38 @@ CELERY_BEAT_SCHEDULE = {
         "task": "exports.tasks.run_cron_exports",
         "schedule": env.float("EXPORT_CRON_INTERVAL_SECONDS", default=60.0),
     },
+    # /health/ready checks the timestamp this writes; a heartbeat not run in time is useless, so it expires
+    # (django-celery-beat's DatabaseScheduler reads "expire_seconds", not "expires").
+    "ops-beat-heartbeat": {
+        "task": "ops.tasks.beat_heartbeat",
+        "schedule": env.float("BEAT_HEARTBEAT_INTERVAL_SECONDS", default=30.0),
+        "options": {"expire_seconds": int(env.float("BEAT_HEARTBEAT_INTERVAL_SECONDS", default=30.0))},
+    },
+    # Retention: once a day, at a quiet hour (UTC), in small batches.
+    "exports-prune-logs": {
+        "task": "exports.tasks.prune_export_logs",
+        "schedule": crontab(minute=15, hour=env.int("RETENTION_HOUR_UTC", default=3)),
+    },
+    "imports-prune-logs": {
+        "task": "imports.tasks.prune_import_logs",
+        "schedule": crontab(minute=25, hour=env.int("RETENTION_HOUR_UTC", default=3)),
+    },
+    "integrations-prune-calls": {
+        "task": "integrations.tasks.prune_integration_calls",
+        "schedule": crontab(minute=35, hour=env.int("RETENTION_HOUR_UTC", default=3)),
+    },
 }
+
+# --- Retention (issue 7, section 3) -----------------------------------------------------------------
+# Logs only: the stored entities (orders, sales, checkouts, ...) are kept. 0 keeps a log for ever.
+# Export items and deliveries that succeeded (or were skipped) and successful runtime-integration calls:
+RETENTION_SUCCESS_DAYS = env.int("RETENTION_SUCCESS_DAYS", default=14)
+# Export items and deliveries that failed, with their attempts, and failed runtime-integration calls:
+RETENTION_FAILURE_DAYS = env.int("RETENTION_FAILURE_DAYS", default=90)
+# The import log (items of every outcome but pending):
+RETENTION_IMPORT_DAYS = env.int("RETENTION_IMPORT_DAYS", default=30)
+# Rows per DELETE statement, each in its own transaction, so no table is locked for long.
+RETENTION_BATCH_SIZE = env.int("RETENTION_BATCH_SIZE", default=1000)
 
 # --- Imports -------------------------------------------------------------------------------------
 # The spec states no maximum (Limits); these are the service's decisions, documented in the README.
@@ -228,15 +333,42 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# --- Logging -------------------------------------------------------------------------------------
+# --- Logging and observability ---------------------------------------------------------------------
+# "json": one JSON object a line, for a log shipper (production); "text" (the default): readable in a terminal.
+# Both carry the request id and redact API keys, apikey= query values and Authorization headers (ops.logging).
+LOG_FORMAT = env.str("LOG_FORMAT", default="text").strip().lower()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {
+        "request_id": {"()": "ops.logging.RequestIdFilter"},
+        "redact_secrets": {"()": "ops.logging.RedactSecretsFilter"},
+    },
+    "formatters": {
+        "text": {"()": "ops.logging.TextFormatter"},
+        "json": {"()": "ops.logging.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "text",
+            "filters": ["request_id", "redact_secrets"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+# The worker keeps the handlers above (JSON lines, request ids, redaction) instead of installing Celery's own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# /metrics: open when empty (a private network); else scrapes send "Authorization: Bearer <METRICS_TOKEN>".
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# Business metrics (counts, latency histograms) cover this many recent seconds, computed from the database.
+METRICS_WINDOW_SECONDS = env.int("METRICS_WINDOW_SECONDS", default=900)
+# Set (an empty directory per deployment, cleaned on start) to add up request metrics over gunicorn workers.
+PROMETHEUS_MULTIPROC_DIR = env.str("PROMETHEUS_MULTIPROC_DIR", default="")
+# /health/ready: the beat heartbeat must be younger than this (0 turns the check off); broker connect timeout.
+HEALTH_BEAT_MAX_AGE_SECONDS = env.int("HEALTH_BEAT_MAX_AGE_SECONDS", default=180)
+HEALTH_BROKER_TIMEOUT_SECONDS = env.float("HEALTH_BROKER_TIMEOUT_SECONDS", default=2.0)
 
 # Publishing a task must not hold an import request for long when the broker is down: the items are
 # already committed, and the sweeper hands them over later.

@@ -3,7 +3,17 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from ops.admin import dashboard
+from ops.views import live, prometheus, ready
+
 urlpatterns = [
+    # Unauthenticated on purpose (load balancers and orchestrators probe them); they reveal no secret.
+    path("health/live", live, name="health-live"),
+    path("health/ready", ready, name="health-ready"),
+    # Open unless METRICS_TOKEN is set (then a bearer token).
+    path("metrics", prometheus, name="metrics"),
+    # Before "admin/", which would take the path for an app label.
+    path("admin/dashboard/", admin.site.admin_view(dashboard), name="ops-dashboard"),
     path("admin/", admin.site.urls),
     path("imports/", include("imports.urls")),
     path("api/v1/", include("config.api_urls")),

@@ -138,15 +138,17 @@ def _filter(queue: ExportQueue, markets: dict[int, str]) -> Any:
     return accepts
 
 
-def hand_off(delivery_ids: Sequence[int], countdown: float | None = None) -> None:
+def hand_off(delivery_ids: Sequence[int], countdown: float | None = None, *, cron: bool = False) -> None:
     """After commit: give deliveries to Celery, one task per DELIVERY_BATCH of them. A failure here only
-    delays them (the sweeper)."""
+    delays them (the sweeper). Cron windows go by a task of their own, routed to the cron queue, so that a
+    big file never waits in front of real-time web hooks (settings: TASK_ROUTING)."""
     from exports import tasks
 
+    task = tasks.deliver_cron if cron else tasks.deliver
     ids = list(delivery_ids)
     for start in range(0, len(ids), DELIVERY_BATCH):
         try:
-            tasks.deliver.apply_async((ids[start : start + DELIVERY_BATCH],), countdown=countdown)
+            task.apply_async((ids[start : start + DELIVERY_BATCH],), countdown=countdown)
         except Exception:  # the broker may be down; the deliveries are safe in the database
             logger.warning(
                 "hand-off of %d export deliveries failed; the sweeper will retry", len(delivery_ids), exc_info=True
@@ -435,7 +437,9 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
         for o in outcomes:
             # The database holds the retry time; a short countdown only saves waiting for the sweeper.
             if o.retry_in is not None and o.retry_in.total_seconds() <= 60:
-                transaction.on_commit(partial(hand_off, [o.delivery.pk], o.retry_in.total_seconds()))
+                transaction.on_commit(
+                    partial(hand_off, [o.delivery.pk], o.retry_in.total_seconds(), cron=bool(o.delivery.window))
+                )
 
 
 # --- Sweeper, retries requested by staff, cron windows -------------------------------------------------
@@ -452,11 +456,14 @@ def sweep(*, grace: timedelta | None = None) -> int:
         .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
         .filter(Q(attempts__gt=0) | Q(created_at__lte=now - grace))
         .order_by("next_attempt_at")
-        .values_list("pk", flat=True)[:10_000]
+        .values_list("pk", "window")[:10_000]
     )
-    ids = list(due)
-    hand_off(ids)
-    return len(ids)
+    rows = list(due)
+    cron = [pk for pk, window in rows if window]
+    if cron:
+        hand_off(cron, cron=True)
+    hand_off([pk for pk, window in rows if not window])
+    return len(rows)
 
 
 def retry_items(*, account: Account, items: Sequence[ExportItem]) -> int:
@@ -521,7 +528,7 @@ def run_cron(*, now: datetime | None = None) -> int:
         except IntegrityError:  # another beat tick took this window first
             continue
         started.append(delivery.pk)
-    hand_off(started)
+    hand_off(started, cron=True)
     return len(started)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from imports import services
+from imports import retention, services
 
 
 @shared_task(name="imports.tasks.materialise_import_items")
@@ -15,3 +15,8 @@ def materialise_import_items(account_id: int, item_ids: list[int]) -> int:
 @shared_task(name="imports.tasks.sweep_pending_imports")
 def sweep_pending_imports() -> int:
     return services.sweep_pending()
+
+
+@shared_task(name="imports.tasks.prune_import_logs")
+def prune_import_logs() -> int:
+    return retention.prune_import_logs()

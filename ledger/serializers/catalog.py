@@ -297,7 +297,7 @@ class ProductOutputSerializer(serializers.Serializer):
 class ExpenseOutputSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="expense_id", read_only=True)
     name = L10nStringField(read_only=True)
-    taxes = ExpenseTaxesField(read_only=True, help_text="Null: the market's default taxes.")
+    taxes = ExpenseTaxesField(read_only=True, allow_null=True, help_text="Null: the market's default taxes.")
 
     class Meta:
         model = Expense

@@ -5,7 +5,8 @@ child stops by itself the others are stopped too and the command exits non-zero,
 (or the person at the terminal) sees it.
 
 Settings: ``RUN_BIND`` (default 127.0.0.1:8000), ``WEB_CONCURRENCY`` (gunicorn workers, default 2),
-``WORKER_CONCURRENCY`` (Celery worker processes, default 2).
+``WORKER_CONCURRENCY`` (Celery worker processes, default 2). The one worker consumes every Celery queue
+(``config.celery.worker_queues``), so queue routing (``TASK_ROUTING``) needs no second worker here.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ def gunicorn_extra_args() -> list[str]:
 
 
 def child_commands() -> list[Child]:
+    from config.celery import worker_queues
+
     python = sys.executable
     return [
         Child(
@@ -84,6 +87,9 @@ def child_commands() -> list[Child]:
                 "info",
                 "--concurrency",
                 str(settings.WORKER_CONCURRENCY),
+                # One worker for everything: it consumes every routed queue, not only the default one.
+                "--queues",
+                ",".join(worker_queues()),
             ],
         ),
         Child("beat", [python, "-m", "celery", "-A", "config", "beat", "-l", "info"]),

@@ -1,0 +1,59 @@
+"""gunicorn's settings for production: ``gunicorn -c config/gunicorn.conf.py config.wsgi``.
+
+Read by gunicorn, not by Django; every value can be overridden from the environment.
+
+Worker formula: ``WEB_CONCURRENCY`` if set, else 2 x CPUs + 1 (gunicorn's own advice: while one worker waits on
+PostgreSQL or an integrator, another uses the CPU). The CPUs are the ones this process may run on; a container
+limited by a CPU quota rather than a CPU set sees the host's, so set WEB_CONCURRENCY there. Each worker holds
+one database connection (CONN_MAX_AGE): web machines x workers must stay below PostgreSQL's max_connections
+(or put PgBouncer in between).
+"""
+
+from __future__ import annotations
+
+import os
+
+from gunicorn.config import KNOWN_SETTINGS
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+# Inside a container the service must listen on every interface; the proxy in front of it is the way in.
+bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * _cpus() + 1)
+threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+# Above the longest legitimate request: a 10 MB import, or a runtime integration's 30-second timeout.
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
+graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "30"))
+keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
+# A worker is replaced after this many requests (jittered, so they do not all restart at once): a slow leak in
+# a library never grows without bound.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "2000"))
+max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "200"))
+# No access log on purpose: import URLs carry the apikey query parameter. Errors go to stderr.
+accesslog = None
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
+# The proxy addresses whose X-Forwarded-* headers gunicorn believes (comma-separated, or * on a private network
+# where only the proxy can reach the service).
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+# The heartbeat files of the workers: memory, not a container's overlay disk, which can stall them.
+SHARED_MEMORY = "/dev/shm"  # noqa: S108 - a directory for gunicorn's own heartbeat files, not data
+if os.path.isdir(SHARED_MEMORY):
+    worker_tmp_dir = SHARED_MEMORY
+# Recent gunicorn masters open a control socket at one fixed path in the home directory; we use none.
+if any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS):
+    control_socket_disable = True
+
+
+def child_exit(server: object, worker: object) -> None:
+    """Prometheus multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``): a dead worker's live gauges are dropped."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)  # type: ignore[attr-defined]

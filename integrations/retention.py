@@ -1,0 +1,39 @@
+"""Retention of the runtime-integration call log (issue 7, section 3).
+
+A successful call goes after ``RETENTION_SUCCESS_DAYS`` (default 14), a failed one after
+``RETENTION_FAILURE_DAYS`` (default 90): the same periods as the export log, whose outcomes they resemble.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+from django.utils import timezone
+
+from accounts.retention import cutoff, delete_in_batches
+from integrations.models import IntegrationCall
+
+
+def prune_integration_calls(
+    *,
+    now: datetime | None = None,
+    success_days: int | None = None,
+    failure_days: int | None = None,
+    batch: int | None = None,
+) -> int:
+    """Issue 7, section 3 (retention): delete call log rows past their period, in batches; returns how many.
+
+    Runs every day from beat (``integrations.tasks.prune_integration_calls``).
+    """
+    now = now or timezone.now()
+    deleted = 0
+    for ok, days in (
+        (True, settings.RETENTION_SUCCESS_DAYS if success_days is None else success_days),
+        (False, settings.RETENTION_FAILURE_DAYS if failure_days is None else failure_days),
+    ):
+        before = cutoff(days=days, now=now)
+        if before is not None:
+            calls = IntegrationCall.objects.filter(ok=ok, created_at__lt=before)
+            deleted += delete_in_batches(calls, batch=batch)[IntegrationCall._meta.label]
+    return deleted

@@ -1,0 +1,50 @@
+"""The operations dashboard in the admin (spec issue 7, Observability): export backlog per queue, failures in the
+last 24 hours, slowest runtime integrations. Linked from the admin index; read from ``ops.selectors``.
+
+The heartbeat row is bookkeeping and stays out of the admin (``/health/ready`` shows its age).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.utils import timezone
+
+from ops import selectors
+from ops.services import BEAT
+
+# The dashboard shows every account's logs: a staff user needs the view permission of each of them.
+DASHBOARD_PERMISSIONS = ("exports.view_exportdelivery", "imports.view_importitem", "integrations.view_integrationcall")
+FAILURE_WINDOW = timedelta(hours=24)
+
+# The index links to the dashboard.
+admin.site.index_template = "admin/ops/index.html"
+
+
+def dashboard(request: HttpRequest) -> TemplateResponse:
+    if not request.user.has_perms(DASHBOARD_PERMISSIONS):
+        raise PermissionDenied
+    now = timezone.now()
+    since = now - FAILURE_WINDOW
+    backlog = selectors.export_backlog()
+    import_pending, import_oldest = selectors.import_backlog()
+    context = {
+        **admin.site.each_context(request),
+        "title": "Operations dashboard",
+        "now": now,
+        "since": since,
+        "backlog": backlog,
+        "backlog_total": sum(q.pending for q in backlog),
+        "import_pending": import_pending,
+        "import_oldest_age": int((now - import_oldest).total_seconds()) if import_oldest else None,
+        "export_failures": selectors.export_failures(since=since),
+        "failed_attempts": selectors.failed_export_attempts(since=since),
+        "import_failures": selectors.import_failures(since=since),
+        "slowest": selectors.slowest_integrations(since=since),
+        "heartbeat_at": selectors.heartbeat_at(name=BEAT),
+    }
+    return TemplateResponse(request, "admin/ops/dashboard.html", context)

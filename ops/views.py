@@ -1,0 +1,44 @@
+"""Health and metrics endpoints (spec issue 7, Observability). No session, no API key: see the README."""
+
+from __future__ import annotations
+
+import hmac
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from accounts.api_common import error_body
+from ops import health, metrics
+
+
+@never_cache
+@require_safe
+def live(request: HttpRequest) -> JsonResponse:
+    """The process answers. Nothing else is checked: a restart would not cure a database outage."""
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_safe
+def ready(request: HttpRequest) -> JsonResponse:
+    """200 when the database, migrations, broker and beat heartbeat are fine; 503 naming what is not."""
+    ok, checks = health.readiness()
+    return JsonResponse({"status": "ok" if ok else "error", "checks": checks}, status=200 if ok else 503)
+
+
+@never_cache
+@require_safe
+def prometheus(request: HttpRequest) -> HttpResponse:
+    """The Prometheus exposition; behind ``Authorization: Bearer <METRICS_TOKEN>`` when that is set."""
+    token: str = settings.METRICS_TOKEN
+    if token:
+        presented = request.headers.get("Authorization", "")
+        scheme, _, value = presented.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
+            response = JsonResponse(error_body("A valid metrics bearer token is required."), status=401)
+            response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+            return response
+    return HttpResponse(metrics.render(), content_type=CONTENT_TYPE_LATEST)
