@@ -180,6 +180,36 @@ def _card_fields(answer: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _confirmed_move(
+    card: GiftCard,
+    action: str,
+    answer: Mapping[str, Any],
+    *,
+    before: tuple[Any, Any],
+    shop_id: str,
+    **fields: Any,
+) -> GiftCardMove:
+    """The log row of a move the integrator confirmed: the card's amount and status before (``before``) and
+    after (the card as just updated from ``answer``)."""
+    return GiftCardMove.objects.create(
+        account_id=card.account_id,
+        gift_card=card,
+        code=card.code,
+        action=action,
+        ok=True,
+        currency_code=card.currency_code,
+        amount_before=before[0],
+        amount_after=card.amount,
+        status_before=before[1],
+        status_after=card.status,
+        integrator_status=answer["status"],
+        shop_id=shop_id,
+        answer=answer,
+        completed_at=timezone.now(),
+        **fields,
+    )
+
+
 def _apply(card: GiftCard, fields: Mapping[str, Any]) -> None:
     for name, value in fields.items():
         setattr(card, name, value)
@@ -202,21 +232,7 @@ def create_giftcard(*, account: Account, amount: Decimal, currency_code: str, sh
     fields = _card_fields(answer)
     with _recording(f"creation of gift card {answer['code']}", answer):
         card = GiftCard.objects.create(account=account, code=answer["code"], shop_id=shop_id, **fields)
-        GiftCardMove.objects.create(
-            account=account,
-            gift_card=card,
-            code=card.code,
-            action=MoveAction.CREATE,
-            ok=True,
-            requested_amount=amount,
-            currency_code=currency_code,
-            amount_after=card.amount,
-            status_after=card.status,
-            integrator_status=answer["status"],
-            shop_id=shop_id,
-            answer=answer,
-            completed_at=timezone.now(),
-        )
+        _confirmed_move(card, MoveAction.CREATE, answer, before=(None, None), shop_id=shop_id, requested_amount=amount)
     return card
 
 
@@ -267,22 +283,8 @@ def activate_giftcard(*, account: Account, code: str, sale_id: str, shop_id: str
     before_amount, before_status = card.amount, card.status
     with _recording(f"activation of gift card {code}", answer):
         _apply(card, {**_card_fields(answer), "sale_id": sale_id})
-        GiftCardMove.objects.create(
-            account=account,
-            gift_card=card,
-            code=code,
-            action=MoveAction.ACTIVATE,
-            ok=True,
-            currency_code=card.currency_code,
-            amount_before=before_amount,
-            amount_after=card.amount,
-            status_before=before_status,
-            status_after=card.status,
-            integrator_status=answer["status"],
-            sale_id=sale_id,
-            shop_id=shop_id,
-            answer=answer,
-            completed_at=timezone.now(),
+        _confirmed_move(
+            card, MoveAction.ACTIVATE, answer, before=(before_amount, before_status), shop_id=shop_id, sale_id=sale_id
         )
     return Activation(card=card, replayed=False)
 
@@ -306,22 +308,7 @@ def read_giftcard(*, account: Account, code: str, shop_id: str = "") -> GiftCard
             card = GiftCard.objects.create(account=account, code=code, **fields)
         else:
             _apply(card, fields)
-        GiftCardMove.objects.create(
-            account=account,
-            gift_card=card,
-            code=code,
-            action=MoveAction.READ,
-            ok=True,
-            currency_code=card.currency_code,
-            amount_before=before_amount,
-            amount_after=card.amount,
-            status_before=before_status,
-            status_after=card.status,
-            integrator_status=answer["status"],
-            shop_id=shop_id,
-            answer=answer,
-            completed_at=timezone.now(),
-        )
+        _confirmed_move(card, MoveAction.READ, answer, before=(before_amount, before_status), shop_id=shop_id)
     return card
 
 

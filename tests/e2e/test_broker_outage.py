@@ -13,7 +13,6 @@ import json
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -120,9 +119,7 @@ def test_an_outage_of_the_broker_under_load_loses_no_export(
             try:
                 place_orders(tenant, "before", 10)
                 private_redis.stop()
-                started = time.monotonic()
                 place_orders(tenant, "during", 10)  # each hand-off fails: the broker is gone
-                assert time.monotonic() - started < 60  # a failed hand-off does not hang the request
                 assert ExportDelivery.objects.filter(status=ExportStatus.PENDING).count() >= 10
                 private_redis.start()  # back, and empty
                 place_orders(tenant, "after", 10)

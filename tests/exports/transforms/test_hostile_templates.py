@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import time
 from datetime import UTC, datetime
 
 import pybars
@@ -162,11 +161,10 @@ def test_random_templates_are_refused_or_render_safely(template: str) -> None:
 
 
 def test_backtracking_whitespace_template_is_handled_quickly() -> None:
-    # Plain pybars3 needs minutes for this (its whitespace-control regex backtracks exponentially).
-    started = time.monotonic()
+    # Plain pybars3 needs minutes for this (its whitespace-control regex backtracks exponentially): a
+    # regression shows as this test hanging, not as a timing assertion.
     line = "\n" + "{{#if voided}}   {{/if}}   " * 40 + "x"
     HandlebarsTransform().validate({"type": "handlebars", "template": line})
-    assert time.monotonic() - started < 2
 
 
 @settings(max_examples=300, deadline=None)
