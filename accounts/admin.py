@@ -7,10 +7,10 @@ are labelled ``account / identifier`` wherever a related object is chosen or fil
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from django.contrib import admin, messages
-from django.db.models import Count, Field, ForeignKey, Model, Q, QuerySet, URLField
+from django.db.models import Count, Field, ForeignKey, JSONField, Model, Q, QuerySet, URLField
 from django.forms import ModelChoiceField, ModelForm
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -18,7 +18,6 @@ from django.utils.safestring import SafeString
 
 from accounts import keys, services
 from accounts.forms import ApiKeyCreateForm
-from accounts.jsonenc import DecimalJSONEncoder
 from accounts.models import (
     Account,
     AccountOwned,
@@ -29,6 +28,8 @@ from accounts.models import (
     Register,
     StockLocation,
 )
+from core.forms import BoundedJSONFormField
+from core.jsonenc import DecimalJSONEncoder
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
@@ -81,7 +82,9 @@ class AccountScopedRelatedFilter(admin.RelatedFieldListFilter):
 
 class AccountOwnedAdmin(admin.ModelAdmin):
     """Base admin of account-owned models: related choices are labelled with their account and
-    fetched in one query."""
+    fetched in one query; JSON text areas read through the bounded parser."""
+
+    formfield_overrides: ClassVar[dict[Any, dict[str, Any]]] = {JSONField: {"form_class": BoundedJSONFormField}}
 
     def formfield_for_foreignkey(
         self, db_field: ForeignKey, request: HttpRequest, **kwargs: Any
@@ -162,7 +165,7 @@ class CashierAdmin(AccountOwnedAdmin):
     search_fields = ["identifier", "display_name", "full_name", "account__identifier"]
     fields = ["account", "identifier", "display_name", "full_name", "image_url", "created_at"]
     readonly_fields = ["created_at"]
-    formfield_overrides = {URLField: {"assume_scheme": "https"}}
+    formfield_overrides = {**AccountOwnedAdmin.formfield_overrides, URLField: {"assume_scheme": "https"}}
 
 
 @admin.register(Integration)

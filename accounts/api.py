@@ -141,7 +141,8 @@ _MAX_ID = 2**63 - 1
 
 
 def _is_id(value: str) -> bool:
-    return value.isascii() and value.isdigit() and int(value) <= _MAX_ID
+    # The length first: int() of a 5,000-digit string is refused by Python itself (and slow below that).
+    return len(value) <= 19 and value.isascii() and value.isdigit() and int(value) <= _MAX_ID
 
 
 class AccountScopedViewSet(viewsets.GenericViewSet):

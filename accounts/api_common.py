@@ -3,8 +3,6 @@ limits, and the base view of the POS API (``/api/v1/pos/...``)."""
 
 from __future__ import annotations
 
-import json
-from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -19,8 +17,9 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from accounts.authentication import ApiKeyAuthentication, ApiPrincipal, HasPosScope
-from accounts.errors import PayloadTooLarge, ServiceError, UnsupportedMediaType
 from accounts.models import Account
+from core import jsonparse
+from core.errors import PayloadTooLarge, ServiceError, UnsupportedMediaType, error_body
 
 
 class Pagination(LimitOffsetPagination):
@@ -47,14 +46,6 @@ def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
             out.extend(flatten_errors(item, f"{prefix}[{i}]"))
         return out
     return [{"field": prefix, "message": str(detail)}]
-
-
-def error_body(message: str, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    """The JSON body of every refused request: ``{"status": "ERROR", "message", "errors"?}``."""
-    body: dict[str, Any] = {"status": "ERROR", "message": message}
-    if errors:
-        body["errors"] = errors
-    return body
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -85,42 +76,48 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     return page_not_found(request, exception or Http404())
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a valid JSON number")
-
-
-def read_json_body(request: Request) -> Any:
-    """The body as JSON (numbers with a fraction as Decimal), within the configured size limit."""
-    media_type = request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
-    limit = settings.IMPORT_MAX_BODY_BYTES
+def read_body_bytes(request: Request | HttpRequest, *, limit: int) -> bytes:
+    """The raw body of a JSON request, read up to ``limit`` bytes and no further (413 beyond it)."""
+    raw_request = request._request if isinstance(request, Request) else request
+    media_type = raw_request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
     empty = ServiceError("The request body is empty", field="body", code="empty")
-    no_length = request.META.get("CONTENT_LENGTH") in (None, "", "0")
-    if not media_type and no_length and not request._request.read(limit + 1).strip():
+    no_length = raw_request.META.get("CONTENT_LENGTH") in (None, "", "0")
+    if not media_type and no_length and not raw_request.read(limit + 1).strip():
         # No body and no Content-Type: a missing body (400, documented), not a content-type dispute.
         raise empty
     if media_type != "application/json" and not media_type.endswith("+json"):
         raise UnsupportedMediaType("Content-Type must be application/json", field="Content-Type")
     try:
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        declared = int(raw_request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         declared = 0
     too_large = PayloadTooLarge(f"The body is larger than the limit of {limit} bytes", field="body")
     if declared > limit:
         raise too_large
-    raw = request._request.read(limit + 1)
+    raw = raw_request.read(limit + 1)
     if len(raw) > limit:
         raise too_large
     if not raw.strip():
         raise empty
-    try:
-        return json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise ServiceError(f"The body is not valid JSON: {str(exc)[:200]}", field="body", code="invalid_json") from None
+    return raw
+
+
+def read_json(request: Request | HttpRequest, *, limit: int | None = None) -> jsonparse.Parsed:
+    """The body parsed by the bounded parser, refused values reported as problems (imports keep the good items)."""
+    return jsonparse.parse(read_body_bytes(request, limit=settings.API_MAX_BODY_BYTES if limit is None else limit))
+
+
+def read_json_body(request: Request | HttpRequest, *, limit: int | None = None) -> Any:
+    """The body as JSON (numbers with a fraction as Decimal) within ``limit`` (default ``API_MAX_BODY_BYTES``);
+    any refused value refuses the body (400, each field named)."""
+    parsed = read_json(request, limit=limit)
+    jsonparse.refuse(parsed.problems)
+    return parsed.value
 
 
 class PosView(APIView):
     """Base of the POS API (``/api/v1/pos/...``): keys with the ``pos`` scope; the body is read by
-    ``read_json_body`` (numbers with a fraction as Decimal, within ``IMPORT_MAX_BODY_BYTES``)."""
+    ``read_json_body`` (numbers with a fraction as Decimal, within ``API_MAX_BODY_BYTES``)."""
 
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasPosScope]

@@ -8,6 +8,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 
 from accounts.money import is_currency_code
+from core.jsonenc import DecimalJSONField
 
 identifier_validator = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$",
@@ -51,7 +52,7 @@ class Market(AccountOwned):
     identifier = models.CharField(max_length=32, validators=[identifier_validator])
     name = models.CharField(max_length=200, blank=True)
     currency = models.CharField(max_length=3, help_text="ISO 4217 code, e.g. DKK.")
-    default_taxes = models.JSONField(
+    default_taxes = DecimalJSONField(
         default=list, blank=True, help_text='List of {"name", "rate", "type": "vat"|"sales_tax"}.'
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -152,7 +153,7 @@ class Register(AccountOwned):
     identifier = models.CharField(max_length=64, validators=[identifier_validator])
     name = models.CharField(max_length=200, blank=True)
     stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="registers")
-    payment_types = models.JSONField(
+    payment_types = DecimalJSONField(
         default=default_payment_types,
         blank=True,
         help_text="Payment types configured on the register (spec: Register close statement, reconciliations): "

@@ -27,6 +27,7 @@ from accounts.models import (
 )
 from accounts.money import is_currency_code
 from accounts.validation import TAX_TYPES, validate_taxes
+from core.serializers import JSONField
 
 # --- Shared ------------------------------------------------------------------------------------------
 
@@ -59,7 +60,7 @@ class TaxSerializer(serializers.Serializer):
 
 
 @extend_schema_field(TaxSerializer(many=True))
-class TaxesField(serializers.JSONField):
+class TaxesField(JSONField):
     """A list of taxes, checked by ``accounts.validation.validate_taxes`` (shared with ``Market.clean``)."""
 
     def to_internal_value(self, data: Any) -> Any:
@@ -163,7 +164,7 @@ class PaymentTypeSerializer(serializers.Serializer):
 
 
 @extend_schema_field(PaymentTypeSerializer(many=True))
-class PaymentTypesField(serializers.JSONField):
+class PaymentTypesField(JSONField):
     """A register's payment types, checked by ``accounts.models.validate_payment_types`` (shared with
     ``Register.clean``)."""
 

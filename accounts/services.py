@@ -11,8 +11,8 @@ from django.db.models import Model, ProtectedError
 from django.utils import timezone
 
 from accounts import keys
-from accounts.errors import Conflict, ServiceError
 from accounts.models import Account, ApiKey, Cashier, Integration, Market, Register, Scope, StockLocation
+from core.errors import Conflict, ServiceError
 
 # Writing last use on every request would turn every read into a write; a minute is precise enough.
 LAST_USED_RESOLUTION = timedelta(seconds=60)

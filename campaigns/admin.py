@@ -16,11 +16,12 @@ from django.urls import URLPattern, path
 from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
-from accounts.errors import InvalidInput, ServiceError
-from accounts.jsonenc import DecimalJSONEncoder
 from accounts.models import Account
 from campaigns import baskets, selectors
 from campaigns.models import Campaign, ProductRule
+from core import jsonparse
+from core.errors import InvalidInput, ServiceError
+from core.jsonenc import DecimalJSONEncoder
 
 # --- "Price a basket": staff try the market's campaigns and product rules on a basket (issue 5, section 3) ----
 
@@ -55,9 +56,10 @@ class PriceBasketForm(forms.Form):
 
     def clean_line_items(self) -> Any:
         try:
-            return json.loads(self.cleaned_data["line_items"], parse_float=Decimal)
-        except (ValueError, RecursionError) as exc:
-            raise forms.ValidationError(f"not valid JSON: {str(exc)[:200]}") from None
+            return jsonparse.loads(self.cleaned_data["line_items"])
+        except ServiceError as exc:
+            detail = "; ".join(f"{e['field']}: {e['message']}" for e in exc.errors()[:5]) or exc.message
+            raise forms.ValidationError(f"not valid JSON: {detail}") from None
 
 
 def _text(value: Any) -> str:

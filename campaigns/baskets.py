@@ -13,9 +13,9 @@ from decimal import Decimal
 from typing import Any
 
 from accounts import selectors as account_selectors
-from accounts.errors import InvalidInput, ServiceError
 from accounts.models import Account, Market
 from campaigns.pricing import PricingLine, PricingResult, price_basket
+from core.errors import InvalidInput, ServiceError
 from imports.schema import INVALID, Arr, Enum, L10nString, Node, Num, Obj, Report, Str, join
 from integrations import answers as integration_answers
 from integrations.client import IntegrationFailed, NotConfigured, call

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
-from accounts.jsonenc import DecimalJSONField
 from accounts.models import AccountOwned, Market
+from core.jsonenc import DecimalJSONField
 
 
 class Campaign(AccountOwned):

@@ -17,9 +17,9 @@ from rest_framework.response import Response
 
 from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
 from accounts.api_common import PosView
-from accounts.errors import ServiceError
 from campaigns import baskets
 from campaigns.serializers import BasketPriceInputSerializer, PricedBasketSerializer
+from core.errors import ServiceError
 
 TRUE_WORDS = ("true", "1", "yes")
 FALSE_WORDS = ("false", "0", "no", "")

@@ -12,6 +12,7 @@ from rest_framework import serializers
 
 from accounts.models import Market
 from campaigns.models import Campaign, ProductRule
+from core.serializers import JSONField
 
 # An empty parameter (``?market=``) means no filter, as if it were left out.
 
@@ -26,7 +27,7 @@ class ProductRuleFilterSerializer(serializers.Serializer):
 
 
 @extend_schema_field(OpenApiTypes.OBJECT)
-class DefinitionField(serializers.JSONField):
+class DefinitionField(JSONField):
     """The campaign or rule exactly as imported."""
 
 
@@ -36,7 +37,7 @@ class DefinitionField(serializers.JSONField):
         "description": "L10nString: a string, or an object mapping a language code to a string.",
     }
 )
-class L10nStringField(serializers.JSONField):
+class L10nStringField(JSONField):
     pass
 
 
@@ -46,7 +47,7 @@ class L10nStringField(serializers.JSONField):
         "description": "MarketPrice: a number, or an object mapping a market identifier to a number.",
     }
 )
-class MarketPriceField(serializers.JSONField):
+class MarketPriceField(JSONField):
     pass
 
 
@@ -144,7 +145,7 @@ class BasketLineInputSerializer(serializers.Serializer):
     taxes = _TaxInputSerializer(
         many=True, required=False, help_text="Default: the product's taxes, else the market's default taxes."
     )
-    behavior = serializers.JSONField(required=False, help_text='`{"shipping": {...}}` marks a shipping line.')
+    behavior = JSONField(required=False, help_text='`{"shipping": {...}}` marks a shipping line.')
 
 
 class BasketPriceInputSerializer(serializers.Serializer):
@@ -166,7 +167,7 @@ class _TaxSummarySerializer(serializers.Serializer):
 
 class _DiscountSummarySerializer(serializers.Serializer):
     amount = _money(PER_LINE + " What this campaign took off the line (its discounted units together).")
-    discount = serializers.JSONField(
+    discount = JSONField(
         help_text=(
             "Spec: Discount Summary: `id` (campaign id), `name` (display name), `application` (`line_item`, or "
             "`line_items` with index ranges when only some units are discounted), `mode`, `type`, `trigger`."
@@ -200,7 +201,7 @@ class PricedBasketSerializer(serializers.Serializer):
     is_return = serializers.BooleanField()
     line_items = PricedLineSerializer(many=True, help_text="The lines, then any container-deposit lines.")
     taxes = _TaxSummarySerializer(many=True)
-    explanation = serializers.JSONField(
+    explanation = JSONField(
         required=False,
         help_text=(
             "Only with `?explain=true`: per campaign considered, `{campaign_id, type, priority, fired, reason, units}`."

@@ -8,7 +8,6 @@ The export log and deliveries are a record: view-only, with retry actions that c
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
@@ -21,8 +20,9 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin
-from accounts.errors import ServiceError
 from accounts.models import Account
+from core import jsonparse
+from core.errors import ServiceError
 from exports import selectors, services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import mask, unmask
@@ -223,9 +223,9 @@ class ExportQueueAdmin(AccountOwnedAdmin):
             if account is None:
                 raise ServiceError("choose the account first", field="account")
             try:
-                transform = json.loads(request.POST.get("transform", ""))
-            except ValueError:
-                raise ServiceError("the transform is not valid JSON", field="transform") from None
+                transform = jsonparse.loads(request.POST.get("transform", ""))
+            except ServiceError as exc:
+                raise ServiceError(f"the transform is not valid JSON: {exc.message}", field="transform") from None
             entity_type = request.POST.get("entity_type", "")
             rendered, element_key = services.preview_config(
                 account=account, entity_type=entity_type, transform=transform

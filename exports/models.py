@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from accounts.models import AccountOwned
+from core.jsonenc import DecimalJSONField
 
 
 class EntityType(models.TextChoices):
@@ -32,15 +33,15 @@ class ExportQueue(AccountOwned):
     name = models.CharField(max_length=200)
     entity_type = models.CharField(max_length=40, choices=EntityType.choices)
     enabled = models.BooleanField(default=True)
-    filters = models.JSONField(
+    filters = DecimalJSONField(
         default=dict,
         blank=True,
         help_text='{"stock_locations": [ids], "markets": [ids], "ignore_stock_event_types": [types]}',
     )
     trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.REALTIME)
     daily_at = models.TimeField(null=True, blank=True, help_text="Local time of a daily run (account time zone).")
-    transform = models.JSONField(default=dict, help_text='{"type": "identity"|"mustache"|..., ...}')
-    delivery = models.JSONField(default=dict, help_text='{"type": "webhook"|"email"|"ftp"|"sftp", ...}')
+    transform = DecimalJSONField(default=dict, help_text='{"type": "identity"|"mustache"|..., ...}')
+    delivery = DecimalJSONField(default=dict, help_text='{"type": "webhook"|"email"|"ftp"|"sftp", ...}')
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -15,6 +15,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.serializers import JSONField
 from exports.models import EntityType, ExportAttempt, ExportItem, ExportQueue, ExportStatus, Trigger
 
 MASK = "********"
@@ -80,7 +81,7 @@ _CONFIG_SCHEMA = {
 
 
 @extend_schema_field(_CONFIG_SCHEMA)
-class ConfigField(serializers.JSONField):
+class ConfigField(JSONField):
     """A transform or delivery configuration: an object with a ``type`` and that type's settings
     (checked by ``exports.services.validate_queue``, which names the offending key)."""
 
@@ -92,7 +93,7 @@ class ConfigField(serializers.JSONField):
 
 
 @extend_schema_field(FiltersSerializer)
-class FiltersField(serializers.JSONField):
+class FiltersField(JSONField):
     """The queue's filters, checked by the service (unknown keys are refused, not dropped)."""
 
     def to_internal_value(self, data: Any) -> Any:
@@ -184,7 +185,7 @@ class PreviewInputSerializer(serializers.Serializer):
 
 class ConfigPreviewInputSerializer(PreviewInputSerializer):
     entity_type = serializers.ChoiceField(choices=EntityType.choices)
-    transform = serializers.JSONField(help_text='The transform to try, e.g. {"type": "csv", ...}.')
+    transform = JSONField(help_text='The transform to try, e.g. {"type": "csv", ...}.')
 
     class Meta:
         ref_name = "ExportConfigPreviewRequest"

@@ -28,8 +28,8 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from accounts.errors import Conflict, ServiceError
 from accounts.models import Account, StockLocation
+from core.errors import Conflict, ServiceError
 from exports import retry
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult

@@ -11,8 +11,8 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from accounts.jsonenc import DecimalJSONField
 from accounts.models import AccountOwned
+from core.jsonenc import DecimalJSONField
 
 
 def money(**kwargs: object) -> models.DecimalField:

@@ -21,7 +21,7 @@ from rest_framework.response import Response
 
 from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
 from accounts.api_common import PosView
-from accounts.errors import InvalidInput
+from core.errors import InvalidInput
 from giftcards import services
 from giftcards.models import CustomerAccountPayment
 from imports.schema import INVALID, Currency, Num, Obj, Report, Str

@@ -31,9 +31,9 @@ from typing import Any
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.errors import Conflict, NotFound, ServiceError
 from accounts.models import Account
 from accounts.money import minor_unit
+from core.errors import Conflict, NotFound, ServiceError
 from giftcards import selectors
 from giftcards.models import CustomerAccountPayment, GiftCard, GiftCardMove, GiftCardStatus, MoveAction
 from integrations import client

@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.models import Integration, StockLocation
+from core.serializers import JSONField
 from imports.models import ImportItem, ImportKind, ImportStatus
 
 INTEGRATION_FILTER = "integration_identifier"
@@ -26,7 +27,7 @@ class ImportLogFilterSerializer(serializers.Serializer):
 
 
 @extend_schema_field(OpenApiTypes.ANY)
-class PayloadField(serializers.JSONField):
+class PayloadField(JSONField):
     """The posted item as received (an object, or an id string for deletions; null when unparseable)."""
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -25,9 +25,9 @@ from django.db.models.fields.json import KT
 from django.utils import timezone
 
 from accounts import selectors as account_selectors
-from accounts.errors import ServiceError
 from accounts.models import Account, Integration, Market, StockLocation
 from campaigns import services as campaign_services
+from core.errors import ServiceError
 from imports import definitions
 from imports.models import ImportItem, ImportKind, ImportStatus
 from imports.schema import INVALID, Node, Report
@@ -90,6 +90,8 @@ class _Checked:
 
 
 MAX_REPORTED_WARNINGS = 100
+# Per item index: the errors the bounded JSON parser found in it (``core.jsonparse``).
+Refused = Mapping[int, list[dict[str, str]]]
 
 
 def _check_all(
@@ -99,13 +101,21 @@ def _check_all(
     id_field: str,
     markets: tuple[str, ...] = (),
     unique: bool = True,
+    refused: Mapping[int, list[dict[str, str]]] | None = None,
 ) -> list[_Checked]:
-    """Validate every item. With ``unique``, an identifier seen earlier in the request is a duplicate."""
+    """Validate every item. With ``unique``, an identifier seen earlier in the request is a duplicate.
+
+    ``refused`` are the errors the bounded JSON parser found in an item (a number out of range, a lone
+    surrogate): such an item fails with them and is not validated further."""
     checked: list[_Checked] = []
     seen: set[str] = set()
     for index, raw in enumerate(items):
         report = Report(markets=markets)
-        cleaned = check(raw, "", report)
+        if refused and index in refused:
+            report.errors.extend(refused[index])
+            cleaned = INVALID
+        else:
+            cleaned = check(raw, "", report)
         ident = raw.get(id_field) if isinstance(raw, dict) else None
         identifier = ident if isinstance(ident, str) else None
         if unique and cleaned is not INVALID and identifier is not None:
@@ -212,6 +222,7 @@ def queue_orders(
     kind: str,
     stock_location: StockLocation,
     orders: Sequence[Any],
+    refused: Refused | None = None,
 ) -> Outcome:
     """Spec: Endpoints A, incoming and external orders. Valid orders are queued; the rest reported.
 
@@ -219,7 +230,7 @@ def queue_orders(
     reported as a duplicate now; one that races in concurrently fails in the import log later.
     """
     schema, noun = ORDER_KINDS[kind]
-    checked = _check_all(orders, schema.check, id_field="order_identifier")
+    checked = _check_all(orders, schema.check, id_field="order_identifier", refused=refused)
     candidates = {c.identifier for c in checked if c.ok and c.identifier is not None}
     taken = order_selectors.used_order_identifiers(
         account=account, kind=kind, stock_location=stock_location, identifiers=candidates
@@ -261,11 +272,15 @@ def pending_identifiers(
 
 
 def queue_outgoing_order_state_changes(
-    *, account: Account, integration: Integration, changes: Sequence[Any]
+    *, account: Account, integration: Integration, changes: Sequence[Any], refused: Refused | None = None
 ) -> Outcome:
     """Spec: Endpoints A, outgoing order state changes. Applied in order when materialised."""
     checked = _check_all(
-        changes, definitions.OUTGOING_ORDER_STATE_CHANGE.check, id_field="order_identifier", unique=False
+        changes,
+        definitions.OUTGOING_ORDER_STATE_CHANGE.check,
+        id_field="order_identifier",
+        unique=False,
+        refused=refused,
     )
     locations = account_selectors.stock_locations_by_identifier(
         account=account, identifiers={c.cleaned["stock_location"] for c in checked if c.ok}
@@ -338,13 +353,19 @@ DEFINITION_KINDS: dict[str, DefinitionKind] = {
 
 
 def import_definitions(
-    *, account: Account, integration: Integration, kind: str, markets: Sequence[Market], items: Sequence[Any]
+    *,
+    account: Account,
+    integration: Integration,
+    kind: str,
+    markets: Sequence[Market],
+    items: Sequence[Any],
+    refused: Refused | None = None,
 ) -> Outcome:
     """Spec: Discount campaign, Product rule. Valid items are stored in every listed market, overwriting
     an item with the same id (upsert); the rest are reported. Applied in the request, not queued."""
     definition = DEFINITION_KINDS[kind]
     market_ids = tuple(m.identifier for m in markets)
-    checked = _check_all(items, definition.check, id_field="id", markets=market_ids)
+    checked = _check_all(items, definition.check, id_field="id", markets=market_ids, refused=refused)
     rows = _log_rows(
         account=account,
         integration=integration,
@@ -400,10 +421,12 @@ def delete_definitions(
 # --- Stock events (external resets) ---------------------------------------------------------------------
 
 
-def import_stock_events(*, account: Account, integration: Integration, events: Sequence[Any]) -> Outcome:
+def import_stock_events(
+    *, account: Account, integration: Integration, events: Sequence[Any], refused: Refused | None = None
+) -> Outcome:
     """Spec: Stock event, type ``external_reset``. Valid events are applied in the request, in the order
     posted (not queued: a reset is cheap and the sender wants its effect now); the rest are reported."""
-    checked = _check_all(events, IMPORTED_STOCK_EVENT.check, id_field="product_id", unique=False)
+    checked = _check_all(events, IMPORTED_STOCK_EVENT.check, id_field="product_id", unique=False, refused=refused)
     valid = [c for c in checked if c.ok]
     moves, errors = stock_services.moves_from(
         account=account, events=[c.cleaned for c in valid], paths=["" for _ in valid]

@@ -8,6 +8,7 @@ or market) answers a 4xx ``{"status": "ERROR", "message", "errors": [{field, mes
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -17,19 +18,42 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts import selectors as account_selectors
-from accounts.api_common import read_json_body
+from accounts.api_common import read_json, read_json_body
 from accounts.authentication import ApiKeyAuthentication, ApiPrincipal, HasImportsScope
-from accounts.errors import PayloadTooLarge, ServiceError
 from accounts.models import Market, StockLocation
+from core import jsonparse
+from core.errors import PayloadTooLarge, ServiceError
 from imports import docs, services
 from imports.models import ImportKind
 
 STATUS_CODES = {"OK": 200, "PARTIAL": 207, "ERROR": 400}
 
 
-def items_under(body: Any, key: str | None, *, allow_empty: bool = False) -> list[Any]:
-    """The list of items: ``body[key]``, or the body itself when ``key`` is None."""
+@dataclass
+class Batch:
+    """The posted items, and per item index the values the bounded parser refused in it."""
+
+    items: list[Any]
+    refused: dict[int, list[dict[str, str]]]
+
+
+def items_under(parsed: jsonparse.Parsed, key: str | None, *, allow_empty: bool = False) -> Batch:
+    """The list of items: ``body[key]``, or the body itself when ``key`` is None.
+
+    A refused value inside an item fails that item only (its path is given relative to the item, as every item
+    error is); one outside the items refuses the request."""
+    body = parsed.value
     field = key or "body"
+    start = 0 if key is None else 1
+    refused: dict[int, list[dict[str, str]]] = {}
+    elsewhere = []
+    for problem in parsed.problems:
+        path = problem.path
+        if len(path) > start and path[:start] == ((key,) if key else ()) and isinstance(path[start], int):
+            refused.setdefault(path[start], []).append(problem.as_error(start=start + 1, root=""))
+        else:
+            elsewhere.append(problem)
+    jsonparse.refuse(elsewhere)
     if key is None:
         if not isinstance(body, list):
             raise ServiceError("The body must be a JSON array", field=field, code="invalid_type")
@@ -50,7 +74,7 @@ def items_under(body: Any, key: str | None, *, allow_empty: bool = False) -> lis
         raise PayloadTooLarge(
             f"At most {settings.IMPORT_MAX_ITEMS} items per request", field=field, code="too_many_items"
         )
-    return items
+    return Batch(items, refused)
 
 
 def outcome_response(outcome: services.Outcome) -> Response:
@@ -61,6 +85,9 @@ class ImportView(APIView):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasImportsScope]
     parser_classes: list[type] = []  # the body is read by read_json_body, with its own limits
+
+    def body(self, request: Request) -> jsonparse.Parsed:
+        return read_json(request, limit=settings.IMPORT_MAX_BODY_BYTES)
 
     def principal(self, request: Request) -> ApiPrincipal:
         assert isinstance(request.user, ApiPrincipal)
@@ -91,7 +118,7 @@ class ImportView(APIView):
             request.META.get("HTTP_TRANSFER_ENCODING")
         )
         if has_body:
-            body = read_json_body(request)
+            body = read_json_body(request, limit=settings.IMPORT_MAX_BODY_BYTES)
             listed = body.get("ids") if isinstance(body, dict) else body
             if not isinstance(listed, list) or not all(isinstance(i, str) and i.strip() for i in listed):
                 raise ServiceError(
@@ -119,7 +146,8 @@ class OrdersImport(ImportView):
             integration=principal.integration,
             kind=self.kind,
             stock_location=location,
-            orders=items_under(read_json_body(request), self.body_key),
+            orders=(batch := items_under(self.body(request), self.body_key)).items,
+            refused=batch.refused,
         )
         return outcome_response(outcome)
 
@@ -143,7 +171,8 @@ class OutgoingOrderStateChangesImport(ImportView):
         outcome = services.queue_outgoing_order_state_changes(
             account=principal.account,
             integration=principal.integration,
-            changes=items_under(read_json_body(request), None),
+            changes=(batch := items_under(self.body(request), None)).items,
+            refused=batch.refused,
         )
         return outcome_response(outcome)
 
@@ -162,7 +191,8 @@ class DefinitionsImport(ImportView):
             integration=principal.integration,
             kind=self.kind,
             markets=markets,
-            items=items_under(read_json_body(request), self.body_key, allow_empty=True),
+            items=(batch := items_under(self.body(request), self.body_key, allow_empty=True)).items,
+            refused=batch.refused,
         )
         return outcome_response(outcome)
 
@@ -200,6 +230,7 @@ class StockEventsImport(ImportView):
         outcome = services.import_stock_events(
             account=principal.account,
             integration=principal.integration,
-            events=items_under(read_json_body(request), "stock_events"),
+            events=(batch := items_under(self.body(request), "stock_events")).items,
+            refused=batch.refused,
         )
         return outcome_response(outcome)

@@ -8,7 +8,6 @@ and shows the result field by field. The call log is a record: view-only.
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -18,8 +17,9 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
 from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin
-from accounts.errors import ServiceError
-from accounts.jsonenc import DecimalJSONEncoder
+from core import jsonparse
+from core.errors import ServiceError
+from core.jsonenc import DecimalJSONEncoder
 from integrations import services
 from integrations.client import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
@@ -139,11 +139,11 @@ class RuntimeIntegrationAdmin(AccountOwnedAdmin):
         values_error = ""
         if request.method == "POST":
             try:
-                posted = json.loads(request.POST.get("values", "") or "{}", parse_float=Decimal)
+                posted = jsonparse.loads(request.POST.get("values", "") or "{}")
                 if not isinstance(posted, dict):
-                    raise ValueError
+                    raise ServiceError("not an object")
                 values.update(posted)
-            except ValueError:
+            except ServiceError:
                 values_error = "The sample values must be a JSON object of placeholder -> value."
         try:
             result = services.test_runtime_integration(

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from accounts.errors import NotFound, ServiceError
 from accounts.models import Account
+from core.errors import NotFound, ServiceError
 
 # The kinds of runtime integration (the field ``kind``, admin and REST alike), with the placeholders each one's
 # templates may use (documented in the README and the admin help text).

@@ -9,6 +9,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from accounts.models import AccountOwned
+from core.jsonenc import DecimalJSONField
 from integrations.client import KINDS
 
 KIND_CHOICES = [(kind, kind.replace("_", " ")) for kind in KINDS]
@@ -29,9 +30,9 @@ class RuntimeIntegration(AccountOwned):
     enabled = models.BooleanField(default=True)
     method = models.CharField(max_length=4, choices=Method.choices, default=Method.GET)
     url = models.CharField(max_length=2000, help_text="URL template, e.g. https://erp.example.com/cards/{code}")
-    query = models.JSONField(default=dict, blank=True, help_text="Query parameters: name -> template.")
-    headers = models.JSONField(default=dict, blank=True, help_text="Headers: name -> value (template).")
-    body = models.JSONField(null=True, blank=True, help_text="JSON body template, or null for no body.")
+    query = DecimalJSONField(default=dict, blank=True, help_text="Query parameters: name -> template.")
+    headers = DecimalJSONField(default=dict, blank=True, help_text="Headers: name -> value (template).")
+    body = DecimalJSONField(null=True, blank=True, help_text="JSON body template, or null for no body.")
     timeout = models.DecimalField(
         max_digits=4,
         decimal_places=1,

@@ -28,9 +28,10 @@ from rest_framework.response import Response
 from accounts import selectors as account_selectors
 from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
 from accounts.api_common import PosView
-from accounts.errors import InvalidInput, NotFound, ServiceError
 from accounts.models import Account, Market, StockLocation
 from accounts.serializers import ErrorOutputSerializer
+from core.errors import InvalidInput, NotFound, ServiceError
+from core.serializers import JSONField
 from imports.schema import INVALID, Obj, Report, Str
 from integrations import answers, customers
 from integrations.client import BadAnswer, IntegrationFailed, call
@@ -295,7 +296,7 @@ _SHOP = ("shop_id", "Stock location identifier of the till's shop (sent on as `{
 
 
 def _results(name: str) -> Any:
-    return inline_serializer(name, {"results": serializers.ListField(child=serializers.JSONField())})
+    return inline_serializer(name, {"results": serializers.ListField(child=JSONField())})
 
 
 _PRODUCTS_EXAMPLE = {

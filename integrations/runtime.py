@@ -24,8 +24,10 @@ import jmespath.exceptions
 import jmespath.functions
 import requests
 
-from accounts.jsonenc import DecimalJSONEncoder
 from accounts.models import Account
+from core import jsonparse
+from core.errors import ServiceError
+from core.jsonenc import DecimalJSONEncoder
 from integrations import outbound, selectors, templates
 from integrations.client import (
     CallResult,
@@ -200,10 +202,13 @@ def _read(response: requests.Response) -> bytes:
 def _parse(response: requests.Response, content: bytes) -> Any:
     status = response.status_code
     data: Any = None
+    problems: list[jsonparse.Problem] = []
     parsed = True
     try:
-        data = json.loads(content, parse_float=Decimal, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError):
+        # The same bounded parser as every request body: no number or string in an answer can stall or crash us.
+        result = jsonparse.parse(content)
+        data, problems = result.value, result.problems
+    except ServiceError:
         parsed = False
     if 300 <= status < 400:
         _fail(f"the integrator answered with a redirect (HTTP {status}), which is not followed", status=status)
@@ -214,11 +219,10 @@ def _parse(response: requests.Response, content: bytes) -> Any:
     if not parsed:
         kind = "HTML" if content.lstrip()[:1] == b"<" else "empty" if not content.strip() else "not JSON"
         _fail(f"the integrator's answer is not JSON ({kind})", status=status)
+    if problems:
+        first = problems[0]
+        _fail(f"the integrator's answer is refused: {first.field_name(root='answer')} {first.message}", status=status)
     return data
-
-
-def _refuse_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _error_detail(data: Any) -> str | None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from core.serializers import JSONField
 from integrations.client import KINDS
 from integrations.models import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, IntegrationCall, Method, RuntimeIntegration
 from integrations.secrets import mask_headers, mask_named
@@ -32,7 +33,7 @@ class RuntimeIntegrationInputSerializer(serializers.Serializer):
         default=dict,
         help_text="Headers: name -> value (template). Values read back masked.",
     )
-    body = serializers.JSONField(
+    body = JSONField(
         allow_null=True,
         default=None,
         help_text="JSON body template (POST), or null. A string that is exactly "
@@ -100,7 +101,7 @@ class TestOutputSerializer(serializers.Serializer):
     ok = serializers.BooleanField(help_text="The call succeeded and its answer matches the kind's spec model.")
     status_code = serializers.IntegerField(allow_null=True)
     duration_ms = serializers.IntegerField()
-    data = serializers.JSONField(  # type: ignore[assignment]  # the answer's field, not Serializer.data
+    data = JSONField(  # type: ignore[assignment]  # the answer's field, not Serializer.data
         allow_null=True, help_text="The answer after the transform."
     )
     problems = ProblemSerializer(many=True)

@@ -18,8 +18,8 @@ import jmespath
 import jmespath.exceptions
 from django.db import IntegrityError, transaction
 
-from accounts.errors import InvalidInput, ServiceError
 from accounts.models import Account
+from core.errors import InvalidInput, ServiceError
 from integrations import templates
 from integrations.client import KINDS, IntegrationFailed, call
 from integrations.models import MAX_TIMEOUT, MIN_TIMEOUT, Method, RuntimeIntegration

@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from accounts.errors import InvalidInput
 from accounts.models import CASH_ROUNDING
 from accounts.money import minor_unit
+from core.errors import InvalidInput
 
 CASH = "cash"
 NO_GROUP = "__none__"

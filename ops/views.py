@@ -10,7 +10,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from accounts.api_common import error_body
+from core.errors import error_body
 from ops import health, metrics
 
 

@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.api_common import PosView
-from accounts.errors import InvalidInput, ServiceError
+from core.errors import InvalidInput, ServiceError
 from imports.schema import Node, Report
 from orders import definitions, selectors, services
 from orders.serializers import IncomingOrderOutputSerializer, OutgoingOrderOutputSerializer

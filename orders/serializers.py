@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.models import StockLocation
+from core.serializers import JSONField
 from orders.models import ExternalOrder, HandlingType, IncomingOrder, OrderState, OrderStateChange, OutgoingOrder
 
 # --- Filters (query parameters of the lists) ------------------------------------------------------------
@@ -26,7 +27,7 @@ class OrderFilterSerializer(ExternalOrderFilterSerializer):
 
 
 @extend_schema_field(OpenApiTypes.OBJECT)
-class JsonObjectField(serializers.JSONField):
+class JsonObjectField(JSONField):
     """A stored JSON object, returned as it was imported (numbers stay numbers)."""
 
 

@@ -9,8 +9,8 @@ from django.db.models import Case, CharField, DateTimeField, Q, QuerySet, Value,
 from django.utils import timezone
 
 from accounts import selectors as account_selectors
-from accounts.errors import Conflict, NotFound, ServiceError
 from accounts.models import Account, Cashier, StockLocation
+from core.errors import Conflict, NotFound, ServiceError
 from exports import services as export_services
 from exports.entities import incoming_order_state_changes, outgoing_orders
 from exports.models import EntityType

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from accounts.errors import NotFound, ServiceError
 from accounts.models import Account, Market
 from campaigns.models import Campaign, PricingVersion, ProductRule
 from campaigns.pricing import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES
@@ -35,6 +34,7 @@ from campaigns.pricing.base import (
     to_decimal,
 )
 from campaigns.pricing.product_rules import CompiledRule, compile_rule
+from core.errors import NotFound, ServiceError
 from imports.definitions import check_campaign
 from imports.schema import INVALID, Report
 

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable
 from typing import IO, Any
 
-from accounts.jsonenc import DecimalJSONEncoder
+from core.jsonenc import DecimalJSONEncoder
 from exports.transforms.base import (
     MAX_STREAM_BYTES,
     STREAM_TIMEOUT_SECONDS,

@@ -9,7 +9,7 @@ the admin accepts exactly what the API accepts.
 from __future__ import annotations
 
 import json
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -19,8 +19,9 @@ from django.http import HttpRequest
 from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
-from accounts.errors import ServiceError
-from accounts.jsonenc import DecimalJSONDecoder, DecimalJSONEncoder
+from core import jsonparse
+from core.errors import ServiceError
+from core.jsonenc import DecimalJSONDecoder, DecimalJSONEncoder
 from imports.schema import Obj
 from ledger.models import Expense, NewsletterSignup, Product, ProductEditEvent
 from ledger.serializers import catalog as schemas
@@ -45,8 +46,8 @@ class L10nStringFormField(forms.CharField):
             return None
         if text.startswith("{"):
             try:
-                return json.loads(text, parse_float=Decimal)
-            except ValueError:
+                return jsonparse.loads(text)
+            except ServiceError:
                 raise forms.ValidationError('Enter plain text, or a JSON object like {"da": "Kaffe"}.') from None
         return text
 
@@ -62,11 +63,12 @@ class MarketPriceFormField(forms.CharField):
         if not text:
             return None
         try:
-            if text.startswith("{"):
-                return json.loads(text, parse_float=Decimal)
-            return Decimal(text)
-        except (ValueError, InvalidOperation):
-            raise forms.ValidationError('Enter a number, or a JSON object like {"dk": 199.95}.') from None
+            value = jsonparse.loads(text)
+        except ServiceError:
+            value = None
+        if isinstance(value, bool) or not isinstance(value, dict | int | Decimal):
+            raise forms.ValidationError('Enter a number, or a JSON object like {"dk": 199.95}.')
+        return value
 
 
 def _taxes_field() -> forms.JSONField:

@@ -34,8 +34,8 @@ from accounts.api import (
 )
 from accounts.api_common import PosView, read_json_body
 from accounts.authentication import INVALID_CREDENTIALS, ApiPrincipal
-from accounts.errors import InvalidInput
 from accounts.models import Scope
+from core.errors import InvalidInput
 from imports.schema import Obj
 from ledger.models import Expense, NewsletterSignup, Product
 from ledger.selectors import catalog as selectors

@@ -27,7 +27,7 @@ from accounts.api import (
     response_example,
 )
 from accounts.api_common import PosView
-from accounts.errors import InvalidInput
+from core.errors import InvalidInput
 from imports.schema import Obj, Report
 from ledger.models import RegisterCloseStatement
 from ledger.selectors import registers as selectors

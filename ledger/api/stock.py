@@ -25,7 +25,7 @@ from accounts.api import (
     response_example,
 )
 from accounts.api_common import PosView
-from accounts.errors import InvalidInput, PayloadTooLarge, ServiceError
+from core.errors import InvalidInput, PayloadTooLarge, ServiceError
 from exports.entities.stock_events import to_json
 from imports.schema import INVALID, Report
 from ledger.models import StockEvent, StockEventType, StockLevel

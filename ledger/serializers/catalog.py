@@ -19,6 +19,7 @@ from rest_framework import serializers
 from accounts.serializers import TaxSerializer
 from accounts.validation import TAX_TYPES
 from campaigns.serializers import L10nStringField, MarketPriceField
+from core.serializers import JSONField
 from imports.schema import (
     INVALID,
     Arr,
@@ -212,7 +213,7 @@ class ProductRequestSerializer(serializers.Serializer):
         "description": "A list of taxes, or an object of market identifier to a list of taxes.",
     }
 )
-class ExpenseTaxesField(serializers.JSONField):
+class ExpenseTaxesField(JSONField):
     pass
 
 
@@ -313,7 +314,7 @@ class ExpenseOutputSerializer(serializers.ModelSerializer):
         "source? {market_id, shop_id, shop_name, register_id, register_name}, timestamp.",
     }
 )
-class SignupDocumentField(serializers.JSONField):
+class SignupDocumentField(JSONField):
     pass
 
 

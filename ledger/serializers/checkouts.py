@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.models import Register, StockLocation
+from core.serializers import JSONField
 from ledger.definitions import ecommerce_groups
 from ledger.models import Checkout, Sale, SaleKind
 
@@ -60,7 +61,7 @@ class SaleFilterSerializer(CheckoutFilterSerializer):
 
 
 @extend_schema_field(OpenApiTypes.OBJECT)
-class DocumentField(serializers.JSONField):
+class DocumentField(JSONField):
     """The stored JSON document, exactly as exported (numbers stay numbers)."""
 
 

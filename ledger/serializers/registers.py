@@ -6,6 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.serializers import JSONField
 from imports.schema import Arr, Currency, Int, Num, Obj, Str
 from ledger.definitions import CASHIER
 from ledger.models import RegisterCloseStatement, RegisterPeriod
@@ -92,7 +93,7 @@ class RegisterPeriodOutputSerializer(serializers.ModelSerializer):
 
 
 @extend_schema_field(OpenApiTypes.OBJECT)
-class StatementDocumentField(serializers.JSONField):
+class StatementDocumentField(JSONField):
     """The statement exactly as exported (spec: Register close statement)."""
 
 

@@ -17,8 +17,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.errors import InvalidInput, NotFound, ServiceError
 from accounts.models import Account, Market, Register, StockLocation
+from core.errors import InvalidInput, NotFound, ServiceError
 from exports import services as exports
 from exports.entities import newsletter_signups as signup_entity
 from exports.entities import product_edit_events as event_entity

@@ -21,8 +21,8 @@ from zoneinfo import ZoneInfo, available_timezones
 
 from django.db import IntegrityError, transaction
 
-from accounts.errors import Conflict, InvalidInput, ServiceError
 from accounts.models import Account, Register
+from core.errors import Conflict, InvalidInput
 from exports import services as export_services
 from exports.entities import checkouts as checkout_entity
 from exports.entities import sales as sale_entity
@@ -43,9 +43,6 @@ from ledger.services.registers import open_period_for
 from ledger.services.stock import record_sale_stock_events
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-# Free-form parts of a checkout (payment metadata, fiscal data) may nest; nothing real nests this deep, and
-# refusing deeper bodies keeps hashing and storing them clear of Python's recursion limit.
-MAX_DEPTH = 32
 CUSTOMER_KEPT_WITHOUT_ORGANIZATION = ("identifier",)
 
 
@@ -70,30 +67,6 @@ class _SalePlan:
 
 
 # --- Idempotency ------------------------------------------------------------------------------------
-
-
-def _refuse_unstorable(body: Any) -> None:
-    """Refuse what no database column can hold, wherever in the body (free-form parts are not checked by
-    the schema): nesting beyond ``MAX_DEPTH``, NUL characters and lone surrogates (not UTF-8)."""
-    stack = [(body, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict | list):
-            if depth > MAX_DEPTH:
-                raise ServiceError(
-                    f"The body is nested more than {MAX_DEPTH} levels deep", field="body", code="too_deep"
-                )
-            if isinstance(node, dict):
-                stack.extend((key, depth) for key in node)
-            children = node.values() if isinstance(node, dict) else node
-            stack.extend((child, depth + 1) for child in children)
-        elif isinstance(node, str):
-            try:
-                node.encode("utf-8")
-            except UnicodeEncodeError:
-                raise ServiceError("The body holds text that is not valid Unicode", field="body") from None
-            if "\x00" in node:
-                raise ServiceError("The body holds a NUL character", field="body")
 
 
 def _canonical(value: Any, out: list[str]) -> None:
@@ -318,7 +291,6 @@ def record_checkout(*, account: Account, body: Any) -> CheckoutResult:
     identifier, or a sale identifier used by another checkout, is a ``Conflict``. Invalid input raises
     ``InvalidInput`` naming every offending field.
     """
-    _refuse_unstorable(body)
     digest = body_hash(body)
     identifier = body.get("identifier") if isinstance(body, dict) else None
     if isinstance(identifier, str) and len(identifier) <= 255:

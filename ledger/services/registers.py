@@ -22,9 +22,9 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from accounts.errors import Conflict, NotFound, ServiceError
 from accounts.models import Account, Register
 from accounts.money import minor_unit
+from core.errors import Conflict, NotFound, ServiceError
 from exports.entities.register_close_statements import element_key
 from exports.models import EntityType
 from exports.services import ExportEntry, enqueue

@@ -19,8 +19,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts import selectors as account_selectors
-from accounts.errors import InvalidInput
 from accounts.models import Account, StockLocation
+from core.errors import InvalidInput
 from exports.entities import stock_events as stock_event_entity
 from exports.models import EntityType
 from exports.services import ExportEntry, enqueue

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from accounts.errors import ServiceError
 from accounts.models import Market
 from campaigns import services
 from campaigns.models import Campaign, PricingVersion
 from campaigns.pricing import PricingLine, PricingResult, clear_cache, compile_market, evaluate, price_basket
+from core.errors import ServiceError
 from ledger.definitions import SALE_SUMMARY, SaleReport
 from tests.conftest import Tenant
 

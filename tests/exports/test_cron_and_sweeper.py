@@ -97,7 +97,7 @@ def test_retrying_items_sends_them_again_under_a_new_delivery_id(tenant, client)
 
 
 def test_a_pending_item_is_not_retried(tenant, client):
-    from accounts.errors import Conflict
+    from core.errors import Conflict
 
     make_queue(tenant, "https://example.com/a")
     import_orders(client, tenant, "a")
@@ -135,7 +135,7 @@ def test_a_web_hook_queue_without_a_secret_gets_one_shown_once(tenant):
     ],
 )
 def test_a_configuration_that_cannot_work_is_refused_naming_the_field(tenant, fields, field):
-    from accounts.errors import ServiceError
+    from core.errors import ServiceError
 
     values = {"name": "q", "entity_type": "outgoing_orders", "delivery": {"type": "webhook", "url": "https://x"}}
     values.update(fields)

@@ -10,8 +10,8 @@ from unittest import mock
 import pytest
 from rest_framework.response import Response
 
-from accounts.errors import Conflict
 from accounts.models import StockLocation
+from core.errors import Conflict
 from exports.models import ExportItem, ExportQueue
 from orders import services as order_services
 from orders.models import IncomingOrder, OrderState, OrderStateChange, OutgoingOrder

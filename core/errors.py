@@ -1,6 +1,17 @@
-"""The one error hierarchy of the services; ``accounts.api_common.exception_handler`` maps it to JSON."""
+"""The one error hierarchy of the services and the JSON body of every refused request;
+``accounts.api_common.exception_handler`` maps the hierarchy to that body."""
 
 from __future__ import annotations
+
+from typing import Any
+
+
+def error_body(message: str, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """The JSON body of every refused request: ``{"status": "ERROR", "message", "errors"?}``."""
+    body: dict[str, Any] = {"status": "ERROR", "message": message}
+    if errors:
+        body["errors"] = errors
+    return body
 
 
 class ServiceError(Exception):
