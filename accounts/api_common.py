@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
@@ -19,7 +18,8 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from accounts.authentication import ApiKeyAuthentication, ApiPrincipal, HasPosScope
 from accounts.models import Account
 from core import jsonparse
-from core.errors import PayloadTooLarge, ServiceError, UnsupportedMediaType, error_body
+from core.errors import ServiceError, UnsupportedMediaType, error_body
+from core.middleware import is_json, media_type, parsed_body
 
 
 class Pagination(LimitOffsetPagination):
@@ -76,48 +76,29 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     return page_not_found(request, exception or Http404())
 
 
-def read_body_bytes(request: Request | HttpRequest, *, limit: int) -> bytes:
-    """The raw body of a JSON request, read up to ``limit`` bytes and no further (413 beyond it)."""
+def read_json(request: Request | HttpRequest) -> jsonparse.Parsed:
+    """The body as the request middleware parsed it (``core.middleware``: bounded, once), refused values reported
+    as problems: import batches keep their good items; every other body with a problem was refused already."""
     raw_request = request._request if isinstance(request, Request) else request
-    media_type = raw_request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
-    empty = ServiceError("The request body is empty", field="body", code="empty")
-    no_length = raw_request.META.get("CONTENT_LENGTH") in (None, "", "0")
-    if not media_type and no_length and not raw_request.read(limit + 1).strip():
-        # No body and no Content-Type: a missing body (400, documented), not a content-type dispute.
-        raise empty
-    if media_type != "application/json" and not media_type.endswith("+json"):
-        raise UnsupportedMediaType("Content-Type must be application/json", field="Content-Type")
-    try:
-        declared = int(raw_request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        declared = 0
-    too_large = PayloadTooLarge(f"The body is larger than the limit of {limit} bytes", field="body")
-    if declared > limit:
-        raise too_large
-    raw = raw_request.read(limit + 1)
-    if len(raw) > limit:
-        raise too_large
-    if not raw.strip():
-        raise empty
-    return raw
+    parsed = parsed_body(raw_request)
+    if parsed is None:
+        media = media_type(raw_request)
+        if media and not is_json(media):
+            raise UnsupportedMediaType("Content-Type must be application/json", field="Content-Type")
+        raise ServiceError("The request body is empty", field="body", code="empty")
+    return parsed
 
 
-def read_json(request: Request | HttpRequest, *, limit: int | None = None) -> jsonparse.Parsed:
-    """The body parsed by the bounded parser, refused values reported as problems (imports keep the good items)."""
-    return jsonparse.parse(read_body_bytes(request, limit=settings.API_MAX_BODY_BYTES if limit is None else limit))
-
-
-def read_json_body(request: Request | HttpRequest, *, limit: int | None = None) -> Any:
-    """The body as JSON (numbers with a fraction as Decimal) within ``limit`` (default ``API_MAX_BODY_BYTES``);
-    any refused value refuses the body (400, each field named)."""
-    parsed = read_json(request, limit=limit)
+def read_json_body(request: Request | HttpRequest) -> Any:
+    """The body as JSON (numbers with a fraction as Decimal); any refused value refuses it (400, fields named)."""
+    parsed = read_json(request)
     jsonparse.refuse(parsed.problems)
     return parsed.value
 
 
 class PosView(APIView):
     """Base of the POS API (``/api/v1/pos/...``): keys with the ``pos`` scope; the body is read by
-    ``read_json_body`` (numbers with a fraction as Decimal, within ``API_MAX_BODY_BYTES``)."""
+    ``read_json_body`` (parsed by the request middleware, within ``API_MAX_BODY_BYTES``)."""
 
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasPosScope]

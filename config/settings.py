@@ -94,8 +94,8 @@ MIDDLEWARE = [
     # see every answer, redirects and refusals of the middleware below included.
     "ops.middleware.RequestIdMiddleware",
     "ops.middleware.MetricsMiddleware",
-    # Before anything reads the URL: over-long ids and NUL characters never reach a view or a query.
-    "core.middleware.BoundedUrlMiddleware",
+    # Before anything reads the URL or the body: both are bounded and the JSON body parsed here, once.
+    "core.middleware.BoundedRequestMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

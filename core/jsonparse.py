@@ -11,9 +11,10 @@ Hostile input costs the service at most one pass over the bytes it was sent, wha
 * **Text is valid Unicode.** The bytes must be UTF-8; ``\\ud800`` (a lone surrogate, which no encoder can
   write back out) and ``\\u0000`` (which PostgreSQL cannot store) are refused in every string and key.
 * **Nesting** is at most ``MAX_DEPTH`` levels; deeper bodies are refused before any recursive code sees them.
+  One array holds at most ``MAX_ARRAY_ITEMS`` items, one object ``MAX_OBJECT_KEYS`` keys.
 
 A value that breaks a rule is replaced in the parsed tree by a harmless stand-in (the text with ``U+FFFD``,
-``None`` for a number or a too-deep subtree) and reported as a ``Problem`` with its path, so a batch can
+``None`` for a number or a too-deep subtree, an empty array or object for an oversized one) and reported as a ``Problem`` with its path, so a batch can
 refuse only the items that hold one and still store what was sent (``Parsed.problems``). ``loads`` refuses
 the whole body on the first problems instead.
 """
@@ -30,6 +31,10 @@ from typing import Any
 from core.errors import InvalidInput, ServiceError
 
 MAX_DEPTH = 32
+# Far above any real body (an import holds at most IMPORT_MAX_ITEMS items, a checkout 1,000 lines): one array
+# or object this large is an attack on whatever walks it next.
+MAX_ARRAY_ITEMS = 100_000
+MAX_OBJECT_KEYS = 10_000
 MAX_NUMBER_LENGTH = 40
 MAX_EXPONENT = 30
 # Problems reported for one body: enough to fix a request, bounded so that a body of a million bad numbers
@@ -160,6 +165,11 @@ class _Walk:
         stack: list[tuple[dict[Any, Any] | list[Any], tuple[PathPart, ...], int]] = [(root, (), 1)]
         while stack:
             container, path, depth = stack.pop()
+            limit, noun = (MAX_OBJECT_KEYS, "keys") if isinstance(container, dict) else (MAX_ARRAY_ITEMS, "items")
+            if len(container) > limit:
+                self.problem(path, f"has {len(container)} {noun}; at most {limit} are accepted", "too_many_items")
+                container.clear()
+                continue
             if isinstance(container, dict):
                 if self.check_strings and any(_BAD_CHARS.search(k) for k in container):
                     items = [(self.key(k, path), v) for k, v in container.items()]

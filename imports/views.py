@@ -87,7 +87,7 @@ class ImportView(APIView):
     parser_classes: list[type] = []  # the body is read by read_json_body, with its own limits
 
     def body(self, request: Request) -> jsonparse.Parsed:
-        return read_json(request, limit=settings.IMPORT_MAX_BODY_BYTES)
+        return read_json(request)
 
     def principal(self, request: Request) -> ApiPrincipal:
         assert isinstance(request.user, ApiPrincipal)
@@ -118,7 +118,7 @@ class ImportView(APIView):
             request.META.get("HTTP_TRANSFER_ENCODING")
         )
         if has_body:
-            body = read_json_body(request, limit=settings.IMPORT_MAX_BODY_BYTES)
+            body = read_json_body(request)
             listed = body.get("ids") if isinstance(body, dict) else body
             if not isinstance(listed, list) or not all(isinstance(i, str) and i.strip() for i in listed):
                 raise ServiceError(
