@@ -293,7 +293,7 @@ def config_schema(
     output_serializer: type[serializers.Serializer],
     example: dict[str, Any],
     request: dict[str, Any],
-    delete_conflict: bool = False,
+    delete_conflict: bool = True,  # every configured object can be in use by another
 ) -> Any:
     """``extend_schema_view`` of a ``ConfigViewSet``: one tag, examples for every response shape."""
     one = [response_example(noun, example), response_example(noun, example, status_code=201)]
@@ -303,7 +303,7 @@ def config_schema(
             tags=[tag],
             summary=f"List {noun}s",
             parameters=AUTH_PARAMETERS,
-            responses={200: output_serializer(many=True), **error_responses()},
+            responses={200: output_serializer(many=True), **error_responses(400)},
             examples=[response_example(noun, example)],
         ),
         create=extend_schema(
@@ -533,7 +533,7 @@ API_KEY_REVOKED_EXAMPLE = {**API_KEY_EXAMPLE, "revoked_at": "2025-02-01T08:00:00
         summary="List API keys",
         description="Revoked keys included. The key itself is never shown again after creation.",
         parameters=AUTH_PARAMETERS,
-        responses={200: ApiKeyOutputSerializer(many=True), **error_responses()},
+        responses={200: ApiKeyOutputSerializer(many=True), **error_responses(400)},
         examples=[response_example("API key", API_KEY_EXAMPLE)],
     ),
     retrieve=extend_schema(

@@ -14,9 +14,9 @@ Hostile input costs the service at most one pass over the bytes it was sent, wha
   One array holds at most ``MAX_ARRAY_ITEMS`` items, one object ``MAX_OBJECT_KEYS`` keys.
 
 A value that breaks a rule is replaced in the parsed tree by a harmless stand-in (the text with ``U+FFFD``,
-``None`` for a number or a too-deep subtree, an empty array or object for an oversized one) and reported as a ``Problem`` with its path, so a batch can
-refuse only the items that hold one and still store what was sent (``Parsed.problems``). ``loads`` refuses
-the whole body on the first problems instead.
+``None`` for a number or a too-deep subtree, an empty array or object for an oversized one) and reported as a
+``Problem`` with its path, so a batch can refuse only the items that hold one and still store what was sent
+(``Parsed.problems``). ``loads`` refuses the whole body on the first problems instead.
 """
 
 from __future__ import annotations

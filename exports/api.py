@@ -150,7 +150,7 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
     list=extend_schema(
         summary="List export queues",
         parameters=AUTH_PARAMETERS,
-        responses={200: ExportQueueOutputSerializer(many=True), **error_responses()},
+        responses={200: ExportQueueOutputSerializer(many=True), **error_responses(400)},
         examples=[response_example("Export queue", QUEUE_EXAMPLE)],
     ),
     retrieve=extend_schema(

@@ -98,7 +98,7 @@ def _write(summary: str, created: bool = False) -> Any:
     list=extend_schema(
         summary="List runtime integrations",
         parameters=AUTH_PARAMETERS,
-        responses={200: RuntimeIntegrationOutputSerializer(many=True), **error_responses()},
+        responses={200: RuntimeIntegrationOutputSerializer(many=True), **error_responses(400)},
         examples=[response_example("Runtime integration", EXAMPLE)],
     ),
     retrieve=extend_schema(

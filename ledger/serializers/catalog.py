@@ -319,8 +319,13 @@ class SignupDocumentField(JSONField):
 
 
 class NewsletterSignupOutputSerializer(serializers.ModelSerializer):
-    stock_location = serializers.SlugRelatedField(slug_field="identifier", read_only=True)  # type: ignore[var-annotated]
-    register = serializers.SlugRelatedField(slug_field="identifier", read_only=True)  # type: ignore[var-annotated]
+    # Null for a signup from a second-screen app that named no shop or register.
+    stock_location = serializers.SlugRelatedField(  # type: ignore[var-annotated]
+        slug_field="identifier", read_only=True, allow_null=True
+    )
+    register = serializers.SlugRelatedField(  # type: ignore[var-annotated]
+        slug_field="identifier", read_only=True, allow_null=True
+    )
     document = SignupDocumentField(read_only=True)
 
     class Meta:

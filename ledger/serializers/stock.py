@@ -157,7 +157,10 @@ class StockEventFilterSerializer(StockLevelFilterSerializer):
 
 
 def _quantity() -> serializers.DecimalField:
-    return serializers.DecimalField(max_digits=20, decimal_places=6, coerce_to_string=False, read_only=True)
+    # Null where the event has no such figure (a stock count has no adjustment, a sale no counted value).
+    return serializers.DecimalField(
+        max_digits=20, decimal_places=6, coerce_to_string=False, read_only=True, allow_null=True
+    )
 
 
 @extend_schema_field({"type": "string", "nullable": True, "description": "null for a product without variants."})
