@@ -7,7 +7,6 @@ cached per process and rebuilt when the configuration changes (``updated_at``).
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import threading
@@ -120,7 +119,8 @@ def _send(integration: RuntimeIntegration, request: Rendered, timeout: float) ->
     parts = urlsplit(request.url)
     host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        if parts.scheme == "http" and not _plain_http_allowed(host, port):
+        if parts.scheme == "http" and not outbound.plain_http_allowed(host, port):
+            # Secrets in headers must not cross the internet in clear text: the same rule as web hook exports.
             _fail("the integrator's address is refused: plain http is only allowed inside OUTBOUND_ALLOWED_NETWORKS")
         return session_for(integration).request(
             request.method,
@@ -147,14 +147,6 @@ def _send(integration: RuntimeIntegration, request: Rendered, timeout: float) ->
         _fail(_connection_message(exc))
     except requests.RequestException as exc:
         _fail(f"the request to the integrator failed ({type(exc).__name__})")
-
-
-def _plain_http_allowed(host: str, port: int) -> bool:
-    # Plain http only inside OUTBOUND_ALLOWED_NETWORKS (a test or on-premises integrator): secrets in headers
-    # must not cross the internet in clear text. The same rule as web hook exports.
-    addresses = outbound.check_address(host, port)
-    networks = outbound.allowed_networks()
-    return all(any(ipaddress.ip_address(a.split("%")[0]) in n for n in networks) for a in addresses)
 
 
 def _connection_message(exc: requests.ConnectionError) -> str:

@@ -16,7 +16,6 @@ import base64
 import binascii
 import hashlib
 import hmac
-import ipaddress
 import time
 from functools import cache
 from typing import Any
@@ -164,8 +163,6 @@ def _session() -> requests.Session:
 
 def _allowed_plain_http(host: str, port: int) -> bool:
     try:
-        addresses = outbound.check_address(host, port)
+        return outbound.plain_http_allowed(host, port)
     except outbound.OutboundRefused:
         return False
-    networks = outbound.allowed_networks()
-    return all(any(ipaddress.ip_address(a.split("%")[0]) in n for n in networks) for a in addresses)
