@@ -243,6 +243,28 @@ def test_a_configuration_that_cannot_work_is_refused_naming_the_field(
     assert not ExportQueue.objects.exists()
 
 
+EMAIL = {"type": "email", "recipients": ["ops@acme.example"]}
+
+
+@pytest.mark.parametrize(
+    ("delivery", "field"),
+    [
+        ({**EMAIL, "from_name": "Acme\r\nBcc: victim@example.net"}, "delivery.from_name"),
+        ({**EMAIL, "from_name": "ceo@bank.example"}, "delivery.from_name"),
+        ({**EMAIL, "reply_to": "erp@acme.example\r\nBcc: victim@example.net"}, "delivery.reply_to"),
+        ({**EMAIL, "recipients": [f"r{i}@acme.example" for i in range(11)]}, "delivery.recipients"),
+    ],
+)
+def test_an_email_sender_that_could_inject_or_spoof_is_refused_naming_the_field(
+    api: AdminApi, delivery: dict[str, Any], field: str
+) -> None:
+    response = api.post("export-queues", queue_body(delivery=delivery))
+
+    assert response.status_code == 400
+    assert error_fields(response) == {field}
+    assert not ExportQueue.objects.exists()
+
+
 def test_an_update_is_validated_by_the_service_too(api: AdminApi) -> None:
     queue = make_queue(api.tenant, "https://example.com/a")
 
