@@ -144,11 +144,14 @@ def test_a_path_value_cannot_climb_out_of_the_path(
 
 @pytest.fixture
 def secret_integration(tenant: Tenant, configure: Any) -> RuntimeIntegration:
-    return configure(
+    integration = configure(
         "customer_account_pay",
         headers={"Authorization": SECRET, "Accept": "application/json"},
         query={"apikey": QUERY_SECRET, "shop": "{shop_id}"},
     )
+    integration.secret_fields = ["query.apikey"]
+    integration.save(update_fields=["secret_fields"])
+    return integration
 
 
 def test_secrets_never_reach_the_call_log_or_the_logs(
