@@ -140,7 +140,7 @@ def test_the_masked_secret_sent_back_keeps_the_stored_one(api: AdminApi) -> None
 
     assert response.status_code == 200, response.json()
     assert response.json()["generated_secret"] is None
-    assert stored_delivery(created["id"]) == {**body["delivery"], "secret": secret}
+    assert stored_delivery(created["id"]) == {**body["delivery"], "secret": secret, "headers": {"X-Shop": "acme"}}
 
 
 def test_a_secret_left_out_of_an_update_keeps_the_stored_one(api: AdminApi) -> None:
@@ -173,8 +173,9 @@ def test_passwords_tokens_and_auth_headers_are_masked_and_kept(api: AdminApi) ->
     created = api.post("export-queues", queue_body(delivery=delivery)).json()
 
     shown = created["delivery"]
-    assert shown["auth"] == {"type": "basic", "username": "erp", "password": MASK}
-    assert shown["headers"] == {"Authorization": MASK, "X-Shop": "acme"}
+    assert shown["auth"] == {"type": "basic", "username": MASK, "password": MASK}
+    assert shown["headers"] == {"Authorization": MASK, "X-Shop": MASK}
+    assert shown["url"] == f"https://erp.example.com/{MASK}"
     assert "hunter2" not in str(created) and "header-token" not in str(created)
 
     api.patch(f"export-queues/{created['id']}", {"delivery": shown})
