@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from integrations import services
 from integrations.client import IntegrationFailed, call
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.secrets import suggest
@@ -235,3 +236,25 @@ def test_no_secret_reaches_an_error_the_call_log_the_test_answer_or_a_log_line(
     assert_no_secret(caught.value.message, str(caught.value.answer), tested.content.decode(), *calls)
     assert_no_secret(listed.content.decode(), caplog.text)
     assert "urllib3.connectionpool" in caplog.text  # the debug line of the request was there, redacted
+
+
+def test_stored_configurations_get_declared_what_their_names_masked_before(tenant: Tenant) -> None:
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module("integrations.migrations.0002_secret_fields")
+    old = RuntimeIntegration.objects.create(
+        account=tenant.account,
+        kind="giftcard_pay",
+        method="POST",
+        url="https://erp.example.com/pay",
+        query={"apikey": "a", "shop": "{shop_id}"},
+        body={"card": {"pin": "1234", "code": "{code}"}, "lines": [{"auth_code": "x"}], "amount": "{amount}"},
+    )
+
+    migration.declare_what_was_masked(apps, None)
+
+    old.refresh_from_db()
+    assert old.secret_fields == ["query.apikey", "body.card.pin", "body.lines[0].auth_code"]
+    assert services.masked(old)["body"]["card"]["pin"] == MASK
