@@ -33,20 +33,6 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import SplitResult, quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
-__all__ = [
-    "MASK",
-    "PUBLIC_HEADERS",
-    "hidden",
-    "install_log_filter",
-    "is_secret_header",
-    "mask_headers",
-    "mask_url",
-    "redact",
-    "redact_data",
-    "same_origin",
-    "unmask_url",
-]
-
 MASK = "********"
 URL_PATH = "url.path"
 # Kept short on purpose: each one names a header whose value is a content negotiation or a client name.
@@ -78,7 +64,9 @@ def mask_headers(headers: Mapping[str, Any]) -> dict[str, Any]:
     return {k: MASK if is_secret_header(k) and _filled(v) else v for k, v in headers.items()}
 
 
-def unmask_headers(new: Mapping[str, Any], stored: Mapping[str, Any] | None, *, same_destination: bool) -> dict:
+def unmask_headers(
+    new: Mapping[str, Any], stored: Mapping[str, Any] | None, *, same_destination: bool
+) -> dict[str, Any]:
     """``new`` with each ``MASK`` replaced by the stored value of the same (secret) header; see the module."""
     stored = stored or {}
     out: dict[str, Any] = {}

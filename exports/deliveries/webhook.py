@@ -165,8 +165,11 @@ class WebhookDelivery(Delivery):
                 found.append(_basic(auth.get("username"), auth.get("password")))
         if isinstance(config.get("url"), str):
             found += url_secrets(config["url"], path_secret=_path_secret(config), placeholders=False)
-            parts = urlsplit(config["url"])
-            if parts.username is not None:
+            try:
+                parts = urlsplit(config["url"])
+            except ValueError:
+                parts = None  # not a URL: validate refuses it, and url_secrets took it whole
+            if parts is not None and parts.username is not None:
                 found.append(_basic(unquote(parts.username), unquote(parts.password or "")))
         return searchable(found)
 
