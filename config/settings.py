@@ -290,6 +290,9 @@ EXPORT_RETRY_BASE_DELAY = env.float("EXPORT_RETRY_BASE_DELAY", default=10.0)
 EXPORT_SWEEP_GRACE_SECONDS = env.int("EXPORT_SWEEP_GRACE_SECONDS", default=30)
 # How long a worker may work on one delivery before another may take it up (the first one died).
 EXPORT_LEASE_SECONDS = env.int("EXPORT_LEASE_SECONDS", default=600)
+# The From address (optionally "Name <address>") of every e-mail export; a queue may set a display name and a
+# Reply-To, never the address. Empty: DEFAULT_FROM_EMAIL.
+EXPORT_EMAIL_FROM = env.str("EXPORT_EMAIL_FROM", default="")
 
 # --- Outgoing HTTP (runtime integrations and web hook exports) -------------------------------------
 OUTBOUND_ALLOWED_NETWORKS = env.list("OUTBOUND_ALLOWED_NETWORKS", default=[])

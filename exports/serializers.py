@@ -1,10 +1,10 @@
 """Serializers of the back-office REST API for export queues and the export log, and the masking of
 the secrets in a queue's delivery configuration (shared with the admin).
 
-Secrets are never shown back: every secret-like value of ``delivery`` (the web hook ``secret``,
-``password``, ``private_key``, ``private_key_passphrase``, ``token``, and headers such as
-``Authorization`` or ``X-Api-Key``, at any depth) reads as ``MASK``. Sent back unchanged, ``MASK`` means
-"keep the stored value" (``unmask``), so a client can PUT what it got.
+Secrets are never shown back: each delivery declares its own (``Delivery.mask``: FTP and SFTP passwords and
+keys; a web hook's signing secret, auth values, header values, URL userinfo, query values and path) and they
+read as ``MASK``. Sent back unchanged, ``MASK`` means "keep the stored value" (``unmask``), so a client can PUT
+what it got, for the same destination. A configuration of no known type falls back to masking by key name.
 """
 
 from __future__ import annotations
@@ -16,9 +16,12 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.serializers import JSONField
+from exports.deliveries import REGISTRY as DELIVERIES
 from exports.models import EntityType, ExportAttempt, ExportItem, ExportQueue, ExportStatus, Trigger
+from integrations.secrets import MASK
 
-MASK = "********"
+__all__ = ["MASK", "mask", "unmask"]
+
 _SECRET_KEY = re.compile(r"secret|password|passphrase|token|private_key|api[-_]?key|authorization", re.IGNORECASE)
 _MAX_ID = 2**63 - 1
 
@@ -28,23 +31,38 @@ def is_secret_key(key: str) -> bool:
 
 
 def mask(config: Any) -> Any:
-    """A delivery configuration with each non-empty secret-like string value replaced by ``MASK``."""
+    """A delivery configuration as it reads: its delivery's secrets replaced by ``MASK``."""
+    delivery = DELIVERIES.get(str(config.get("type"))) if isinstance(config, dict) else None
+    if delivery is not None:
+        return delivery.mask(config)
+    return _mask_by_name(config)
+
+
+def _mask_by_name(config: Any) -> Any:
     if isinstance(config, dict):
         return {
-            key: MASK if is_secret_key(str(key)) and isinstance(value, str) and value else mask(value)
+            key: MASK if is_secret_key(str(key)) and isinstance(value, str) and value else _mask_by_name(value)
             for key, value in config.items()
         }
     if isinstance(config, list):
-        return [mask(value) for value in config]
+        return [_mask_by_name(value) for value in config]
     return config
 
 
 def unmask(config: Any, stored: Any) -> Any:
-    """``config`` with every ``MASK`` value replaced by the stored value at the same path.
+    """``config`` with every ``MASK`` value replaced by the stored value at the same place, for the same
+    destination (``Delivery.unmask``).
 
-    A ``MASK`` with nothing stored at its path is dropped (for a web hook ``secret`` that means "keep
+    A ``MASK`` with nothing stored at its place is dropped (for a web hook ``secret`` that means "keep
     or generate one"; elsewhere the service then names the missing field), never stored as a secret.
     """
+    delivery = DELIVERIES.get(str(config.get("type"))) if isinstance(config, dict) else None
+    if delivery is not None:
+        return delivery.unmask(config, stored)
+    return _unmask_by_path(config, stored)
+
+
+def _unmask_by_path(config: Any, stored: Any) -> Any:
     if not isinstance(config, dict):
         return config
     stored_dict = stored if isinstance(stored, dict) else {}
@@ -54,7 +72,7 @@ def unmask(config: Any, stored: Any) -> Any:
             if isinstance(stored_dict.get(key), str) and stored_dict[key]:
                 out[key] = stored_dict[key]
         else:
-            out[key] = unmask(value, stored_dict.get(key))
+            out[key] = _unmask_by_path(value, stored_dict.get(key))
     return out
 
 

@@ -1,13 +1,15 @@
 """Back-office admin of runtime integrations (edited through ``integrations.services``) and their call log.
 
-Query, headers and body are JSON text areas; secrets are masked in the form (``integrations.secrets``) and a
-masked value submitted back keeps the stored one. "Test this integration" calls the integrator with sample values
-and shows the result field by field. The call log is a record: view-only.
+Query, headers, body and the declared secret places are JSON text areas; secrets are masked in the form and a
+masked value submitted back keeps the stored one, by the same rule as the REST API (``services.unmasked``).
+"Test this integration" calls the integrator with sample values and shows the result field by field. The call
+log is a record: view-only.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django import forms
@@ -23,7 +25,6 @@ from core.jsonenc import DecimalJSONEncoder
 from integrations import services
 from integrations.client import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
-from integrations.secrets import mask_headers, mask_named, unmask
 
 _JSON_WIDGET = forms.Textarea(attrs={"rows": 6, "cols": 90, "class": "vLargeTextField json-config"})
 PLACEHOLDER_HELP = " ".join(
@@ -35,12 +36,14 @@ class RuntimeIntegrationForm(forms.ModelForm):
     class Meta:
         model = RuntimeIntegration
         fields = ["account", *services.FIELDS]
-        widgets = {"query": _JSON_WIDGET, "headers": _JSON_WIDGET, "body": _JSON_WIDGET}
+        widgets = {"query": _JSON_WIDGET, "headers": _JSON_WIDGET, "body": _JSON_WIDGET, "secret_fields": _JSON_WIDGET}
         help_texts = {
             "url": "A template, e.g. https://erp.example.com/giftcards/{code}. Placeholders per kind: "
             + PLACEHOLDER_HELP,
-            "headers": 'E.g. {"Authorization": "Bearer <key>"}. Values show as ******** and are kept when saved '
-            "back unchanged.",
+            "headers": 'E.g. {"Authorization": "Bearer <key>"}. Values (but Accept, Content-Type, User-Agent...) show '
+            "as ******** and are kept when saved back unchanged, unless the URL's host changes.",
+            "secret_fields": 'E.g. ["query.k", "body.card.pin", "url.path"]: these values show as ******** and stay '
+            "out of logs. Left empty on a new integration: names that look secret are filled in.",
             "body": 'A JSON template, e.g. {"amount": "{amount}"} (a string that is exactly one placeholder keeps '
             "the value's type), or null.",
         }
@@ -48,28 +51,21 @@ class RuntimeIntegrationForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if self.instance.pk is not None:
-            self.initial["query"] = mask_named(self.instance.query)
-            self.initial["headers"] = mask_headers(self.instance.headers or {})
-            self.initial["body"] = mask_named(self.instance.body)
-
-    def _stored(self, name: str) -> Any:
-        return getattr(self.instance, name) if self.instance.pk is not None else None
-
-    def clean_query(self) -> Any:
-        return unmask(self.cleaned_data.get("query") or {}, self._stored("query"))
-
-    def clean_headers(self) -> Any:
-        return unmask(self.cleaned_data.get("headers") or {}, self._stored("headers"))
-
-    def clean_body(self) -> Any:
-        return unmask(self.cleaned_data.get("body"), self._stored("body"))
+            self.initial.update(services.masked(self.instance))
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         if self.errors:
             return cleaned
-        for error in services.configuration_errors({name: cleaned.get(name) for name in services.FIELDS}):
-            head, _, rest = error["field"].partition(".")
+        data = {name: cleaned.get(name) for name in services.FIELDS}
+        if data["secret_fields"] is None:
+            del data["secret_fields"]  # left empty: the suggestion
+        # self.instance still holds the stored configuration here (the form's values go in after clean()).
+        config = services.unmasked(data, self.instance if self.instance.pk is not None else None)
+        cleaned.update(config)
+        for error in services.configuration_errors(config):
+            head = re.split(r"[.\[]", error["field"], maxsplit=1)[0]
+            rest = error["field"][len(head) :].lstrip(".")
             message = f"{rest}: {error['message']}" if rest else error["message"]
             self.add_error(head if head in self.fields else None, message)
         account_id = (
@@ -93,16 +89,21 @@ class RuntimeIntegrationForm(forms.ModelForm):
 class RuntimeIntegrationAdmin(AccountOwnedAdmin):
     form = RuntimeIntegrationForm
     change_form_template = "admin/integrations/runtimeintegration/change_form.html"
-    list_display = ["kind", "account", "enabled", "method", "url", "timeout", "updated_at"]
+    list_display = ["kind", "account", "enabled", "method", "shown_url", "timeout", "updated_at"]
     list_filter = ["account", "kind", "enabled"]
     list_select_related = ["account"]
-    search_fields = ["url", "account__identifier"]
+    # Not the URL: a search would tell whether a masked part holds a given text.
+    search_fields = ["account__identifier"]
     fieldsets = [
         (None, {"fields": ["account", "kind", "enabled"]}),
-        ("Request", {"fields": ["method", "url", "query", "headers", "body", "timeout"]}),
+        ("Request", {"fields": ["method", "url", "query", "headers", "body", "secret_fields", "timeout"]}),
         ("Answer", {"fields": ["transform"]}),
         ("Record", {"fields": ["created_at", "updated_at"]}),
     ]
+
+    @admin.display(description="URL")
+    def shown_url(self, obj: RuntimeIntegration) -> str:
+        return obj.masked_url
 
     def get_readonly_fields(self, request: HttpRequest, obj: RuntimeIntegration | None = None) -> list[str]:
         return ["created_at", "updated_at"] if obj is None else ["account", "created_at", "updated_at"]

@@ -27,7 +27,7 @@ from accounts.api import (
 from integrations import selectors, services
 from integrations.client import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
-from integrations.secrets import MASK, unmask
+from integrations.secrets import MASK
 from integrations.serializers import (
     IntegrationCallFilterSerializer,
     IntegrationCallOutputSerializer,
@@ -45,7 +45,8 @@ REQUEST_EXAMPLE: dict[str, Any] = {
     "url": "https://erp.example.com/giftcards/{code}/pay",
     "query": {},
     "headers": {"Authorization": "Bearer s3cr3t-t0ken"},
-    "body": {"amount": "{amount}", "currency": "{currency_code}", "reference": "sale {sale_id}"},
+    "body": {"amount": "{amount}", "currency": "{currency_code}", "reference": "sale {sale_id}", "pin": "4711"},
+    "secret_fields": ["body.pin"],
     "timeout": "5.0",
     "transform": "",
 }
@@ -53,6 +54,7 @@ EXAMPLE: dict[str, Any] = {
     "id": 7,
     **REQUEST_EXAMPLE,
     "headers": {"Authorization": MASK},
+    "body": {**REQUEST_EXAMPLE["body"], "pin": MASK},
     "placeholders": list(KINDS["giftcard_pay"]),
     "created_at": _AT,
     "updated_at": _AT,
@@ -76,7 +78,11 @@ CALL_EXAMPLE = {
 }
 
 _SECRETS = (
-    f"Header values and secret-looking query or body values read as `{MASK}`; `{MASK}` sent back keeps the stored one."
+    f"Secrets read as `{MASK}`: header values (but Accept, Accept-Encoding, Accept-Language, Content-Type, "
+    "User-Agent), the URL's own query values (but placeholder-only ones) and the places declared in "
+    "`secret_fields` (`query.<name>`, `body.<key>.<key>`, `url.path`). Without `secret_fields`, names that look "
+    f"secret are suggested (kept on update). `{MASK}` sent back keeps the stored value while its place stays "
+    "secret and the URL's scheme, host and port stay the same; otherwise it is refused: give the value."
 )
 
 
@@ -148,16 +154,14 @@ class RuntimeIntegrationViewSet(AccountScopedViewSet):
         return Response(RuntimeIntegrationOutputSerializer(self.get_object()).data)
 
     def create(self, request: Request) -> Response:
-        data = _unmasked(self.validated(RuntimeIntegrationInputSerializer, request.data), None)
+        data = self.validated(RuntimeIntegrationInputSerializer, request.data)
         integration = services.save_runtime_integration(account=self.account, data=data)
         return Response(RuntimeIntegrationOutputSerializer(integration).data, status=status.HTTP_201_CREATED)
 
     def update(self, request: Request, pk: str, partial: bool = False) -> Response:
         integration = self.get_object()
         data = self.validated(RuntimeIntegrationInputSerializer, request.data, partial=partial)
-        integration = services.save_runtime_integration(
-            account=self.account, integration=integration, data=_unmasked(data, integration)
-        )
+        integration = services.save_runtime_integration(account=self.account, integration=integration, data=data)
         return Response(RuntimeIntegrationOutputSerializer(integration).data)
 
     def partial_update(self, request: Request, pk: str) -> Response:
@@ -175,15 +179,6 @@ class RuntimeIntegrationViewSet(AccountScopedViewSet):
             account=self.account, integration=integration, values=data.get("values") or {}
         )
         return Response(TestOutputSerializer(result).data)
-
-
-def _unmasked(data: dict[str, Any], stored: RuntimeIntegration | None) -> dict[str, Any]:
-    """``MASK`` values replaced by the stored ones (dropped on create: a mask is never stored as a secret)."""
-    data = dict(data)
-    for name in ("query", "headers", "body"):
-        if name in data:
-            data[name] = unmask(data[name], getattr(stored, name) if stored else None)
-    return data
 
 
 @read_only_schema(

@@ -11,6 +11,7 @@ from django.db import models
 from accounts.models import AccountOwned
 from core.jsonenc import DecimalJSONField
 from integrations.client import KINDS
+from integrations.secrets import URL_PATH, mask_url
 
 KIND_CHOICES = [(kind, kind.replace("_", " ")) for kind in KINDS]
 DEFAULT_TIMEOUT = Decimal("5")
@@ -33,6 +34,13 @@ class RuntimeIntegration(AccountOwned):
     query = DecimalJSONField(default=dict, blank=True, help_text="Query parameters: name -> template.")
     headers = DecimalJSONField(default=dict, blank=True, help_text="Headers: name -> value (template).")
     body = DecimalJSONField(null=True, blank=True, help_text="JSON body template, or null for no body.")
+    secret_fields = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Places whose values are secret (masked when read, kept out of logs): "query.<name>", '
+        '"body.<key>.<key>", "url.path". Header values (but Accept, Content-Type, User-Agent...) and the URL\'s '
+        "own query values always are. Left empty on a new integration: names that look secret are suggested.",
+    )
     timeout = models.DecimalField(
         max_digits=4,
         decimal_places=1,
@@ -49,7 +57,13 @@ class RuntimeIntegration(AccountOwned):
         constraints = [models.UniqueConstraint(fields=["account", "kind"], name="runtime_integration_kind_unique")]
 
     def __str__(self) -> str:
-        return f"{self.kind} ({self.method} {self.url})"
+        return f"{self.kind} ({self.method} {self.masked_url})"
+
+    @property
+    def masked_url(self) -> str:
+        """The URL as it may be shown (titles, lists): its secrets masked."""
+        declared = self.secret_fields if isinstance(self.secret_fields, list) else []
+        return mask_url(self.url, path_secret=URL_PATH in declared, placeholders=True)
 
 
 class IntegrationCall(AccountOwned):

@@ -7,7 +7,6 @@ cached per process and rebuilt when the configuration changes (``updated_at``).
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import threading
@@ -36,7 +35,7 @@ from integrations.client import (
     NotConfigured,
 )
 from integrations.models import IntegrationCall, RuntimeIntegration
-from integrations.secrets import redact, secret_values
+from integrations.secrets import hidden, integration_secrets, redact, redact_data
 
 logger = logging.getLogger(__name__)
 
@@ -68,14 +67,21 @@ def render(integration: RuntimeIntegration, values: Mapping[str, Any]) -> Render
     params = {name: templates.render(str(value), values) for name, value in (integration.query or {}).items()}
     headers = {name: templates.render(str(value), values) for name, value in (integration.headers or {}).items()}
     body = None
+    rendered_body = None
     if integration.body is not None:
-        rendered = templates.render_body(integration.body, values)
-        body = json.dumps(rendered, cls=DecimalJSONEncoder, ensure_ascii=False).encode()
+        rendered_body = templates.render_body(integration.body, values)
+        body = json.dumps(rendered_body, cls=DecimalJSONEncoder, ensure_ascii=False).encode()
         headers = {"Content-Type": "application/json", **headers}
     headers.setdefault("Accept", "application/json")
     url = templates.render_url(integration.url, values)
-    secrets = secret_values(headers=headers, query={**params, **_url_query(url)}, body=integration.body)
-    secrets += secret_values(headers=integration.headers or {}, query=integration.query or {}, body=None)
+    secrets = integration_secrets(
+        url=integration.url,
+        query=integration.query,
+        headers=integration.headers,
+        body=integration.body,
+        secret_fields=integration.secret_fields,
+        rendered={"url": url, "query": params, "headers": headers, "body": rendered_body},
+    )
     return Rendered(integration.method, url, params, headers, body, secrets)
 
 
@@ -88,11 +94,13 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
         response = _send(integration, request, timeout)
         status = response.status_code
         content = _read(response)
-        data = _parse(response, content)
+        data = _parse(response, content, request.secrets)
         data = _transform(integration.transform, data)
     except IntegrationFailed as exc:
         exc.message = redact(exc.message, request.secrets)
         exc.args = (exc.message,)
+        if getattr(exc, "answer", None) is not None:
+            exc.answer = redact_data(exc.answer, request.secrets)  # type: ignore[attr-defined]
         _log(account, integration, ok=False, status=status, started=started, error=exc.message)
         raise
     duration_ms = _log(account, integration, ok=True, status=status, started=started, error="")
@@ -122,19 +130,21 @@ def _send(integration: RuntimeIntegration, request: Rendered, timeout: float) ->
     parts = urlsplit(request.url)
     host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        if parts.scheme == "http" and not _plain_http_allowed(host, port):
+        if parts.scheme == "http" and not outbound.plain_http_allowed(host, port):
+            # Secrets in headers must not cross the internet in clear text: the same rule as web hook exports.
             _fail("the integrator's address is refused: plain http is only allowed inside OUTBOUND_ALLOWED_NETWORKS")
-        return session_for(integration).request(
-            request.method,
-            request.url,
-            params=request.params or None,
-            headers=request.headers,
-            data=request.body,
-            timeout=(timeout, timeout),
-            allow_redirects=False,
-            verify=True,
-            stream=True,
-        )
+        with hidden(request.secrets):
+            return session_for(integration).request(
+                request.method,
+                request.url,
+                params=request.params or None,
+                headers=request.headers,
+                data=request.body,
+                timeout=(timeout, timeout),
+                allow_redirects=False,
+                verify=True,
+                stream=True,
+            )
     except outbound.OutboundRefused as exc:
         _fail(f"the integrator's address is refused: {exc}")
     except requests.Timeout:
@@ -149,14 +159,6 @@ def _send(integration: RuntimeIntegration, request: Rendered, timeout: float) ->
         _fail(_connection_message(exc))
     except requests.RequestException as exc:
         _fail(f"the request to the integrator failed ({type(exc).__name__})")
-
-
-def _plain_http_allowed(host: str, port: int) -> bool:
-    # Plain http only inside OUTBOUND_ALLOWED_NETWORKS (a test or on-premises integrator): secrets in headers
-    # must not cross the internet in clear text. The same rule as web hook exports.
-    addresses = outbound.check_address(host, port)
-    networks = outbound.allowed_networks()
-    return all(any(ipaddress.ip_address(a.split("%")[0]) in n for n in networks) for a in addresses)
 
 
 def _connection_message(exc: requests.ConnectionError) -> str:
@@ -199,7 +201,7 @@ def _read(response: requests.Response) -> bytes:
     return b"".join(chunks)
 
 
-def _parse(response: requests.Response, content: bytes) -> Any:
+def _parse(response: requests.Response, content: bytes, secrets: list[str]) -> Any:
     status = response.status_code
     data: Any = None
     problems: list[jsonparse.Problem] = []
@@ -213,7 +215,8 @@ def _parse(response: requests.Response, content: bytes) -> Any:
     if 300 <= status < 400:
         _fail(f"the integrator answered with a redirect (HTTP {status}), which is not followed", status=status)
     if not 200 <= status < 300:
-        detail = _error_detail(data) if parsed else None
+        # Redacted before it is cut short, so that no part of a secret the integrator echoes is left.
+        detail = _error_detail(redact_data(data, secrets)) if parsed else None
         message = f"the integrator answered HTTP {status}" + (f": {detail}" if detail else "")
         _fail(message, status=status, answer=data if parsed else None)
     if not parsed:
@@ -289,9 +292,3 @@ def _log(
     else:
         logger.warning("runtime integration %s failed in %s ms: %s", integration.kind, duration_ms, error)
     return duration_ms
-
-
-def _url_query(url: str) -> dict[str, str]:
-    from urllib.parse import parse_qsl
-
-    return dict(parse_qsl(urlsplit(url).query))

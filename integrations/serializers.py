@@ -1,7 +1,8 @@
 """Serializers of the back-office REST API for runtime integrations and their call log.
 
-Secrets are never shown back: header values (except plainly public headers such as ``Accept``) and query or
-body values with a secret-looking name read as ``MASK``; ``MASK`` sent back keeps the stored value.
+Secrets are never shown back (``integrations.secrets``): header values (except the few public headers such as
+``Accept``), the URL's own query values and the places declared in ``secret_fields`` read as ``MASK``; ``MASK``
+sent back keeps the stored value (``services.unmasked``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from rest_framework import serializers
 from core.serializers import JSONField
 from integrations.client import KINDS
 from integrations.models import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, IntegrationCall, Method, RuntimeIntegration
-from integrations.secrets import mask_headers, mask_named
+from integrations.services import MAX_SECRET_FIELDS, masked
 
 _PLACEHOLDER_HELP = "; ".join(f"{kind}: " + ", ".join("{" + p + "}" for p in names) for kind, names in KINDS.items())
 
@@ -39,6 +40,14 @@ class RuntimeIntegrationInputSerializer(serializers.Serializer):
         help_text="JSON body template (POST), or null. A string that is exactly "
         '"{placeholder}" keeps the value\'s JSON type.',
     )
+    secret_fields = serializers.ListField(
+        child=serializers.CharField(max_length=300),
+        required=False,
+        max_length=MAX_SECRET_FIELDS,
+        help_text='Places whose values are secret: "query.<name>", "body.<key>.<key>" ("[0]" for a list element), '
+        '"url.path". Left out: the stored declaration (on create: names that look secret) plus suggestions for '
+        "new names.",
+    )
     timeout = serializers.DecimalField(
         max_digits=4, decimal_places=1, min_value=MIN_TIMEOUT, max_value=MAX_TIMEOUT, default=DEFAULT_TIMEOUT
     )
@@ -48,6 +57,7 @@ class RuntimeIntegrationInputSerializer(serializers.Serializer):
 
 
 class RuntimeIntegrationOutputSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
     query = serializers.SerializerMethodField()
     headers = serializers.SerializerMethodField()
     body = serializers.SerializerMethodField()
@@ -64,6 +74,7 @@ class RuntimeIntegrationOutputSerializer(serializers.ModelSerializer):
             "query",
             "headers",
             "body",
+            "secret_fields",
             "timeout",
             "transform",
             "placeholders",
@@ -71,14 +82,17 @@ class RuntimeIntegrationOutputSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
 
+    def get_url(self, obj: RuntimeIntegration) -> str:
+        return masked(obj)["url"]  # type: ignore[no-any-return]
+
     def get_query(self, obj: RuntimeIntegration) -> dict[str, str]:
-        return mask_named(obj.query or {})  # type: ignore[no-any-return]
+        return masked(obj)["query"]  # type: ignore[no-any-return]
 
     def get_headers(self, obj: RuntimeIntegration) -> dict[str, str]:
-        return mask_headers(obj.headers or {})
+        return masked(obj)["headers"]  # type: ignore[no-any-return]
 
     def get_body(self, obj: RuntimeIntegration) -> Any:
-        return mask_named(obj.body)
+        return masked(obj)["body"]
 
     def get_placeholders(self, obj: RuntimeIntegration) -> list[str]:
         return list(KINDS.get(obj.kind, ()))

@@ -4,6 +4,9 @@ A configuration is checked as a whole on save so that a call can never fail on i
 placeholder must be one of the kind's (``client.KINDS``), the URL must be http(s) with a literal host, header
 names and values must be sendable, the transform must compile (JMESPath). Errors name the field
 (``query.q``, ``headers.Authorization``, ``body.amount``...).
+
+Secrets are declared (``secret_fields``, see ``integrations.secrets``): ``unmasked`` turns what a client sends
+back (masked values included) into the configuration to save, for the API and the admin alike.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import Account
 from core.errors import InvalidInput, ServiceError
-from integrations import templates
+from integrations import secrets, templates
 from integrations.client import KINDS, IntegrationFailed, call
 from integrations.models import MAX_TIMEOUT, MIN_TIMEOUT, Method, RuntimeIntegration
 
@@ -76,7 +79,12 @@ SAMPLE_VALUES: dict[str, dict[str, Any]] = {
     },
 }
 
-FIELDS = ("kind", "enabled", "method", "url", "query", "headers", "body", "timeout", "transform")
+FIELDS = ("kind", "enabled", "method", "url", "query", "headers", "body", "secret_fields", "timeout", "transform")
+MAX_SECRET_FIELDS = 100
+MASKED = (
+    f"is masked ({secrets.MASK}): give the value. A stored secret is kept only at its own place, while that place "
+    "is declared secret and the URL's scheme, host and port stay the same."
+)
 
 
 def configuration_errors(data: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -133,6 +141,24 @@ def configuration_errors(data: Mapping[str, Any]) -> list[dict[str, str]]:
         for path, value in _body_strings(body, "body"):
             if problem := templates.check_text(value, allowed):
                 error(path, problem)
+    declared = data.get("secret_fields") or []
+    if not isinstance(declared, list) or len(declared) > MAX_SECRET_FIELDS:
+        error("secret_fields", f"must be a list of at most {MAX_SECRET_FIELDS} places")
+    else:
+        places = secrets.paths(query, body)
+        for index, place in enumerate(declared):
+            if place not in places:
+                error(
+                    f"secret_fields[{index}]",
+                    "names no place of this configuration: use query.<name>, body.<key>.<key> (body.<key>[0] in a "
+                    f"list) or {secrets.URL_PATH}",
+                )
+    if isinstance(url, str) and secrets.MASK in url:
+        error("url", MASKED)
+    for root, values in (("query", query), ("headers", headers), ("body", body)):
+        if isinstance(values, dict | list):
+            for place in secrets.masked_places(values, root):
+                error(place, MASKED)
     timeout = data.get("timeout")
     if not isinstance(timeout, int | Decimal) or isinstance(timeout, bool) or not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
         error("timeout", f"must be a number of seconds from {MIN_TIMEOUT} to {MAX_TIMEOUT}")
@@ -157,27 +183,89 @@ def _body_strings(value: Any, path: str) -> list[tuple[str, str]]:
     return []
 
 
+def masked(integration: RuntimeIntegration) -> dict[str, Any]:
+    """``url``, ``query``, ``headers`` and ``body`` as they read: every secret masked."""
+    return secrets.integration_view(
+        url=integration.url,
+        query=integration.query,
+        headers=integration.headers,
+        body=integration.body,
+        secret_fields=integration.secret_fields,
+    )
+
+
+def unmasked(data: Mapping[str, Any], stored: RuntimeIntegration | None) -> dict[str, Any]:
+    """The whole configuration to check and save (``FIELDS``): the fields given in ``data`` over the stored ones
+    (the defaults on create), ``MASK`` values replaced by the stored secrets where that is allowed, and
+    ``secret_fields`` declared: as given, or else the stored declaration plus suggestions for new names.
+
+    When the URL's origin changes, or the declaration no longer names a place it named, a stored secret is not
+    kept as it is: the fields not given are taken as given masked, and a masked value that cannot be kept is
+    refused, so the secret must be given again (or removed). Otherwise a client could read a secret by
+    declaring it public, or send it to a host of its choosing."""
+    base = stored if stored is not None else RuntimeIntegration()
+    config = {name: _normalized(name, data[name] if name in data else getattr(base, name)) for name in FIELDS}
+    same = stored is None or secrets.same_origin(config["url"], stored.url)
+    if "secret_fields" not in data:
+        config["secret_fields"] = _suggested(config, stored)
+    declared = config["secret_fields"] if isinstance(config["secret_fields"], list) else []
+    narrowed = stored is not None and any(place not in declared for place in stored.secret_fields or [])
+    if stored is not None and (narrowed or not same):
+        view = masked(stored)
+        for name in ("url", "query", "headers", "body"):
+            if name not in data:
+                config[name] = view[name]
+    if isinstance(config["headers"], dict):
+        config["headers"] = secrets.unmask_headers(
+            config["headers"], stored.headers if stored else None, same_destination=same
+        )
+    for root in ("query", "body"):
+        config[root] = secrets.unmask_declared(
+            config[root], getattr(stored, root) if stored else None, root, declared, same_destination=same
+        )
+    if isinstance(config["url"], str):
+        config["url"] = secrets.unmask_url(
+            config["url"],
+            stored.url if stored is not None and same else None,
+            path_secret=secrets.URL_PATH in declared,
+            placeholders=True,
+        )
+    return config
+
+
+def _normalized(name: str, value: Any) -> Any:
+    if name == "transform":
+        return (value or "").strip()
+    if name == "url":
+        return value.strip() if isinstance(value, str) else value
+    if name in ("query", "headers"):
+        return value or {}
+    return value
+
+
+def _suggested(config: Mapping[str, Any], stored: RuntimeIntegration | None) -> list[str]:
+    """No declaration given: the stored one (its places still present) plus the suggestion for new places."""
+    present = secrets.paths(config["query"], config["body"])
+    known = secrets.paths(stored.query, stored.body) if stored is not None else set()
+    kept = [place for place in ((stored.secret_fields or []) if stored else []) if place in present]
+    new = [place for place in secrets.suggest(config["query"], config["body"]) if place not in known | set(kept)]
+    return kept + new
+
+
 def save_runtime_integration(
     *, account: Account, integration: RuntimeIntegration | None = None, data: Mapping[str, Any]
 ) -> RuntimeIntegration:
-    """Create (``integration`` None) or update a configuration; ``data`` holds the fields to set (secrets
-    already unmasked). Spec: Endpoints B."""
+    """Create (``integration`` None) or update a configuration; ``data`` holds the fields to set, as a client
+    sends them (masked secrets included: see ``unmasked``). Spec: Endpoints B."""
     instance = integration or RuntimeIntegration(account=account)
     if instance.pk is not None and instance.account_id != account.pk:
         raise ValueError("the runtime integration belongs to another account")
-    for name in FIELDS:
-        if name in data:
-            value = data[name]
-            if name == "transform":
-                value = (value or "").strip()
-            elif name == "url":
-                value = value.strip() if isinstance(value, str) else value
-            elif name in ("query", "headers"):
-                value = value or {}
-            setattr(instance, name, value)
-    errors = configuration_errors({name: getattr(instance, name) for name in FIELDS})
+    config = unmasked(data, integration)
+    errors = configuration_errors(config)
     if errors:
         raise InvalidInput(errors)
+    for name in FIELDS:
+        setattr(instance, name, config[name])
     duplicate = ServiceError(
         f"A {instance.kind} integration is already configured for this account: change that one.",
         field="kind",

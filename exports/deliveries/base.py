@@ -4,6 +4,10 @@ A delivery sends rendered bytes somewhere and says how it went: ``ok``, or a fai
 under the spec's retry rule (only web hooks use that: 503, 522, 524, timeout, refused connection) or not.
 It never raises for a failure of the destination; it returns a DeliveryResult with the error message.
 Every delivery carries ``delivery_id`` so that a receiver can drop a repeat.
+
+A delivery declares its secrets (``SECRET_KEYS``, or its own ``mask``/``unmask``/``secrets``): they read as
+``MASK`` (API and admin, through ``exports.serializers``), a ``MASK`` sent back keeps the stored value while the
+destination (``destination``) stays the same, and they never appear in an error message.
 """
 
 from __future__ import annotations
@@ -12,8 +16,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from exports.transforms.base import ConfigError, RenderContext, Rendered
+from integrations.secrets import MASK, searchable
 
 __all__ = ["ConfigError", "Delivery", "DeliveryResult", "RenderContext", "Rendered"]
+
+MASKED = (
+    f"is masked ({MASK}): give the value. A stored secret is kept only at its own place and for the same "
+    "destination (host and port)."
+)
 
 
 @dataclass(frozen=True)
@@ -27,9 +37,37 @@ class DeliveryResult:
 
 class Delivery:
     code: ClassVar[str]
+    # Top-level configuration keys whose (string) values are secret.
+    SECRET_KEYS: ClassVar[tuple[str, ...]] = ()
 
     def validate(self, config: dict[str, Any]) -> None:
         """Raise ConfigError for a configuration that cannot work. ``config`` includes ``"type"``."""
+
+    def destination(self, config: dict[str, Any]) -> Any:
+        """Where the secrets are sent (a stored secret is only kept for the same one)."""
+        return None
+
+    def mask(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The configuration as it reads: every secret ``MASK``."""
+        return {k: MASK if k in self.SECRET_KEYS and isinstance(v, str) and v else v for k, v in config.items()}
+
+    def unmask(self, config: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:
+        """``config`` with each ``MASK`` replaced by the stored secret, for the same destination; a ``MASK`` with
+        nothing stored is dropped; one for another destination stays (and ``validate`` refuses it)."""
+        kept = stored if isinstance(stored, dict) and stored.get("type") == config.get("type") else {}
+        same = bool(kept) and self.destination(config) == self.destination(kept)
+        out: dict[str, Any] = {}
+        for key, value in config.items():
+            if value == MASK and key in self.SECRET_KEYS:
+                if not kept.get(key):
+                    continue
+                value = kept[key] if same else value
+            out[key] = value
+        return out
+
+    def secrets(self, config: dict[str, Any]) -> list[str]:
+        """The strings an error message must not show."""
+        return searchable(config.get(key) for key in self.SECRET_KEYS)
 
     def deliver(
         self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, context: RenderContext
@@ -54,3 +92,9 @@ def render_path(template: str, *, context: RenderContext, delivery_id: str, exte
         return template.format_map(values)
     except (KeyError, ValueError, IndexError) as exc:
         raise ConfigError("path", f"bad path template: {exc}") from None
+
+
+def refuse_masked(config: dict[str, Any], keys: tuple[str, ...]) -> None:
+    for key in keys:
+        if isinstance(config.get(key), str) and MASK in config[key]:
+            raise ConfigError(key, MASKED)

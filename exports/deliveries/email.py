@@ -4,12 +4,21 @@ Configuration::
 
     {
         "type": "email",
-        "recipients": ["ops@example.com", ...],   # required, at least one valid address
+        "recipients": ["ops@example.com", ...],   # required, 1 to MAX_RECIPIENTS (10) valid addresses
         "subject": "Export {queue} {date}",        # optional template (render_path placeholders)
         "body": "...",                             # optional plain text body (default: a one-line note)
-        "from_email": "exports@example.com",       # optional, default settings.DEFAULT_FROM_EMAIL
+        "from_name": "Acme exports",               # optional display name of the From header
+        "reply_to": "erp@acme.example",            # optional address replies go to
         "attachment_name": "{delivery_id}.{ext}",  # optional template for the attachment's file name
     }
+
+The sender is the deployment's, never the queue's: every export goes out From (and with the envelope sender)
+``settings.EXPORT_EMAIL_FROM`` (default ``DEFAULT_FROM_EMAIL``), so a tenant cannot send mail as anyone through
+the operator's relay. A queue chooses the display name (``from_name``: one line, no ``@``, ``<`` or ``>``, so it
+cannot pass for an address) and ``reply_to``. A stored configuration from before this rule may hold
+``from_email``: it is still accepted (a valid address) and used as the Reply-To when ``reply_to`` is not set,
+never as the From; refusing it would make every later save of such a queue fail, even a ``PATCH`` of
+``enabled``, because the whole configuration is validated on each save.
 
 The SMTP server is the operator's, not the integrator's: it comes from Django's settings (``EMAIL_BACKEND``,
 ``EMAIL_HOST``, ``EMAIL_PORT``, ``EMAIL_HOST_USER``/``PASSWORD``, ``EMAIL_USE_TLS``/``SSL``, ``EMAIL_TIMEOUT``)
@@ -29,6 +38,7 @@ from datetime import UTC, datetime
 from email import encoders
 from email.message import Message as EmailHeaderMessage
 from email.mime.base import MIMEBase
+from email.utils import formataddr, parseaddr
 from typing import Any
 
 from django.conf import settings
@@ -44,7 +54,11 @@ DEFAULT_SUBJECT = "Export {queue} {date}"
 DEFAULT_ATTACHMENT_NAME = "{delivery_id}.{ext}"
 DEFAULT_BODY = "The export {delivery_id} is attached."
 DEFAULT_TIMEOUT_SECONDS = 30
-MAX_RECIPIENTS = 50
+# An export goes to a few mailboxes (a team's list address covers more); a low count keeps one export from
+# looking like bulk mail sent through the operator's relay. Stored queues with more keep sending until changed.
+MAX_RECIPIENTS = 10
+MAX_FROM_NAME = 100
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 _MESSAGE_ID_UNSAFE = re.compile(r"[^A-Za-z0-9.\-_]")
 _SAMPLE_CONTEXT = RenderContext(
@@ -75,6 +89,50 @@ def _check_template(config: dict[str, Any], field: str, *, single_line: bool) ->
         raise ConfigError(field, "must be a single line")
 
 
+def _check_address(config: dict[str, Any], field: str) -> None:
+    address = config.get(field)
+    if address is None:
+        return
+    if not isinstance(address, str) or _CONTROL.search(address):
+        raise ConfigError(field, "must be one email address")
+    try:
+        validate_email(address)
+    except ValidationError:
+        raise ConfigError(field, f"not a valid email address: {address!r}") from None
+
+
+def _check_sender(config: dict[str, Any]) -> None:
+    """``from_name`` and ``reply_to`` (and the legacy ``from_email``, a Reply-To now) can go into a header as they
+    are: one line, and a display name that cannot pass for an address."""
+    name = config.get("from_name")
+    if name is not None:
+        if not isinstance(name, str) or not name.strip() or len(name) > MAX_FROM_NAME:
+            raise ConfigError("from_name", f"must be a display name of 1 to {MAX_FROM_NAME} characters")
+        if _CONTROL.search(name):
+            raise ConfigError("from_name", "must be a single line without control characters")
+        if any(ch in name for ch in "@<>"):
+            raise ConfigError("from_name", "must not contain @, < or >: the address is the deployment's")
+    _check_address(config, "reply_to")
+    _check_address(config, "from_email")
+
+
+def sender(config: dict[str, Any]) -> str:
+    """The From of an export: the deployment's address (``EXPORT_EMAIL_FROM``, else ``DEFAULT_FROM_EMAIL``)
+    with the queue's display name, if any."""
+    name, address = parseaddr(settings.EXPORT_EMAIL_FROM or settings.DEFAULT_FROM_EMAIL)
+    try:
+        validate_email(address)
+    except ValidationError:
+        raise ConfigError("from", "EXPORT_EMAIL_FROM (or DEFAULT_FROM_EMAIL) is not a valid address") from None
+    name = config.get("from_name") or name
+    return formataddr((name.strip(), address)) if name else address
+
+
+def reply_to(config: dict[str, Any]) -> list[str]:
+    address = config.get("reply_to") or config.get("from_email")
+    return [address] if address else []
+
+
 def message_id(delivery_id: str) -> str:
     """The Message-ID for a delivery: the same for every resend of it."""
     return f"<export.{_MESSAGE_ID_UNSAFE.sub('-', delivery_id)}@{DNS_NAME}>"
@@ -88,7 +146,7 @@ class EmailDelivery(Delivery):
         if not isinstance(recipients, list) or not recipients:
             raise ConfigError("recipients", "at least one recipient address is required")
         if len(recipients) > MAX_RECIPIENTS:
-            raise ConfigError("recipients", f"at most {MAX_RECIPIENTS} recipients")
+            raise ConfigError("recipients", f"at most {MAX_RECIPIENTS} recipients (a list address reaches more)")
         for index, address in enumerate(recipients):
             if not isinstance(address, str):
                 raise ConfigError(f"recipients[{index}]", "must be an email address")
@@ -96,14 +154,7 @@ class EmailDelivery(Delivery):
                 validate_email(address)
             except ValidationError:
                 raise ConfigError(f"recipients[{index}]", f"not a valid email address: {address!r}") from None
-        from_email = config.get("from_email")
-        if from_email is not None:
-            if not isinstance(from_email, str):
-                raise ConfigError("from_email", "must be an email address")
-            try:
-                validate_email(from_email)
-            except ValidationError:
-                raise ConfigError("from_email", f"not a valid email address: {from_email!r}") from None
+        _check_sender(config)
         _check_template(config, "subject", single_line=True)
         _check_template(config, "attachment_name", single_line=True)
         if "/" in config.get("attachment_name", ""):
@@ -130,6 +181,9 @@ class EmailDelivery(Delivery):
                 delivery_id=delivery_id,
                 extension=rendered.extension,
             )
+            # Checked again here: a stored configuration is not trusted to have passed today's validate.
+            _check_sender(config)
+            from_email = sender(config)
         except ConfigError as exc:
             return DeliveryResult(ok=False, error=f"{exc.field}: {exc.message}")
         body = config.get("body")
@@ -138,8 +192,9 @@ class EmailDelivery(Delivery):
         message = EmailMessage(
             subject=subject,
             body=body,
-            from_email=config.get("from_email") or None,
+            from_email=from_email,
             to=list(config["recipients"]),
+            reply_to=reply_to(config),
             headers={"X-Delivery-Id": delivery_id, "Message-ID": message_id(delivery_id)},
         )
         try:

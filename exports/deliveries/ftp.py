@@ -38,7 +38,15 @@ import ssl
 from datetime import UTC, datetime
 from typing import Any
 
-from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered, render_path
+from exports.deliveries.base import (
+    ConfigError,
+    Delivery,
+    DeliveryResult,
+    RenderContext,
+    Rendered,
+    refuse_masked,
+    render_path,
+)
 from integrations.outbound import OutboundRefused, check_address
 
 DEFAULT_PATH = "exports/{queue}/{date}/{delivery_id}.{ext}"
@@ -150,8 +158,13 @@ def _tls_context(config: dict[str, Any]) -> ssl.SSLContext:
 
 class FtpDelivery(Delivery):
     code = "ftp"
+    SECRET_KEYS = ("password",)
+
+    def destination(self, config: dict[str, Any]) -> Any:
+        return str(config.get("host") or "").strip().lower(), config.get("port") or 21
 
     def validate(self, config: dict[str, Any]) -> None:
+        refuse_masked(config, self.SECRET_KEYS)
         validate_host(config)
         validate_port(config)
         validate_string(config, "username", required=True)

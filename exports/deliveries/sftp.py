@@ -45,7 +45,7 @@ from typing import Any
 
 import paramiko
 
-from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered
+from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered, refuse_masked
 from exports.deliveries.ftp import (
     DEFAULT_TIMEOUT_SECONDS,
     UPLOAD_BLOCK_BYTES,
@@ -105,8 +105,13 @@ def load_private_key(text: str, passphrase: str | None) -> paramiko.PKey:
 
 class SftpDelivery(Delivery):
     code = "sftp"
+    SECRET_KEYS = ("password", "private_key", "private_key_passphrase")
+
+    def destination(self, config: dict[str, Any]) -> Any:
+        return str(config.get("host") or "").strip().lower(), config.get("port") or 22
 
     def validate(self, config: dict[str, Any]) -> None:
+        refuse_masked(config, self.SECRET_KEYS)
         validate_host(config)
         validate_port(config)
         validate_string(config, "username", required=True)

@@ -2,12 +2,19 @@
 
 Config: ``{"type": "webhook", "url": "https://...", "headers": {name: value}, "secret": "whsec_...",
 "auth": null | {"type": "basic", "username", "password"} | {"type": "bearer", "token"},
-"connect_timeout": 5, "read_timeout": 15}``. A token in the URL is kept as given.
+"connect_timeout": 5, "read_timeout": 15, "secret_fields": ["url.path"]}``. A token in the URL is kept as given.
 
 Every request carries ``webhook-id`` (the delivery id: a receiver drops repeats), ``webhook-timestamp``
 and ``webhook-signature`` (``v1,`` + base64 HMAC-SHA256 over ``id.timestamp.body`` with the secret's
 bytes). 2xx is success. Retryable, per the spec's rule: 503, 522, 524, a timeout, a refused connection.
 Redirects are not followed. Plain http only to an address inside ``OUTBOUND_ALLOWED_NETWORKS``.
+
+Secrets (``integrations.secrets``): the signing ``secret``, every ``auth`` value, every header value (but the
+few public headers: Accept, Content-Type, ...), the URL's userinfo and query values, and its path unless
+``secret_fields`` is given without ``"url.path"`` (a hook URL is often a capability: the path is secret by
+default, ``"secret_fields": []`` shows it). They read as ``MASK``; ``MASK`` sent back keeps the stored value
+while the URL's scheme, host and port stay the same (the signing secret, which never leaves the service, is
+kept in any case), and they are redacted from error messages (a receiver may echo what it got) and logs.
 """
 
 from __future__ import annotations
@@ -16,17 +23,31 @@ import base64
 import binascii
 import hashlib
 import hmac
-import ipaddress
 import time
+from dataclasses import replace
 from functools import cache
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import requests
 
-from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered
+from exports.deliveries.base import MASKED, ConfigError, Delivery, DeliveryResult, RenderContext, Rendered
 from exports.transforms.base import TransformError
 from integrations import outbound
+from integrations.secrets import (
+    MASK,
+    URL_PATH,
+    hidden,
+    is_secret_header,
+    mask_headers,
+    mask_url,
+    redact,
+    same_origin,
+    searchable,
+    unmask_headers,
+    unmask_url,
+    url_secrets,
+)
 
 RETRYABLE_STATUS = frozenset({503, 522, 524})
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format prefix, not a secret
@@ -69,13 +90,100 @@ def _refused(exc: BaseException) -> bool:
     return False
 
 
+def _path_secret(config: dict[str, Any]) -> bool:
+    declared = config.get("secret_fields")
+    return URL_PATH in declared if isinstance(declared, list) else True
+
+
+def _basic(username: Any, password: Any) -> str:
+    """The credentials as an ``Authorization: Basic`` header carries them (what a receiver may echo back)."""
+    pair = f"{username or ''}:{password or ''}"
+    try:
+        raw = pair.encode("latin1")  # as requests encodes them
+    except UnicodeEncodeError:
+        raw = pair.encode()
+    return base64.b64encode(raw).decode()
+
+
+def _auth_value(key: str, value: Any) -> bool:
+    return key != "type" and isinstance(value, str) and bool(value)
+
+
 class WebhookDelivery(Delivery):
     code = "webhook"
+    SECRET_KEYS = ("secret",)
+
+    def destination(self, config: dict[str, Any]) -> Any:
+        return config.get("url")
+
+    def mask(self, config: dict[str, Any]) -> dict[str, Any]:
+        out = super().mask(config)
+        if isinstance(config.get("url"), str):
+            out["url"] = mask_url(config["url"], path_secret=_path_secret(config), placeholders=False)
+        if isinstance(config.get("headers"), dict):
+            out["headers"] = mask_headers(config["headers"])
+        if isinstance(config.get("auth"), dict):
+            out["auth"] = {k: MASK if _auth_value(k, v) else v for k, v in config["auth"].items()}
+        return out
+
+    def unmask(self, config: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:
+        kept = stored if isinstance(stored, dict) and stored.get("type") == self.code else {}
+        # The signing secret never leaves the service: it is kept whatever the URL.
+        out = super().unmask(config, {**kept, "url": config.get("url")} if kept else None)
+        same = bool(kept) and same_origin(config.get("url"), kept.get("url"))
+        if isinstance(config.get("headers"), dict):
+            stored_headers = kept.get("headers") if isinstance(kept.get("headers"), dict) else None
+            out["headers"] = unmask_headers(config["headers"], stored_headers, same_destination=same)
+        auth = config.get("auth")
+        if isinstance(auth, dict):
+            stored_auth: dict[str, Any] = kept["auth"] if isinstance(kept.get("auth"), dict) else {}
+            if stored_auth.get("type") != auth.get("type"):
+                stored_auth = {}
+            out["auth"] = {
+                k: (stored_auth[k] if same else v) if v == MASK else v
+                for k, v in auth.items()
+                if v != MASK or stored_auth.get(k)
+            }
+        if isinstance(config.get("url"), str):
+            out["url"] = unmask_url(
+                config["url"],
+                kept.get("url") if same else None,
+                path_secret=_path_secret(config),
+                placeholders=False,
+            )
+        return out
+
+    def secrets(self, config: dict[str, Any]) -> list[str]:
+        found: list[Any] = [config.get("secret")]
+        headers = config.get("headers")
+        if isinstance(headers, dict):
+            found += [v for k, v in headers.items() if is_secret_header(str(k))]
+        auth = config.get("auth")
+        if isinstance(auth, dict):
+            found += [v for k, v in auth.items() if _auth_value(k, v)]
+            if auth.get("type") == "basic":
+                found.append(_basic(auth.get("username"), auth.get("password")))
+        if isinstance(config.get("url"), str):
+            found += url_secrets(config["url"], path_secret=_path_secret(config), placeholders=False)
+            try:
+                parts = urlsplit(config["url"])
+            except ValueError:
+                parts = None  # not a URL: validate refuses it, and url_secrets took it whole
+            if parts is not None and parts.username is not None:
+                found.append(_basic(unquote(parts.username), unquote(parts.password or "")))
+        return searchable(found)
 
     def validate(self, config: dict[str, Any]) -> None:
         url = config.get("url")
         if not isinstance(url, str) or not url:
             raise ConfigError("url", "is required")
+        declared = config.get("secret_fields")
+        if declared is not None and (not isinstance(declared, list) or any(p != URL_PATH for p in declared)):
+            raise ConfigError(
+                "secret_fields", f'may only list "{URL_PATH}": every other secret of a web hook always is one'
+            )
+        if MASK in url:
+            raise ConfigError("url", MASKED)
         parts = urlsplit(url)
         if parts.scheme not in ("https", "http") or not parts.hostname:
             raise ConfigError("url", "must be an absolute https URL")
@@ -84,9 +192,11 @@ class WebhookDelivery(Delivery):
             isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
         ):
             raise ConfigError("headers", "must be an object of header name to string value")
-        for name in headers:
+        for name, value in headers.items():
             if name.lower() in RESERVED_HEADERS:
                 raise ConfigError(f"headers.{name}", "is set by the service")
+            if MASK in value:
+                raise ConfigError(f"headers.{name}", MASKED)
         if config.get("secret") is not None:
             secret_bytes(str(config["secret"]))
         auth = config.get("auth")
@@ -97,6 +207,8 @@ class WebhookDelivery(Delivery):
             for name in needed:
                 if not isinstance(auth.get(name), str) or not auth[name]:
                     raise ConfigError(f"auth.{name}", "is required")
+                if MASK in auth[name]:
+                    raise ConfigError(f"auth.{name}", MASKED)
         for name in ("connect_timeout", "read_timeout"):
             value = config.get(name)
             if value is not None and (
@@ -106,6 +218,15 @@ class WebhookDelivery(Delivery):
 
     def deliver(
         self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, context: RenderContext
+    ) -> DeliveryResult:
+        secrets = self.secrets(config)
+        with hidden(secrets):
+            result = self._deliver(rendered, config=config, delivery_id=delivery_id, secrets=secrets)
+        # A receiver may echo what it got (a token, the URL) in its answer, which becomes the attempt's error.
+        return replace(result, error=redact(result.error, secrets)) if result.error else result
+
+    def _deliver(
+        self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, secrets: list[str]
     ) -> DeliveryResult:
         url = config["url"]
         parts = urlsplit(url)
@@ -150,7 +271,7 @@ class WebhookDelivery(Delivery):
         return DeliveryResult(
             ok=False,
             status_code=response.status_code,
-            error=f"HTTP {response.status_code}: {response.text[:500]}",
+            error=f"HTTP {response.status_code}: {redact(response.text, secrets)[:500]}",
             retryable=response.status_code in RETRYABLE_STATUS,
         )
 
@@ -164,8 +285,6 @@ def _session() -> requests.Session:
 
 def _allowed_plain_http(host: str, port: int) -> bool:
     try:
-        addresses = outbound.check_address(host, port)
+        return outbound.plain_http_allowed(host, port)
     except outbound.OutboundRefused:
         return False
-    networks = outbound.allowed_networks()
-    return all(any(ipaddress.ip_address(a.split("%")[0]) in n for n in networks) for a in addresses)

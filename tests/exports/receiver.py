@@ -23,7 +23,8 @@ class Received:
 class Receiver:
     url: str
     received: list[Received] = field(default_factory=list)
-    # Answers to give, in order (status codes, or "sleep:<seconds>"); then 200.
+    # Answers to give, in order (status codes, "sleep:<seconds>", or "echo:<status>": that status with the
+    # request line and headers as the body, as a careless receiver would answer); then 200.
     script: list[int | str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -39,13 +40,17 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             with receiver.lock:
                 receiver.received.append(Received(self.path, dict(self.headers.items()), body, time.time()))
             answer = receiver.next_answer()
+            reply = b"ok"
             if isinstance(answer, str) and answer.startswith("sleep:"):
                 time.sleep(float(answer.split(":")[1]))
                 answer = 200
+            elif isinstance(answer, str) and answer.startswith("echo:"):
+                answer = answer.split(":")[1]
+                reply = f"denied {self.requestline} {dict(self.headers.items())}".encode()
             self.send_response(int(answer))
-            self.send_header("Content-Length", "2")
+            self.send_header("Content-Length", str(len(reply)))
             self.end_headers()
-            self.wfile.write(b"ok")
+            self.wfile.write(reply)
 
         def log_message(self, format: str, *args: object) -> None:
             pass

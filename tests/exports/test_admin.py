@@ -161,6 +161,16 @@ def test_a_web_hook_queue_created_in_the_form_shows_its_generated_secret_once(ad
         ({"transform": {"type": "no such transform"}}, "transform", "type: "),
         ({"filters": '{"colours": ["red"]}'}, "filters", "colours: "),
         ({"delivery": "not json"}, "delivery", "Enter a valid JSON."),
+        (
+            {"delivery": {"type": "email", "recipients": ["a@acme.example"], "from_name": "A\r\nBcc: b@evil.test"}},
+            "delivery",
+            "from_name: ",
+        ),
+        (
+            {"delivery": {"type": "email", "recipients": ["a@acme.example"], "reply_to": "a@x.example\nBcc: b@x"}},
+            "delivery",
+            "reply_to: ",
+        ),
     ],
 )
 def test_a_queue_that_cannot_work_is_refused_with_the_error_on_its_field(

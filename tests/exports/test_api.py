@@ -140,7 +140,7 @@ def test_the_masked_secret_sent_back_keeps_the_stored_one(api: AdminApi) -> None
 
     assert response.status_code == 200, response.json()
     assert response.json()["generated_secret"] is None
-    assert stored_delivery(created["id"]) == {**body["delivery"], "secret": secret}
+    assert stored_delivery(created["id"]) == {**body["delivery"], "secret": secret, "headers": {"X-Shop": "acme"}}
 
 
 def test_a_secret_left_out_of_an_update_keeps_the_stored_one(api: AdminApi) -> None:
@@ -173,8 +173,9 @@ def test_passwords_tokens_and_auth_headers_are_masked_and_kept(api: AdminApi) ->
     created = api.post("export-queues", queue_body(delivery=delivery)).json()
 
     shown = created["delivery"]
-    assert shown["auth"] == {"type": "basic", "username": "erp", "password": MASK}
-    assert shown["headers"] == {"Authorization": MASK, "X-Shop": "acme"}
+    assert shown["auth"] == {"type": "basic", "username": MASK, "password": MASK}
+    assert shown["headers"] == {"Authorization": MASK, "X-Shop": MASK}
+    assert shown["url"] == f"https://erp.example.com/{MASK}"
     assert "hunter2" not in str(created) and "header-token" not in str(created)
 
     api.patch(f"export-queues/{created['id']}", {"delivery": shown})
@@ -239,6 +240,28 @@ def test_a_configuration_that_cannot_work_is_refused_naming_the_field(
 
     assert response.status_code == 400
     assert response.json()["status"] == "ERROR"
+    assert error_fields(response) == {field}
+    assert not ExportQueue.objects.exists()
+
+
+EMAIL = {"type": "email", "recipients": ["ops@acme.example"]}
+
+
+@pytest.mark.parametrize(
+    ("delivery", "field"),
+    [
+        ({**EMAIL, "from_name": "Acme\r\nBcc: victim@example.net"}, "delivery.from_name"),
+        ({**EMAIL, "from_name": "ceo@bank.example"}, "delivery.from_name"),
+        ({**EMAIL, "reply_to": "erp@acme.example\r\nBcc: victim@example.net"}, "delivery.reply_to"),
+        ({**EMAIL, "recipients": [f"r{i}@acme.example" for i in range(11)]}, "delivery.recipients"),
+    ],
+)
+def test_an_email_sender_that_could_inject_or_spoof_is_refused_naming_the_field(
+    api: AdminApi, delivery: dict[str, Any], field: str
+) -> None:
+    response = api.post("export-queues", queue_body(delivery=delivery))
+
+    assert response.status_code == 400
     assert error_fields(response) == {field}
     assert not ExportQueue.objects.exists()
 

@@ -67,6 +67,34 @@ def test_a_private_destination_is_refused_without_connecting(
     assert IntegrationCall.objects.get().ok is False
 
 
+@pytest.mark.parametrize("host", ["[::127.0.0.1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::]", "[fec0::1]"])
+def test_an_ipv6_form_of_a_listening_loopback_server_is_refused_without_connecting(
+    tenant: Tenant, reference: ReferenceIntegrator, connections: list[Any], settings: Any, host: str
+) -> None:
+    settings.OUTBOUND_ALLOWED_NETWORKS = []
+    port = reference.url.rsplit(":", 1)[1]
+    # https: plain http would be refused by its own rule before any address is judged.
+    _integration(tenant, f"https://{host}:{port}/products/search")
+
+    with pytest.raises(IntegrationFailed, match="address is refused"):
+        call(account=tenant.account, kind="product_search", values={})
+
+    assert connections == []
+    assert reference.requests == []
+
+
+def test_the_ipv4_mapped_form_of_an_allowed_address_is_called_over_plain_http(
+    tenant: Tenant, reference: ReferenceIntegrator, configure: Any
+) -> None:
+    # OUTBOUND_ALLOWED_NETWORKS is 127.0.0.1/32 (configure): ::ffff:127.0.0.1 is that address.
+    configure("product_search", url=reference.url.replace("127.0.0.1", "[::ffff:127.0.0.1]") + "/products/search")
+
+    result = call(account=tenant.account, kind="product_search", values={"search_term": "shirt"})
+
+    assert result.status_code == 200
+    assert reference.last().path == "/products/search"
+
+
 def test_loopback_outside_the_allowed_networks_is_refused(
     tenant: Tenant, reference: ReferenceIntegrator, settings: Any
 ) -> None:
@@ -116,11 +144,14 @@ def test_a_path_value_cannot_climb_out_of_the_path(
 
 @pytest.fixture
 def secret_integration(tenant: Tenant, configure: Any) -> RuntimeIntegration:
-    return configure(
+    integration = configure(
         "customer_account_pay",
         headers={"Authorization": SECRET, "Accept": "application/json"},
         query={"apikey": QUERY_SECRET, "shop": "{shop_id}"},
     )
+    integration.secret_fields = ["query.apikey"]
+    integration.save(update_fields=["secret_fields"])
+    return integration
 
 
 def test_secrets_never_reach_the_call_log_or_the_logs(

@@ -80,14 +80,12 @@ def test_email_subject_and_attachment_name_follow_the_templates(
         subject="{account}: {queue} at {date}",
         attachment_name="{queue}-{date}.{ext}",
         body="See attachment.",
-        from_email="exports@acme.example",
     )
 
     EmailDelivery().deliver(rendered, config=cfg, delivery_id="dlv-1", context=context)
 
     message = parsed(smtp_server)
     assert message["Subject"] == "acme: sales at 2025-03-04"
-    assert message["From"] == "exports@acme.example"
     assert next(message.iter_attachments()).get_filename() == "sales-2025-03-04.csv"
     body = message.get_body(preferencelist=("plain",))
     assert body is not None
@@ -155,6 +153,23 @@ def test_an_smtp_server_that_is_down_is_a_failure_not_an_exception(
         ({"type": "email", "recipients": ["ops@example.com"], "attachment_name": "{bad"}, "attachment_name"),
         ({"type": "email", "recipients": ["ops@example.com"], "attachment_name": "a/{ext}"}, "attachment_name"),
         ({"type": "email", "recipients": ["ops@example.com"], "body": 5}, "body"),
+        ({"type": "email", "recipients": [f"r{i}@example.com" for i in range(11)]}, "recipients"),
+        ({"type": "email", "recipients": ["ops@example.com"], "from_name": "Acme\r\nBcc: x@evil.test"}, "from_name"),
+        ({"type": "email", "recipients": ["ops@example.com"], "from_name": "Acme\nexports"}, "from_name"),
+        ({"type": "email", "recipients": ["ops@example.com"], "from_name": "ceo@bank.example"}, "from_name"),
+        ({"type": "email", "recipients": ["ops@example.com"], "from_name": "Bank <ceo@bank.example>"}, "from_name"),
+        ({"type": "email", "recipients": ["ops@example.com"], "from_name": ""}, "from_name"),
+        ({"type": "email", "recipients": ["ops@example.com"], "from_name": "x" * 101}, "from_name"),
+        (
+            {"type": "email", "recipients": ["ops@example.com"], "reply_to": "a@b.example\r\nBcc: x@evil.test"},
+            "reply_to",
+        ),
+        ({"type": "email", "recipients": ["ops@example.com"], "reply_to": "a@b.example, c@d.example"}, "reply_to"),
+        ({"type": "email", "recipients": ["ops@example.com"], "reply_to": ["a@b.example"]}, "reply_to"),
+        (
+            {"type": "email", "recipients": ["ops@example.com"], "from_email": "a@b.example\nBcc: x@evil.test"},
+            "from_email",
+        ),
     ],
 )
 def test_validate_names_the_bad_field(cfg: dict[str, Any], field: str) -> None:
@@ -166,5 +181,103 @@ def test_validate_names_the_bad_field(cfg: dict[str, Any], field: str) -> None:
 
 def test_validate_accepts_a_full_configuration() -> None:
     EmailDelivery().validate(
-        config(subject="Export {queue} {date}", body="Hi", from_email="a@b.example", attachment_name="{queue}.{ext}")
+        config(
+            subject="Export {queue} {date}",
+            body="Hi",
+            from_name="Acme exports",
+            reply_to="erp@acme.example",
+            attachment_name="{queue}.{ext}",
+        )
     )
+
+
+# --- The sender is the deployment's ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def operator_sender(settings: Any) -> str:
+    settings.EXPORT_EMAIL_FROM = "exports@operator.example"
+    return "exports@operator.example"
+
+
+def test_email_is_sent_from_the_configured_address_with_the_queues_display_name_and_reply_to(
+    smtp_server: SmtpServer, operator_sender: str, rendered: Rendered, context: RenderContext
+) -> None:
+    cfg = config(from_name="Acme, Kø & Co", reply_to="erp@acme.example")
+
+    result = EmailDelivery().deliver(rendered, config=cfg, delivery_id="dlv-1", context=context)
+
+    assert result.ok, result.error
+    assert smtp_server.recorder.envelopes[0].mail_from == operator_sender
+    message = parsed(smtp_server)
+    [sender] = message["From"].addresses
+    assert (sender.display_name, sender.addr_spec) == ("Acme, Kø & Co", operator_sender)
+    assert [a.addr_spec for a in message["Reply-To"].addresses] == ["erp@acme.example"]
+
+
+def test_a_stored_from_email_is_only_a_reply_to(
+    smtp_server: SmtpServer, operator_sender: str, rendered: Rendered, context: RenderContext
+) -> None:
+    # A queue saved before the sender rule, asking to send as someone else.
+    cfg = config(from_email="ceo@bank.example")
+
+    result = EmailDelivery().deliver(rendered, config=cfg, delivery_id="dlv-1", context=context)
+
+    assert result.ok, result.error
+    envelope = smtp_server.recorder.envelopes[0]
+    assert envelope.mail_from == operator_sender
+    message = parsed(smtp_server)
+    assert message["From"] == operator_sender
+    assert message["Reply-To"] == "ceo@bank.example"
+    assert "ceo@bank.example" not in str(message["Sender"] or "") + str(message["Return-Path"] or "")
+
+
+def test_reply_to_wins_over_a_stored_from_email(
+    smtp_server: SmtpServer, operator_sender: str, rendered: Rendered, context: RenderContext
+) -> None:
+    cfg = config(from_email="old@acme.example", reply_to="new@acme.example")
+
+    EmailDelivery().deliver(rendered, config=cfg, delivery_id="dlv-1", context=context)
+
+    assert parsed(smtp_server)["Reply-To"] == "new@acme.example"
+
+
+def test_the_sender_defaults_to_default_from_email_with_the_queues_display_name(
+    smtp_server: SmtpServer, settings: Any, rendered: Rendered, context: RenderContext
+) -> None:
+    settings.EXPORT_EMAIL_FROM = ""
+    settings.DEFAULT_FROM_EMAIL = "Retail back-office <noreply@operator.example>"
+
+    EmailDelivery().deliver(rendered, config=config(from_name="Acme"), delivery_id="dlv-1", context=context)
+
+    assert smtp_server.recorder.envelopes[0].mail_from == "noreply@operator.example"
+    [sender] = parsed(smtp_server)["From"].addresses
+    assert (sender.display_name, sender.addr_spec) == ("Acme", "noreply@operator.example")
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"from_name": "Acme\r\nBcc: victim@example.net"},
+        {"reply_to": "a@acme.example\r\nBcc: victim@example.net"},
+        {"from_email": "a@acme.example\nBcc: victim@example.net"},
+    ],
+)
+def test_a_stored_header_injection_sends_nothing(
+    smtp_server: SmtpServer, operator_sender: str, rendered: Rendered, context: RenderContext, overrides: dict[str, Any]
+) -> None:
+    result = EmailDelivery().deliver(rendered, config=config(**overrides), delivery_id="dlv-1", context=context)
+
+    assert not result.ok and not result.retryable
+    assert smtp_server.recorder.envelopes == []
+
+
+def test_a_misconfigured_sender_is_a_failure_naming_the_setting(
+    smtp_server: SmtpServer, settings: Any, rendered: Rendered, context: RenderContext
+) -> None:
+    settings.EXPORT_EMAIL_FROM = "not an address"
+
+    result = EmailDelivery().deliver(rendered, config=config(), delivery_id="dlv-1", context=context)
+
+    assert not result.ok and "EXPORT_EMAIL_FROM" in result.error
+    assert smtp_server.recorder.envelopes == []

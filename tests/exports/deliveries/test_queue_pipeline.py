@@ -7,7 +7,8 @@ import email
 import pytest
 
 from exports import services
-from exports.models import ExportDelivery, ExportItem, ExportStatus
+from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
+from tests.api.conftest import AdminApi
 from tests.exports.conftest import make_queue
 from tests.exports.deliveries.conftest import FTP_PASSWORD, FTP_USER
 from tests.exports.test_outbox import import_orders
@@ -69,6 +70,33 @@ def test_a_handlebars_html_mail_reaches_the_recipients(tenant, client, smtp_serv
     [attachment] = [part for part in message.walk() if part.get_filename()]
     assert attachment.get_content_type() == "text/html"
     assert attachment.get_payload(decode=True) == b"<p>web-1 is created</p>"
+
+
+def test_a_stored_queue_sending_as_someone_else_still_saves_and_now_sends_from_the_deployment(
+    tenant, client, smtp_server, settings
+):
+    settings.EXPORT_EMAIL_FROM = "Retail exports <exports@operator.example>"
+    queue = make_queue(
+        tenant,
+        "unused",
+        name="legacy",
+        delivery={"type": "email", "recipients": ["ops@example.com"], "from_email": "ceo@bank.example"},
+    )
+    queue.delivery = {k: v for k, v in queue.delivery.items() if k in ("type", "recipients", "from_email")}
+    queue.save(update_fields=["delivery"])
+
+    # Saved again through the API (the service validates the whole stored configuration).
+    response = AdminApi(client, tenant).patch(f"export-queues/{queue.pk}", {"name": "legacy, renamed"})
+    assert response.status_code == 200, response.json()
+    assert ExportQueue.objects.get().delivery["from_email"] == "ceo@bank.example"
+
+    import_orders(client, tenant, "web-1")
+    assert services.deliver(delivery_pk=ExportDelivery.objects.get().pk) == ExportStatus.SUCCESS
+    [envelope] = smtp_server.recorder.envelopes
+    assert envelope.mail_from == "exports@operator.example"
+    message = email.message_from_bytes(envelope.content)
+    assert message["From"] == "Retail exports <exports@operator.example>"
+    assert message["Reply-To"] == "ceo@bank.example"
 
 
 def test_a_voided_skip_rule_marks_items_skipped_not_failed(tenant, client, allow_loopback, ftp_server):

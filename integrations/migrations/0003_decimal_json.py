@@ -7,7 +7,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('integrations', '0001_runtime_integrations'),
+        ('integrations', '0002_secret_fields'),
     ]
 
     operations = [
