@@ -107,11 +107,18 @@ def _number_problem(literal: str) -> str | None:
     return None
 
 
+# The only two conversions of a number's text; a literal reaches them only after ``_number_problem`` passed it.
+_to_decimal = Decimal
+_to_int = int
+
+
 def _parse_float(literal: str) -> Decimal | _RefusedNumber:
+    if len(literal) <= MAX_EXPONENT and "e" not in literal and "E" not in literal:
+        return _to_decimal(literal)  # no exponent and few digits: within the bounds by its length alone
     if _number_problem(literal):
         return _RefusedNumber(literal)
     try:
-        return Decimal(literal)
+        return _to_decimal(literal)
     except InvalidOperation:  # pragma: no cover - the JSON scanner only hands over valid literals
         return _RefusedNumber(literal)
 
@@ -119,7 +126,7 @@ def _parse_float(literal: str) -> Decimal | _RefusedNumber:
 def _parse_int(literal: str) -> int | _RefusedNumber:
     if len(literal) > MAX_EXPONENT:  # bounded before int(), whose cost grows with the square of the length
         return _RefusedNumber(literal)
-    return int(literal)
+    return _to_int(literal)
 
 
 def _parse_constant(name: str) -> Any:

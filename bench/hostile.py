@@ -1,0 +1,173 @@
+"""What each hostile request of issue 11 costs the service now: its answer, its time, the worker's memory.
+
+    .venv/bin/python bench/hostile.py
+
+Starts one gunicorn worker (sync, the production default) on a SQLite database of its own in a temporary folder
+(the embedded default; no broker is needed: nothing here is queued), creates an account with a register, then
+sends each attack of issue 11 (parts 1 to 3) and prints its status, the time to its answer and the worker's
+resident memory after it. Between the attacks a cheap request (``/health/live``) shows the worker serves the
+next request at once. A benchmark, not a test: the tests prove the bounds without a clock.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
+assert _spec is not None and _spec.loader is not None
+harness = importlib.util.module_from_spec(_spec)
+sys.modules["bench_imports"] = harness
+_spec.loader.exec_module(harness)
+
+MIB = 1024 * 1024
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def attacks() -> list[tuple[str, str, str, bytes, str]]:
+    """(name, method, path, body, content type)."""
+    basket = '{"market": "dk", "line_items": [{"line_item_id": "l1", "id": "p-1", "quantity": %s, "unit_price": 10}]}'
+    numbers = b'{"identifier": "co-x", "payments": [' + b",".join([b"1.5"] * 2_500_000) + b"]}"
+    small_numbers = b'{"identifier": "co-x", "payments": [' + b",".join([b"1.5"] * 500_000) + b"]}"
+    below_cap = b'{"identifier": "co-x", "payments": [' + b",".join([b"1.5"] * 190_000) + b"]}"
+    return [
+        (
+            "basket quantity 1E+1000000 (was 33 s)",
+            "POST",
+            "/api/v1/pos/baskets/price",
+            (basket % "1E+1000000").encode(),
+            "application/json",
+        ),
+        (
+            "basket quantity 1e999999999 (was > 12 min)",
+            "POST",
+            "/api/v1/pos/baskets/price",
+            (basket % "1e999999999").encode(),
+            "application/json",
+        ),
+        (
+            "product retail_price 1e1000000 (was a 500)",
+            "POST",
+            "/api/v1/products/",
+            b'{"id": "p-9", "name": "n", "retail_price": 1e1000000}',
+            "application/json",
+        ),
+        (
+            "lone surrogate in a product name (was a 500)",
+            "POST",
+            "/api/v1/products/",
+            b'{"id": "p-9", "name": "\\ud800"}',
+            "application/json",
+        ),
+        ("3,000-digit sale id in the path (was a 500)", "GET", "/api/v1/sales/" + "1" * 3000, b"", ""),
+        (
+            "10 MB checkout of 2.5 million numbers (was 7 s)",
+            "POST",
+            "/api/v1/pos/checkouts",
+            numbers,
+            "application/json",
+        ),
+        ("1.5 MB checkout of 500,000 numbers", "POST", "/api/v1/pos/checkouts", small_numbers, "application/json"),
+        ("0.6 MB checkout of 190,000 numbers (parsed)", "POST", "/api/v1/pos/checkouts", below_cap, "application/json"),
+        ("10 MB import of 2.5 million numbers", "POST", "/imports/incoming_orders", numbers, "application/json"),
+        (
+            "4 MB import of 990,000 numbers (parsed)",
+            "POST",
+            "/imports/incoming_orders",
+            b'{"orders": [' + b",".join([b"1.5"] * 990_000) + b"]}",
+            "application/json",
+        ),
+        (
+            "11 MiB body to /api/v1/markets/ (was an HTML 400)",
+            "POST",
+            "/api/v1/markets/",
+            b'{"x": "' + b"a" * (11 * MIB) + b'"}',
+            "application/json",
+        ),
+        ("nesting 100,000 deep", "POST", "/api/v1/pos/checkouts", b"[" * 100_000 + b"]" * 100_000, "application/json"),
+    ]
+
+
+def main() -> int:
+    folder = Path(tempfile.mkdtemp(prefix="bench-hostile-"))
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
+        "CELERY_BROKER_URL": f"filesystem://{folder / 'broker'}",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "LOG_LEVEL": "ERROR",
+        "VAR_DIR": str(folder),
+    }
+    harness.manage(env, "migrate", "--noinput")
+    key = harness.manage(
+        env, "create_api_key", "bench", "webshop", "--scope", "pos", "--scope", "admin", "--scope", "imports"
+    )
+    key = key.strip().splitlines()[-1]
+    harness.manage(
+        env,
+        "shell",
+        "-c",
+        "from accounts import services; from accounts.models import Account; "
+        "services.ensure_demo_structure(account=Account.objects.get(identifier='bench'))",
+    )
+    children = harness.Children(log_dir=folder, env=env)
+    port = harness.free_port()
+    base = f"http://127.0.0.1:{port}"
+    query = urlencode({"account": "bench", "integration": "webshop", "apikey": key, "stock_location": "shop-1"})
+    try:
+        web = children.start(
+            "web",
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "config.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "1",
+                "--timeout",
+                "900",
+            ],
+        )
+        harness.wait_for(lambda: harness._answers(f"{base}/health/live"), 60, "gunicorn", [web])
+        session = requests.Session()
+        session.get(f"{base}/api/v1/markets/?{query}")  # the worker's first request loads the application
+        worker_pid = int(Path(f"/proc/{web.process.pid}/task/{web.process.pid}/children").read_text().split()[0])
+        print(f"one gunicorn worker (pid {worker_pid}), idle RSS {rss_mib(worker_pid):.0f} MiB\n")
+        print(f"{'attack':<54} {'status':>6} {'answer':>9} {'RSS':>8} {'next request':>13}")
+        for name, method, path, body, content_type in attacks():
+            headers = {"Content-Type": content_type} if content_type else {}
+            started = time.perf_counter()
+            response = session.request(method, f"{base}{path}?{query}", data=body or None, headers=headers)
+            took = time.perf_counter() - started
+            started = time.perf_counter()
+            session.get(f"{base}/health/live")
+            after = time.perf_counter() - started
+            print(
+                f"{name:<54} {response.status_code:>6} {took * 1000:>7.0f}ms {rss_mib(worker_pid):>6.0f}MiB "
+                f"{after * 1000:>11.1f}ms"
+            )
+    finally:
+        children.stop_all()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
