@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -33,8 +34,6 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # --- Security (production) -------------------------------------------------------------------------
 if PRODUCTION:
-    from django.core.exceptions import ImproperlyConfigured
-
     # Signed sessions, password reset tokens and CSRF tokens are only as secret as this key.
     if SECRET_KEY == _DEV_SECRET_KEY or len(SECRET_KEY) < 50:
         raise ImproperlyConfigured("DJANGO_ENV=production needs SECRET_KEY: a random value of 50 characters or more")
@@ -360,8 +359,14 @@ LOGGING = {
 }
 # The worker keeps the handlers above (JSON lines, request ids, redaction) instead of installing Celery's own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# /metrics: open when empty (a private network); else scrapes send "Authorization: Bearer <METRICS_TOKEN>".
+# /metrics: scrapes send "Authorization: Bearer <METRICS_TOKEN>". Production needs one: the exposition names every
+# account and export queue. Empty (development only) leaves /metrics open.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+if PRODUCTION and len(METRICS_TOKEN) < 32:
+    raise ImproperlyConfigured(
+        "DJANGO_ENV=production needs METRICS_TOKEN: a random value of 32 characters or more, which Prometheus sends "
+        "as 'Authorization: Bearer <token>'"
+    )
 # Business metrics (counts, latency histograms) cover this many recent seconds, computed from the database.
 METRICS_WINDOW_SECONDS = env.int("METRICS_WINDOW_SECONDS", default=900)
 # Set (an empty directory per deployment, cleaned on start) to add up request metrics over gunicorn workers.

@@ -75,6 +75,12 @@ def test_the_application_services_run_in_production_against_postgres_and_redis(s
         assert environment["SECRET_KEY"].startswith("${SECRET_KEY:?")  # required, never a default
 
 
+def test_the_application_services_require_a_metrics_token(services):
+    for name, service in services.items():
+        if name not in ("postgres", "redis"):
+            assert service["environment"]["METRICS_TOKEN"].startswith("${METRICS_TOKEN:?"), name  # never a default
+
+
 def test_every_long_running_service_but_beat_has_a_healthcheck(services):
     for name, service in services.items():
         if name not in ("beat", "migrate"):
