@@ -15,6 +15,7 @@ from rest_framework import exceptions, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -22,12 +23,31 @@ from accounts.authentication import ApiKeyAuthentication, ApiPrincipal, HasPosSc
 from accounts.errors import PayloadTooLarge, ServiceError, UnsupportedMediaType
 from accounts.models import Account
 
+# Query parameters that carry a credential. A page link keeps every other parameter (account, integration,
+# filters) and drops these: links are logged, cached, pasted and shared, and a key must not travel with them.
+SECRET_QUERY_PARAMETERS = ("apikey", "api_key", "accountkey", "token", "access_token", "secret", "password")
+
 
 class Pagination(LimitOffsetPagination):
-    """``?limit=&offset=``; answers ``{count, next, previous, results}``."""
+    """``?limit=&offset=``; answers ``{count, next, previous, results}``. The ``next`` and ``previous`` links
+    carry no credential: a client sends its key again with them (query or ``Authorization`` header)."""
 
     default_limit = 50
     max_limit = 500
+
+    def get_next_link(self) -> str | None:
+        return _without_secrets(super().get_next_link())
+
+    def get_previous_link(self) -> str | None:
+        return _without_secrets(super().get_previous_link())
+
+
+def _without_secrets(url: str | None) -> str | None:
+    if url is None:
+        return None
+    for name in SECRET_QUERY_PARAMETERS:
+        url = remove_query_param(url, name)
+    return url
 
 
 def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
