@@ -285,6 +285,21 @@ EXPORT_SWEEP_GRACE_SECONDS = env.int("EXPORT_SWEEP_GRACE_SECONDS", default=30)
 # How long a worker may work on one delivery before another may take it up (the first one died).
 EXPORT_LEASE_SECONDS = env.int("EXPORT_LEASE_SECONDS", default=600)
 
+# --- Failed authentications (accounts.auth_failures) ----------------------------------------------
+# API keys (/imports/, /api/v1/, /api/v1/pos/) and the /metrics token: after AUTH_FAILURE_LIMIT failures of one key
+# prefix or one client address within AUTH_FAILURE_WINDOW_SECONDS of the first, that prefix or address answers 429
+# (Retry-After) until the window ends, the right key included. 0 turns the limit off.
+AUTH_FAILURE_LIMIT = env.int("AUTH_FAILURE_LIMIT", default=20)
+AUTH_FAILURE_WINDOW_SECONDS = env.int("AUTH_FAILURE_WINDOW_SECONDS", default=300)
+if AUTH_FAILURE_LIMIT > 0 and AUTH_FAILURE_WINDOW_SECONDS <= 0:
+    raise ImproperlyConfigured("AUTH_FAILURE_WINDOW_SECONDS must be positive while AUTH_FAILURE_LIMIT is on")
+# The client address of both limits is REMOTE_ADDR. Behind N proxies that each append to X-Forwarded-For (nginx's
+# $proxy_add_x_forwarded_for, a cloud load balancer), set N: the address is then the entry the outermost proxy
+# wrote. 0 (the default) ignores the header, which any client can write; behind a proxy it would leave every
+# client with the proxy's address, so one client's failures would lock out all of them.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured("TRUSTED_PROXY_COUNT must be 0 or more")
 # --- Outgoing HTTP (runtime integrations and web hook exports) -------------------------------------
 OUTBOUND_ALLOWED_NETWORKS = env.list("OUTBOUND_ALLOWED_NETWORKS", default=[])
 

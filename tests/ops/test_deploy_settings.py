@@ -37,6 +37,7 @@ def production_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "SECRET_KEY",
         "DJANGO_ALLOW_ASYNC_UNSAFE",
         "METRICS_TOKEN",
+        "TRUSTED_PROXY_COUNT",
     )
     base = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
     return {
@@ -112,6 +113,15 @@ def test_production_needs_allowed_hosts(tmp_path):
     del environment["ALLOWED_HOSTS"]
     done = run([sys.executable, "manage.py", "check"], environment)
     assert done.returncode != 0 and "needs ALLOWED_HOSTS" in done.stderr
+
+
+def test_check_deploy_warns_behind_a_proxy_whose_forwarded_address_is_not_trusted(tmp_path):
+    check = [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"]
+    untrusted = run(check, production_env(tmp_path, SECURE_PROXY_SSL_HEADER="true"))
+    assert untrusted.returncode != 0 and "ops.W001" in untrusted.stderr + untrusted.stdout
+
+    trusted = run(check, production_env(tmp_path, SECURE_PROXY_SSL_HEADER="true", TRUSTED_PROXY_COUNT="1"))
+    assert trusted.returncode == 0, trusted.stdout + trusted.stderr
 
 
 def test_production_refuses_to_serve_without_metrics_token(tmp_path):
