@@ -7,6 +7,7 @@ PostgreSQL and Redis without a code change.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -77,6 +78,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
+    "axes",
     "accounts",
     "orders",
     "campaigns",
@@ -101,6 +103,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: turns a locked-out admin login into its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -285,7 +289,7 @@ EXPORT_SWEEP_GRACE_SECONDS = env.int("EXPORT_SWEEP_GRACE_SECONDS", default=30)
 # How long a worker may work on one delivery before another may take it up (the first one died).
 EXPORT_LEASE_SECONDS = env.int("EXPORT_LEASE_SECONDS", default=600)
 
-# --- Failed authentications (accounts.auth_failures) ----------------------------------------------
+# --- Failed authentications (accounts.auth_failures, django-axes) ----------------------------------
 # API keys (/imports/, /api/v1/, /api/v1/pos/) and the /metrics token: after AUTH_FAILURE_LIMIT failures of one key
 # prefix or one client address within AUTH_FAILURE_WINDOW_SECONDS of the first, that prefix or address answers 429
 # (Retry-After) until the window ends, the right key included. 0 turns the limit off.
@@ -300,6 +304,24 @@ if AUTH_FAILURE_LIMIT > 0 and AUTH_FAILURE_WINDOW_SECONDS <= 0:
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 if TRUSTED_PROXY_COUNT < 0:
     raise ImproperlyConfigured("TRUSTED_PROXY_COUNT must be 0 or more")
+# The admin login (django-axes): ADMIN_LOGIN_FAILURE_LIMIT wrong passwords for one username from one address lock
+# that username at that address out for ADMIN_LOGIN_COOLOFF_SECONDS after the last of them, the right password
+# included. By username and address together, so that nobody can lock a colleague out from elsewhere.
+AUTHENTICATION_BACKENDS = [
+    # First: refuses a locked-out login before any password is checked. It logs nobody in itself.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("ADMIN_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(seconds=env.int("ADMIN_LOGIN_COOLOFF_SECONDS", default=900))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Attempts while locked out neither count nor extend the lock: it lifts a fixed time after the last failure.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "accounts.auth_failures.client_address"
+AXES_LOCKOUT_TEMPLATE = "admin/login_locked_out.html"
+AXES_VERBOSE = False
+
 # --- Outgoing HTTP (runtime integrations and web hook exports) -------------------------------------
 OUTBOUND_ALLOWED_NETWORKS = env.list("OUTBOUND_ALLOWED_NETWORKS", default=[])
 
