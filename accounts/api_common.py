@@ -12,6 +12,7 @@ from rest_framework import exceptions, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -34,9 +35,16 @@ def _whole_number(request: Request, name: str, *, minimum: int, maximum: int) ->
     return int(raw)
 
 
+# Query parameters that carry a credential. A page link keeps every other parameter (account, integration,
+# filters) and drops these: links are logged, cached, pasted and shared, and a key must not travel with them.
+SECRET_QUERY_PARAMETERS = ("apikey", "api_key", "accountkey", "token", "access_token", "secret", "password")
+
+
 class Pagination(LimitOffsetPagination):
     """``?limit=&offset=``; answers ``{count, next, previous, results}``. A ``limit`` above ``max_limit`` is
-    served as ``max_limit``; a value that is not a whole number in range is a 400 naming the parameter."""
+    served as ``max_limit``; a value that is not a whole number in range is a 400 naming the parameter. The
+    ``next`` and ``previous`` links carry no credential: a client sends its key again with them (query or
+    ``Authorization`` header)."""
 
     default_limit = 50
     max_limit = 500
@@ -55,6 +63,20 @@ class Pagination(LimitOffsetPagination):
             parameter["schema"].update(minimum=minimum, maximum=MAX_OFFSET)
             parameter["description"] += f" A whole number from {minimum} to {MAX_OFFSET}; other values are a 400."
         return parameters
+
+    def get_next_link(self) -> str | None:
+        return _without_secrets(super().get_next_link())
+
+    def get_previous_link(self) -> str | None:
+        return _without_secrets(super().get_previous_link())
+
+
+def _without_secrets(url: str | None) -> str | None:
+    if url is None:
+        return None
+    for name in SECRET_QUERY_PARAMETERS:
+        url = remove_query_param(url, name)
+    return url
 
 
 def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:

@@ -2,7 +2,8 @@
 
 Credentials: the query parameters ``account``, ``integration`` and ``apikey`` (a legacy
 ``accountkey`` parameter is accepted and ignored), or ``Authorization: Bearer <apikey>`` with
-``account`` and ``integration`` in the query. Any mismatch answers the same 401.
+``account`` and ``integration`` in the query. Any mismatch answers the same 401; too many of them from one
+address or with one key prefix answer 429 for a while, the right key included (``accounts.auth_failures``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from accounts import selectors, services
+from accounts import auth_failures, selectors, services
 from accounts.models import Account, ApiKey, Integration, Scope
 
 INVALID_CREDENTIALS = "Invalid credentials: check the account, integration and apikey parameters."
@@ -53,12 +54,17 @@ class ApiKeyAuthentication(BaseAuthentication):
         raw_key = presented_key(request)
         if raw_key is None:
             return None
+        subjects = auth_failures.subjects(request, raw_key=raw_key)
         api_key = selectors.api_key_for_credentials(
             account_identifier=request.query_params.get("account", ""),
             integration_identifier=request.query_params.get("integration", ""),
             raw_key=raw_key,
+            unless_locked=subjects,
         )
         if api_key is None:
+            wait = auth_failures.record_failure(subjects)
+            if wait:
+                raise auth_failures.TooManyAuthenticationFailures(wait)
             raise exceptions.AuthenticationFailed(INVALID_CREDENTIALS)
         services.record_api_key_use(api_key=api_key)
         return ApiPrincipal(api_key), api_key

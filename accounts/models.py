@@ -242,3 +242,21 @@ class ApiKey(AccountOwned):
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes
+
+
+class AuthFailureWindow(models.Model):
+    """The failed API authentications of one subject (a key prefix or a client address) in its current window.
+
+    Bookkeeping of ``accounts.auth_failures``, not an account's data: a failure happens before any account is
+    known. One row per subject, counted up atomically, pruned once its window is over.
+    """
+
+    subject = models.CharField(max_length=80, unique=True)
+    failures = models.PositiveIntegerField()
+    window_ends_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=models.Q(failures__gte=1), name="auth_failures_at_least_one")]
+
+    def __str__(self) -> str:
+        return f"{self.subject}: {self.failures} until {self.window_ends_at:%Y-%m-%d %H:%M:%S}"

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.db.models import QuerySet
 
-from accounts import keys
+from accounts import auth_failures, keys
 from accounts.models import Account, ApiKey, Cashier, Integration, Market, Register, StockLocation
 
 
-def api_key_for_credentials(*, account_identifier: str, integration_identifier: str, raw_key: str) -> ApiKey | None:
-    """The active key matching all three credentials, or None. One query, constant-time compare."""
+def api_key_for_credentials(
+    *, account_identifier: str, integration_identifier: str, raw_key: str, unless_locked: Sequence[str] = ()
+) -> ApiKey | None:
+    """The active key matching all three credentials, or None. One query, constant-time compare.
+
+    ``unless_locked``: subjects of ``accounts.auth_failures`` (the client's address, the key's prefix); while one
+    of them is locked out the answer is None whatever the key. A clause of the same query decides it, so a
+    successful authentication costs no query more than without the limit.
+    """
     prefix = keys.prefix_of(raw_key)
     candidate = None
     if prefix is not None and account_identifier and integration_identifier:
+        unlocked = [auth_failures.unlocked(unless_locked)] if unless_locked else []
         candidate = (
             ApiKey.objects.select_related("account", "integration")
             .filter(
+                *unlocked,
                 prefix=prefix,
                 revoked_at__isnull=True,
                 account__identifier=account_identifier,

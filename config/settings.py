@@ -7,10 +7,12 @@ PostgreSQL and Redis without a code change.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -33,8 +35,6 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # --- Security (production) -------------------------------------------------------------------------
 if PRODUCTION:
-    from django.core.exceptions import ImproperlyConfigured
-
     # Signed sessions, password reset tokens and CSRF tokens are only as secret as this key.
     if SECRET_KEY == _DEV_SECRET_KEY or len(SECRET_KEY) < 50:
         raise ImproperlyConfigured("DJANGO_ENV=production needs SECRET_KEY: a random value of 50 characters or more")
@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
+    "axes",
     "accounts",
     "orders",
     "campaigns",
@@ -104,6 +105,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: turns a locked-out admin login into its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -294,6 +297,39 @@ EXPORT_LEASE_SECONDS = env.int("EXPORT_LEASE_SECONDS", default=600)
 # Reply-To, never the address. Empty: DEFAULT_FROM_EMAIL.
 EXPORT_EMAIL_FROM = env.str("EXPORT_EMAIL_FROM", default="")
 
+# --- Failed authentications (accounts.auth_failures, django-axes) ----------------------------------
+# API keys (/imports/, /api/v1/, /api/v1/pos/) and the /metrics token: after AUTH_FAILURE_LIMIT failures of one key
+# prefix or one client address within AUTH_FAILURE_WINDOW_SECONDS of the first, that prefix or address answers 429
+# (Retry-After) until the window ends, the right key included. 0 turns the limit off.
+AUTH_FAILURE_LIMIT = env.int("AUTH_FAILURE_LIMIT", default=20)
+AUTH_FAILURE_WINDOW_SECONDS = env.int("AUTH_FAILURE_WINDOW_SECONDS", default=300)
+if AUTH_FAILURE_LIMIT > 0 and AUTH_FAILURE_WINDOW_SECONDS <= 0:
+    raise ImproperlyConfigured("AUTH_FAILURE_WINDOW_SECONDS must be positive while AUTH_FAILURE_LIMIT is on")
+# The client address of both limits is REMOTE_ADDR. Behind N proxies that each append to X-Forwarded-For (nginx's
+# $proxy_add_x_forwarded_for, a cloud load balancer), set N: the address is then the entry the outermost proxy
+# wrote. 0 (the default) ignores the header, which any client can write; behind a proxy it would leave every
+# client with the proxy's address, so one client's failures would lock out all of them.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured("TRUSTED_PROXY_COUNT must be 0 or more")
+# The admin login (django-axes): ADMIN_LOGIN_FAILURE_LIMIT wrong passwords for one username from one address lock
+# that username at that address out for ADMIN_LOGIN_COOLOFF_SECONDS after the last of them, the right password
+# included. By username and address together, so that nobody can lock a colleague out from elsewhere.
+AUTHENTICATION_BACKENDS = [
+    # First: refuses a locked-out login before any password is checked. It logs nobody in itself.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("ADMIN_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(seconds=env.int("ADMIN_LOGIN_COOLOFF_SECONDS", default=900))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Attempts while locked out neither count nor extend the lock: it lifts a fixed time after the last failure.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "accounts.auth_failures.client_address"
+AXES_LOCKOUT_TEMPLATE = "admin/login_locked_out.html"
+AXES_VERBOSE = False
+
 # --- Outgoing HTTP (runtime integrations and web hook exports) -------------------------------------
 OUTBOUND_ALLOWED_NETWORKS = env.list("OUTBOUND_ALLOWED_NETWORKS", default=[])
 
@@ -368,8 +404,14 @@ LOGGING = {
 }
 # The worker keeps the handlers above (JSON lines, request ids, redaction) instead of installing Celery's own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# /metrics: open when empty (a private network); else scrapes send "Authorization: Bearer <METRICS_TOKEN>".
+# /metrics: scrapes send "Authorization: Bearer <METRICS_TOKEN>". Production needs one: the exposition names every
+# account and export queue. Empty (development only) leaves /metrics open.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+if PRODUCTION and len(METRICS_TOKEN) < 32:
+    raise ImproperlyConfigured(
+        "DJANGO_ENV=production needs METRICS_TOKEN: a random value of 32 characters or more, which Prometheus sends "
+        "as 'Authorization: Bearer <token>'"
+    )
 # Business metrics (counts, latency histograms) cover this many recent seconds, computed from the database.
 METRICS_WINDOW_SECONDS = env.int("METRICS_WINDOW_SECONDS", default=900)
 # Set (an empty directory per deployment, cleaned on start) to add up request metrics over gunicorn workers.

@@ -10,7 +10,7 @@ urlpatterns = [
     # Unauthenticated on purpose (load balancers and orchestrators probe them); they reveal no secret.
     path("health/live", live, name="health-live"),
     path("health/ready", ready, name="health-ready"),
-    # Open unless METRICS_TOKEN is set (then a bearer token).
+    # A bearer token (METRICS_TOKEN), which production requires; open in development when unset.
     path("metrics", prometheus, name="metrics"),
     # Before "admin/", which would take the path for an app label.
     path("admin/dashboard/", admin.site.admin_view(dashboard), name="ops-dashboard"),

@@ -14,6 +14,7 @@ class OpsConfig(AppConfig):
         # published during a request and is restored in the worker's log context.
         from django.core.signals import request_finished
 
+        from ops import checks  # noqa: F401 - registers the deployment checks
         from ops.logging import connect_celery_signals
         from ops.middleware import clear_request_id
 

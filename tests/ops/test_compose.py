@@ -75,6 +75,20 @@ def test_the_application_services_run_in_production_against_postgres_and_redis(s
         assert environment["SECRET_KEY"].startswith("${SECRET_KEY:?")  # required, never a default
 
 
+def test_the_application_services_require_a_metrics_token(services):
+    for name, service in services.items():
+        if name not in ("postgres", "redis"):
+            assert service["environment"]["METRICS_TOKEN"].startswith("${METRICS_TOKEN:?"), name  # never a default
+
+
+def test_the_client_address_is_the_one_the_proxy_in_front_appends(services):
+    """The compose file puts the service behind one TLS proxy (SECURE_PROXY_SSL_HEADER): without trusting its
+    X-Forwarded-For entry, every client would share the proxy's address in the failed-authentication limits."""
+    environment = services["web"]["environment"]
+    assert environment["SECURE_PROXY_SSL_HEADER"] == "true"
+    assert environment["TRUSTED_PROXY_COUNT"] == "${TRUSTED_PROXY_COUNT:-1}"
+
+
 def test_every_long_running_service_but_beat_has_a_healthcheck(services):
     for name, service in services.items():
         if name not in ("beat", "migrate"):

@@ -30,7 +30,15 @@ print(json.dumps(values))
 def production_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     # DJANGO_ALLOW_ASYNC_UNSAFE is set for the test session when the browser tests are collected: never in
     # production, and check --deploy says so.
-    prefixes = ("SECURE_", "DJANGO_ENV", "DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    prefixes = (
+        "SECURE_",
+        "DJANGO_ENV",
+        "DEBUG",
+        "SECRET_KEY",
+        "DJANGO_ALLOW_ASYNC_UNSAFE",
+        "METRICS_TOKEN",
+        "TRUSTED_PROXY_COUNT",
+    )
     base = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
     return {
         **base,
@@ -39,6 +47,7 @@ def production_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "DJANGO_ENV": "production",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "backoffice.example.com",
+        "METRICS_TOKEN": secrets.token_urlsafe(32),
         **extra,
     }
 
@@ -85,12 +94,15 @@ def test_turning_hsts_preload_off_keeps_check_deploy_clean(tmp_path):
         ({"SECRET_KEY": ""}, "needs SECRET_KEY"),  # the development default
         ({"SECRET_KEY": "too-short"}, "needs SECRET_KEY"),
         ({"DEBUG": "true"}, "refuses DEBUG"),
+        ({"METRICS_TOKEN": ""}, "needs METRICS_TOKEN"),  # /metrics would be open to anyone who reaches it
+        ({"METRICS_TOKEN": "short-guessable-token"}, "needs METRICS_TOKEN"),
     ],
 )
 def test_production_refuses_to_start_with_development_settings(tmp_path, env, message):
     environment = production_env(tmp_path, **env)
-    if environment["SECRET_KEY"] == "":
-        del environment["SECRET_KEY"]
+    for name in ("SECRET_KEY", "METRICS_TOKEN"):
+        if environment[name] == "":
+            del environment[name]
     done = run([sys.executable, "manage.py", "check"], environment)
     assert done.returncode != 0
     assert message in done.stderr
@@ -101,6 +113,23 @@ def test_production_needs_allowed_hosts(tmp_path):
     del environment["ALLOWED_HOSTS"]
     done = run([sys.executable, "manage.py", "check"], environment)
     assert done.returncode != 0 and "needs ALLOWED_HOSTS" in done.stderr
+
+
+def test_check_deploy_warns_behind_a_proxy_whose_forwarded_address_is_not_trusted(tmp_path):
+    check = [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"]
+    untrusted = run(check, production_env(tmp_path, SECURE_PROXY_SSL_HEADER="true"))
+    assert untrusted.returncode != 0 and "ops.W001" in untrusted.stderr + untrusted.stdout
+
+    trusted = run(check, production_env(tmp_path, SECURE_PROXY_SSL_HEADER="true", TRUSTED_PROXY_COUNT="1"))
+    assert trusted.returncode == 0, trusted.stdout + trusted.stderr
+
+
+def test_production_refuses_to_serve_without_metrics_token(tmp_path):
+    """gunicorn runs no system check: the refusal is at settings load, where its workers import the settings."""
+    environment = production_env(tmp_path)
+    del environment["METRICS_TOKEN"]
+    done = run([sys.executable, "-c", "import config.wsgi"], environment)
+    assert done.returncode != 0 and "needs METRICS_TOKEN" in done.stderr
 
 
 def test_development_defaults_stay_plain_http(settings):

@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
+from accounts.auth_failures import TOO_MANY_FAILURES
 from exports.models import ExportStatus
 from imports.models import ImportKind, ImportStatus
 from ops import metrics
@@ -222,6 +223,20 @@ def test_metrics_refuse_the_token_in_another_scheme(web, settings) -> None:
 def test_metrics_accept_the_bearer_token(web, settings) -> None:
     settings.METRICS_TOKEN = "scrape-secret"
     assert scrape(web, HTTP_AUTHORIZATION="Bearer scrape-secret")
+
+
+def test_wrong_metrics_tokens_are_limited_per_client_address(web, settings) -> None:
+    settings.METRICS_TOKEN = "scrape-secret"
+    settings.AUTH_FAILURE_LIMIT = 3
+    for _ in range(3):
+        assert web.get("/metrics", HTTP_AUTHORIZATION="Bearer guess", REMOTE_ADDR="198.51.100.7").status_code == 401
+
+    # While the address is limited, the right token is refused too; another address scrapes.
+    locked_out = web.get("/metrics", HTTP_AUTHORIZATION="Bearer scrape-secret", REMOTE_ADDR="198.51.100.7")
+    assert locked_out.status_code == 429
+    assert locked_out.json() == {"status": "ERROR", "message": TOO_MANY_FAILURES}
+    assert 0 < int(locked_out["Retry-After"]) <= settings.AUTH_FAILURE_WINDOW_SECONDS
+    assert web.get("/metrics", HTTP_AUTHORIZATION="Bearer scrape-secret", REMOTE_ADDR="198.51.100.8").status_code == 200
 
 
 def test_metrics_are_never_cached(web) -> None:
