@@ -20,11 +20,13 @@ Shared configuration keys understood by every transform in this package:
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, tzinfo
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -354,15 +356,31 @@ def base_media_type(content_type: str) -> str:
 
 # --- limits --------------------------------------------------------------------------------------------------
 
+# A bounded writer charges what it is given to the budget every FLUSH_PIECES pieces (joined into one chunk), and
+# cuts a text longer than CHUNK_CHARS into chunks of that length, so a value is refused within one chunk of the
+# point where it passes what the budget has left.
+CHUNK_CHARS = 16 * 1024
+FLUSH_PIECES = 256
+
+
+def utf8_length(text: str) -> int:
+    """The length of ``text`` in UTF-8 (what it costs in the output); never fails, even on a lone surrogate."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
 
 class RenderBudget:
-    """The render's limits: a monotonic deadline and an output size, checked at loop steps and at the end."""
+    """The render's limits: a monotonic deadline and an output size.
+
+    The template transforms ``charge`` every piece of output as it is produced, so a runaway template stops
+    during the work, within one piece of ``max_bytes`` and at the first piece after the deadline; the other
+    transforms check at their loop steps. ``encode`` checks the final text again."""
 
     def __init__(self, *, timeout: float | None = None, max_bytes: int | None = None) -> None:
         # Module globals read at call time, so a test (or a caller) can tighten the limits.
         self.timeout = RENDER_TIMEOUT_SECONDS if timeout is None else timeout
         self.max_bytes = MAX_OUTPUT_BYTES if max_bytes is None else max_bytes
         self.deadline = time.monotonic() + self.timeout
+        self.produced = 0  # bytes charged so far
 
     def check_time(self) -> None:
         if time.monotonic() > self.deadline:
@@ -372,12 +390,197 @@ class RenderBudget:
         if size > self.max_bytes:
             raise TransformError(f"output is larger than {self.max_bytes} bytes")
 
+    def charge(self, text: str) -> None:
+        """Count ``text`` (UTF-8 bytes) as produced output: TransformError past the size or the deadline."""
+        self.produced += utf8_length(text)
+        self.check_size(self.produced)
+        self.check_time()
+
     def encode(self, text: str) -> bytes:
         # Characters are a lower bound on UTF-8 bytes: refuse before encoding an obviously oversized text.
         self.check_size(len(text))
         content = text.encode("utf-8")
         self.check_size(len(content))
         return content
+
+
+class BoundedWriter:
+    """Text built piece by piece within a budget: a template's output, or one value's JSON or repr.
+
+    Pieces are collected in ``parts`` (a walker may append to it directly, then call ``settle``) and joined into
+    a chunk every ``FLUSH_PIECES``; each chunk is escaped (``escape``, HTML or JSON escaping, works character by
+    character) and charged to the budget, or with ``charge=False`` counted against what the budget has left
+    (for a value that is charged again where it is output). Both limits are thus enforced while a large value
+    is written, not after it: a value is refused at most one chunk past the limit."""
+
+    def __init__(
+        self, budget: RenderBudget, *, charge: bool = True, escape: Callable[[str], str] | None = None
+    ) -> None:
+        self.budget = budget
+        self.charge = charge
+        self.escape = escape
+        self.parts: list[str] = []
+        self.chunks: list[str] = []
+        self.used = 0  # bytes of the chunks not charged to the budget (charge=False)
+
+    def write(self, text: str) -> None:
+        if len(text) > CHUNK_CHARS:
+            self.flush()
+            self._check(len(text))  # characters are a lower bound on the bytes: refuse before copying
+            for start in range(0, len(text), CHUNK_CHARS):
+                self._add(text[start : start + CHUNK_CHARS])
+            return
+        self.parts.append(text)
+        if len(self.parts) >= FLUSH_PIECES:
+            self.flush()
+
+    def settle(self) -> None:
+        """Flush if enough pieces were appended to ``parts`` directly."""
+        if len(self.parts) >= FLUSH_PIECES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.parts:
+            chunk = "".join(self.parts)
+            self.parts.clear()
+            self._check(len(chunk))
+            self._add(chunk)
+
+    def extend_charged(self, chunks: list[str]) -> None:
+        """Chunks written (and charged) by another writer of the same budget."""
+        self.flush()
+        self.chunks.extend(chunks)
+
+    def _add(self, chunk: str) -> None:
+        if self.escape is not None:
+            chunk = self.escape(chunk)
+        if self.charge:
+            self.budget.charge(chunk)
+        else:
+            size = utf8_length(chunk)
+            self._check(size)
+            self.budget.check_time()
+            self.used += size
+        self.chunks.append(chunk)
+
+    def _check(self, more: int) -> None:
+        """Refuse ``more`` bytes that do not fit in what is left (uncharged chunks count as spent)."""
+        self.budget.check_size(self.budget.produced + self.used + more)
+
+    def text(self) -> str:
+        self.flush()
+        return "".join(self.chunks)
+
+
+def _float_json(value: float) -> str:
+    # What json.dumps writes for a float (allow_nan: NaN and Infinity are JavaScript literals, not JSON).
+    if value != value:
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
+def _bool_json(value: Any) -> str:
+    return "true" if value else "false"
+
+
+# Leaf writers by exact type; a transform whose data are subclasses (Handlebars' wrappers) adds its own.
+JSON_LEAVES: dict[type, Callable[[Any], str]] = {
+    str: encode_basestring,
+    int: int.__repr__,
+    float: _float_json,
+    bool: _bool_json,
+    type(None): lambda value: "null",
+}
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return encode_basestring(key)  # type: ignore[no-any-return]
+    if key is True or key is False or key is None:
+        return f'"{json.dumps(key)}"'
+    if isinstance(key, int):
+        return f'"{int.__repr__(key)}"'
+    if isinstance(key, float):
+        return f'"{_float_json(key)}"'
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def write_json(
+    value: Any,
+    writer: BoundedWriter,
+    *,
+    separators: tuple[str, str] = (",", ":"),
+    leaves: dict[type, Callable[[Any], str]] = JSON_LEAVES,
+    default: Callable[[Any], Any] = json_default,
+) -> None:
+    """``json.dumps(value, default=default, ensure_ascii=False, separators=separators)`` written piece by piece
+    into ``writer``, so that a large value costs no more than the writer's budget lets it."""
+    leaf = leaves.get(type(value))
+    if leaf is not None:
+        writer.write(leaf(value))
+        return
+    _write_json(value, writer, separators[0], separators[1], leaves, default)
+    writer.settle()
+
+
+def _write_json(
+    value: Any,
+    writer: BoundedWriter,
+    item_separator: str,
+    key_separator: str,
+    leaves: dict[type, Callable[[Any], str]],
+    default: Callable[[Any], Any],
+) -> None:
+    # The hot loop of every large value: leaves are written inline, the budget is looked at once per item.
+    parts = writer.parts
+    append = parts.append
+    if isinstance(value, dict):
+        if not value:
+            append("{}")
+            return
+        opening = "{"
+        for key, item in value.items():
+            append(opening + (encode_basestring(key) if type(key) is str else _json_key(key)) + key_separator)
+            opening = item_separator
+            leaf = leaves.get(type(item))
+            if leaf is not None:
+                append(leaf(item))
+            else:
+                _write_json(item, writer, item_separator, key_separator, leaves, default)
+            if len(parts) >= FLUSH_PIECES:
+                writer.flush()
+        append("}")
+    elif isinstance(value, list | tuple):
+        if not value:
+            append("[]")
+            return
+        opening = "["
+        for item in value:
+            append(opening)
+            opening = item_separator
+            leaf = leaves.get(type(item))
+            if leaf is not None:
+                append(leaf(item))
+            else:
+                _write_json(item, writer, item_separator, key_separator, leaves, default)
+            if len(parts) >= FLUSH_PIECES:
+                writer.flush()
+        append("]")
+    elif isinstance(value, str):
+        append(encode_basestring(value))
+    elif isinstance(value, int):  # an int subclass (bool is a leaf: it cannot be subclassed)
+        append(int.__repr__(value))
+    elif isinstance(value, float):
+        append(_float_json(value))
+    else:
+        plain = default(value)
+        leaf = leaves.get(type(plain))
+        if leaf is not None:
+            append(leaf(plain))
+        else:
+            _write_json(plain, writer, item_separator, key_separator, leaves, default)
 
 
 def template_context(elements: list[Element], context: RenderContext) -> dict[str, Any]:

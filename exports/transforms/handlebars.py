@@ -40,14 +40,18 @@ TransformError.
 
 pybars3 resolves a missing key by ``getattr`` and calls what it finds (``{{#with summary}}{{setdefault}}``
 would call ``dict.setdefault``). The data therefore reaches the template as ``_Safe*`` wrappers whose item
-lookup never fails, so pybars3 never falls back to attributes; ``json`` unwraps them again.
+lookup never fails, so pybars3 never falls back to attributes; ``json`` writes them as the values they wrap.
 
-Limits. pybars3 cannot be interrupted, so the cost is bounded structurally: the template's size, tag count,
-nesting and whitespace runs are capped (compiling costs about 0.7 ms per tag and 8 us per character, so at most
-~1.5 s; compiled templates are cached per process), pybars3's exponential whitespace-control regex is replaced
-by an equivalent linear one (``_Compiler``), and every loop goes through our ``each`` helper, which checks the
-deadline (``RENDER_TIMEOUT_SECONDS``) and the output produced so far (``MAX_OUTPUT_BYTES``) at every iteration.
-Without a loop a template's output is at most its length times the largest value. The final output is checked again.
+Limits. The template's size, tag count, nesting and whitespace runs are capped (compiling costs about 0.7 ms per
+tag and 8 us per character, so at most ~1.5 s; compiled templates are cached per process), and pybars3's
+exponential whitespace-control regex is replaced by an equivalent linear one (``_Compiler``). Rendering is bounded
+while it runs: pybars3's output list and value formatting are replaced in the compiled code (``_Output``,
+``_prepare``), so every piece of output is charged to the render's budget as it is produced (UTF-8 bytes against
+``MAX_OUTPUT_BYTES``, the monotonic clock against ``RENDER_TIMEOUT_SECONDS``), and so is every iteration of our
+``each``. An object or a list printed whole (``{{{@root}}}`` prints the Python repr of the data, as pybars3
+always has) and ``{{{json x}}}`` are written a chunk at a time by a ``BoundedWriter`` that stops where the budget
+ends; ``money`` and ``date`` never copy an object or a list. A runaway template therefore stops within one chunk
+(about 16 K characters) of the limit, and its memory stays within a few times ``MAX_OUTPUT_BYTES``.
 """
 
 from __future__ import annotations
@@ -56,17 +60,22 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
 import pybars
-from pybars._compiler import Scope, strlist
+from pybars._compiler import Scope, escape, prepare, strlist
 
 from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
 from exports.transforms.common import (
+    CHUNK_CHARS,
     DEFAULT_DATE_FORMAT,
+    FLUSH_PIECES,
+    JSON_LEAVES,
+    BoundedWriter,
     RenderBudget,
     check_date_format,
     check_timezone,
@@ -79,6 +88,7 @@ from exports.transforms.common import (
     split_skipped,
     template_context,
     validate_skip,
+    write_json,
 )
 
 MAX_TEMPLATE_LENGTH = 64_000
@@ -353,6 +363,140 @@ def _plain(value: Any) -> Any:
     return value.context if isinstance(value, Scope) else value
 
 
+def _scalar(value: Any) -> Any:
+    """A helper argument as plain data, or None for an object or list (``money`` and ``date`` format neither,
+    and copying a whole ``@root`` at every call would cost time no output limit sees)."""
+    value = _plain(value)
+    return None if isinstance(value, dict | list) else _unwrap(value)
+
+
+# --- bounded output ---------------------------------------------------------------------------------------------
+#
+# pybars3's compiled code builds its output in ``strlist``s (``result.append(literal)``, ``result.grow(value)``)
+# and turns values into text with ``prepare``; both names are globals of the compiled module, which
+# ``_compile_checked`` points at ``_Output`` and ``_prepare``. Every piece of output is therefore charged to the
+# render's budget as it is produced, and the deadline is checked at the same moment: a template stops during the
+# work, within one piece of MAX_OUTPUT_BYTES, not after it. The budget of the render under way is found through a
+# context variable, as compiled templates are shared by every render of the process.
+
+_BUDGET: ContextVar[RenderBudget | None] = ContextVar("handlebars_budget", default=None)
+# Many small pieces cost far more memory than their text (about 50 bytes each): every this many, they are joined.
+COALESCE_PIECES = 1024
+
+# How a value nested in an object or a list reads in ``{{{@root}}}``: Python's repr of the wrappers, as pybars3
+# has always printed them (``{'total': 130.1, 'voided': false, 'note': None}``).
+_REPR_LEAVES: dict[type, Callable[[Any], str]] = {
+    str: str.__repr__,
+    _SafeStr: str.__repr__,
+    _SafeInt: int.__repr__,
+    _SafeFloat: float.__repr__,
+    _SafeBool: _SafeBool.__str__,
+    type(None): repr,
+}
+# ``{{{json x}}}`` writes JSON with json.dumps's default separators; the wrappers read as the values they wrap.
+_JSON_LEAVES: dict[type, Callable[[Any], str]] = {
+    **JSON_LEAVES,
+    _SafeStr: JSON_LEAVES[str],
+    _SafeInt: JSON_LEAVES[int],
+    _SafeFloat: JSON_LEAVES[float],
+    _SafeBool: JSON_LEAVES[bool],
+}
+_JSON_SEPARATORS = (", ", ": ")
+
+
+class _Output(strlist):  # type: ignore[misc]
+    """pybars3's output list, charging the render's budget for every piece it is given (not for the output of a
+    nested block, already charged when it was produced), and joining small pieces as it goes."""
+
+    def __init__(self, chunks: Iterable[str] = ()) -> None:
+        super().__init__(chunks)
+        self.budget = _BUDGET.get()
+        self.mark = len(self)  # pieces before this index are joined already
+
+    def append(self, text: str) -> None:
+        if self.budget is not None:
+            self.budget.charge(text)
+        super().append(text)
+        if len(self) - self.mark >= COALESCE_PIECES:
+            self._coalesce()
+
+    def grow(self, thing: Any) -> None:
+        if isinstance(thing, _Output):
+            self.extend(thing)
+            if len(self) - self.mark >= COALESCE_PIECES:
+                self._coalesce()
+        elif isinstance(thing, str):
+            self.append(str(thing))
+        else:
+            for element in thing:
+                self.grow(element)
+
+    def _coalesce(self) -> None:
+        joined = "".join(self[self.mark :])
+        del self[self.mark :]
+        super().append(joined)
+        self.mark = len(self)
+
+
+def _write_repr(value: Any, writer: BoundedWriter) -> None:
+    """``repr(value)`` of the wrapped data (what ``str`` prints for a dict or a list), written piece by piece."""
+    parts = writer.parts
+    append = parts.append
+    if isinstance(value, dict):
+        opening = "{"
+        for key, item in value.items():
+            append(opening + repr(key) + ": ")
+            opening = ", "
+            leaf = _REPR_LEAVES.get(type(item))
+            if leaf is not None:
+                append(leaf(item))
+            else:
+                _write_repr(item, writer)
+            if len(parts) >= FLUSH_PIECES:
+                writer.flush()
+        append("}" if value else "{}")
+    elif isinstance(value, list):
+        opening = "["
+        for item in value:
+            append(opening)
+            opening = ", "
+            leaf = _REPR_LEAVES.get(type(item))
+            if leaf is not None:
+                append(leaf(item))
+            else:
+                _write_repr(item, writer)
+            if len(parts) >= FLUSH_PIECES:
+                writer.flush()
+        append("]" if value else "[]")
+    else:
+        append(repr(value))
+
+
+def _prepare(value: Any, should_escape: bool) -> Any:
+    """pybars3's ``prepare`` (a value as output text), writing an object, a list or a long text within the
+    budget: ``{{{@root}}}`` stops at the limit instead of printing the whole data first."""
+    budget = _BUDGET.get()
+    value = _plain(value)
+    if isinstance(value, strlist):
+        return value  # a block's output: charged as it was produced, and (as in pybars3) never escaped
+    if budget is None:
+        return prepare(value, should_escape)
+    if isinstance(value, dict | list):
+        writer = BoundedWriter(budget, escape=escape if should_escape else None)
+        _write_repr(value, writer)
+        writer.flush()
+        return _Output(writer.chunks)
+    text = prepare(value, False)
+    if not should_escape:
+        return text  # charged (and refused if too long) as it is appended
+    if len(text) <= CHUNK_CHARS:
+        return escape(text)
+    writer = BoundedWriter(budget, escape=escape)  # escaping may make it six times longer: a slice at a time
+    writer.write(text)
+    writer.flush()
+    return _Output(writer.chunks)
+
+
 # --- compiling and rendering ----------------------------------------------------------------------------------
 
 # pybars3 keeps compiler state in module globals: one compilation at a time.
@@ -365,6 +509,9 @@ def _compile_checked(source: str) -> Callable[..., Any]:
         function = _Compiler().compile(source)
     # compile() registers a module per template in sys.modules; the function keeps its globals alive by itself.
     sys.modules.pop(function.__globals__.get("__name__", ""), None)
+    # The compiled code builds its output with these two names (see "bounded output").
+    function.__globals__["strlist"] = _Output
+    function.__globals__["prepare"] = _prepare
     return function  # type: ignore[no-any-return]
 
 
@@ -378,14 +525,6 @@ def compile_template(source: object) -> Callable[..., Any]:
         raise TemplateRefused(f"does not compile: {error}") from error
 
 
-def _output_length(output: Any) -> int:
-    if isinstance(output, str):
-        return len(output)
-    if isinstance(output, list):
-        return sum(len(piece) for piece in output)
-    return 0
-
-
 class _Helpers:
     """Our helpers and the guarded ``each``; one instance per render, holding its budget."""
 
@@ -394,7 +533,6 @@ class _Helpers:
         self.decimal_separator = config.get("decimal_separator", ".")
         self.date_format = config.get("date_format", DEFAULT_DATE_FORMAT)
         self.zone = check_timezone(config["timezone"]) if "timezone" in config else None
-        self.loop_output: list[int] = []  # output of finished iterations, per open loop
 
     def as_dict(self) -> dict[str, Callable[..., Any]]:
         return {
@@ -420,44 +558,40 @@ class _Helpers:
             items = []
         if not items:
             return options["inverse"](this)
-        result = strlist()
+        result = _Output()
         last = len(items) - 1
-        self.loop_output.append(0)
-        try:
-            for index, (key, value) in enumerate(items):
-                self.budget.check_time()
-                extra: dict[str, Any] = {"key": _SafeStr(key)} if key is not None else {}
-                scope = Scope(value, this, options["root"], index=index, first=index == 0, last=index == last, **extra)
-                output = options["fn"](scope)
-                self.loop_output[-1] += _output_length(output)
-                self.budget.check_size(sum(self.loop_output))
-                result.grow(output)
-        finally:
-            self.loop_output.pop()
+        for index, (key, value) in enumerate(items):
+            # An iteration may produce nothing (nested loops): the deadline is checked here too.
+            self.budget.check_time()
+            extra: dict[str, Any] = {"key": _SafeStr(key)} if key is not None else {}
+            scope = Scope(value, this, options["root"], index=index, first=index == 0, last=index == last, **extra)
+            result.grow(options["fn"](scope))
         return result
 
     def money(self, this: Any, value: Any, currency: Any = None) -> str:
-        text = format_money(_unwrap(value), decimal_separator=self.decimal_separator, currency=_unwrap(currency))
+        self.budget.check_time()
+        text = format_money(_scalar(value), decimal_separator=self.decimal_separator, currency=_scalar(currency))
         return text or ""
 
     def date(self, this: Any, value: Any, date_format: Any = None, zone: Any = None) -> str:
+        self.budget.check_time()
         chosen_format = self.date_format if date_format is None else str(date_format)
         chosen_zone = self.zone
         if zone is not None:
             try:
-                chosen_zone = check_timezone(str(_unwrap(zone)))
+                chosen_zone = check_timezone(str(_scalar(zone)))
             except ValueError as error:
                 raise TransformError(f"date helper: {error}") from error
         try:
-            return format_date(_unwrap(value), chosen_format, chosen_zone) or ""
+            return format_date(_scalar(value), chosen_format, chosen_zone) or ""
         except ValueError as error:
             raise TransformError(f"date helper: {error}") from error
 
     def json(self, this: Any, value: Any) -> str:
-        self.budget.check_time()
-        text = json.dumps(_unwrap(value), default=json_default, ensure_ascii=False)
-        self.budget.check_size(len(text))
-        return text
+        # Written within what the budget has left (and charged again where the text is output).
+        writer = BoundedWriter(self.budget, charge=False)
+        write_json(_plain(value), writer, separators=_JSON_SEPARATORS, leaves=_JSON_LEAVES)
+        return writer.text()
 
 
 class HandlebarsTransform(Transform):
@@ -494,6 +628,7 @@ class HandlebarsTransform(Transform):
         kept, skipped = split_skipped(elements, config)
         data = _wrap(template_context(kept, context))
         helpers = _Helpers(budget, config)
+        token = _BUDGET.set(budget)
         try:
             output = template(data, helpers=helpers.as_dict(), partials={})
         except TransformError:
@@ -502,4 +637,6 @@ class HandlebarsTransform(Transform):
             raise TransformError(f"template failed: {type(error).__name__}: {error}") from error
         except RecursionError as error:
             raise TransformError("template nests too deeply") from error
+        finally:
+            _BUDGET.reset(token)
         return Rendered(budget.encode(str(output)), content_type, extension, skipped)

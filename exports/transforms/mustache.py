@@ -32,11 +32,14 @@ JSON template can embed an entity safely. A real key of that name always wins ov
 
 Safety and limits. The template is parsed by pystache (spec-conformant tags, delimiters and standalone lines)
 and rendered by the small renderer below: names are looked up in dicts only (no attributes, nothing is
-called), partials are refused (pystache would read them from disk), and the renderer counts its output and
-checks the deadline at every section iteration, so ``RENDER_TIMEOUT_SECONDS`` and ``MAX_OUTPUT_BYTES`` stop a
-runaway template (e.g. nested ``{{#elements}}``) with a TransformError. The template's size, tag count and
-section nesting are capped too, and so is what makes pystache's tag regex slow (long runs of blanks, a ``{{``
-that is never closed); set-delimiter tags are refused for the same reason.
+called), partials are refused (pystache would read them from disk), and the renderer writes its output through a
+``BoundedWriter``, which charges it to the budget as it goes (UTF-8 bytes against ``MAX_OUTPUT_BYTES``, the
+monotonic clock against ``RENDER_TIMEOUT_SECONDS``, also at every section iteration); an object or a list
+(``{{{elements}}}``, ``__json``, ``element_json``) is serialised a chunk at a time, so a runaway template (e.g.
+nested ``{{#elements}}``, or ``{{{elements}}}`` repeated) stops with a TransformError within one chunk of the
+limit. The template's size, tag count and section nesting are capped too, and so is what makes pystache's tag
+regex slow (long runs of blanks, a ``{{`` that is never closed); set-delimiter tags are refused for the same
+reason.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ import html
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from pystache.parser import (  # type: ignore[attr-defined]
     ParsingError,
@@ -60,13 +63,14 @@ from pystache.parser import (  # type: ignore[attr-defined]
 
 from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
 from exports.transforms.common import (
+    CHUNK_CHARS,
     DEFAULT_DATE_FORMAT,
+    BoundedWriter,
     RenderBudget,
     base_media_type,
     check_date_format,
     check_timezone,
     content_type_and_extension,
-    dumps,
     format_date,
     format_money,
     require_choice,
@@ -75,6 +79,7 @@ from exports.transforms.common import (
     template_context,
     to_text,
     validate_skip,
+    write_json,
 )
 
 MAX_TEMPLATE_LENGTH = 64_000
@@ -133,11 +138,22 @@ def _check_parser_cost(template: str) -> None:
         raise ConfigError("template", f"must have at most {MAX_TAGS} tags")
 
 
+class _JsonOf(NamedTuple):
+    """A value asked for as JSON (``x__json``, ``element_json``): written within the budget where it is output."""
+
+    value: Any
+
+
 class _Renderer:
     """Renders pystache's parse tree against plain JSON data, within the budget."""
 
     def __init__(
-        self, *, budget: RenderBudget, escape: Callable[[str], str], config: dict[str, Any], element_ids: set[int]
+        self,
+        *,
+        budget: RenderBudget,
+        escape: Callable[[str], str] | None,
+        config: dict[str, Any],
+        element_ids: set[int],
     ) -> None:
         self.budget = budget
         self.escape = escape
@@ -145,24 +161,16 @@ class _Renderer:
         self.date_format = config.get("date_format", DEFAULT_DATE_FORMAT)
         self.zone = check_timezone(config["timezone"]) if "timezone" in config else None
         self.element_ids = element_ids
-        self.size = 0
-        self.parts: list[str] = []
-
-    def emit(self, text: str) -> None:
-        if text:
-            self.size += len(text)
-            if self.size > self.budget.max_bytes:
-                self.budget.check_size(self.size)
-            self.parts.append(text)
+        self.out = BoundedWriter(budget)
 
     def render(self, parsed: Any, stack: list[Any]) -> None:
         for node in parsed._parse_tree:
             if isinstance(node, str):
-                self.emit(node)
+                self.out.write(node)
             elif isinstance(node, _EscapeNode):
-                self.emit(self.escape(self.text(stack, node.key)))
+                self.output(self.lookup(stack, node.key), self.escape)
             elif isinstance(node, _LiteralNode):
-                self.emit(self.text(stack, node.key))
+                self.output(self.lookup(stack, node.key), None)
             elif isinstance(node, _SectionNode):
                 self.section(node, stack)
             elif isinstance(node, _InvertedNode):
@@ -170,10 +178,41 @@ class _Renderer:
                 if value is _NOT_FOUND or not value:
                     self.render(node.parsed_section, stack)
 
+    def output(self, value: Any, escape: Callable[[str], str] | None) -> None:
+        """Write a tag's value: text as it is, an object or a list (or ``__json``) as JSON, a chunk at a time."""
+        if value is _NOT_FOUND:
+            return
+        if isinstance(value, _JsonOf | dict | list):
+            value = value.value if isinstance(value, _JsonOf) else value
+            if escape is None:
+                write_json(value, self.out)
+            else:
+                self.out.extend_charged(self._escaped(lambda writer: write_json(value, writer), escape))
+            return
+        text = to_text(value)
+        if not text:
+            return
+        if escape is None:
+            self.out.write(text)
+        elif len(text) <= CHUNK_CHARS:
+            self.out.write(escape(text))
+        else:  # escaping may make it six times longer: a slice at a time
+            self.out.extend_charged(self._escaped(lambda writer: writer.write(text), escape))
+
+    def _escaped(self, write: Callable[[BoundedWriter], None], escape: Callable[[str], str]) -> list[str]:
+        writer = BoundedWriter(self.budget, escape=escape)
+        write(writer)
+        writer.flush()
+        return writer.chunks
+
     def section(self, node: Any, stack: list[Any]) -> None:
         value = self.lookup(stack, node.key)
         if value is _NOT_FOUND or not value:
             return
+        if isinstance(value, _JsonOf):  # a section over x__json sees the JSON text
+            writer = BoundedWriter(self.budget, charge=False)
+            write_json(value.value, writer)
+            value = writer.text()
         for item in value if isinstance(value, list) else [value]:
             self.budget.check_time()
             stack.append(item)
@@ -181,10 +220,6 @@ class _Renderer:
                 self.render(node.parsed, stack)
             finally:
                 stack.pop()
-
-    def text(self, stack: list[Any], key: str) -> str:
-        value = self.lookup(stack, key)
-        return "" if value is _NOT_FOUND else to_text(value)
 
     def lookup(self, stack: list[Any], key: str) -> Any:
         if key == ".":
@@ -206,8 +241,7 @@ class _Renderer:
         if kind == "date":
             return format_date(value, self.date_format, self.zone) or _NOT_FOUND
         if kind == "json":
-            self.budget.check_time()
-            return dumps(value)
+            return _JsonOf(value)
         return _NOT_FOUND
 
     def _find(self, stack: list[Any], names: list[str]) -> Any:
@@ -218,8 +252,7 @@ class _Renderer:
                 return found
             for frame in reversed(stack):
                 if id(frame) in self.element_ids:
-                    self.budget.check_time()
-                    return dumps(frame)
+                    return _JsonOf(frame)
             return _NOT_FOUND
         value = self._get_from_stack(stack, first)
         for name in names[1:]:
@@ -284,7 +317,7 @@ class MustacheTransform(Transform):
         data = template_context(kept, context)
         renderer = _Renderer(
             budget=budget,
-            escape=_ESCAPES[escape],
+            escape=None if escape == "none" else _ESCAPES[escape],
             config=config,
             element_ids={id(entity) for entity in data["elements"]},
         )
@@ -292,4 +325,4 @@ class MustacheTransform(Transform):
             renderer.render(parsed, [data])
         except RecursionError as error:
             raise TransformError("template nests too deeply") from error
-        return Rendered(budget.encode("".join(renderer.parts)), content_type, extension, skipped)
+        return Rendered(budget.encode(renderer.out.text()), content_type, extension, skipped)

@@ -126,6 +126,30 @@ def make_sale(identifier: str = "sale-1", **overrides: Any) -> dict[str, Any]:
     return sale
 
 
+def make_large_sale(identifier: str = "sale-large", line_items: int = 400) -> dict[str, Any]:
+    """A wholesale-sized sale: ``line_items`` lines like the T-shirt above (25 % VAT, a manual discount on every
+    fifth), with product names in Danish (non-ASCII, so sizes in bytes and in characters differ)."""
+    sale = make_sale(identifier)
+    first = sale["summary"]["line_items"][0]
+    lines = []
+    for n in range(line_items):
+        line = copy.deepcopy(first)
+        line.update(
+            line_item_id=f"li-{n}",
+            id=f"p-{n % 97}",
+            name=f"Økologisk T-shirt, rund hals, str. {'SML'[n % 3]} \u2013 farve {n % 13}",
+            barcode=f"57012345{n:05d}",
+            variant_id=f"v-{n}",
+            product_group="Tøj / Overdele",
+            tags=["sommer", "bomuld", f"parti-{n % 10}"],
+        )
+        if n % 5:
+            del line["discounts"]
+        lines.append(line)
+    sale["summary"]["line_items"] = lines
+    return sale
+
+
 def make_register_close_statement() -> dict[str, Any]:
     return {
         "base_currency_code": "DKK",
@@ -227,3 +251,26 @@ def output_limit_1000(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def render_timeout_50ms(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("exports.transforms.common.RENDER_TIMEOUT_SECONDS", 0.05)
+
+
+class FakeClock:
+    """Stands in for the ``time`` module of ``exports.transforms.common``: every reading of the monotonic clock
+    advances it by ``step`` seconds, so a render's deadline passes after a known number of readings, whatever
+    the machine's speed (the project asserts on no wall time)."""
+
+    def __init__(self, step: float = 1.0) -> None:
+        self.step = step
+        self.now = 0.0
+        self.readings = 0
+
+    def monotonic(self) -> float:
+        self.readings += 1
+        self.now += self.step
+        return self.now
+
+
+@pytest.fixture
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    clock = FakeClock()
+    monkeypatch.setattr("exports.transforms.common.time", clock)
+    return clock

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from typing import Any
 
@@ -8,13 +9,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from exports.transforms.common import (
+    BoundedWriter,
+    RenderBudget,
     format_date,
     format_money,
     format_number,
+    json_default,
     neutralise_formula,
     parse_path,
     resolve,
     to_decimal,
+    write_json,
 )
 
 
@@ -82,3 +87,22 @@ def test_neutralise_formula(text: str, expected: str) -> None:
 def test_money_of_a_decimal_sum_is_exact(amounts: list[Decimal]) -> None:
     total = sum((to_decimal(float(amount)) or Decimal(0) for amount in amounts), Decimal(0))
     assert format_money(total) == f"{sum(amounts, Decimal(0)):.2f}"
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.decimals(allow_nan=False, allow_infinity=False, places=2)
+    | st.text(),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    max_leaves=30,
+)
+
+
+@given(JSON_VALUES, st.sampled_from([(",", ":"), (", ", ": ")]))
+def test_write_json_writes_what_json_dumps_writes(value: Any, separators: tuple[str, str]) -> None:
+    writer = BoundedWriter(RenderBudget())
+    write_json(value, writer, separators=separators)
+    assert writer.text() == json.dumps(value, default=json_default, ensure_ascii=False, separators=separators)
