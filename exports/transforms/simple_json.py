@@ -29,13 +29,13 @@ Output, batch or real time alike, follows the spec's exported wrapper: ``{elemen
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
 from exports.transforms.common import (
+    BoundedWriter,
     Path,
     RenderBudget,
     check_date_format,
@@ -43,7 +43,6 @@ from exports.transforms.common import (
     format_date,
     format_money,
     format_number,
-    json_default,
     parse_path,
     require_bool,
     require_choice,
@@ -52,6 +51,7 @@ from exports.transforms.common import (
     split_skipped,
     to_text,
     validate_skip,
+    write_json,
 )
 
 MAX_FIELDS = 500
@@ -152,6 +152,17 @@ class SimpleJsonTransform(Transform):
         separator = config.get("decimal_separator", ".")
         drop_empty = config.get("drop_empty", False)
 
+        # What the flat objects hold before they are written: every text built from placeholders is charged to
+        # ``held`` as it is built, the final JSON to ``budget`` as it is written, so neither can outgrow the limit.
+        held = RenderBudget(timeout=budget.timeout, max_bytes=budget.max_bytes)
+        held.deadline = budget.deadline
+
+        def text_of(value: Any, writer: BoundedWriter) -> None:
+            if isinstance(value, dict | list):
+                write_json(value, writer)  # an object in text reads as its JSON, written within the budget
+            else:
+                writer.write(to_text(value, decimal_separator=separator))
+
         def value_of(entity: dict[str, Any], placeholder: _Placeholder) -> Any:
             value = resolve(entity, placeholder.path)
             kind = placeholder.format
@@ -163,7 +174,9 @@ class SimpleJsonTransform(Transform):
             if kind == "number":
                 return format_number(value, decimal_separator=separator)
             if kind == "text":
-                return to_text(value, decimal_separator=separator)
+                writer = BoundedWriter(held)
+                text_of(value, writer)
+                return writer.text()
             return format_date(value, kind[5:], zone)
 
         output: dict[str, dict[str, Any]] = {}
@@ -174,18 +187,21 @@ class SimpleJsonTransform(Transform):
                 if len(parts) == 1 and isinstance(parts[0], _Placeholder):
                     value = value_of(element.entity, parts[0])
                 else:
-                    value = "".join(
-                        part
-                        if isinstance(part, str)
-                        else to_text(value_of(element.entity, part), decimal_separator=separator)
-                        for part in parts
-                    )
+                    writer = BoundedWriter(held)
+                    for part in parts:
+                        if isinstance(part, str):
+                            writer.write(part)
+                        else:
+                            text_of(value_of(element.entity, part), writer)
+                    value = writer.text()
                 if value is None and drop_empty:
                     continue
                 flat[key] = value
             output[element.element_key] = flat
+        out = BoundedWriter(budget)
         try:
-            text = json.dumps(output, default=json_default, ensure_ascii=False)
+            write_json(output, out, separators=(", ", ": "))
         except (TypeError, ValueError) as error:
             raise TransformError(f"cannot serialise the output: {error}") from error
+        text = out.text()
         return Rendered(budget.encode(text), "application/json", "json", skipped)

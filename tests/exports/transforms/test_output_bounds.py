@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import Element, RenderContext, Transform, TransformError
 from exports.transforms.common import json_default
 from exports.transforms.handlebars import HandlebarsTransform
@@ -189,3 +190,59 @@ def test_json_helper_element_json_and_objects_print_what_json_dumps_prints(rende
     mustache = MUSTACHE.render([element], render_context, config).content.decode()
     compact: dict[str, Any] = {"default": json_default, "ensure_ascii": False, "separators": (",", ":")}
     assert mustache == "|".join(json.dumps(value, **compact) for value in (expected, SAMPLE["b"], SAMPLE["b"]))
+
+
+# --- the configured transforms: simple JSON and CSV -------------------------------------------------------------
+
+SIMPLE_JSON_ATTACK = {
+    "type": "simple_json",
+    "fields": {f"f{n}": "x{summary|text}" * 100 for n in range(500)},
+}
+SIMPLE_JSON_SMALL = {"type": "simple_json", "fields": {f"f{n}": "x{identifier}" * 100 for n in range(500)}}
+CSV_ATTACK = {"type": "csv", "columns": [{"header": f"c{n}", "path": "summary"} for n in range(200)]}
+CSV_SMALL = {"type": "csv", "columns": [{"header": f"c{n}", "path": "identifier"} for n in range(200)]}
+
+
+def measure_config(
+    transform: Transform, elements: list[Element], context: RenderContext, config: dict[str, Any]
+) -> tuple[int, TransformError | None]:
+    transform.validate(config)
+    tracemalloc.start()
+    try:
+        try:
+            transform.render(elements, context, config)
+        except TransformError as raised:
+            return tracemalloc.get_traced_memory()[1], raised
+        return tracemalloc.get_traced_memory()[1], None
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.usefixtures("output_limit_64k")
+@pytest.mark.parametrize(
+    ("code", "attack", "small"),
+    [("simple_json", SIMPLE_JSON_ATTACK, SIMPLE_JSON_SMALL), ("csv", CSV_ATTACK, CSV_SMALL)],
+    ids=["simple_json: 500 fields of 100 objects in text", "csv: 200 columns of an object"],
+)
+def test_a_configured_transform_printing_an_object_many_times_stops_at_the_output_limit(
+    code: str, attack: dict[str, Any], small: dict[str, Any], large_sale: list[Element], render_context: RenderContext
+) -> None:
+    # Before: simple JSON serialised the object for every placeholder of every field (50,000 copies, gigabytes)
+    # and looked at the size once, at the end; CSV looked every 500 rows, after 200 copies in the first row. Now
+    # a render stops within one value past the limit: what it costs is at most that one value's serialisation
+    # in the making (its pieces and their join, two bytes a character here), not copies of it.
+    transform = TRANSFORMS[code]
+    one_copy = len(json.dumps(large_sale[0].entity, ensure_ascii=False))
+    baseline, _ = measure_config(transform, large_sale, render_context, small)
+    peak, error = measure_config(transform, large_sale, render_context, attack)
+    assert error is not None and f"larger than {LIMIT} bytes" in str(error)
+    assert peak - baseline < MEMORY_BOUND + 16 * one_copy  # 200 copies (CSV) or 50,000 (simple JSON) before
+
+
+def test_simple_json_writes_what_json_dumps_wrote(render_context: RenderContext) -> None:
+    config = {"type": "simple_json", "fields": {"all": "{b}", "text": "<{b}|{a}>", "n": "{n}", "a": "{a}"}}
+    out = TRANSFORMS["simple_json"].render([Element("k", SAMPLE)], render_context, config).content.decode()
+    text = "<" + json.dumps(SAMPLE["b"], ensure_ascii=False, separators=(",", ":")) + "|"
+    text += json.dumps(SAMPLE["a"], default=json_default, ensure_ascii=False, separators=(",", ":")) + ">"
+    expected = {"k": {"all": SAMPLE["b"], "text": text, "n": -0.0, "a": SAMPLE["a"]}}
+    assert out == json.dumps(expected, default=json_default, ensure_ascii=False)
