@@ -49,8 +49,9 @@ def items_under(parsed: jsonparse.Parsed, key: str | None, *, allow_empty: bool 
     elsewhere = []
     for problem in parsed.problems:
         path = problem.path
-        if len(path) > start and path[:start] == ((key,) if key else ()) and isinstance(path[start], int):
-            refused.setdefault(path[start], []).append(problem.as_error(start=start + 1, root=""))
+        index = path[start] if len(path) > start else None
+        if isinstance(index, int) and path[:start] == ((key,) if key else ()):
+            refused.setdefault(index, []).append(problem.as_error(start=start + 1, root=""))
         else:
             elsewhere.append(problem)
     jsonparse.refuse(elsewhere)
