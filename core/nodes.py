@@ -6,6 +6,11 @@ pass and tens of times faster than nested serializers (measured in ``bench/valid
 
 Each node's ``check(value, path, report)`` returns the cleaned value (unknown keys dropped) or
 ``INVALID`` after adding errors to ``report``. Unknown keys are ignored and reported as warnings.
+Each node's ``json_schema(components)`` describes what it accepts as an OpenAPI 3.0 schema object, so a
+body declared with nodes (``core.declare``) is also its own request schema.
+
+The input is what ``core.jsonparse`` made of the bytes: fractions are ``Decimal``, whole numbers ``int``, never
+``float``; a node keeps a number as it came.
 """
 
 from __future__ import annotations
@@ -59,6 +64,48 @@ def is_currency_code(code: object) -> bool:
     return isinstance(code, str) and code in _currency_codes()
 
 
+Schema = dict[str, Any]
+
+
+class Components:
+    """The named schemas of one OpenAPI document that node schemas refer to (``#/components/schemas/<name>``).
+
+    A name belongs to one owner (a body class, a node class): a second owner of the same name is a programming
+    error, found when the schema is built rather than shipped as a silently merged component."""
+
+    def __init__(self, *, suffix: str = "") -> None:
+        self.suffix = suffix
+        self.schemas: dict[str, Schema] = {}
+        self.owners: dict[str, object] = {}
+
+    def ref(self, name: str, owner: object, build: Callable[[], Schema]) -> Schema:
+        full = name + self.suffix
+        known = self.owners.get(full)
+        if known is None:
+            self.owners[full] = owner
+            self.schemas[full] = {}  # taken before it is built: a body that contains itself refers to itself
+            self.schemas[full] = build()
+        elif known is not owner:
+            raise ValueError(f"two schemas are named {full!r}: {known!r} and {owner!r}")
+        return {"$ref": f"#/components/schemas/{full}"}
+
+
+def schema_number(value: Decimal | int) -> Decimal | int:
+    """A bound as the schema prints it: whole numbers as int (1e12 would print as 1E+12)."""
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)
+    return value
+
+
+def with_description(schema: Schema, description: str) -> Schema:
+    """``schema`` with a description; a ``$ref`` is wrapped, as OpenAPI 3.0 ignores the siblings of a ``$ref``."""
+    if not description:
+        return schema
+    if "$ref" in schema:
+        return {"allOf": [schema], "description": description}
+    return {**schema, "description": description}
+
+
 def _type_name(value: Any) -> str:
     if value is None:
         return "null"
@@ -78,6 +125,10 @@ def _type_name(value: Any) -> str:
 class Node:
     def check(self, value: Any, path: str, report: Report) -> Any:
         raise NotImplementedError
+
+    def json_schema(self, components: Components) -> Schema:
+        """What the node accepts, as an OpenAPI 3.0 schema object; ``{}`` (any value) unless a node says more."""
+        return {}
 
     def wrong_type(self, expected: str, value: Any, path: str, report: Report) -> Any:
         return report.error(path, f"must be {expected}, not {_type_name(value)}", "invalid_type")
@@ -111,6 +162,20 @@ class Str(Node):
                 return report.error(path, f"must not contain any of . / # $ * [ ] (found {chars})", "invalid")
         return value
 
+    def json_schema(self, components: Components) -> Schema:
+        schema: Schema = {"type": "string", "maxLength": self.max_length}
+        patterns = []
+        if not self.allow_blank:
+            schema["minLength"] = 1
+            patterns.append(r"\S")  # not only white space
+        if self.forbidden:
+            patterns.append("^[^" + "".join("\\" + c for c in self.forbidden) + "]*$")
+        if len(patterns) == 1:
+            schema["pattern"] = patterns[0]
+        elif patterns:
+            schema["allOf"] = [{"pattern": p} for p in patterns]
+        return schema
+
 
 class Url(Str):
     def __init__(self, *, https_only: bool = False) -> None:
@@ -127,6 +192,10 @@ class Url(Str):
             return report.error(path, f"must be an absolute {' or '.join(schemes)} URL", "invalid_url")
         return value
 
+    def json_schema(self, components: Components) -> Schema:
+        scheme = "https" if self.https_only else "https?"
+        return {"type": "string", "format": "uri", "maxLength": self.max_length, "pattern": f"^{scheme}://[^/?#]"}
+
 
 class Currency(Node):
     def check(self, value: Any, path: str, report: Report) -> Any:
@@ -136,12 +205,22 @@ class Currency(Node):
             return report.error(path, f"'{value[:10]}' is not an ISO 4217 currency code", "invalid_currency")
         return value
 
+    def json_schema(self, components: Components) -> Schema:
+        return components.ref(
+            "CurrencyCode",
+            Currency,
+            lambda: {"type": "string", "enum": sorted(_currency_codes()), "description": "An ISO 4217 currency code."},
+        )
+
 
 class Bool(Node):
     def check(self, value: Any, path: str, report: Report) -> Any:
         if not isinstance(value, bool):
             return self.wrong_type("a boolean", value, path, report)
         return value
+
+    def json_schema(self, components: Components) -> Schema:
+        return {"type": "boolean"}
 
 
 class Int(Node):
@@ -158,6 +237,12 @@ class Int(Node):
         if value > self.maximum:
             return report.error(path, f"must be at most {self.maximum}", "out_of_range")
         return value
+
+    def json_schema(self, components: Components) -> Schema:
+        schema: Schema = {"type": "integer", "maximum": self.maximum}
+        if self.minimum is not None:
+            schema["minimum"] = self.minimum
+        return schema
 
 
 class Num(Node):
@@ -189,6 +274,21 @@ class Num(Node):
             return report.error(path, f"must be at most {self.maximum}", "out_of_range")
         return value
 
+    def json_schema(self, components: Components) -> Schema:
+        # The tighter of the node's bound and MAX_AMOUNT, on each side (MAX_AMOUNT itself is excluded).
+        schema: Schema = {"type": "number"}
+        if self.positive:
+            schema.update(minimum=0, exclusiveMinimum=True)
+        elif self.minimum is not None and self.minimum > -MAX_AMOUNT:
+            schema["minimum"] = schema_number(self.minimum)
+        else:
+            schema.update(minimum=-schema_number(MAX_AMOUNT), exclusiveMinimum=True)
+        if self.maximum is not None and self.maximum < MAX_AMOUNT:
+            schema["maximum"] = schema_number(self.maximum)
+        else:
+            schema.update(maximum=schema_number(MAX_AMOUNT), exclusiveMaximum=True)
+        return schema
+
 
 class Enum(Node):
     def __init__(self, values: Iterable[str], *, hints: dict[str, str] | None = None) -> None:
@@ -205,6 +305,9 @@ class Enum(Node):
             shown = value if len(value) <= 60 else value[:60] + "…"
             return report.error(path, f"'{shown}' is not one of: {', '.join(self.values)}", "invalid_choice")
         return value
+
+    def json_schema(self, components: Components) -> Schema:
+        return {"type": "string", "enum": list(self.values)}
 
 
 class L10nString(Node):
@@ -228,6 +331,16 @@ class L10nString(Node):
             elif self.text.check(text, join(path, lang), report) is INVALID:
                 ok = False
         return value if ok else INVALID
+
+    def json_schema(self, components: Components) -> Schema:
+        text = self.text.json_schema(components)
+        return {
+            "oneOf": [
+                text,
+                {"type": "object", "additionalProperties": text, "minProperties": 1},
+            ],
+            "description": "A text, or an object of language code (`da`, `en-GB`) to text.",
+        }
 
 
 class MarketPrice(Node):
@@ -254,6 +367,14 @@ class MarketPrice(Node):
                 ok = False
         return value if ok else INVALID
 
+    def json_schema(self, components: Components) -> Schema:
+        number = self.number.json_schema(components)
+        return {
+            "oneOf": [number, {"type": "object", "additionalProperties": number}],
+            "description": "One number for every market, or an object of market identifier to number "
+            "(then every market of the import is priced).",
+        }
+
 
 class Arr(Node):
     def __init__(self, item: Node, *, min_items: int = 0, max_items: int = 1000) -> None:
@@ -276,6 +397,12 @@ class Arr(Node):
             ok = ok and cleaned is not INVALID
             out.append(cleaned)
         return out if ok else INVALID
+
+    def json_schema(self, components: Components) -> Schema:
+        schema: Schema = {"type": "array", "items": self.item.json_schema(components), "maxItems": self.max_items}
+        if self.min_items:
+            schema["minItems"] = self.min_items
+        return schema
 
 
 Rule = Callable[[dict[str, Any], str, Report], None]
@@ -326,6 +453,31 @@ class Obj(Node):
             rule(out, path, report)
         return out if len(report.errors) == before else INVALID
 
+    def json_schema(self, components: Components) -> Schema:
+        """The fields; an optional one may be null (it then counts as absent); the rules as the description.
+
+        Unknown fields are ignored (with a warning), so ``additionalProperties`` stays open."""
+        properties = {}
+        for name, node in self.fields.items():
+            schema = node.json_schema(components)
+            if name not in self.required:
+                schema = nullable(schema)
+            properties[name] = schema
+        out: Schema = {"type": "object", "properties": properties}
+        if self.required:
+            out["required"] = list(self.required)
+        described = [rule.__doc__.strip() for rule in self.rules if rule.__doc__]
+        if described:
+            out["description"] = "\n".join(f"- {text}" for text in described)
+        return out
+
+
+def nullable(schema: Schema) -> Schema:
+    """OpenAPI 3.0: ``nullable`` beside a ``$ref`` is ignored, so a reference is wrapped."""
+    if "$ref" in schema:
+        return {"allOf": [schema], "nullable": True}
+    return {**schema, "nullable": True}
+
 
 def exactly_one_of(*names: str) -> Rule:
     def rule(obj: dict[str, Any], path: str, report: Report) -> None:
@@ -338,4 +490,5 @@ def exactly_one_of(*names: str) -> Rule:
                 "exactly_one",
             )
 
+    rule.__doc__ = f"Exactly one of {' or '.join(f'`{n}`' for n in names)}."
     return rule
