@@ -1,330 +1,46 @@
-"""A small declarative validator for import bodies.
+"""The validator nodes, now ``core.nodes`` (issue 13, declared bodies: core holds input validation and knows no
+app). This module keeps the old import path working until the apps import from ``core``."""
 
-Why not DRF serializers: an import request validates up to ``IMPORT_MAX_ITEMS`` nested items, and
-the error must name the exact path (``basket.line_items[0].price``). These nodes do both in one
-pass and several times faster than nested serializers (measured in ``bench/validation.py``).
+from core.nodes import (
+    INVALID,
+    MAX_AMOUNT,
+    MAX_STRING,
+    Arr,
+    Bool,
+    Currency,
+    Enum,
+    Int,
+    L10nString,
+    MarketPrice,
+    Node,
+    Num,
+    Obj,
+    Report,
+    Rule,
+    Str,
+    Url,
+    exactly_one_of,
+    join,
+)
 
-Each node's ``check(value, path, report)`` returns the cleaned value (unknown keys dropped) or
-``INVALID`` after adding errors to ``report``. Unknown keys are ignored and reported as warnings.
-"""
-
-from __future__ import annotations
-
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import Any
-from urllib.parse import urlsplit
-
-from accounts.money import is_currency_code
-
-INVALID: Any = object()
-
-# Amounts beyond this are refused: no retail amount is that large, and it keeps every accepted number
-# exactly representable in storage.
-MAX_AMOUNT = Decimal("1e12")
-MAX_STRING = 10_000
-
-
-@dataclass
-class Report:
-    """Errors and warnings of one item, each ``{"field", "message", "code"}``."""
-
-    errors: list[dict[str, str]] = field(default_factory=list)
-    warnings: list[dict[str, str]] = field(default_factory=list)
-    # Context for MarketPrice checks: the markets an import targets.
-    markets: tuple[str, ...] = ()
-
-    def error(self, path: str, message: str, code: str = "invalid") -> Any:
-        self.errors.append({"field": path, "message": message, "code": code})
-        return INVALID
-
-    def warn(self, path: str, message: str, code: str = "unknown_field") -> None:
-        if len(self.warnings) < 20:
-            self.warnings.append({"field": path, "message": message, "code": code})
-
-
-def join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | Decimal | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-class Node:
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        raise NotImplementedError
-
-    def wrong_type(self, expected: str, value: Any, path: str, report: Report) -> Any:
-        return report.error(path, f"must be {expected}, not {_type_name(value)}", "invalid_type")
-
-
-class Str(Node):
-    def __init__(
-        self,
-        *,
-        max_length: int = 255,
-        allow_blank: bool = False,
-        forbidden: str = "",
-    ) -> None:
-        self.max_length = max_length
-        self.allow_blank = allow_blank
-        self.forbidden = forbidden
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, str):
-            return self.wrong_type("a string", value, path, report)
-        if not self.allow_blank and not value.strip():
-            return report.error(path, "must not be blank", "blank")
-        if len(value) > self.max_length:
-            return report.error(path, f"must be at most {self.max_length} characters", "too_long")
-        if "\x00" in value:
-            return report.error(path, "must not contain NUL characters", "invalid")
-        if self.forbidden:
-            bad = sorted({c for c in value if c in self.forbidden})
-            if bad:
-                chars = " ".join(bad)
-                return report.error(path, f"must not contain any of . / # $ * [ ] (found {chars})", "invalid")
-        return value
-
-
-class Url(Str):
-    def __init__(self, *, https_only: bool = False) -> None:
-        super().__init__(max_length=2048)
-        self.https_only = https_only
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        value = super().check(value, path, report)
-        if value is INVALID:
-            return value
-        parts = urlsplit(value)
-        schemes = ("https",) if self.https_only else ("http", "https")
-        if parts.scheme not in schemes or not parts.netloc:
-            return report.error(path, f"must be an absolute {' or '.join(schemes)} URL", "invalid_url")
-        return value
-
-
-class Currency(Node):
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, str):
-            return self.wrong_type("an ISO 4217 currency code", value, path, report)
-        if not is_currency_code(value):
-            return report.error(path, f"'{value[:10]}' is not an ISO 4217 currency code", "invalid_currency")
-        return value
-
-
-class Bool(Node):
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, bool):
-            return self.wrong_type("a boolean", value, path, report)
-        return value
-
-
-class Int(Node):
-    def __init__(self, *, minimum: int | None = None, maximum: int = 1_000_000) -> None:
-        self.minimum = minimum
-        self.maximum = maximum
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int):
-            return self.wrong_type("an integer", value, path, report)
-        if self.minimum is not None and value < self.minimum:
-            word = "positive" if self.minimum == 1 else f"at least {self.minimum}"
-            return report.error(path, f"must be {word}", "out_of_range")
-        if value > self.maximum:
-            return report.error(path, f"must be at most {self.maximum}", "out_of_range")
-        return value
-
-
-class Num(Node):
-    """A JSON number (parsed as int or Decimal), finite and within ``MAX_AMOUNT``."""
-
-    def __init__(
-        self,
-        *,
-        minimum: Decimal | int | None = None,
-        maximum: Decimal | int | None = None,
-        positive: bool = False,
-    ) -> None:
-        self.minimum = minimum
-        self.maximum = maximum
-        self.positive = positive
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int | Decimal):
-            return self.wrong_type("a number", value, path, report)
-        if isinstance(value, Decimal) and not value.is_finite():
-            return report.error(path, "must be a finite number", "invalid_number")
-        if abs(Decimal(value)) >= MAX_AMOUNT:
-            return report.error(path, f"must be less than {MAX_AMOUNT:f} in size", "out_of_range")
-        if self.positive and value <= 0:
-            return report.error(path, "must be positive", "out_of_range")
-        if self.minimum is not None and value < self.minimum:
-            return report.error(path, f"must be at least {self.minimum}", "out_of_range")
-        if self.maximum is not None and value > self.maximum:
-            return report.error(path, f"must be at most {self.maximum}", "out_of_range")
-        return value
-
-
-class Enum(Node):
-    def __init__(self, values: Iterable[str], *, hints: dict[str, str] | None = None) -> None:
-        self.values = tuple(values)
-        self.allowed = frozenset(self.values)
-        self.hints = hints or {}
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, str):
-            return self.wrong_type("a string", value, path, report)
-        if value not in self.allowed:
-            if value in self.hints:
-                return report.error(path, self.hints[value], "not_allowed")
-            shown = value if len(value) <= 60 else value[:60] + "…"
-            return report.error(path, f"'{shown}' is not one of: {', '.join(self.values)}", "invalid_choice")
-        return value
-
-
-class L10nString(Node):
-    """Spec shared type: a plain string, or an object mapping a language code to a string."""
-
-    def __init__(self, *, max_length: int = 1000) -> None:
-        self.text = Str(max_length=max_length)
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if isinstance(value, str):
-            return self.text.check(value, path, report)
-        if not isinstance(value, dict):
-            return self.wrong_type("a string or an object of language code to string", value, path, report)
-        if not value:
-            return report.error(path, "must name at least one language", "blank")
-        ok = True
-        for lang, text in value.items():
-            if not (2 <= len(lang) <= 16) or not lang.replace("-", "").replace("_", "").isalnum():
-                report.error(join(path, lang[:20]), "is not a language code", "invalid")
-                ok = False
-            elif self.text.check(text, join(path, lang), report) is INVALID:
-                ok = False
-        return value if ok else INVALID
-
-
-class MarketPrice(Node):
-    """Spec shared type: one number for all markets, or an object of market identifier to number.
-
-    When it is an object it must price every market the import targets (``Report.markets``).
-    """
-
-    def __init__(self, *, positive: bool = False) -> None:
-        self.number = Num(positive=positive, minimum=None if positive else 0)
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, dict):
-            if isinstance(value, bool) or not isinstance(value, int | Decimal):
-                return self.wrong_type("a number or an object of market to number", value, path, report)
-            return self.number.check(value, path, report)
-        ok = True
-        for market, price in value.items():
-            if self.number.check(price, join(path, market), report) is INVALID:
-                ok = False
-        for market in report.markets:
-            if market not in value:
-                report.error(join(path, market), f"no price for market '{market}'", "missing_market")
-                ok = False
-        return value if ok else INVALID
-
-
-class Arr(Node):
-    def __init__(self, item: Node, *, min_items: int = 0, max_items: int = 1000) -> None:
-        self.item = item
-        self.min_items = min_items
-        self.max_items = max_items
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, list):
-            return self.wrong_type("an array", value, path, report)
-        if len(value) < self.min_items:
-            what = "must not be empty" if self.min_items == 1 else f"must have at least {self.min_items} items"
-            return report.error(path, what, "empty" if self.min_items == 1 else "too_short")
-        if len(value) > self.max_items:
-            return report.error(path, f"must have at most {self.max_items} items", "too_long")
-        out = []
-        ok = True
-        for i, element in enumerate(value):
-            cleaned = self.item.check(element, f"{path}[{i}]", report)
-            ok = ok and cleaned is not INVALID
-            out.append(cleaned)
-        return out if ok else INVALID
-
-
-Rule = Callable[[dict[str, Any], str, Report], None]
-
-
-class Obj(Node):
-    """An object with known fields; ``rules`` add cross-field checks on the cleaned object."""
-
-    def __init__(
-        self,
-        fields: dict[str, Node],
-        *,
-        required: Iterable[str] = (),
-        rules: Iterable[Rule] = (),
-    ) -> None:
-        self.fields = fields
-        self.required = tuple(required)
-        self.rules = tuple(rules)
-
-    def extend(self, fields: dict[str, Node], *, required: Iterable[str] = (), rules: Iterable[Rule] = ()) -> Obj:
-        return Obj(
-            {**self.fields, **fields},
-            required=(*self.required, *required),
-            rules=(*self.rules, *rules),
-        )
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, dict):
-            return self.wrong_type("an object", value, path, report)
-        before = len(report.errors)
-        for name in self.required:
-            if value.get(name) is None:
-                report.error(join(path, name), "is required", "required")
-        out: dict[str, Any] = {}
-        for key, element in value.items():
-            node = self.fields.get(key)
-            if node is None:
-                report.warn(join(path, str(key)[:100]), "unknown field, ignored")
-                continue
-            if element is None and key not in self.required:
-                continue  # an explicit null for an optional field means "absent"
-            cleaned = node.check(element, join(path, key), report)
-            if cleaned is not INVALID:
-                out[key] = cleaned
-        if len(report.errors) > before:
-            return INVALID
-        for rule in self.rules:
-            rule(out, path, report)
-        return out if len(report.errors) == before else INVALID
-
-
-def exactly_one_of(*names: str) -> Rule:
-    def rule(obj: dict[str, Any], path: str, report: Report) -> None:
-        present = [n for n in names if n in obj]
-        if len(present) != 1:
-            report.error(
-                join(path, names[0]),
-                f"exactly one of {' or '.join(names)} is required"
-                + (f" (both {' and '.join(present)} given)" if present else ""),
-                "exactly_one",
-            )
-
-    return rule
+__all__ = [
+    "INVALID",
+    "MAX_AMOUNT",
+    "MAX_STRING",
+    "Arr",
+    "Bool",
+    "Currency",
+    "Enum",
+    "Int",
+    "L10nString",
+    "MarketPrice",
+    "Node",
+    "Num",
+    "Obj",
+    "Report",
+    "Rule",
+    "Str",
+    "Url",
+    "exactly_one_of",
+    "join",
+]

@@ -1,0 +1,122 @@
+"""core.nodes: what each node accepts, as the OpenAPI schema it describes itself with."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from accounts.money import is_currency_code as accounts_is_currency_code
+from core.nodes import (
+    INVALID,
+    MAX_AMOUNT,
+    Arr,
+    Bool,
+    Components,
+    Currency,
+    Enum,
+    Int,
+    L10nString,
+    MarketPrice,
+    Node,
+    Num,
+    Obj,
+    Report,
+    Str,
+    Url,
+    _currency_codes,
+    exactly_one_of,
+    is_currency_code,
+)
+
+
+def schema(node: Node) -> dict:
+    return node.json_schema(Components())
+
+
+@pytest.mark.parametrize(
+    ("node", "expected"),
+    [
+        (Str(), {"type": "string", "maxLength": 255, "minLength": 1, "pattern": r"\S"}),
+        (Str(max_length=32, allow_blank=True), {"type": "string", "maxLength": 32}),
+        (Url(https_only=True), {"type": "string", "format": "uri", "maxLength": 2048, "pattern": "^https://[^/?#]"}),
+        (Bool(), {"type": "boolean"}),
+        (Int(minimum=0, maximum=10), {"type": "integer", "minimum": 0, "maximum": 10}),
+        (Enum(("a", "b")), {"type": "string", "enum": ["a", "b"]}),
+        (
+            Num(),
+            {
+                "type": "number",
+                "minimum": -1_000_000_000_000,
+                "exclusiveMinimum": True,
+                "maximum": 1_000_000_000_000,
+                "exclusiveMaximum": True,
+            },
+        ),
+        (Num(minimum=0, maximum=1), {"type": "number", "minimum": 0, "maximum": 1}),
+        (
+            Num(positive=True),
+            {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 10**12, "exclusiveMaximum": True},
+        ),
+        (
+            Arr(Bool(), min_items=1, max_items=5),
+            {"type": "array", "items": {"type": "boolean"}, "maxItems": 5, "minItems": 1},
+        ),
+    ],
+)
+def test_each_node_describes_what_it_accepts(node, expected):
+    assert schema(node) == expected
+
+
+def test_bounds_print_as_numbers_not_floats():
+    described = schema(Num(minimum=Decimal("0.5"), maximum=Decimal("100")))
+    assert described["minimum"] == Decimal("0.5")
+    assert type(described["maximum"]) is int
+    assert not any(isinstance(v, float) for v in described.values())
+
+
+def test_a_string_with_forbidden_characters_has_both_patterns():
+    described = schema(Str(forbidden="./"))
+    assert described["allOf"] == [{"pattern": r"\S"}, {"pattern": r"^[^\.\/]*$"}]
+
+
+def test_an_object_shows_optional_fields_as_nullable_and_its_rules():
+    node = Obj(
+        {"a": Str(), "b": Str(), "c": Currency()},
+        required=("a",),
+        rules=(exactly_one_of("b", "c"),),
+    )
+    described = schema(node)
+
+    assert described["required"] == ["a"]
+    assert "nullable" not in described["properties"]["a"]
+    assert described["properties"]["b"]["nullable"] is True
+    assert described["properties"]["c"] == {"allOf": [{"$ref": "#/components/schemas/CurrencyCode"}], "nullable": True}
+    assert described["description"] == "- Exactly one of `b` or `c`."
+
+
+def test_text_and_prices_of_several_languages_and_markets_are_one_of_two_shapes():
+    assert [s.get("type") for s in schema(L10nString())["oneOf"]] == ["string", "object"]
+    price = schema(MarketPrice())["oneOf"]
+    assert price[0]["minimum"] == 0
+    assert price[1]["additionalProperties"] == price[0]
+
+
+def test_a_node_without_a_schema_of_its_own_accepts_anything():
+    class Anything(Node):
+        pass
+
+    assert schema(Anything()) == {}
+
+
+def test_the_currency_codes_are_those_of_accounts_money():
+    assert all(accounts_is_currency_code(code) for code in _currency_codes())
+    for code in ("DKK", "EUR", "XYZ", "dkk", 5, None):
+        assert is_currency_code(code) == accounts_is_currency_code(code)
+    report = Report()
+    assert Currency().check("XYZ", "currency", report) is INVALID
+    assert report.errors[0]["code"] == "invalid_currency"
+
+
+def test_max_amount_is_the_documented_bound():
+    assert schema(Num())["maximum"] == int(MAX_AMOUNT)
