@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.pagination import LimitOffsetPagination
@@ -18,7 +20,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from accounts.authentication import ApiKeyAuthentication, ApiPrincipal, HasPosScope
 from accounts.models import Account
-from core import jsonparse
+from core import budget, jsonparse
 from core.errors import ServiceError, UnsupportedMediaType, error_body
 from core.middleware import is_json, media_type, parsed_body
 
@@ -148,11 +150,20 @@ def read_json_body(request: Request | HttpRequest) -> Any:
 
 class PosView(APIView):
     """Base of the POS API (``/api/v1/pos/...``): keys with the ``pos`` scope; the body is read by
-    ``read_json_body`` (parsed by the request middleware, within ``API_MAX_BODY_BYTES``)."""
+    ``read_json_body`` (parsed by the request middleware, within ``API_MAX_BODY_BYTES``). The integrator calls
+    a request makes share ``POS_INTEGRATION_BUDGET_SECONDS`` (``core.budget``): a shop app never waits on a dead
+    integrator for long, and neither does the web worker serving it."""
 
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasPosScope]
     parser_classes: list[type] = []
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        seconds = settings.POS_INTEGRATION_BUDGET_SECONDS
+        if seconds <= 0:
+            return super().dispatch(request, *args, **kwargs)
+        with budget.limit(seconds):
+            return super().dispatch(request, *args, **kwargs)
 
     @property
     def account(self) -> Account:

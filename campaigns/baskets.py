@@ -18,7 +18,8 @@ from campaigns.pricing import PricingLine, PricingResult, price_basket
 from core.errors import InvalidInput, ServiceError
 from imports.schema import INVALID, Arr, Enum, L10nString, Node, Num, Obj, Report, Str, join
 from integrations import answers as integration_answers
-from integrations.client import IntegrationFailed, NotConfigured, call
+from integrations import services as integration_services
+from integrations.client import IntegrationFailed, NotConfigured
 from ledger.definitions import ID, Behavior
 from ledger.models import Product
 from ledger.selectors import catalog as catalog_selectors
@@ -167,12 +168,12 @@ def customer_discounts_for_pricing(
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Spec: Customer-specific discount, fetched for the basket's customer (customer id, market, the market's
     base currency): ``(discounts, warnings)``. No integration configured: none, silently (the account does not
-    use them). The integrator failing (down, slow, not JSON, not an array): none, and a warning, so the basket
-    is still priced at the till with the account's campaigns. A discount of the wrong shape is left out with a
-    warning; the others apply."""
-    values = {"customer_id": customer_id, "market": market.identifier, "currency_code": market.currency}
+    use them). The integrator failing (down, slow, not JSON, not an array, or no time left of the POS request's
+    budget): none, and a warning, so the basket is still priced at the till with the account's campaigns. A
+    discount of the wrong shape is left out with a warning; the others apply. The customer's last answer serves
+    the basket changes of ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS`` (``customer_discounts_answer``)."""
     try:
-        result = call(account=account, kind="customer_discounts", values=values)
+        answer = integration_services.customer_discounts_answer(account=account, customer_id=customer_id, market=market)
     except NotConfigured:
         return [], []
     except IntegrationFailed as exc:
@@ -182,7 +183,7 @@ def customer_discounts_for_pricing(
             "code": "customer_discounts_unavailable",
         }
         return [], [warning]
-    discounts, problems = integration_answers.validate("customer_discounts", result.data)
+    discounts, problems = integration_answers.validate("customer_discounts", answer)
     if discounts is None:
         warning = {
             "field": "customer",

@@ -3,15 +3,19 @@
 Read by gunicorn, not by Django; every value can be overridden from the environment.
 
 Worker formula: ``WEB_CONCURRENCY`` if set, else 2 x CPUs + 1 (gunicorn's own advice: while one worker waits on
-PostgreSQL or an integrator, another uses the CPU). The CPUs are the ones this process may run on; a container
-limited by a CPU quota rather than a CPU set sees the host's, so set WEB_CONCURRENCY there. Each worker holds
-one database connection (CONN_MAX_AGE): web machines x workers must stay below PostgreSQL's max_connections
-(or put PgBouncer in between).
+PostgreSQL or an integrator, another uses the CPU), each with ``GUNICORN_THREADS`` threads (gthread, default 8).
+The CPUs are the ones this process may run on; a container limited by a CPU quota rather than a CPU set sees the
+host's, so set WEB_CONCURRENCY there. Each thread that served a request holds one database connection
+(CONN_MAX_AGE): web machines x workers x threads must stay below PostgreSQL's max_connections (or put PgBouncer
+in between).
+
+The application is preloaded in the master and warmed there (``config.warmup``) before any worker is forked.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from gunicorn.config import KNOWN_SETTINGS
 
@@ -26,7 +30,15 @@ def _cpus() -> int:
 # Inside a container the service must listen on every interface; the proxy in front of it is the way in.
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * _cpus() + 1)
-threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+# Threads, so that a worker goes on serving while some of its requests wait on an integrator (issue 12: measured
+# against sync workers and gevent with a hanging integrator, docs/notes/pos.md). Each thread that served a
+# request keeps its own database connection (CONN_MAX_AGE): machines x workers x threads < max_connections.
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
+threads = int(os.environ.get("GUNICORN_THREADS", "8"))
+# The application is loaded and warmed (config.warmup) once in the master, before any worker is forked: a worker
+# (at start, after max_requests, after a crash) serves its first request at once. The price: a HUP reloads the
+# configuration but not the code; deploy new code with a restart (or USR2 then QUIT of the old master).
+preload_app = os.environ.get("GUNICORN_PRELOAD", "true").strip().lower() not in ("0", "false", "no", "off")
 # Above the longest legitimate request: a 10 MB import, or a runtime integration's 30-second timeout.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
 graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "30"))
@@ -49,6 +61,22 @@ if os.path.isdir(SHARED_MEMORY):
 # Recent gunicorn masters open a control socket at one fixed path in the home directory; we use none.
 if any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS):
     control_socket_disable = True
+
+
+def on_starting(server: Any) -> None:
+    """Before the master listens: warm the preloaded application once; every worker is forked from it."""
+    if server.cfg.preload_app:
+        from config.warmup import warm
+
+        server.log.info("application warmed before forking workers (ms): %s", warm())
+
+
+def post_worker_init(worker: Any) -> None:
+    """Without preload_app each worker loads the application itself: it warms it before accepting requests."""
+    if not worker.cfg.preload_app:
+        from config.warmup import warm
+
+        worker.log.info("worker warmed (ms): %s", warm())
 
 
 def child_exit(server: object, worker: object) -> None:

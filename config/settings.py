@@ -332,6 +332,13 @@ AXES_VERBOSE = False
 
 # --- Outgoing HTTP (runtime integrations and web hook exports) -------------------------------------
 OUTBOUND_ALLOWED_NETWORKS = env.list("OUTBOUND_ALLOWED_NETWORKS", default=[])
+# The integrator calls made while serving one POS request share this many seconds (each call gets at most what
+# is left, for the whole answer; none is made when it is spent), so a dead integrator cannot hold a web worker
+# for its own timeout (up to 30 s). 0: each call gets its integration's timeout.
+POS_INTEGRATION_BUDGET_SECONDS = env.float("POS_INTEGRATION_BUDGET_SECONDS", default=2.0)
+# A customer's discounts (the customer_discounts integration) serve the basket changes of this many seconds
+# (one row per account, customer, market and currency, in the database). 0: asked on every basket.
+POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS = env.int("POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS", default=60)
 
 # --- REST framework and OpenAPI --------------------------------------------------------------------
 REST_FRAMEWORK = {

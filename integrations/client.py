@@ -12,6 +12,9 @@ endpoints, gift cards and customer accounts call ``call`` and catch ``Integratio
   504, for a timeout), with a message a cashier can act on and the upstream status when there was one. Callers
   validate the shape of the result themselves (each kind has its spec model) and raise ``BadAnswer`` (502) naming
   the field.
+* The timeout covers the whole call, the answer to its last byte. While a POS request is served (``core.budget``)
+  a call gets at most what is left of the request's ``POS_INTEGRATION_BUDGET_SECONDS``; with nothing left it is
+  not made (``IntegrationNotCalled``, a 504).
 """
 
 from __future__ import annotations
@@ -70,6 +73,14 @@ class IntegrationFailed(ServiceError):
 class IntegrationTimeout(IntegrationFailed):
     status_code = 504
     code = "integration_timeout"
+
+
+class IntegrationNotCalled(IntegrationFailed):
+    """The call was not made: the POS request's time for integrator calls (``core.budget``) was spent. A 504 like
+    a timeout, but nothing reached the integrator, so a payment that was not called certainly did not happen."""
+
+    status_code = 504
+    code = "integration_not_called"
 
 
 class BadAnswer(IntegrationFailed):

@@ -83,3 +83,30 @@ class IntegrationCall(AccountOwned):
 
     def __str__(self) -> str:
         return f"{self.kind} {'ok' if self.ok else 'failed'} {self.status_code or ''}"
+
+
+class CustomerDiscountsAnswer(AccountOwned):
+    """The last answer of the account's ``customer_discounts`` integration for one customer, market and currency
+    (issue 12): basket changes within ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS`` are priced with it instead of
+    asking the integrator again. In the database so that every web worker on every machine shares it and the
+    embedded setup needs no cache server. Valid only for the configuration that gave it (``integration``, saved
+    at ``integration_updated_at``): a changed or disabled configuration is asked afresh."""
+
+    integration = models.ForeignKey(RuntimeIntegration, on_delete=models.CASCADE, related_name="+")
+    integration_updated_at = models.DateTimeField()
+    customer_id = models.CharField(max_length=255)
+    market = models.CharField(max_length=32)
+    currency_code = models.CharField(max_length=3)
+    data = DecimalJSONField(null=True, help_text="The integrator's answer after the transform, as it answered.")
+    fetched_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "customer_id", "market", "currency_code"], name="customer_discounts_answer_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["fetched_at"], name="customer_discounts_fetched")]
+
+    def __str__(self) -> str:
+        return f"discounts of {self.customer_id} in {self.market} ({self.currency_code})"

@@ -28,6 +28,9 @@ from django.conf import settings
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.response import HTTPResponse
+
+from integrations import deadline
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -172,10 +175,18 @@ class _GuardedHTTPConnection(HTTPConnection):
     def _new_conn(self) -> socket.socket:
         return connect(self._dns_host, self.port, self.timeout)  # type: ignore[arg-type]
 
+    def getresponse(self) -> HTTPResponse:  # type: ignore[override]
+        deadline.attach(self.sock)  # a call with a deadline (integrations.deadline) is cut off there
+        return super().getresponse()
+
 
 class _GuardedHTTPSConnection(HTTPSConnection):
     def _new_conn(self) -> socket.socket:
         return connect(self._dns_host, self.port, self.timeout)  # type: ignore[arg-type]
+
+    def getresponse(self) -> HTTPResponse:  # type: ignore[override]
+        deadline.attach(self.sock)
+        return super().getresponse()
 
 
 class _GuardedHTTPPool(HTTPConnectionPool):

@@ -33,7 +33,7 @@ from accounts.serializers import ErrorOutputSerializer
 from core.errors import InvalidInput, NotFound, ServiceError
 from core.serializers import JSONField
 from imports.schema import INVALID, Obj, Report, Str
-from integrations import answers, customers
+from integrations import answers, customers, services
 from integrations.client import BadAnswer, IntegrationFailed, call
 from ledger.models import Product
 from ledger.selectors import catalog as catalog_selectors
@@ -182,10 +182,11 @@ def lookup_customers(*, account: Account, term: str, place: Place) -> list[dict[
 
 def customer_discounts(*, account: Account, customer_id: str, market: Market) -> list[dict[str, Any]]:
     """Spec: Customer-specific discounts: the customer's discounts in ``market`` (its currency is the base
-    currency), checked against the campaign schema of their type, prices plain numbers."""
-    values = {"customer_id": customer_id, "market": market.identifier, "currency_code": market.currency}
-    result = call(account=account, kind="customer_discounts", values=values)
-    found: list[dict[str, Any]] = answers.require_valid("customer_discounts", result.data)
+    currency), checked against the campaign schema of their type, prices plain numbers. Always asked afresh and
+    remembered for the baskets that follow (``services.customer_discounts_answer``): a shop app asks here when a
+    customer is attached to the sale."""
+    data = services.customer_discounts_answer(account=account, customer_id=customer_id, market=market, refresh=True)
+    found: list[dict[str, Any]] = answers.require_valid("customer_discounts", data)
     return found
 
 

@@ -1,18 +1,20 @@
-"""Retention of the runtime-integration call log (issue 7, section 3).
+"""Retention of the runtime-integration call log (issue 7, section 3) and of remembered customer discounts.
 
 A successful call goes after ``RETENTION_SUCCESS_DAYS`` (default 14), a failed one after
-``RETENTION_FAILURE_DAYS`` (default 90): the same periods as the export log, whose outcomes they resemble.
+``RETENTION_FAILURE_DAYS`` (default 90): the same periods as the export log, whose outcomes they resemble. A
+remembered answer of a customer's discounts (issue 12) goes once it is older than
+``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS``: it is never used again.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
 
 from accounts.retention import cutoff, delete_in_batches
-from integrations.models import IntegrationCall
+from integrations.models import CustomerDiscountsAnswer, IntegrationCall
 
 
 def prune_integration_calls(
@@ -37,3 +39,11 @@ def prune_integration_calls(
             calls = IntegrationCall.objects.filter(ok=ok, created_at__lt=before)
             deleted += delete_in_batches(calls, batch=batch)[IntegrationCall._meta.label]
     return deleted
+
+
+def prune_customer_discounts_answers(*, now: datetime | None = None, batch: int | None = None) -> int:
+    """Delete the remembered customer discounts past ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS`` (all of them when
+    it is 0), in batches; returns how many. Runs with the call log's retention."""
+    before = (now or timezone.now()) - timedelta(seconds=max(settings.POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS, 0))
+    answers = CustomerDiscountsAnswer.objects.filter(fetched_at__lt=before)
+    return delete_in_batches(answers, batch=batch)[CustomerDiscountsAnswer._meta.label]

@@ -3,6 +3,11 @@ and transform the answer (spec: Endpoints B, Runtime integrations).
 
 Each configuration gets its own guarded ``requests`` session (a connection pool kept alive to the integrator),
 cached per process and rebuilt when the configuration changes (``updated_at``).
+
+A call's time limit is its configuration's timeout or, while a POS request is served, at most what is left of
+that request's budget (``core.budget``, ``POS_INTEGRATION_BUDGET_SECONDS``); with less than ``MIN_CALL_SECONDS``
+left the call is not made. The limit holds for the whole exchange, connecting to the last byte of the answer
+(``integrations.deadline``), not only for each read.
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ import jmespath.functions
 import requests
 
 from accounts.models import Account
-from core import jsonparse
+from core import budget, jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
-from integrations import outbound, selectors, templates
+from integrations import deadline, outbound, selectors, templates
 from integrations.client import (
     CallResult,
     IntegrationFailed,
+    IntegrationNotCalled,
     IntegrationTimeout,
     NotConfigured,
 )
@@ -85,15 +91,53 @@ def render(integration: RuntimeIntegration, values: Mapping[str, Any]) -> Render
     return Rendered(integration.method, url, params, headers, body, secrets)
 
 
+@dataclass(frozen=True)
+class TimeLimit:
+    """How long one call may take: its configuration's timeout, or less, what is left of the POS request's budget
+    (``core.budget``)."""
+
+    seconds: float
+    budget_seconds: float | None = None  # the request's whole budget, when it cut the call's timeout
+
+    def timed_out(self) -> IntegrationTimeout:
+        cut = f" (what was left of the POS request's {self.budget_seconds:g} s)" if self.budget_seconds else ""
+        return IntegrationTimeout(f"the integrator did not answer within {self.seconds:g} s{cut}")
+
+
+# Less than this left of a budget is no time for a call (the smallest timeout a configuration may have).
+MIN_CALL_SECONDS = 0.1
+
+
+def time_limit(integration: RuntimeIntegration) -> TimeLimit:
+    own = float(integration.timeout)
+    request_budget = budget.current()
+    if request_budget is None:
+        return TimeLimit(own)
+    granted = request_budget.grant(own)
+    return TimeLimit(round(granted, 3), request_budget.seconds if granted < own else None)
+
+
 def perform(*, account: Account, integration: RuntimeIntegration, values: Mapping[str, Any]) -> CallResult:
     request = render(integration, values)
-    timeout = float(integration.timeout)
+    limit = time_limit(integration)
     started = time.perf_counter()
     status: int | None = None
     try:
-        response = _send(integration, request, timeout)
-        status = response.status_code
-        content = _read(response)
+        if limit.seconds < MIN_CALL_SECONDS:
+            assert limit.budget_seconds is not None  # an own timeout is at least MIN_CALL_SECONDS
+            raise IntegrationNotCalled(
+                f"not called: the POS request's {limit.budget_seconds:g} s for integrator calls are spent"
+            )
+        # One deadline for the whole exchange: requests' timeouts apply to each socket operation only.
+        with deadline.within(limit.seconds) as cutoff:
+            try:
+                response = _send(integration, request, limit.seconds)
+                status = response.status_code
+                content = _read(response)
+            except IntegrationFailed as exc:
+                if isinstance(exc, IntegrationTimeout) or cutoff.expired:
+                    raise limit.timed_out() from None
+                raise
         data = _parse(response, content, request.secrets)
         data = _transform(integration.transform, data)
     except IntegrationFailed as exc:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import F, QuerySet
+from django.utils import timezone
 
 from accounts.models import Account
-from integrations.models import IntegrationCall, RuntimeIntegration
+from integrations.models import CustomerDiscountsAnswer, IntegrationCall, RuntimeIntegration
 
 
 def runtime_integrations(*, account: Account) -> QuerySet[RuntimeIntegration]:
@@ -25,3 +29,22 @@ def integration_calls(
     if ok is not None:
         calls = calls.filter(ok=ok)
     return calls.order_by("-created_at", "-id")
+
+
+def fresh_customer_discounts(
+    *, account: Account, customer_id: str, market: str, currency_code: str, max_age_seconds: int
+) -> list[Any]:
+    """``[answer]``: the remembered answer of the account's enabled ``customer_discounts`` integration for this
+    customer, market and currency, when it is younger than ``max_age_seconds`` and came from the configuration
+    as it is now; ``[]`` otherwise (an answer may itself be null). One query, the answer's JSON only."""
+    return list(
+        CustomerDiscountsAnswer.objects.filter(
+            account=account,
+            customer_id=customer_id,
+            market=market,
+            currency_code=currency_code,
+            fetched_at__gt=timezone.now() - timedelta(seconds=max_age_seconds),
+            integration__enabled=True,
+            integration_updated_at=F("integration__updated_at"),
+        ).values_list("data", flat=True)[:1]
+    )

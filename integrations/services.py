@@ -19,13 +19,15 @@ from typing import Any
 
 import jmespath
 import jmespath.exceptions
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from accounts.models import Account
+from accounts.models import Account, Market
 from core.errors import InvalidInput, ServiceError
-from integrations import secrets, templates
+from integrations import runtime, secrets, selectors, templates
 from integrations.client import KINDS, IntegrationFailed, call
-from integrations.models import MAX_TIMEOUT, MIN_TIMEOUT, Method, RuntimeIntegration
+from integrations.models import MAX_TIMEOUT, MIN_TIMEOUT, CustomerDiscountsAnswer, Method, RuntimeIntegration
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
 # Set by the service on every request: a configured one would be overridden or break the request framing.
@@ -318,3 +320,42 @@ def test_runtime_integration(
         "data": result.data,
         "problems": [{"field": p.get("field", ""), "message": p.get("message", "")} for p in problems],
     }
+
+
+def customer_discounts_answer(*, account: Account, customer_id: str, market: Market, refresh: bool = False) -> Any:
+    """Spec: Customer-specific discounts: the ``customer_discounts`` integration's answer (after its transform)
+    for the customer in ``market`` and its base currency, not yet checked against the spec model.
+
+    Issue 12: an answer is remembered for ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS`` per account, customer, market
+    and currency (``CustomerDiscountsAnswer``, shared by every process), so the basket changes of a sale ask the
+    integrator once. ``refresh`` asks it anyway and remembers the new answer (the POS endpoint of a customer's
+    discounts does: attaching a customer fetches them fresh). A failure is not remembered: the next basket asks
+    again. A changed or disabled configuration does not use what an earlier one answered. Raises what
+    ``integrations.client.call`` raises (``NotConfigured`` without an enabled configuration).
+    """
+    max_age = settings.POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS
+    key = {"customer_id": customer_id, "market": market.identifier, "currency_code": market.currency}
+    if max_age > 0 and not refresh:
+        remembered = selectors.fresh_customer_discounts(account=account, max_age_seconds=max_age, **key)
+        if remembered:
+            return remembered[0]
+    integration = runtime.configuration(account=account, kind="customer_discounts")
+    values = {"customer_id": customer_id, "market": market.identifier, "currency_code": market.currency}
+    result = call(account=account, kind="customer_discounts", values=values, integration=integration)
+    if max_age > 0:
+        answer = CustomerDiscountsAnswer(
+            account=account,
+            integration=integration,
+            integration_updated_at=integration.updated_at,
+            data=result.data,
+            fetched_at=timezone.now(),
+            **key,
+        )
+        # One statement, so two tills asking for the same customer at once both succeed (the later one wins).
+        CustomerDiscountsAnswer.objects.bulk_create(
+            [answer],
+            update_conflicts=True,
+            unique_fields=["account", "customer_id", "market", "currency_code"],
+            update_fields=["integration", "integration_updated_at", "data", "fetched_at"],
+        )
+    return result.data

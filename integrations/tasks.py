@@ -9,4 +9,4 @@ from integrations import retention
 
 @shared_task(name="integrations.tasks.prune_integration_calls")
 def prune_integration_calls() -> int:
-    return retention.prune_integration_calls()
+    return retention.prune_integration_calls() + retention.prune_customer_discounts_answers()

@@ -365,6 +365,18 @@ def test_a_slow_integrator_is_a_504_and_the_outcome_stays_unknown(
     assert (retry.status_code, retry.json()["errors"][0]["code"]) == (409, "payment_pending")
 
 
+def test_a_pay_the_pos_budget_left_no_time_for_is_a_504_and_a_certain_failure(
+    pos: Pos, active: str, reference: ReferenceIntegrator, settings: Any
+) -> None:
+    settings.POS_INTEGRATION_BUDGET_SECONDS = 0.05  # less than any call may be given: the pay is not sent
+    response = pay(pos, active, 100, identifier="pay-1")
+    assert response.status_code == 504
+    assert response.json()["message"].startswith("not called")
+    assert not [r for r in reference.requests if r.path.endswith("/pay")]
+    # Nothing reached the integrator: the payment certainly did not happen, it is not left pending.
+    assert GiftCardMove.objects.get(action="pay").ok is False
+
+
 def test_a_create_answer_not_in_status_1_is_a_502_and_nothing_is_stored(
     pos: Pos, giftcards: None, reference: ReferenceIntegrator
 ) -> None:

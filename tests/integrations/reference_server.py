@@ -58,6 +58,10 @@ every request (until removed). Entries:
 * ``("sleep", seconds)``: wait, then serve the built-in answer.  ``("sleep", seconds, entry)``: wait, then entry.
 * ``("html", "<html>...")``: 200 text/html.  ``("garbage", b"...")``: 200 application/json with that body.
 * ``("close", None)``: close the connection without an answer.
+* ``("hang", None)``: keep the connection open and never answer (until the server stops).
+* ``("trickle", seconds, entry)``: send the answer of ``entry`` (None: the built-in one), status line and headers
+  included, one byte every ``seconds``: no single read ever waits long, the whole answer takes long.
+  ``("trickle_body", seconds, entry)``: the same, the status line and headers sent at once.
 * ``("redirect", url)``: 302 to ``url``.
 * a callable ``(request: Received) -> entry``.
 
@@ -448,6 +452,9 @@ class _Handler(BaseHTTPRequestHandler):
     # (40 ms on Linux), which would drown every timing.
     disable_nagle_algorithm = True
 
+    trickle = 0.0  # seconds between the bytes of the answer (a "trickle" entry)
+    trickle_headers = False
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -490,10 +497,17 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(entry, tuple) and entry and entry[0] == "sleep":
             state.stopping.wait(float(entry[1]))
             entry = entry[2] if len(entry) > 2 else None
+        if isinstance(entry, tuple) and entry and entry[0] in ("trickle", "trickle_body"):
+            self.trickle, self.trickle_headers = float(entry[1]), entry[0] == "trickle"
+            entry = entry[2] if len(entry) > 2 else None
         if entry is None:
             status, payload = state.builtin(request, route, params)
             return self._send(status, payload)
         kind, payload = entry[0], entry[1]
+        if kind == "hang":
+            state.stopping.wait()
+            self.close_connection = True
+            return None
         if kind == "close":
             self.close_connection = True
             self.connection.close()
@@ -520,8 +534,29 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
+        if self.trickle and self.trickle_headers:
+            self._headers_buffer.append(b"\r\n")  # what end_headers would send, but byte by byte below
+            self._trickle(b"".join(self._headers_buffer) + data)
+            self._headers_buffer = []
+            return
+        if self.trickle:
+            self.end_headers()
+            self._trickle(data)
+            return
         self.end_headers()
         self.wfile.write(data)
+
+    def _trickle(self, data: bytes) -> None:
+        state = self.server.state
+        for i in range(len(data)):
+            if state.stopping.wait(self.trickle):
+                break
+            try:
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+            except OSError:  # the client gave up: what a trickle is for
+                break
+        self.close_connection = True
 
 
 class _Server(ThreadingHTTPServer):

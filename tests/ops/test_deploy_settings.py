@@ -166,3 +166,81 @@ def test_gunicorn_accepts_its_configuration_file(tmp_path):
         production_env(tmp_path),
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- Issue 12: threaded workers, the application preloaded and warmed -------------------------------------------
+
+
+def test_gunicorn_runs_threaded_workers_with_the_application_preloaded_by_default(monkeypatch):
+    for name in ("GUNICORN_WORKER_CLASS", "GUNICORN_THREADS", "GUNICORN_PRELOAD"):
+        monkeypatch.delenv(name, raising=False)
+    conf = gunicorn_settings(monkeypatch)
+    assert (conf["worker_class"], conf["threads"], conf["preload_app"]) == ("gthread", 8, True)
+
+
+def test_the_worker_class_threads_and_preload_follow_the_environment(monkeypatch):
+    conf = gunicorn_settings(monkeypatch, GUNICORN_WORKER_CLASS="sync", GUNICORN_THREADS="2", GUNICORN_PRELOAD="false")
+    assert (conf["worker_class"], conf["threads"], conf["preload_app"]) == ("sync", 2, False)
+
+
+# What gunicorn does with preload_app: load config.wsgi in the master, then call the hooks of the configuration.
+WARM = """
+import json, runpy, sys, threading
+conf = runpy.run_path("config/gunicorn.conf.py")
+import config.wsgi
+before = set(sys.modules)
+
+class Log:
+    lines = []
+    def info(self, message, *args):
+        self.lines.append(message %% args)
+
+class Process:
+    class cfg:
+        preload_app = %(preload)s
+    log = Log()
+
+conf[%(hook)r](Process)
+from django.db import connections
+views = ("config.urls", "campaigns.pos_api", "integrations.pos_api", "ledger.api.checkouts")
+print(json.dumps({
+    "imported": [name for name in views if name in sys.modules and name not in before],
+    "threads": [thread.name for thread in threading.enumerate()],
+    "open_connections": [alias for alias in connections if connections[alias].connection is not None],
+    "log": Process.log.lines,
+}))
+"""
+
+
+def test_the_master_warms_the_preloaded_application_without_a_connection_or_a_thread_to_share(tmp_path):
+    done = run([sys.executable, "-c", WARM % {"preload": True, "hook": "on_starting"}], production_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    warmed = json.loads(done.stdout)
+    # The URL configuration (every view module) is imported before any worker is forked: no request pays for it.
+    assert warmed["imported"] == ["config.urls", "campaigns.pos_api", "integrations.pos_api", "ledger.api.checkouts"]
+    # Nothing a forked worker would share with its siblings.
+    assert (warmed["threads"], warmed["open_connections"]) == (["MainThread"], [])
+    [line] = warmed["log"]
+    assert line.startswith("application warmed before forking workers (ms): {'urls': ")
+    assert "'request': " in line  # the internal request was served (production host and HTTPS rules applied)
+
+
+def test_without_preload_each_worker_warms_itself_before_serving(tmp_path):
+    done = run([sys.executable, "-c", WARM % {"preload": False, "hook": "post_worker_init"}], production_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    warmed = json.loads(done.stdout)
+    assert warmed["imported"] == ["config.urls", "campaigns.pos_api", "integrations.pos_api", "ledger.api.checkouts"]
+    assert warmed["log"][0].startswith("worker warmed (ms): ")
+
+
+def test_a_preloaded_worker_does_not_warm_again(tmp_path):
+    done = run([sys.executable, "-c", WARM % {"preload": True, "hook": "post_worker_init"}], production_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["log"] == []
+
+
+def test_runall_serves_with_the_production_gunicorn_configuration():
+    from accounts.management.commands.runall import child_commands
+
+    web = next(child for child in child_commands() if child.name == "web")
+    assert web.argv[web.argv.index("--config") + 1] == str(ROOT / "config" / "gunicorn.conf.py")

@@ -63,6 +63,10 @@ def child_commands() -> list[Child]:
                 python,
                 "-m",
                 "gunicorn",
+                # The production configuration (threaded workers, the application preloaded and warmed), with
+                # runall's own bind and worker count below.
+                "--config",
+                str(settings.BASE_DIR / "config" / "gunicorn.conf.py"),
                 "config.wsgi",
                 "--bind",
                 settings.RUN_BIND,
