@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_beat",
     "axes",
+    "core",
     "accounts",
     "orders",
     "campaigns",
@@ -296,6 +297,20 @@ EXPORT_LEASE_SECONDS = env.int("EXPORT_LEASE_SECONDS", default=600)
 # The From address (optionally "Name <address>") of every e-mail export; a queue may set a display name and a
 # Reply-To, never the address. Empty: DEFAULT_FROM_EMAIL.
 EXPORT_EMAIL_FROM = env.str("EXPORT_EMAIL_FROM", default="")
+
+# --- Circuit breakers (core.breaker, issue 12) -----------------------------------------------------
+# A destination (web hook host, FTP/SFTP/SMTP server, integrator host) failing this many times in a row is not
+# called for a cool-down; then one trial call decides. The cool-down doubles with each failed trial, up to the max.
+BREAKER_FAILURE_THRESHOLD = env.int("BREAKER_FAILURE_THRESHOLD", default=5)
+BREAKER_COOLDOWN_SECONDS = env.float("BREAKER_COOLDOWN_SECONDS", default=30.0)
+BREAKER_MAX_COOLDOWN_SECONDS = env.float("BREAKER_MAX_COOLDOWN_SECONDS", default=600.0)
+# How long the one trial call of a half-open breaker may take before another process may make one (it died).
+BREAKER_TRIAL_SECONDS = env.float("BREAKER_TRIAL_SECONDS", default=150.0)
+# A process trusts a closed breaker it has read for this many seconds without reading it again (the hot path
+# costs no query); so another process's opening is seen here up to this late.
+BREAKER_MEMO_SECONDS = env.float("BREAKER_MEMO_SECONDS", default=2.0)
+# An export queue whose destination has failed without a success for this many days is disabled (0: never).
+EXPORT_QUEUE_DISABLE_AFTER_DAYS = env.float("EXPORT_QUEUE_DISABLE_AFTER_DAYS", default=5.0)
 
 # --- Failed authentications (accounts.auth_failures, django-axes) ----------------------------------
 # API keys (/imports/, /api/v1/, /api/v1/pos/) and the /metrics token: after AUTH_FAILURE_LIMIT failures of one key
