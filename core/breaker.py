@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -41,6 +42,8 @@ __all__ = (
     "allow",
     "clear_memo",
     "cooldown",
+    "destination_key",
+    "origin",
     "record_failure",
     "record_success",
     "reset",
@@ -87,6 +90,30 @@ def _memo_of(key: str) -> tuple[float, bool] | None:
 def _forget(key: str) -> None:
     with _memo_lock:
         _memo.pop(key, None)
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21, "sftp": 22, "smtp": 25}
+
+
+def origin(url: str) -> str:
+    """``scheme://host:port`` of a URL (the port written out), lower case; "" for one that has no host."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return ""
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if not scheme or not host:
+        return ""
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port or _DEFAULT_PORTS.get(scheme, 0)}"
+
+
+def destination_key(*, account_id: int, destination: str) -> str:
+    """The breaker key of a destination as one account uses it. Keyed per account on purpose: a platform many
+    tenants post to (an iPaaS host) that times out for one tenant's endpoint must not pause the others."""
+    return f"acct:{account_id}|{destination}"
 
 
 def clear_memo() -> None:

@@ -23,7 +23,7 @@ from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOn
 from accounts.models import Account
 from core import jsonparse
 from core.errors import ServiceError
-from exports import selectors, services
+from exports import circuit, selectors, services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import mask, unmask
 
@@ -107,22 +107,25 @@ class ExportQueueAdmin(AccountOwnedAdmin):
         "transform_type",
         "delivery_type",
         "failed_items",
+        "disabled_at",
         "updated_at",
     ]
     list_filter = ["account", "entity_type", "trigger", "enabled"]
     list_select_related = ["account"]
     search_fields = ["name", "account__identifier"]
-    actions = ["retry_failed_items"]
+    actions = ["retry_failed_items", "enable_queues"]
     fieldsets = [
         (None, {"fields": ["account", "name", "entity_type", "enabled", "filters"]}),
         ("Trigger", {"fields": ["trigger", "daily_at"]}),
         ("Transform and delivery", {"fields": ["transform", "delivery"]}),
+        ("Destination health", {"fields": ["failing_since", "disabled_at", "disabled_reason"]}),
         ("Record", {"fields": ["created_at", "updated_at"]}),
     ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: ExportQueue | None = None) -> list[str]:
         # A queue does not move between accounts: its items and deliveries belong to the account.
-        return ["created_at", "updated_at"] if obj is None else ["account", "created_at", "updated_at"]
+        record = ["failing_since", "disabled_at", "disabled_reason", "created_at", "updated_at"]
+        return record if obj is None else ["account", *record]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ExportQueue]:
         return (
@@ -252,6 +255,14 @@ class ExportQueueAdmin(AccountOwnedAdmin):
                 retried += services.retry_items(account=queue.account, items=items)
         self.message_user(request, f"Retried {retried} failed item(s).", messages.SUCCESS)
 
+    @admin.action(description="Enable (and close the destination's circuit breaker)", permissions=["change"])
+    def enable_queues(self, request: HttpRequest, queryset: QuerySet[ExportQueue]) -> None:
+        enabled = 0
+        for queue in queryset.select_related("account"):
+            circuit.enable_queue(account=queue.account, queue=queue)
+            enabled += 1
+        self.message_user(request, f"Enabled {enabled} queue(s).", messages.SUCCESS)
+
     @admin.display(description="transform")
     def transform_type(self, obj: ExportQueue) -> str:
         return str(obj.transform.get("type", ""))
@@ -363,6 +374,7 @@ class ExportDeliveryAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "attempts",
         "status_code",
         "next_attempt_at",
+        "paused_until",
         "created_at",
         "finished_at",
     ]
@@ -380,6 +392,8 @@ class ExportDeliveryAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "attempts",
         "next_attempt_at",
         "lease_until",
+        "paused_until",
+        "pause_reason",
         "status_code",
         "error",
         "duration_ms",

@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from accounts.models import Account, StockLocation
 from core.errors import Conflict, ServiceError
-from exports import retry
+from exports import circuit, retry
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult
 from exports.entities import REGISTRY as ENTITIES
@@ -240,6 +240,7 @@ class _Outcome:
     started: datetime
     duration_ms: int
     retry_in: timedelta | None = None
+    paused: bool = False  # not sent: the destination's breaker is open (``exports.circuit``); not an attempt
 
 
 def deliver(*, delivery_pk: int, batch: int = DELIVERY_BATCH) -> str | None:
@@ -279,9 +280,7 @@ def _send(
             return _Outcome(delivery, items, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0)
         context = render_context(queue, delivery.delivery_id, started)
         rendered = TRANSFORMS[queue.transform.get("type", "identity")].render(elements, context, queue.transform)
-        result = DELIVERIES[queue.delivery["type"]].deliver(
-            rendered, config=queue.delivery, delivery_id=delivery.delivery_id, context=context
-        )
+        result = circuit.deliver(rendered, queue=queue, delivery_id=delivery.delivery_id, context=context)
     except (TransformError, ConfigError, KeyError) as exc:
         result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
@@ -302,6 +301,9 @@ def _outcome(
     duration_ms = int((time.monotonic() - clock) * 1000)
     if result.ok:
         return _Outcome(delivery, items, result, ExportStatus.SUCCESS, skipped, started, duration_ms)
+    if result.paused_until is not None:
+        wait = max(result.paused_until - timezone.now(), timedelta(0))
+        return _Outcome(delivery, items, result, ExportStatus.PENDING, skipped, started, duration_ms, wait, True)
     retry_in = retry.retry_delay(
         trigger=queue.trigger,
         delivery_type=queue.delivery.get("type", ""),
@@ -371,9 +373,7 @@ def _send_streamed(delivery: ExportDelivery) -> _Outcome:
             rendered = transform.render_to(_stream_elements(delivery, skipped, sent), context, queue.transform, out)
             if not sent[0]:
                 return _Outcome(delivery, None, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0)
-            result = DELIVERIES[queue.delivery["type"]].deliver(
-                rendered, config=queue.delivery, delivery_id=delivery.delivery_id, context=context
-            )
+            result = circuit.deliver(rendered, queue=queue, delivery_id=delivery.delivery_id, context=context)
     except (TransformError, ConfigError, KeyError) as exc:
         result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
@@ -399,10 +399,15 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
                     started_at=o.started,
                 )
                 for o in outcomes
+                if not o.paused
             ]
         )
         for o in outcomes:
             d = o.delivery
+            if o.paused:
+                circuit.pause(d, o.result)
+                continue
+            d.paused_until, d.pause_reason = None, ""
             d.status, d.status_code, d.error, d.duration_ms = (
                 o.status,
                 o.result.status_code,
@@ -416,7 +421,18 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
                 d.finished_at = now
         ExportDelivery.objects.bulk_update(
             [o.delivery for o in outcomes],
-            ["status", "status_code", "error", "duration_ms", "lease_until", "next_attempt_at", "finished_at"],
+            [
+                "status",
+                "status_code",
+                "error",
+                "duration_ms",
+                "lease_until",
+                "next_attempt_at",
+                "finished_at",
+                "attempts",
+                "paused_until",
+                "pause_reason",
+            ],
         )
         by_status: dict[tuple[str, str], list[int]] = {}
         for o in outcomes:
@@ -434,6 +450,7 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
             for start in range(0, len(ids), STREAM_PAGE):
                 chunk = ids[start : start + STREAM_PAGE]
                 ExportItem.objects.filter(pk__in=chunk).update(status=status, message=message)
+        circuit.note_outcomes((o.delivery.queue, o.result) for o in outcomes if o.status != ExportStatus.SKIPPED)
         for o in outcomes:
             # The database holds the retry time; a short countdown only saves waiting for the sweeper.
             if o.retry_in is not None and o.retry_in.total_seconds() <= 60:
@@ -622,6 +639,7 @@ def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tupl
     secret = None
     if "delivery" in fields:
         fields["delivery"], secret = _with_secret(fields["delivery"])
+    switched_on = fields.get("enabled") is True and not queue.enabled
     for name, value in fields.items():
         setattr(queue, name, value)
     try:
@@ -629,6 +647,8 @@ def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tupl
             queue.save(update_fields=[*fields, "updated_at"])
     except IntegrityError:
         raise ServiceError("a queue with this name exists", field="name", code="duplicate") from None
+    if switched_on:  # as the enable action: the disable's reason cleared, the destination's breaker closed
+        circuit.enable_queue(account=account, queue=queue)
     return queue, secret
 
 

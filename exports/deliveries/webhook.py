@@ -259,11 +259,11 @@ class WebhookDelivery(Delivery):
         except outbound.OutboundRefused as exc:
             return DeliveryResult(ok=False, error=f"destination refused: {exc}")
         except requests.Timeout:
-            return DeliveryResult(ok=False, error="timeout", retryable=True)
+            return DeliveryResult(ok=False, error="timeout", retryable=True, unreachable=True)
         except requests.ConnectionError as exc:
             if _refused(exc):
-                return DeliveryResult(ok=False, error="connection refused", retryable=True)
-            return DeliveryResult(ok=False, error=f"connection error: {type(exc).__name__}")
+                return DeliveryResult(ok=False, error="connection refused", retryable=True, unreachable=True)
+            return DeliveryResult(ok=False, error=f"connection error: {type(exc).__name__}", unreachable=True)
         except requests.RequestException as exc:
             return DeliveryResult(ok=False, error=f"request error: {type(exc).__name__}")
         if 200 <= response.status_code < 300:
@@ -273,6 +273,7 @@ class WebhookDelivery(Delivery):
             status_code=response.status_code,
             error=f"HTTP {response.status_code}: {redact(response.text, secrets)[:500]}",
             retryable=response.status_code in RETRYABLE_STATUS,
+            unreachable=response.status_code >= 500,
         )
 
 
