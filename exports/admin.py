@@ -118,13 +118,13 @@ class ExportQueueAdmin(AccountOwnedAdmin):
         (None, {"fields": ["account", "name", "entity_type", "enabled", "filters"]}),
         ("Trigger", {"fields": ["trigger", "daily_at"]}),
         ("Transform and delivery", {"fields": ["transform", "delivery"]}),
-        ("Destination health", {"fields": ["failing_since", "disabled_at", "disabled_reason"]}),
+        ("Destination health", {"fields": ["destination_circuit", "failing_since", "disabled_at", "disabled_reason"]}),
         ("Record", {"fields": ["created_at", "updated_at"]}),
     ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: ExportQueue | None = None) -> list[str]:
         # A queue does not move between accounts: its items and deliveries belong to the account.
-        record = ["failing_since", "disabled_at", "disabled_reason", "created_at", "updated_at"]
+        record = ["destination_circuit", "failing_since", "disabled_at", "disabled_reason", "created_at", "updated_at"]
         return record if obj is None else ["account", *record]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ExportQueue]:
@@ -262,6 +262,10 @@ class ExportQueueAdmin(AccountOwnedAdmin):
             circuit.enable_queue(account=queue.account, queue=queue)
             enabled += 1
         self.message_user(request, f"Enabled {enabled} queue(s).", messages.SUCCESS)
+
+    @admin.display(description="destination circuit breaker")
+    def destination_circuit(self, obj: ExportQueue) -> str:
+        return circuit.describe(obj) if obj.pk is not None else "-"
 
     @admin.display(description="transform")
     def transform_type(self, obj: ExportQueue) -> str:

@@ -34,7 +34,7 @@ from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult, RenderContext, Rendered
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 
-__all__ = ("deliver", "destination_of", "disable_queue", "enable_queue", "key_of", "note_outcomes", "pause")
+__all__ = ("deliver", "describe", "destination_of", "disable_queue", "enable_queue", "key_of", "note_outcomes", "pause")
 
 
 def destination_of(delivery: dict[str, Any]) -> str:
@@ -80,6 +80,20 @@ def deliver(rendered: Rendered, *, queue: ExportQueue, delivery_id: str, context
         else:
             breaker.record_failure(key, error=result.error)
     return result
+
+
+def describe(queue: ExportQueue) -> str:
+    """The state of the queue's destination breaker, in words (the admin's queue page)."""
+    key = key_of(queue)
+    state = breaker.state_of(key) if key is not None else None
+    if state is None or (state.state == "closed" and not state.failures):
+        return "closed: no failure since the last success"
+    if state.state == "closed":
+        return f"closed: {state.failures} failure(s) in a row (last: {state.last_error})"
+    if state.state == "half_open":
+        return "half-open: one trial call decides whether it closes"
+    until = state.open_until.isoformat(timespec="seconds") if state.open_until else "?"
+    return f"open until {until} after {state.failures} failure(s) in a row (last: {state.last_error})"
 
 
 def pause(delivery: ExportDelivery, result: DeliveryResult) -> None:

@@ -217,3 +217,19 @@ def test_a_breaker_opened_by_another_process_stops_this_one() -> None:
     )
     assert done.returncode == 0 and "open" in done.stdout, done.stderr
     assert not breaker.allow(KEY).allowed
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_breakers_and_closes_one_by_hand(admin_client: Any) -> None:
+    from django.urls import reverse
+
+    fail(3)
+    changelist = reverse("admin:core_circuitbreaker_changelist")
+    assert KEY in admin_client.get(changelist).content.decode()
+    response = admin_client.post(
+        changelist,
+        {"action": "close_breakers", "_selected_action": [str(CircuitBreaker.objects.get().pk)]},
+        follow=True,
+    )
+    assert "Closed 1 circuit breaker(s)." in response.content.decode()
+    assert breaker.allow(KEY).allowed

@@ -365,3 +365,9 @@ def test_the_admin_shows_a_paused_delivery(tenant, client, allow_loopback, recei
     services.deliver(delivery_pk=second.pk, batch=1)
     page = admin_client.get(admin_url(ExportDelivery, "change", second.pk)).content.decode()
     assert "paused: destination circuit open until" in page
+
+
+def test_the_admin_queue_page_shows_the_destination_breaker(tenant, client, allow_loopback, receiver, admin_client):
+    open_breaker(tenant, client, receiver, count=1)
+    page = admin_client.get(admin_url(ExportQueue, "change", ExportQueue.objects.get().pk)).content.decode()
+    assert "open until" in page and "2 failure(s) in a row" in page
