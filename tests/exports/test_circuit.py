@@ -371,3 +371,14 @@ def test_the_admin_queue_page_shows_the_destination_breaker(tenant, client, allo
     open_breaker(tenant, client, receiver, count=1)
     page = admin_client.get(admin_url(ExportQueue, "change", ExportQueue.objects.get().pk)).content.decode()
     assert "open until" in page and "2 failure(s) in a row" in page
+
+
+def test_items_retried_while_the_queue_is_disabled_are_not_sent(tenant, client, allow_loopback, receiver, api):
+    queue = disabled_queue(tenant, client, receiver)
+    sent = len(receiver.received)
+    assert api.post(f"export-queues/{queue.pk}/retry", {}).json() == {"retried": 1}
+    delivery = ExportDelivery.objects.filter(status=ExportStatus.PENDING).get()
+    assert deliver(delivery) == ExportStatus.FAILURE
+    delivery.refresh_from_db()
+    assert delivery.error.startswith("not sent: the export queue is disabled")
+    assert len(receiver.received) == sent
