@@ -44,6 +44,7 @@ __all__ = (
     "cooldown",
     "destination_key",
     "origin",
+    "peek",
     "record_failure",
     "record_success",
     "reset",
@@ -152,6 +153,24 @@ def allow(key: str) -> Decision:
         return Decision(allowed=True, trial=True, failures=failures)
     poll = min(HALF_OPEN_POLL_SECONDS, float(settings.BREAKER_TRIAL_SECONDS))
     return Decision(allowed=False, retry_at=now + timedelta(seconds=poll), failures=failures)
+
+
+def peek(key: str) -> Decision:
+    """Would ``allow`` refuse now? Claims nothing: for a caller about to do costly work before its call (rendering
+    a large file) that ``allow`` then decides. ``allowed`` here only means "not known to be refused"."""
+    if _memo_of(key) is not None:
+        return ALLOWED
+    row = CircuitBreaker.objects.filter(key=key).values_list("state", "open_until", "trial_until", "failures").first()
+    if row is None or row[0] == BreakerState.CLOSED:
+        return ALLOWED
+    state, open_until, trial_until, failures = row
+    now = timezone.now()
+    if state == BreakerState.OPEN and open_until is not None and open_until > now:
+        return Decision(allowed=False, retry_at=open_until, failures=failures)
+    if state == BreakerState.HALF_OPEN and trial_until is not None and trial_until > now:
+        poll = min(HALF_OPEN_POLL_SECONDS, float(settings.BREAKER_TRIAL_SECONDS))
+        return Decision(allowed=False, retry_at=now + timedelta(seconds=poll), failures=failures)
+    return ALLOWED
 
 
 def record_success(key: str) -> None:

@@ -34,7 +34,17 @@ from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult, RenderContext, Rendered
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 
-__all__ = ("deliver", "describe", "destination_of", "disable_queue", "enable_queue", "key_of", "note_outcomes", "pause")
+__all__ = (
+    "deliver",
+    "describe",
+    "destination_of",
+    "disable_queue",
+    "enable_queue",
+    "key_of",
+    "note_outcomes",
+    "pause",
+    "paused",
+)
 
 
 def destination_of(delivery: dict[str, Any]) -> str:
@@ -94,6 +104,17 @@ def describe(queue: ExportQueue) -> str:
         return "half-open: one trial call decides whether it closes"
     until = state.open_until.isoformat(timespec="seconds") if state.open_until else "?"
     return f"open until {until} after {state.failures} failure(s) in a row (last: {state.last_error})"
+
+
+def paused(queue: ExportQueue) -> DeliveryResult | None:
+    """The paused result ``deliver`` would give now, asked before costly work (rendering a cron window's file);
+    None when the breaker may let the call through (``deliver`` then decides)."""
+    key = key_of(queue)
+    decision = breaker.peek(key) if key is not None else breaker.ALLOWED
+    if decision.allowed:
+        return None
+    until = decision.retry_at or timezone.now()
+    return DeliveryResult(ok=False, error=pause_message(until), paused_until=until)
 
 
 def pause(delivery: ExportDelivery, result: DeliveryResult) -> None:

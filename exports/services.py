@@ -367,6 +367,9 @@ def _send_streamed(delivery: ExportDelivery) -> _Outcome:
     skipped: dict[int, str] = {}
     sent = [0]
     try:
+        waiting = circuit.paused(queue)  # asked before the file is rendered: it may be large
+        if waiting is not None:
+            return _outcome(delivery, None, waiting, skipped, started, clock)
         with tempfile.SpooledTemporaryFile(max_size=STREAM_SPOOL_BYTES) as out:
             context = render_context(queue, delivery.delivery_id, started)
             transform = TRANSFORMS[queue.transform.get("type", "identity")]

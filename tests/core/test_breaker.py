@@ -233,3 +233,15 @@ def test_the_admin_lists_breakers_and_closes_one_by_hand(admin_client: Any) -> N
     )
     assert "Closed 1 circuit breaker(s)." in response.content.decode()
     assert breaker.allow(KEY).allowed
+
+
+@pytest.mark.django_db
+def test_peek_says_what_allow_would_without_claiming_the_trial() -> None:
+    assert breaker.peek(KEY).allowed
+    fail(3)
+    assert not breaker.peek(KEY).allowed
+    cool_down_over()
+    assert breaker.peek(KEY).allowed
+    assert breaker.peek(KEY).allowed  # nothing claimed
+    assert breaker.allow(KEY).trial
+    assert not breaker.peek(KEY).allowed  # the trial is running

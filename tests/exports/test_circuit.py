@@ -382,3 +382,27 @@ def test_items_retried_while_the_queue_is_disabled_are_not_sent(tenant, client, 
     delivery.refresh_from_db()
     assert delivery.error.startswith("not sent: the export queue is disabled")
     assert len(receiver.received) == sent
+
+
+def test_a_cron_window_is_paused_before_its_file_is_rendered(
+    tenant, client, allow_loopback, silent_server, monkeypatch
+):
+    from exports.transforms import REGISTRY as TRANSFORMS
+
+    queue = _file_queue(tenant, "ftp", silent_server["port"])
+    ExportQueue.objects.filter(pk=queue.pk).update(trigger="hourly")
+    queue.refresh_from_db()
+    import_orders(client, tenant, "web-1", "web-2")
+    for _ in range(2):
+        breaker.record_failure(circuit.key_of(queue) or "", error="timeout")
+    rendered: list[object] = []
+    real = TRANSFORMS["identity"].render_to
+    monkeypatch.setattr(TRANSFORMS["identity"], "render_to", lambda *a, **k: rendered.append(a) or real(*a, **k))
+    assert services.run_cron() == 1
+    window = ExportDelivery.objects.get()
+
+    assert services.deliver(delivery_pk=window.pk, batch=1) == ExportStatus.PENDING
+
+    window.refresh_from_db()
+    assert (window.attempts, silent_server["connections"], rendered) == (0, 0, [])
+    assert window.paused_until == CircuitBreaker.objects.get().open_until
