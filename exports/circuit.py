@@ -25,6 +25,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import Account
@@ -40,6 +41,7 @@ __all__ = (
     "destination_of",
     "disable_queue",
     "enable_queue",
+    "give_back_attempts",
     "key_of",
     "note_outcomes",
     "pause",
@@ -118,14 +120,23 @@ def paused(queue: ExportQueue) -> DeliveryResult | None:
 
 
 def pause(delivery: ExportDelivery, result: DeliveryResult) -> None:
-    """Make ``delivery`` (leased, not sent: ``result.paused_until``) wait for its destination: the lease's attempt
-    is given back, it is due at the breaker's reopening, and its last attempt's outcome stays as it was."""
+    """Make ``delivery`` (leased, not sent: ``result.paused_until``) wait for its destination: it is due at the
+    breaker's reopening and its last attempt's outcome stays as it was (saved by the caller, with
+    ``give_back_attempts`` for the lease's count)."""
     assert result.paused_until is not None
     delivery.attempts = max(0, delivery.attempts - 1)
     delivery.lease_until = None
     delivery.next_attempt_at = max(delivery.next_attempt_at, result.paused_until)
     delivery.paused_until = result.paused_until
     delivery.pause_reason = result.error[:300]
+
+
+def give_back_attempts(delivery_pks: Iterable[int]) -> None:
+    """The attempt each lease counted, given back to these paused deliveries: a pause is not an attempt. Relative
+    (``attempts - 1``), so that it never writes back a count another worker changed."""
+    pks = list(delivery_pks)
+    if pks:
+        ExportDelivery.objects.filter(pk__in=pks, attempts__gt=0).update(attempts=F("attempts") - 1)
 
 
 def note_outcomes(outcomes: Iterable[tuple[ExportQueue, DeliveryResult]]) -> list[int]:

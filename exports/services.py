@@ -432,11 +432,11 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
                 "lease_until",
                 "next_attempt_at",
                 "finished_at",
-                "attempts",
                 "paused_until",
                 "pause_reason",
             ],
         )
+        circuit.give_back_attempts(o.delivery.pk for o in outcomes if o.paused)
         by_status: dict[tuple[str, str], list[int]] = {}
         for o in outcomes:
             if o.status == ExportStatus.PENDING:
