@@ -304,6 +304,8 @@ EXPORT_EMAIL_FROM = env.str("EXPORT_EMAIL_FROM", default="")
 BREAKER_FAILURE_THRESHOLD = env.int("BREAKER_FAILURE_THRESHOLD", default=5)
 BREAKER_COOLDOWN_SECONDS = env.float("BREAKER_COOLDOWN_SECONDS", default=30.0)
 BREAKER_MAX_COOLDOWN_SECONDS = env.float("BREAKER_MAX_COOLDOWN_SECONDS", default=600.0)
+if BREAKER_FAILURE_THRESHOLD < 1 or BREAKER_COOLDOWN_SECONDS <= 0:
+    raise ImproperlyConfigured("BREAKER_FAILURE_THRESHOLD must be 1 or more and BREAKER_COOLDOWN_SECONDS positive")
 # How long the one trial call of a half-open breaker may take before another process may make one (it died).
 BREAKER_TRIAL_SECONDS = env.float("BREAKER_TRIAL_SECONDS", default=150.0)
 # A process trusts a closed breaker it has read for this many seconds without reading it again (the hot path

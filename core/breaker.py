@@ -42,6 +42,7 @@ __all__ = (
     "allow",
     "clear_memo",
     "cooldown",
+    "describe",
     "destination_key",
     "origin",
     "peek",
@@ -217,6 +218,19 @@ def record_failure(key: str, *, error: str = "") -> CircuitBreaker:
 def state_of(key: str) -> CircuitBreaker | None:
     """The breaker of ``key`` as stored (None: never failed, closed)."""
     return CircuitBreaker.objects.filter(key=key).first()
+
+
+def describe(key: str | None) -> str:
+    """The breaker of ``key`` in words (admin pages)."""
+    state = state_of(key) if key is not None else None
+    if state is None or (state.state == BreakerState.CLOSED and not state.failures):
+        return "closed: no failure since the last success"
+    if state.state == BreakerState.CLOSED:
+        return f"closed: {state.failures} failure(s) in a row (last: {state.last_error})"
+    if state.state == BreakerState.HALF_OPEN:
+        return "half-open: one trial call decides whether it closes"
+    until = state.open_until.isoformat(timespec="seconds") if state.open_until else "?"
+    return f"open until {until} after {state.failures} failure(s) in a row (last: {state.last_error})"
 
 
 def reset(*, keys: Iterable[str] = (), prefix: str | None = None) -> int:

@@ -96,16 +96,7 @@ def deliver(rendered: Rendered, *, queue: ExportQueue, delivery_id: str, context
 
 def describe(queue: ExportQueue) -> str:
     """The state of the queue's destination breaker, in words (the admin's queue page)."""
-    key = key_of(queue)
-    state = breaker.state_of(key) if key is not None else None
-    if state is None or (state.state == "closed" and not state.failures):
-        return "closed: no failure since the last success"
-    if state.state == "closed":
-        return f"closed: {state.failures} failure(s) in a row (last: {state.last_error})"
-    if state.state == "half_open":
-        return "half-open: one trial call decides whether it closes"
-    until = state.open_until.isoformat(timespec="seconds") if state.open_until else "?"
-    return f"open until {until} after {state.failures} failure(s) in a row (last: {state.last_error})"
+    return breaker.describe(key_of(queue))
 
 
 def paused(queue: ExportQueue) -> DeliveryResult | None:

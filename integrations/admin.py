@@ -19,10 +19,10 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
 from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin
-from core import jsonparse
+from core import breaker, jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
-from integrations import services
+from integrations import runtime, services
 from integrations.client import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
 
@@ -98,15 +98,22 @@ class RuntimeIntegrationAdmin(AccountOwnedAdmin):
         (None, {"fields": ["account", "kind", "enabled"]}),
         ("Request", {"fields": ["method", "url", "query", "headers", "body", "secret_fields", "timeout"]}),
         ("Answer", {"fields": ["transform"]}),
-        ("Record", {"fields": ["created_at", "updated_at"]}),
+        ("Record", {"fields": ["circuit_breaker", "created_at", "updated_at"]}),
     ]
+
+    @admin.display(description="circuit breaker of the integrator's host")
+    def circuit_breaker(self, obj: RuntimeIntegration) -> str:
+        if obj.pk is None:
+            return "-"
+        return breaker.describe(runtime.breaker_key(obj.account, obj.url))
 
     @admin.display(description="URL")
     def shown_url(self, obj: RuntimeIntegration) -> str:
         return obj.masked_url
 
     def get_readonly_fields(self, request: HttpRequest, obj: RuntimeIntegration | None = None) -> list[str]:
-        return ["created_at", "updated_at"] if obj is None else ["account", "created_at", "updated_at"]
+        record = ["circuit_breaker", "created_at", "updated_at"]
+        return record if obj is None else ["account", *record]
 
     def save_model(self, request: HttpRequest, obj: RuntimeIntegration, form: forms.ModelForm, change: bool) -> None:
         data = {name: form.cleaned_data[name] for name in services.FIELDS}

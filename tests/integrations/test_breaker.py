@@ -146,3 +146,14 @@ def test_another_account_calling_the_same_host_is_not_cut_off(
     assert call(account=other.account, kind="product_search", values=SEARCH).status_code == 200
     with pytest.raises(IntegrationNotCalled):
         call(account=tenant.account, kind="product_search", values=SEARCH)
+
+
+def test_the_admin_integration_page_shows_its_breaker(
+    client: APIClient, pos: PosApi, configure: Configure, reference: ReferenceIntegrator, admin_client: Any
+) -> None:
+    from django.urls import reverse
+
+    integration = configure("product_search")
+    open_breaker(client, pos, reference)
+    page = admin_client.get(reverse("admin:integrations_runtimeintegration_change", args=[integration.pk]))
+    assert "open until" in page.content.decode() and "2 failure(s) in a row" in page.content.decode()
