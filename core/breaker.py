@@ -112,10 +112,12 @@ def origin(url: str) -> str:
     return f"{scheme}://{host}:{port or _DEFAULT_PORTS.get(scheme, 0)}"
 
 
-def destination_key(*, account_id: int, destination: str) -> str:
+def destination_key(*, account_id: int, destination: str, use: str = "") -> str:
     """The breaker key of a destination as one account uses it. Keyed per account on purpose: a platform many
-    tenants post to (an iPaaS host) that times out for one tenant's endpoint must not pause the others."""
-    return f"acct:{account_id}|{destination}"
+    tenants post to (an iPaaS host) that times out for one tenant's endpoint must not pause the others. ``use``
+    keeps apart breakers of one host that fail for different reasons (runtime integration calls, cut short by
+    the POS budget, from the exports to the same host)."""
+    return f"acct:{account_id}|{use}|{destination}" if use else f"acct:{account_id}|{destination}"
 
 
 def clear_memo() -> None:

@@ -10,10 +10,11 @@ left the call is not made. The limit holds for the whole exchange, connecting to
 (``integrations.deadline``), not only for each read.
 
 Each call goes through its destination's circuit breaker (``core.breaker``; the key is the account and the
-rendered URL's ``scheme://host:port``, the same breaker as that account's web hook exports to the host). While it
-is open the call is not made: ``IntegrationNotCalled`` (504), at once, as for a spent budget. Timeouts, refused or
-dropped connections, a cut-off answer and 5xx answers count as the destination's failures; any other answer
-shows it is up.
+rendered URL's ``scheme://host:port``, apart from the breaker of the account's exports to that host: a call cut
+short by the POS budget counts as a timeout here, and an integrator merely slower than the POS budget must not
+pause the exports). While it is open the call is not made: ``IntegrationNotCalled`` (504), at once, as for a
+spent budget. Timeouts, refused or dropped connections, a cut-off answer and 5xx answers count as the
+destination's failures; any other answer shows it is up.
 """
 
 from __future__ import annotations
@@ -126,7 +127,9 @@ def time_limit(integration: RuntimeIntegration) -> TimeLimit:
 def breaker_key(account: Account, url: str) -> str | None:
     """The circuit breaker of the integrator at ``url`` as this account calls it (None: no host to key on)."""
     destination = breaker.origin(url)
-    return breaker.destination_key(account_id=account.pk, destination=destination) if destination else None
+    if not destination:
+        return None
+    return breaker.destination_key(account_id=account.pk, destination=destination, use="calls")
 
 
 def _destination_failed(exc: IntegrationFailed) -> bool:

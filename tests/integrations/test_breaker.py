@@ -157,3 +157,17 @@ def test_the_admin_integration_page_shows_its_breaker(
     open_breaker(client, pos, reference)
     page = admin_client.get(reverse("admin:integrations_runtimeintegration_change", args=[integration.pk]))
     assert "open until" in page.content.decode() and "2 failure(s) in a row" in page.content.decode()
+
+
+def test_exports_to_the_same_host_keep_their_own_breaker(
+    tenant: Tenant, client: APIClient, pos: PosApi, configure: Configure, reference: ReferenceIntegrator
+) -> None:
+    """A POS call is cut at the request's budget: an integrator slower than that must not pause the web hooks."""
+    from core import breaker
+    from exports import circuit
+    from tests.exports.conftest import make_queue
+
+    configure("product_search")
+    open_breaker(client, pos, reference)
+    queue = make_queue(tenant, reference.url + "/hooks")
+    assert breaker.allow(circuit.key_of(queue) or "").allowed
