@@ -48,6 +48,7 @@ __all__ = (
     "peek",
     "record_failure",
     "record_success",
+    "release",
     "reset",
     "state_of",
 )
@@ -215,6 +216,15 @@ def record_failure(key: str, *, error: str = "") -> CircuitBreaker:
             row.trial_until = None
         row.save()
     return row
+
+
+def release(key: str) -> None:
+    """The trial call ended without a verdict on the destination (a bug, a time limit of the task): another caller
+    may make it at once, instead of after the trial's lease. Only the trial's caller calls this."""
+    now = timezone.now()
+    CircuitBreaker.objects.filter(key=key, state=BreakerState.HALF_OPEN).update(
+        state=BreakerState.OPEN, open_until=now, trial_until=None, updated_at=now
+    )
 
 
 def state_of(key: str) -> CircuitBreaker | None:

@@ -80,12 +80,16 @@ def deliver(rendered: Rendered, *, queue: ExportQueue, delivery_id: str, context
         return DeliveryResult(ok=False, error=f"not sent: the export queue is disabled ({queue.disabled_reason})")
     config = queue.delivery
     key = key_of(queue)
-    if key is not None:
-        decision = breaker.allow(key)
-        if not decision.allowed:
-            until = decision.retry_at or timezone.now()
-            return DeliveryResult(ok=False, error=pause_message(until), paused_until=until)
-    result = DELIVERIES[config["type"]].deliver(rendered, config=config, delivery_id=delivery_id, context=context)
+    decision = breaker.allow(key) if key is not None else breaker.ALLOWED
+    if not decision.allowed:
+        until = decision.retry_at or timezone.now()
+        return DeliveryResult(ok=False, error=pause_message(until), paused_until=until)
+    try:
+        result = DELIVERIES[config["type"]].deliver(rendered, config=config, delivery_id=delivery_id, context=context)
+    except BaseException:
+        if key is not None and decision.trial:
+            breaker.release(key)  # no verdict on the destination: the next caller makes the trial
+        raise
     if key is not None:
         if result.ok or not result.unreachable:
             breaker.record_success(key)  # the destination answered (a refusal of this request is not its failure)

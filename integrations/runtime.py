@@ -147,7 +147,7 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
     key = breaker_key(account, request.url)
     started = time.perf_counter()
     status: int | None = None
-    called = False
+    called = trial = False
     try:
         if limit.seconds < MIN_CALL_SECONDS:
             assert limit.budget_seconds is not None  # an own timeout is at least MIN_CALL_SECONDS
@@ -162,7 +162,7 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
                     f"not called: the integrator at {breaker.origin(request.url)} failed {decision.failures} times "
                     f"in a row (circuit breaker open); it is tried again after {until}"
                 )
-            called = True
+            called, trial = True, decision.trial
         # One deadline for the whole exchange: requests' timeouts apply to each socket operation only.
         with deadline.within(limit.seconds) as cutoff:
             try:
@@ -186,6 +186,10 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
         if getattr(exc, "answer", None) is not None:
             exc.answer = redact_data(exc.answer, request.secrets)  # type: ignore[attr-defined]
         _log(account, integration, ok=False, status=status, started=started, error=exc.message)
+        raise
+    except BaseException:
+        if trial and key is not None:
+            breaker.release(key)  # no verdict on the integrator (a bug, a time limit): the next caller tries
         raise
     if called and key is not None:
         breaker.record_success(key)

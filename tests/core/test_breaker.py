@@ -245,3 +245,12 @@ def test_peek_says_what_allow_would_without_claiming_the_trial() -> None:
     assert breaker.peek(KEY).allowed  # nothing claimed
     assert breaker.allow(KEY).trial
     assert not breaker.peek(KEY).allowed  # the trial is running
+
+
+@pytest.mark.django_db
+def test_a_trial_released_without_a_verdict_is_given_again_at_once() -> None:
+    fail(3)
+    cool_down_over()
+    assert breaker.allow(KEY).trial
+    breaker.release(KEY)
+    assert breaker.allow(KEY).trial

@@ -406,3 +406,21 @@ def test_a_cron_window_is_paused_before_its_file_is_rendered(
     window.refresh_from_db()
     assert (window.attempts, silent_server["connections"], rendered) == (0, 0, [])
     assert window.paused_until == CircuitBreaker.objects.get().open_until
+
+
+def test_a_trial_delivery_that_crashes_gives_the_trial_to_the_next_one(
+    tenant, client, allow_loopback, receiver, monkeypatch
+):
+    from exports.deliveries import REGISTRY
+
+    _, second, third = open_breaker(tenant, client, receiver)
+    cool_down_over()
+    real = REGISTRY["webhook"].deliver
+
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(REGISTRY["webhook"], "deliver", crash)
+    assert deliver(second) == ExportStatus.FAILURE  # recorded as an internal error, as any bug
+    monkeypatch.setattr(REGISTRY["webhook"], "deliver", real)
+    assert deliver(third) == ExportStatus.SUCCESS  # the trial, not a pause until the first one's lease ends
