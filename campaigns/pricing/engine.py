@@ -6,8 +6,9 @@ not in the basket is never looked at) and cached per process; ``PricingVersion``
 in the transaction of every campaign or rule write) tells each process whether its copy is current, with one
 cheap query per call.
 
-Per unit and per line: ``retail_price`` is the price of one unit before discounts; ``base_price``,
-``sub_total``, ``total`` and the tax amounts are per line (all units); the basket's are the sums of its lines.
+Per unit and per line: ``unit_price`` is the price of one unit before discounts; ``retail_price`` (as in a
+sale, docs/amounts.md), ``base_price``, ``sub_total``, ``total`` and the tax amounts are per line (all units);
+the basket's are the sums of its lines.
 """
 
 from __future__ import annotations
@@ -364,7 +365,8 @@ def _summary(
 def _line_item(
     line: PricingLine, prices: list[Decimal], applied: list[Applied], currency: str, default_taxes: Any
 ) -> dict[str, Any]:
-    retail_price = quantize(line.unit_price, currency)
+    unit_price = quantize(line.unit_price, currency)
+    before_discounts = quantize(unit_price * line.quantity, currency)
     sub_total = sum(prices, ZERO)
     taxes, vat, sales_tax = _taxes(line.taxes if line.taxes is not None else default_taxes or [], sub_total, currency)
     item: dict[str, Any] = {"line_item_id": line.line_item_id}
@@ -375,8 +377,9 @@ def _line_item(
     item.update(
         {
             "quantity": line.quantity,
-            "retail_price": retail_price,
-            "base_price": quantize(retail_price * line.quantity, currency),
+            "unit_price": unit_price,
+            "retail_price": before_discounts,
+            "base_price": before_discounts,
             "discounts": [summary for one in applied for summary in _discount_summaries(line, one)],
             "sub_total": quantize(sub_total, currency),
             "total": quantize(sub_total + sales_tax, currency),

@@ -34,6 +34,7 @@ class SaleLineInline(ReadOnlyAdminMixin, admin.TabularInline):
         "sales_tax_amount",
         "total",
         "margin_total",
+        "margin",
     )
     readonly_fields = fields
     extra = 0

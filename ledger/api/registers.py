@@ -46,8 +46,8 @@ REGISTER_ID = OpenApiParameter("register_id", str, OpenApiParameter.PATH, descri
 
 _SUMMARY_EXAMPLE = {
     "base_price": 250.0,
-    "margin": 0.4,
-    "margin_total": 80.0,
+    "margin": 80.0,
+    "margin_total": 200.0,
     "sub_total": 250.0,
     "total": 250.0,
     "total_discounts": 0.0,

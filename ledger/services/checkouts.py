@@ -27,7 +27,7 @@ from exports import services as export_services
 from exports.entities import checkouts as checkout_entity
 from exports.entities import sales as sale_entity
 from exports.models import EntityType
-from imports.schema import INVALID, MAX_AMOUNT
+from imports.schema import INVALID
 from ledger.definitions import check_checkout, is_expense_line
 from ledger.models import (
     Checkout,
@@ -183,14 +183,18 @@ def _fill_source(source: dict[str, Any], register: Register, errors: list[dict[s
     return {**source, **filled}
 
 
-def _margin_total(line: dict[str, Any]) -> Decimal:
+def line_margins(line: dict[str, Any]) -> tuple[Decimal, Decimal]:
+    """A line's ``(margin_total, margin)``, as amounts (docs/amounts.md): ``margin_total`` is the amount the margin
+    is measured on (the line's net: ``sub_total - vat_amount``) and ``margin`` the profit, ``margin_total`` less
+    the line's ``cost_price`` (a line amount) where a cost is known. What the register sent wins."""
     if "margin_total" in line:
-        return Decimal(line["margin_total"])
-    if "cost_price" in line:
-        return (Decimal(line["sub_total"]) - Decimal(line["vat_amount"])) - Decimal(line["cost_price"]) * Decimal(
-            line["quantity"]
-        )
-    return Decimal(0)
+        margin_total = Decimal(line["margin_total"])
+    else:
+        margin_total = Decimal(line["sub_total"]) - Decimal(line["vat_amount"])
+    if "margin" in line:
+        return margin_total, Decimal(line["margin"])
+    cost = Decimal(line["cost_price"]) if "cost_price" in line else Decimal(0)
+    return margin_total, margin_total - cost
 
 
 def _kind(basket: dict[str, Any]) -> str:
@@ -227,7 +231,7 @@ def _check_expenses(*, account: Account, parts: Sequence[dict[str, Any]], errors
             )
 
 
-def _plan_sales(*, checkout: dict[str, Any], common: dict[str, Any], errors: list[dict[str, str]]) -> list[_SalePlan]:
+def _plan_sales(*, checkout: dict[str, Any], common: dict[str, Any]) -> list[_SalePlan]:
     """One plan per sale part: its exported document (spec: Sale) and the figures of its rows."""
     parts = checkout["sales"]
     plans = []
@@ -255,17 +259,9 @@ def _plan_sales(*, checkout: dict[str, Any], common: dict[str, Any], errors: lis
         if "fiscal_rules_data" in part:
             document["fiscal_rules_data"] = part["fiscal_rules_data"]
         lines = []
-        for j, line in enumerate(basket["line_items"]):
-            margin_total = _margin_total(line)
-            if abs(margin_total) >= MAX_AMOUNT:
-                errors.append(
-                    {
-                        "field": f"sales[{i}].basket.line_items[{j}].cost_price",
-                        "message": "gives a margin beyond any retail amount",
-                        "code": "out_of_range",
-                    }
-                )
-            lines.append({**line, "margin_total": margin_total})
+        for line in basket["line_items"]:
+            margin_total, margin = line_margins(line)
+            lines.append({**line, "margin_total": margin_total, "margin": margin})
         plans.append(
             _SalePlan(
                 index=i,
@@ -332,7 +328,7 @@ def record_checkout(*, account: Account, body: Any) -> CheckoutResult:
         if "customer" in part["basket"]:
             part["basket"]["customer"] = strip_customer(part["basket"]["customer"])
     common = {"base_currency_code": cleaned["base_currency_code"], "source": source, "timing": timing, "voided": voided}
-    plans = _plan_sales(checkout=cleaned, common=common, errors=errors)
+    plans = _plan_sales(checkout=cleaned, common=common)
     if errors:
         raise InvalidInput(errors)
     assert timing is not None  # an unknown time zone is an error above
@@ -472,6 +468,7 @@ def _store_rows(*, account: Account, period: RegisterPeriod, sales: Sequence[Sal
                     vat_amount=line["vat_amount"],
                     sales_tax_amount=line["sales_tax_amount"],
                     margin_total=line["margin_total"],
+                    margin=line["margin"],
                 )
             )
             taxes.extend(_tax_row(own, tax, group) for tax in line.get("taxes", ()))
