@@ -177,7 +177,7 @@ def test_the_business_metrics_cost_a_fixed_number_of_queries(web, tenant, django
         make_item(queue)
         make_attempt(make_delivery(queue))
     make_call(tenant.account)
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(9):
         metrics.render()
 
 
