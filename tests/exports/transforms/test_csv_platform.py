@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from accounts.models import Register
 from exports.entities.sales import ENTITY as SALES
 from exports.transforms.base import ConfigError, Element, RenderContext
-from exports.transforms.csv import CsvTransform
+from exports.transforms.csv import SALE_TYPES, CsvTransform
 from ledger.models import Expense, Sale
 from tests.conftest import Tenant
 from tests.factories import RegisterFactory
@@ -110,6 +110,7 @@ def test_a_derived_type_column_tells_sale_return_expense_and_voided(
         ["co-4-s1", "expense"],
         ["co-5-s1", "voided"],
     ]
+    assert {row[1] for row in rows} == set(SALE_TYPES)
 
 
 def test_rows_missing_a_required_value_are_left_out(sales: list[Element], render_context: RenderContext) -> None:
