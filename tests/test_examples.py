@@ -68,10 +68,14 @@ def test_the_basket_example_shows_the_demo_campaign_and_the_deposit(demo):
     assert "pant-a" in text, "the deposit rule adds its deposit"
 
 
-def test_the_export_queue_example_is_created(demo):
+def test_the_export_queue_example_is_created_and_previews_the_checkout_examples_sale(demo):
+    post(APIClient(), "/api/v1/pos/checkouts", "checkout.json", demo)
     answer = post(APIClient(), "/api/v1/export-queues/", "export_queue.json", demo)
     assert answer.status_code == 201, answer.content
     assert answer.json()["name"] == "Sales to the ERP"
+    preview = APIClient().post(f"/api/v1/export-queues/{answer.json()['id']}/preview", QUERY_STRING=_query(demo))
+    assert preview.status_code == 200, preview.content
+    assert "demo-co-1-s1" in json.dumps(preview.json()), "the README's preview shows the stored sale"
 
 
 def test_every_example_the_docs_name_exists_and_every_example_is_named_and_posted_here():
