@@ -1,5 +1,5 @@
-"""The worked examples of the README's "Pricing a basket" section, priced through the stored campaigns and rules
-(imported as an integrator would, then ``price_basket``): the documentation cannot drift from the engine."""
+"""The worked examples of the "Pricing a basket" page (docs/pricing.md), priced through the stored campaigns and
+rules (imported as an integrator would, then ``price_basket``): the documentation cannot drift from the engine."""
 
 from __future__ import annotations
 
