@@ -67,7 +67,7 @@ X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.admin_site.BackOfficeAdminConfig",  # django.contrib.admin, with the back office's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
