@@ -63,6 +63,7 @@ def test_the_import_log_list_shows_the_first_error_with_its_field(admin_client, 
         kind="incoming_order",
         identifier="web-2",
         request_id=uuid.uuid4(),
+        index=0,
         status=ImportStatus.REJECTED,
         payload={},
         errors=[
