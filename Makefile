@@ -30,6 +30,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(PIP) -e '.[dev]'
 	touch $(RUN_STAMP) $@
 
+# The demo's export queue delivers to the service's own demo receiver on 127.0.0.1 (docs/security.md).
+run: export OUTBOUND_ALLOWED_NETWORKS ?= 127.0.0.1/32
 run: install-run
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0

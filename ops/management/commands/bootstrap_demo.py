@@ -27,9 +27,12 @@ from accounts import services as accounts_services
 from accounts.models import Account, Integration, Scope
 from campaigns.models import Campaign, ProductRule
 from core import jsonparse
+from exports import services as exports_services
+from exports.models import ExportQueue
 from imports import services as imports_services
 from imports.models import ImportKind
 
+DEMO_QUEUE = "Demo receiver"
 DEMO_ACCOUNT = "demo"
 DEMO_INTEGRATION = "webshop"
 EXAMPLES = Path(settings.BASE_DIR) / "examples"
@@ -68,6 +71,19 @@ def boxed(lines: list[str]) -> str:
     return "\n".join([rule, *lines, rule])
 
 
+def demo_queue_config(*, host: str, port: str) -> dict[str, Any]:
+    """The demo's export queue: every incoming order's state changes, in real time, to the demo receiver
+    (``ops/demo.py``) of this very service, so the first import shows a delivery in the export log."""
+    return {
+        "name": DEMO_QUEUE,
+        "entity_type": "incoming_order_state_changes",
+        "trigger": "realtime",
+        "enabled": True,
+        "transform": {"type": "identity"},
+        "delivery": {"type": "webhook", "url": f"http://{host}:{port}/demo/receiver"},
+    }
+
+
 class Command(BaseCommand):
     help = "Create the demo account, shop, register, campaign, deposit rule, admin user and API key (kept in var/)."
 
@@ -87,6 +103,11 @@ class Command(BaseCommand):
             if outcome.status != "OK":
                 raise RuntimeError(f"examples/{example}.json was refused: {outcome.body()}")
 
+        host, _, port = settings.RUN_BIND.rpartition(":")
+        if host in ("", "0.0.0.0", "[::]"):  # noqa: S104 - a bind address, mapped to one curl can reach
+            host = "127.0.0.1"
+        queue_line = self.demo_queue(account=account, host=host, port=port)
+
         user_model = get_user_model()
         admin_line = "Admin: http://{host}:{port}/admin/ (your superuser)"
         if not user_model.objects.filter(is_superuser=True).exists():
@@ -96,9 +117,6 @@ class Command(BaseCommand):
             admin_line = "Admin: http://{host}:{port}/admin/ user admin"
 
         raw_key, is_new = demo_key(account=account, integration=integration)
-        host, _, port = settings.RUN_BIND.rpartition(":")
-        if host in ("", "0.0.0.0", "[::]"):  # noqa: S104 - a bind address, mapped to one curl can reach
-            host = "127.0.0.1"
         query = urlencode(
             {
                 "stock_location": shop.identifier,
@@ -122,6 +140,7 @@ class Command(BaseCommand):
                     f"Demo account {account.identifier}, integration {integration.identifier}, market dk, "
                     f"stock location {shop.identifier}, register reg-1.",
                     admin_line.format(host=host, port=port),
+                    queue_line,
                     f"API key (scopes imports, pos, admin; {state}):",
                     raw_key,
                     "Import one order (from the repository's root):",
@@ -129,3 +148,11 @@ class Command(BaseCommand):
                 ]
             )
         )
+
+    def demo_queue(self, *, account: Account, host: str, port: str) -> str:
+        if ExportQueue.objects.filter(account=account, name=DEMO_QUEUE).exists():
+            return f"Export queue '{DEMO_QUEUE}': orders' state changes to http://{host}:{port}/demo/receiver"
+        if not settings.DEMO_RECEIVER:
+            return "No demo export queue: the demo receiver is off (DEMO_RECEIVER)"
+        exports_services.create_queue(account=account, **demo_queue_config(host=host, port=port))
+        return f"Export queue '{DEMO_QUEUE}': orders' state changes to http://{host}:{port}/demo/receiver"
