@@ -10,7 +10,7 @@ import pytest
 
 from accounts.models import Market
 from campaigns import services
-from campaigns.pricing import PricingLine, price_basket
+from campaigns.pricing.engine import PricingLine, price_basket
 from tests.campaigns.test_pricing import campaign, deposit_rule
 from tests.conftest import Tenant
 
