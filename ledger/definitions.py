@@ -15,7 +15,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from accounts.money import is_currency_code, minor_unit
-from imports.schema import (
+from core.nodes import (
     INVALID,
     Arr,
     Bool,

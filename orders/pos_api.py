@@ -18,7 +18,7 @@ from rest_framework.response import Response
 
 from accounts.api_common import PosView
 from core.errors import InvalidInput, ServiceError
-from imports.schema import Node, Report
+from core.nodes import Node, Report
 from orders import definitions, selectors, services
 from orders.serializers import IncomingOrderOutputSerializer, OutgoingOrderOutputSerializer
 

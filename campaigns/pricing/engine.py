@@ -22,7 +22,6 @@ from typing import Any
 
 from accounts.models import Account, Market
 from campaigns.models import Campaign, PricingVersion, ProductRule
-from campaigns.pricing import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES
 from campaigns.pricing.base import (
     ZERO,
     Applied,
@@ -35,9 +34,9 @@ from campaigns.pricing.base import (
     to_decimal,
 )
 from campaigns.pricing.product_rules import CompiledRule, compile_rule
+from campaigns.pricing.registry import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES, check_campaign
 from core.errors import NotFound, ServiceError
-from imports.definitions import check_campaign
-from imports.schema import INVALID, Report
+from core.nodes import INVALID, Report
 
 PROMOTION_DOMAIN = "KX_PROMOTION_DOMAIN"
 MAX_UNITS_PER_LINE = 10_000  # prices live per unit; no retail line holds more
@@ -67,9 +66,10 @@ class CompiledMarket:
 def compile_campaign(definition: Mapping[str, Any], *, source: str = "campaign") -> CompiledCampaign | None:
     """A campaign definition (as imported, or a customer-specific discount) ready to evaluate; None for a
     type the engine does not know (only possible for customer-specific discounts: imports check the type)."""
-    family = CAMPAIGN_TYPES.get(definition.get("type"))  # type: ignore[arg-type]
-    if family is None:
+    registered = CAMPAIGN_TYPES.get(definition.get("type"))  # type: ignore[arg-type]
+    if registered is None:
         return None
+    family = registered.family
     product_ids, tags = family.keys(definition)
     return CompiledCampaign(
         campaign_id=str(definition["id"]),

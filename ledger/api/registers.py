@@ -28,7 +28,7 @@ from accounts.api import (
 )
 from accounts.api_common import PosView
 from core.errors import InvalidInput
-from imports.schema import Obj, Report
+from core.nodes import Obj, Report
 from ledger.models import RegisterCloseStatement
 from ledger.selectors import registers as selectors
 from ledger.serializers.registers import (

@@ -24,11 +24,11 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import Account, Register
 from core.errors import Conflict, InvalidInput
+from core.nodes import INVALID
 from exports import services as export_services
 from exports.entities import checkouts as checkout_entity
 from exports.entities import sales as sale_entity
 from exports.models import EntityType
-from imports.schema import INVALID
 from ledger.definitions import check_checkout, is_expense_line
 from ledger.models import (
     Checkout,

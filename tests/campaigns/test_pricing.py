@@ -17,7 +17,7 @@ import pytest
 from accounts.models import Market
 from campaigns import services
 from campaigns.models import Campaign, PricingVersion
-from campaigns.pricing import PricingLine, PricingResult, clear_cache, compile_market, evaluate, price_basket
+from campaigns.pricing.engine import PricingLine, PricingResult, clear_cache, compile_market, evaluate, price_basket
 from core.errors import ServiceError
 from ledger.definitions import SALE_SUMMARY, SaleReport
 from tests.conftest import Tenant
@@ -776,7 +776,7 @@ def test_explanation_lists_each_unit_before_and_after() -> None:
 
 
 def test_explanation_is_none_unless_asked() -> None:
-    from campaigns.pricing import compile_market, evaluate
+    from campaigns.pricing.engine import compile_market, evaluate
 
     result = evaluate(compiled=compile_market([fifteen_off_3], []), market=market(), lines=[line("l", "p", 1, "1")])
     assert result.explanation is None

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from imports.schema import INVALID, Report
+from core.nodes import INVALID, Report
 from ledger.definitions import SALE_SUMMARY, SaleReport, check_checkout
 from ledger.services.checkouts import body_hash, derive_timing, strip_customer
 from tests.ledger.test_checkouts import checkout_body
