@@ -67,7 +67,7 @@ X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.admin_site.BackOfficeAdminConfig",  # django.contrib.admin, with the back office's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -349,6 +349,8 @@ AXES_VERBOSE = False
 
 # --- Outgoing HTTP (runtime integrations and web hook exports) -------------------------------------
 OUTBOUND_ALLOWED_NETWORKS = env.list("OUTBOUND_ALLOWED_NETWORKS", default=[])
+# The demo's web hook receiver (ops/demo.py): where `make run`'s demo export queue delivers. Never in production.
+DEMO_RECEIVER = env.bool("DEMO_RECEIVER", default=not PRODUCTION) and not PRODUCTION
 # The integrator calls made while serving one POS request share this many seconds (each call gets at most what
 # is left, for the whole answer; none is made when it is spent), so a dead integrator cannot hold a web worker
 # for its own timeout (up to 30 s). 0: each call gets its integration's timeout.

@@ -8,6 +8,7 @@ The export log and deliveries are a record: view-only, with retry actions that c
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -15,15 +16,17 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.text import Truncator
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin
 from accounts.models import Account
 from core import jsonparse
 from core.errors import ServiceError
 from exports import circuit, selectors, services
+from exports.entities import REGISTRY
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import mask, unmask
 
@@ -280,6 +283,9 @@ class ExportQueueAdmin(AccountOwnedAdmin):
         return obj._failed  # type: ignore[attr-defined, no-any-return]
 
 
+REASON_CHARS = 120
+
+
 @admin.register(ExportItem)
 class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     """The export log: one row per entity per queue, with the outcome of its delivery."""
@@ -290,12 +296,15 @@ class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "queue",
         "entity_type",
         "element_key",
+        "entity_link",
         "status",
-        "attempts",
+        "reason",
         "status_code",
+        "attempts",
+        "next_retry",
         "account",
     ]
-    list_filter = ["status", ("queue", AccountScopedRelatedFilter), "entity_type", "account"]
+    list_filter = ["status", ("queue", AccountScopedRelatedFilter), "entity_type", "created_at", "account"]
     list_select_related = ["account", "queue", "delivery"]
     search_fields = ["element_key"]
     # The log grows without bound; skip the unfiltered COUNT(*) on every search.
@@ -307,14 +316,17 @@ class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "entity_type",
         "object_id",
         "element_key",
+        "entity_link",
         "status",
         "message",
+        "reason",
         "delivery_link",
         "attempts",
         "status_code",
+        "next_retry",
         "created_at",
     ]
-    readonly_fields = ["delivery_link", "attempts", "status_code"]
+    readonly_fields = ["entity_link", "reason", "delivery_link", "attempts", "status_code", "next_retry"]
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         return super().changelist_view(request, {"title": "Export log", **(extra_context or {})})
@@ -347,6 +359,33 @@ class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     @admin.display(description="attempts")
     def attempts(self, obj: ExportItem) -> int:
         return obj.delivery.attempts if obj.delivery is not None else 0
+
+    @admin.display(description="reason")
+    def reason(self, obj: ExportItem) -> str:
+        """Why it failed or was skipped: the delivery's last error (what the destination answered), else the
+        item's own message."""
+        error = obj.delivery.error if obj.delivery is not None else ""
+        return Truncator(error or obj.message).chars(REASON_CHARS)
+
+    @admin.display(description="next retry")
+    def next_retry(self, obj: ExportItem) -> datetime | None:
+        delivery = obj.delivery
+        if delivery is None or obj.status != ExportStatus.PENDING:
+            return None
+        return delivery.next_attempt_at
+
+    @admin.display(description="entity")
+    def entity_link(self, obj: ExportItem) -> SafeString | str:
+        """The entity the item carries, on its own admin page."""
+        definition = REGISTRY.get(obj.entity_type)
+        if definition is None:
+            return str(obj.object_id)
+        app_label, model_name = definition.model_label.lower().split(".")
+        try:
+            url = reverse(f"admin:{app_label}_{model_name}_change", args=[obj.object_id])
+        except NoReverseMatch:
+            return str(obj.object_id)
+        return format_html('<a href="{}">{} {}</a>', url, definition.model_label.split(".")[1], obj.object_id)
 
     @admin.display(description="status code")
     def status_code(self, obj: ExportItem) -> int | None:

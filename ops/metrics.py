@@ -121,6 +121,15 @@ class DatabaseCollector:
             value=(now - oldest).total_seconds() if oldest else 0.0,
         )
 
+        warnings = GaugeMetricFamily(
+            "retail_sale_warnings",
+            "Warnings on checkouts stored as sent" + suffix + ", by account and code (docs/amounts.md).",
+            labels=["account", "code"],
+        )
+        for account, code, n in selectors.checkout_warnings_by_code(since=since):
+            warnings.add_metric([account, code], n)
+        yield warnings
+
         exports = GaugeMetricFamily(
             "retail_export_items",
             "Export items created" + suffix + ", by account, queue and status.",

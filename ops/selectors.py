@@ -18,6 +18,7 @@ from core.models import CircuitBreaker
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from imports.models import ImportItem, ImportStatus
 from integrations.models import IntegrationCall
+from ledger.models import Checkout
 from ops.models import Heartbeat
 
 # Upper bounds (milliseconds) of the latency histograms: HTTP calls to integrators and destinations.
@@ -112,6 +113,25 @@ def import_items_by_status(*, since: datetime) -> list[tuple[str, str, int]]:
         .annotate(n=Count("id"))
     )
     return [(row["kind"], row["status"], row["n"]) for row in rows]
+
+
+def checkout_warnings_by_code(*, since: datetime) -> list[tuple[str, str, int]]:
+    """(account, warning code, count) over the checkouts stored since ``since`` (docs/amounts.md, warnings).
+
+    Only checkouts with warnings are read (the rest are left out by the query), and their codes counted here:
+    counting inside a JSON array is not one portable SQL aggregate."""
+    counts: dict[tuple[str, str], int] = {}
+    rows = (
+        Checkout.objects.filter(created_at__gte=since)
+        .exclude(warnings=[])
+        .values_list("account__identifier", "warnings")
+        .iterator(chunk_size=1000)
+    )
+    for account, warnings in rows:
+        for warning in warnings or ():
+            key = (account, str(warning.get("code", "")))
+            counts[key] = counts.get(key, 0) + 1
+    return sorted((account, code, n) for (account, code), n in counts.items())
 
 
 def export_items_by_queue(*, since: datetime) -> list[tuple[str, str, str, int]]:
