@@ -26,6 +26,7 @@ from accounts.models import Account
 from core import jsonparse
 from core.errors import ServiceError
 from exports import selectors, services
+from exports.admin_forms import QueueConfigAdmin, QueueConfigForm
 from exports.entities import REGISTRY
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import mask, unmask
@@ -36,7 +37,7 @@ _JSON_WIDGET = forms.Textarea(attrs={"rows": 8, "cols": 90, "class": "vLargeText
 QUEUE_FIELDS = ("name", "entity_type", "enabled", "trigger", "daily_at", "filters", "transform", "delivery")
 
 
-class ExportQueueForm(forms.ModelForm):
+class ExportQueueForm(QueueConfigForm):
     class Meta:
         model = ExportQueue
         fields = ["account", *QUEUE_FIELDS]
@@ -98,7 +99,7 @@ class ExportQueueForm(forms.ModelForm):
 
 
 @admin.register(ExportQueue)
-class ExportQueueAdmin(AccountOwnedAdmin):
+class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
     form = ExportQueueForm
     change_form_template = "admin/exports/exportqueue/change_form.html"
     list_display = [

@@ -33,6 +33,8 @@ class DeliveryResult:
     error: str = ""
     # Only meaningful when not ok: the failure is a timeout / refused connection / 503 / 522 / 524.
     retryable: bool = False
+    # The first bytes of what the destination answered on success (a web hook's body), for a test delivery.
+    answer: str = ""
 
 
 class Delivery:

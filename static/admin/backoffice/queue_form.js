@@ -1,0 +1,126 @@
+/* The export queue form: show only the chosen types' fields, list the entity type's fields beside the template,
+   fill the entity select, and preview the transform as typed on the same page (plain fetch, no new tab). */
+"use strict";
+(function () {
+  function $(selector, root) { return (root || document).querySelector(selector); }
+  function rowOf(name) { return $(".form-row.field-" + name) || $(".fieldBox.field-" + name); }
+  function show(node, visible) { if (node) node.hidden = !visible; }
+
+  function setUp() {
+    const form = $("#exportqueue_form");
+    const typesNode = $("#queue-field-types");
+    if (!form || !typesNode) return;
+    const types = JSON.parse(typesNode.textContent);
+    const panel = $("#queue-preview");
+    const select = $("#id_preview_object");
+    const output = $("#preview-output");
+    const note = $("#preview-note");
+    const paths = document.createElement("aside");
+    paths.className = "entity-paths";
+    paths.id = "entity-paths";
+
+    function value(id) { const node = $("#" + id); return node ? node.value : ""; }
+
+    function refresh() {
+      const chosen = {transform: value("id_transform__type"), delivery: value("id_delivery__type")};
+      Object.entries(types).forEach(([name, spec]) => {
+        show(rowOf(name), spec.types.includes(chosen[spec.group]));
+      });
+      const auth = value("id_delivery__auth_type");
+      if (chosen.delivery === "webhook") {
+        show(rowOf("delivery__auth_username"), auth === "basic");
+        show(rowOf("delivery__auth_password"), auth === "basic");
+        show(rowOf("delivery__auth_token"), auth === "bearer");
+      }
+      show(rowOf("daily_at"), value("id_trigger") === "daily");
+      const json = $("#id_edit_json");
+      document.querySelectorAll(".config-filters, .config-transform, .config-delivery").forEach((node) => {
+        show(node, !(json && json.checked));
+      });
+      // The entity type's fields go beside what names them: the template, the columns or the output keys.
+      const host = {mustache: "transform__template", handlebars: "transform__template", csv: "transform__columns",
+                    simple_json: "transform__fields"}[chosen.transform];
+      if (host && rowOf(host)) rowOf(host).prepend(paths);
+      show(paths, Boolean(host));
+    }
+
+    function insertPath(path) {
+      const template = $("#id_transform__template");
+      if (!template || rowOf("transform__template").hidden) {
+        navigator.clipboard && navigator.clipboard.writeText(path);
+        return;
+      }
+      const text = "{{" + path + "}}";
+      const start = template.selectionStart, end = template.selectionEnd;
+      template.value = template.value.slice(0, start) + text + template.value.slice(end);
+      template.focus();
+      template.selectionStart = template.selectionEnd = start + text.length;
+    }
+
+    async function loadEntities() {
+      const params = new URLSearchParams({entity_type: value("id_entity_type")});
+      const queue = $("input[name=_queue]");
+      if (queue) params.set("_queue", queue.value); else params.set("account", value("id_account"));
+      let data = {entities: [], paths: [], note: ""};
+      try {
+        const response = await fetch(panel.dataset.entitiesUrl + "?" + params, {credentials: "same-origin"});
+        if (response.ok) data = await response.json();
+      } catch (e) { data.note = "Could not load the entities: " + e; }
+      const kept = select.value;
+      select.replaceChildren(new Option("the newest", ""));
+      data.entities.forEach((entity) => select.add(new Option(entity.label, String(entity.id))));
+      if ([...select.options].some((o) => o.value === kept)) select.value = kept;
+      paths.replaceChildren();
+      const title = document.createElement("h3");
+      title.textContent = "Fields of " + value("id_entity_type").replaceAll("_", " ") +
+        (data.paths.length ? " (click to insert in a template)" : "");
+      paths.appendChild(title);
+      if (!data.paths.length) {
+        const empty = document.createElement("p");
+        empty.textContent = data.note || "No fields known.";
+        paths.appendChild(empty);
+      }
+      data.paths.forEach((path) => {
+        const code = document.createElement("code");
+        code.textContent = path;
+        code.title = "Insert {{" + path + "}}";
+        code.addEventListener("click", () => insertPath(path));
+        paths.appendChild(code);
+      });
+      note.textContent = data.note || "";
+    }
+
+    async function preview() {
+      note.classList.remove("error");
+      note.textContent = "Rendering ...";
+      let data;
+      try {
+        const response = await fetch(panel.dataset.previewUrl, {method: "POST", body: new FormData(form),
+                                                                credentials: "same-origin"});
+        data = await response.json();
+      } catch (e) {
+        data = {ok: false, error: "The preview failed: " + e};
+      }
+      if (data.ok) {
+        note.textContent = "Element " + data.element_key + ", " + data.content_type + ". Nothing was saved or sent.";
+        output.textContent = data.content;
+        output.hidden = false;
+      } else {
+        note.classList.add("error");
+        note.textContent = data.error;
+        output.hidden = true;
+      }
+    }
+
+    form.addEventListener("change", (event) => {
+      refresh();
+      if (["id_entity_type", "id_account"].includes(event.target.id)) loadEntities();
+    });
+    $("#preview-button").addEventListener("click", preview);
+    refresh();
+    loadEntities();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUp);
+  else setUp();
+})();
