@@ -523,10 +523,15 @@ class QueueConfigForm(forms.ModelForm):
         for name in ("filters", "transform", "delivery"):
             self.errors.pop(name, None)  # the JSON only lends the keys no field shows
         stored_delivery = self.instance.delivery if self.instance.pk is not None else None
+        # The keys no field shows come from the JSON posted beside the fields, else from the stored queue.
+        base = {
+            name: cleaned.get(name) if self.data.get(name) else getattr(self.instance, name, None)
+            for name in ("filters", "transform", "delivery")
+        }
         try:
-            filters = assemble("filters", None, cleaned, cleaned.get("filters"))
-            transform = assemble("transform", cleaned.get("transform__type") or "", cleaned, cleaned.get("transform"))
-            delivery = assemble("delivery", cleaned.get("delivery__type") or "", cleaned, cleaned.get("delivery"))
+            filters = assemble("filters", None, cleaned, base["filters"])
+            transform = assemble("transform", cleaned.get("transform__type") or "", cleaned, base["transform"])
+            delivery = assemble("delivery", cleaned.get("delivery__type") or "", cleaned, base["delivery"])
         except ServiceError as exc:  # a rows table's JSON (written by the page's script) did not parse
             self.add_error(None, f"{exc.field}: {exc.message}" if exc.field else exc.message)
             return cleaned
@@ -712,9 +717,10 @@ class QueueConfigAdmin:
             )
         return back
 
-    def save_model(self, request: HttpRequest, obj: ExportQueue, form: forms.ModelForm, change: bool) -> None:
-        super().save_model(request, obj, form, change)  # type: ignore[misc]
-        warning = services.destination_warning(delivery=obj.delivery)
+    def save_related(self, request: HttpRequest, form: forms.ModelForm, formsets: Any, change: bool) -> None:
+        # After ``save_model`` (the queue admin's own, which saves through the services), on add and on change.
+        super().save_related(request, form, formsets, change)  # type: ignore[misc]
+        warning = services.destination_warning(delivery=form.instance.delivery)
         if warning:
             messages.warning(request, f"Saved, but check the destination. {warning}")
 

@@ -283,7 +283,7 @@ def test_retry_failed_items_of_the_selected_queues(admin_client, tenant) -> None
     assert statuses == {"f-1": "pending", "f-2": "pending", "s-1": "success"}
 
 
-def test_the_add_and_change_forms_offer_a_live_preview_and_the_change_form_a_test_delivery(admin_client, tenant) -> None:
+def test_the_forms_offer_a_live_preview_and_the_change_form_a_test_delivery(admin_client, tenant) -> None:
     target = admin_url(ExportQueue, "preview_live")
     add_page = admin_client.get(admin_url(ExportQueue, "add")).content.decode()
     assert f'data-preview-url="{target}"' in add_page
