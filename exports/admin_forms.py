@@ -80,7 +80,7 @@ class ConfigField:
         if self.kind == "int":
             return forms.IntegerField(**common, widget=forms.NumberInput(attrs=attrs))
         if self.kind == "bool":
-            return forms.BooleanField(**common)
+            return forms.BooleanField(**common, initial=bool(self.default))
         if self.kind == "choice":
             return forms.ChoiceField(**common, choices=[_DEFAULT, *self.choices])
         if self.kind == "code" or self.kind == "lines":

@@ -77,3 +77,13 @@ def admin_page(page: Page, superuser: User) -> Page:
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def shoot(page: Page, name: str) -> None:
+    """With ``SCREENSHOTS=1`` (``make screenshots``), save the whole page as ``docs/screenshots/<name>.png``."""
+    if os.environ.get("SCREENSHOTS"):
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, animations="disabled")

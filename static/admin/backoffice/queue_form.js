@@ -40,7 +40,8 @@
       // The entity type's fields go beside what names them: the template, the columns or the output keys.
       const host = {mustache: "transform__template", handlebars: "transform__template", csv: "transform__columns",
                     simple_json: "transform__fields"}[chosen.transform];
-      if (host && rowOf(host)) rowOf(host).prepend(paths);
+      // Moved only when the host changes: a move between mousedown and mouseup would swallow a click on a field.
+      if (host && rowOf(host) && paths.parentNode !== rowOf(host)) rowOf(host).prepend(paths);
       show(paths, Boolean(host));
     }
 
