@@ -43,9 +43,6 @@ _HEADERS_WIDGET = RowsWidget(
     mask=MASK,
     columns=[{"key": "name", "label": "Header"}, {"key": "value", "label": "Value (template)"}],
 )
-PLACEHOLDER_HELP = " ".join(
-    f"{kind}: " + ", ".join("{" + name + "}" for name in names) + "." for kind, names in KINDS.items()
-)
 
 
 class RuntimeIntegrationForm(forms.ModelForm):
@@ -58,11 +55,12 @@ class RuntimeIntegrationForm(forms.ModelForm):
             "body": _JSON_WIDGET,
             "secret_fields": _JSON_WIDGET,
         }
+        labels = {"url": "URL"}
         help_texts = {
-            "url": "A template, e.g. https://erp.example.com/giftcards/{code}. Placeholders per kind: "
-            + PLACEHOLDER_HELP,
+            "url": "A template, e.g. https://erp.example.com/giftcards/{code}. The chosen kind's placeholders are "
+            "listed beside it; they work in the query, the headers and the body too.",
             "query": "Name and value template of each query parameter, e.g. q = {search_term}.",
-            "headers": "E.g. Authorization = Bearer <key>. Values (but Accept, Content-Type, User-Agent...) show "
+            "headers": "E.g. Authorization = Bearer your-key. Values (but Accept, Content-Type, User-Agent...) show "
             "as ******** and are kept when saved back unchanged, unless the URL's host changes.",
             "secret_fields": 'E.g. ["query.k", "body.card.pin", "url.path"]: these values show as ******** and stay '
             "out of logs. Left empty on a new integration: names that look secret are filled in.",
