@@ -657,6 +657,8 @@ class QueueConfigAdmin:
         form = form_class(request.POST, instance=queue)
         form.is_valid()
         object_id = request.POST.get("_preview_object", "")
+        # The fields as JSON (secrets masked): what "Edit the JSON instead" starts from.
+        config = {**form.assembled, "delivery": mask(form.assembled["delivery"])} if form.assembled else None
         try:
             if account is None:
                 raise ServiceError("choose the account first", field="account")
@@ -674,14 +676,17 @@ class QueueConfigAdmin:
                 object_id=int(object_id) if object_id.isdigit() and len(object_id) < 19 else None,
             )
         except ServiceError as exc:
-            return JsonResponse({"ok": False, "error": f"{exc.field}: {exc.message}" if exc.field else exc.message})
+            error = f"{exc.field}: {exc.message}" if exc.field else exc.message
+            return JsonResponse({"ok": False, "error": error, "config": config}, encoder=DecimalJSONEncoder)
         return JsonResponse(
             {
                 "ok": True,
+                "config": config,
                 "content": pretty(rendered.content.decode("utf-8", errors="replace"), rendered.content_type),
                 "content_type": rendered.content_type,
                 "element_key": element_key,
-            }
+            },
+            encoder=DecimalJSONEncoder,
         )
 
     def test_delivery_view(self, request: HttpRequest, object_id: str) -> HttpResponse:

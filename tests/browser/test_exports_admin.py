@@ -162,6 +162,12 @@ def test_a_mustache_template_lists_the_entity_fields_and_inserts_one(admin_page:
     expect(page.locator("#preview-output")).to_have_text("WEB-7")
     shoot(page, "export-queue-form-mustache")
 
+    # "Edit the JSON instead" starts from the fields as they are.
+    page.locator("fieldset.config-json summary").click()
+    page.check("#id_edit_json")
+    expect(page.locator("#id_transform")).to_have_value(re.compile(r'"template": "\{\{#elements\}\}\{\{order'))
+    expect(page.locator(".config-transform")).to_be_hidden()
+
 
 def test_a_guarded_destination_warns_on_save_naming_the_setting(admin_page: Page) -> None:
     make_tenant("acme")

@@ -419,3 +419,19 @@ def test_a_test_delivery_without_an_entity_says_so(admin_client, tenant, allow_l
     queue = make_queue(tenant, "http://127.0.0.1:9/hook")
     [(level, text)] = saved_messages(admin_client.post(admin_url(ExportQueue, "test_delivery", queue.pk), {}))
     assert level == "error" and "no stored entity" in text
+
+
+def test_the_live_preview_answers_the_fields_as_json_with_secrets_masked(admin_client, tenant) -> None:
+    fields = {"delivery__auth_type": "bearer", "delivery__auth_token": "t0ken", "filters__markets": "dk"}
+    answer = admin_client.post(admin_url(ExportQueue, "preview_live"), typed(tenant, **fields)).json()
+    config = answer["config"]
+    assert config["transform"] == {"type": "identity"} and config["filters"] == {"markets": ["dk"]}
+    assert config["delivery"]["auth"] == {"type": "bearer", "token": MASK} and config["delivery"]["secret"] == MASK
+    assert "t0ken" not in json.dumps(answer)
+
+
+def test_the_saved_queue_preview_page_indents_json(admin_client, client, tenant) -> None:
+    queue = make_queue(tenant, "https://erp.example.com/hook")
+    import_orders(client, tenant, "WEB-1")
+    page = admin_client.get(admin_url(ExportQueue, "preview", queue.pk)).content.decode()
+    assert "\n    &quot;order&quot;: {\n      &quot;order_identifier&quot;: &quot;WEB-1&quot;" in page

@@ -113,7 +113,24 @@
       }
     }
 
+    // Ticking "Edit the JSON instead" starts the JSON from the fields as they are now (assembled by the server,
+    // secrets masked), so the two never disagree at the moment of switching.
+    async function fieldsToJson() {
+      const body = new FormData(form);
+      body.delete("edit_json");
+      try {
+        const response = await fetch(panel.dataset.previewUrl, {method: "POST", body: body, credentials: "same-origin"});
+        const data = await response.json();
+        if (!data.config) return;
+        ["filters", "transform", "delivery"].forEach((name) => {
+          const area = $("#id_" + name);
+          if (area) area.value = JSON.stringify(data.config[name], null, 2);
+        });
+      } catch (e) { /* the JSON stays as it was loaded */ }
+    }
+
     form.addEventListener("change", (event) => {
+      if (event.target.id === "id_edit_json" && event.target.checked) fieldsToJson();
       refresh();
       if (["id_entity_type", "id_account"].includes(event.target.id)) loadEntities();
     });
