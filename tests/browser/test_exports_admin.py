@@ -124,7 +124,7 @@ def test_staff_build_a_csv_web_hook_queue_preview_it_test_it_and_retry_a_failed_
         expect(rows(page).locator("td.field-status")).to_have_text("Failure")
         expect(rows(page).locator("td.field-status_code")).to_have_text("500")
         expect(rows(page).locator("td.field-reason")).to_have_text("HTTP 500: ok")
-        shoot(page, "export-log-failure")
+        shoot(page, "export-log-failure", width=1900)
 
         page.check(f"input[name=_selected_action][value='{item.pk}']")
         page.select_option("select[name=action]", "retry_selected")

@@ -32,6 +32,9 @@
         show(rowOf("delivery__auth_password"), auth === "basic");
         show(rowOf("delivery__auth_token"), auth === "bearer");
       }
+      if (chosen.transform === "csv") {
+        show(rowOf("transform__group_by"), value("id_transform__rows") === "line_items_grouped");
+      }
       show(rowOf("daily_at"), value("id_trigger") === "daily");
       const json = $("#id_edit_json");
       document.querySelectorAll(".config-filters, .config-transform, .config-delivery").forEach((node) => {
@@ -58,7 +61,10 @@
       template.selectionStart = template.selectionEnd = start + text.length;
     }
 
+    let loads = 0;  // a slower answer to an earlier choice must not overwrite the latest one
+
     async function loadEntities() {
+      const load = ++loads;
       const params = new URLSearchParams({entity_type: value("id_entity_type")});
       const queue = $("input[name=_queue]");
       if (queue) params.set("_queue", queue.value); else params.set("account", value("id_account"));
@@ -67,6 +73,7 @@
         const response = await fetch(panel.dataset.entitiesUrl + "?" + params, {credentials: "same-origin"});
         if (response.ok) data = await response.json();
       } catch (e) { data.note = "Could not load the entities: " + e; }
+      if (load !== loads) return;
       const kept = select.value;
       select.replaceChildren(new Option("the newest", ""));
       data.entities.forEach((entity) => select.add(new Option(entity.label, String(entity.id))));
