@@ -44,16 +44,32 @@
       const host = {mustache: "transform__template", handlebars: "transform__template", csv: "transform__columns",
                     simple_json: "transform__fields"}[chosen.transform];
       // Moved only when the host changes: a move between mousedown and mouseup would swallow a click on a field.
-      if (host && rowOf(host) && paths.parentNode !== rowOf(host)) rowOf(host).prepend(paths);
+      // Beside a template; under a table of rows (columns, output keys), which needs the width.
+      if (host && rowOf(host) && paths.parentNode !== rowOf(host)) {
+        const below = host !== "transform__template";
+        paths.classList.toggle("below", below);
+        if (below) rowOf(host).append(paths); else rowOf(host).prepend(paths);
+      }
       show(paths, Boolean(host));
+      const hint = $(".paths-hint", paths);
+      if (hint) hint.textContent = CLICK_HINT[chosen.transform] ? " (" + CLICK_HINT[chosen.transform] + ")" : "";
     }
 
+    const CLICK_HINT = {mustache: "click to insert in the template", handlebars: "click to insert in the template",
+                        csv: "click to add a column", simple_json: "click to add an output key"};
+
     function insertPath(path) {
-      const template = $("#id_transform__template");
-      if (!template || rowOf("transform__template").hidden) {
-        navigator.clipboard && navigator.clipboard.writeText(path);
+      const kind = value("id_transform__type");
+      const name = path.split(".").pop().replace("[0]", "");
+      const table = {csv: ["transform__columns", {header: name, path: path}],
+                     simple_json: ["transform__fields", {name: name, value: "{" + path + "}"}]}[kind];
+      if (table) {
+        const editor = $(".field-" + table[0] + " .rows-editor");
+        if (editor && editor.addFilledRow) editor.addFilledRow(table[1]);
         return;
       }
+      const template = $("#id_transform__template");
+      if (!template || rowOf("transform__template").hidden) return;
       const text = "{{" + path + "}}";
       const start = template.selectionStart, end = template.selectionEnd;
       template.value = template.value.slice(0, start) + text + template.value.slice(end);
@@ -80,18 +96,21 @@
       if ([...select.options].some((o) => o.value === kept)) select.value = kept;
       paths.replaceChildren();
       const title = document.createElement("h3");
-      title.textContent = "Fields of " + value("id_entity_type").replaceAll("_", " ") +
-        (data.paths.length ? " (click to insert in a template)" : "");
+      title.textContent = "Fields of " + value("id_entity_type").replaceAll("_", " ");
+      const hint = document.createElement("span");
+      hint.className = "paths-hint";
+      title.appendChild(hint);
       paths.appendChild(title);
       if (!data.paths.length) {
         const empty = document.createElement("p");
         empty.textContent = data.note || "No fields known.";
         paths.appendChild(empty);
       }
+      refresh();
       data.paths.forEach((path) => {
         const code = document.createElement("code");
         code.textContent = path;
-        code.title = "Insert {{" + path + "}}";
+
         code.addEventListener("click", () => insertPath(path));
         paths.appendChild(code);
       });

@@ -92,6 +92,8 @@
     }
 
     rows.forEach(addRow);
+    // For the page's own scripts: add a filled-in row (a field clicked in a list of the entity's fields).
+    editor.addFilledRow = (row) => { addRow(row); write(); };
     add.addEventListener("click", () => {
       const tr = addRow({});
       const first = tr.querySelector("input, select");
