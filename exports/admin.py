@@ -1,7 +1,8 @@
 """Back-office admin of exports: queues (edited through ``exports.services``), the export log, deliveries.
 
-A queue's transform and delivery are JSON text areas, checked by ``services.validate_queue`` (its field
-errors land on the field they name). Secrets in the delivery are masked in the form and a masked value
+A queue's filters, transform and delivery are labelled fields by type (``exports.admin_forms``), or JSON text
+areas under "Advanced (JSON)"; either way checked by ``services.validate_queue`` (its field errors land on the
+field they name). Secrets in the delivery are masked in the form and a masked value
 submitted back keeps the stored one; a web hook secret the service generates is shown once, in a message.
 The export log and deliveries are a record: view-only, with retry actions that call ``services.retry_items``.
 """
