@@ -435,3 +435,44 @@ def test_the_saved_queue_preview_page_indents_json(admin_client, client, tenant)
     import_orders(client, tenant, "WEB-1")
     page = admin_client.get(admin_url(ExportQueue, "preview", queue.pk)).content.decode()
     assert "\n    &quot;order&quot;: {\n      &quot;order_identifier&quot;: &quot;WEB-1&quot;" in page
+
+
+def posted_back(form: Any) -> dict[str, str]:
+    """What a browser posts when nothing on the change form is touched."""
+    data: dict[str, str] = {"_save": "Save"}
+    for name, field in form.fields.items():
+        if name == "account" or field.disabled:
+            continue
+        value = form[name].value()
+        if isinstance(value, bool):
+            if value:
+                data[name] = "on"
+        elif value is not None:
+            data[name] = value if isinstance(value, str) else field.widget.format_value(value) or str(value)
+    return data
+
+
+CONFIGS = [("transform", expected) for _, expected in TRANSFORMS] + [("delivery", e) for _, e in DELIVERIES]
+
+
+@pytest.mark.parametrize(("group", "config"), CONFIGS, ids=[f"{g}-{c['type']}" for g, c in CONFIGS])
+def test_a_stored_configuration_saved_back_untouched_from_the_fields_stays_the_same(
+    admin_client, tenant, group, config
+) -> None:
+    queue = make_queue(tenant, "https://erp.example.com/hook", **{group: config})
+    stored = (queue.transform, queue.delivery, queue.filters)
+    form = admin_client.get(admin_url(ExportQueue, "change", queue.pk)).context["adminform"].form
+    data = posted_back(form)
+    assert "transform__type" in data and "edit_json" not in data  # the fields, not the JSON, are saved
+    for raw in ("filters", "transform", "delivery"):
+        data.pop(raw)  # and nothing is lent by the JSON text: the fields alone give the same configuration
+    response = admin_client.post(admin_url(ExportQueue, "change", queue.pk), data)
+    assert response.status_code == 302, form_errors(response)
+    queue.refresh_from_db()
+    assert (queue.transform, queue.delivery, queue.filters) == stored
+
+
+def test_a_rows_table_that_is_not_json_is_an_error_and_saves_nothing(admin_client, tenant) -> None:
+    data = typed(tenant, transform__type="csv", transform__columns="[not json")
+    errors = form_errors(admin_client.post(admin_url(ExportQueue, "add"), data))
+    assert errors and not ExportQueue.objects.exists()
