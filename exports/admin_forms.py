@@ -39,6 +39,7 @@ from exports.deliveries import REGISTRY as DELIVERIES
 from exports.models import ExportQueue
 from exports.serializers import MASK, mask, unmask
 from exports.transforms import REGISTRY as TRANSFORMS
+from exports.transforms.csv import DERIVED as CSV_DERIVED
 from exports.transforms.csv import ROW_MODES
 
 if TYPE_CHECKING:
@@ -132,6 +133,8 @@ def _columns_widget() -> RowsWidget:
                 "label": "Aggregate (grouped rows)",
                 "choices": [["", "-"], ["first", "first"], ["sum", "sum"], ["count", "count"]],
             },
+            {"key": "value", "label": "Constant", "placeholder": "(instead of a path)"},
+            {"key": "derived", "label": "Derived", "choices": [["", "-"], *[[code, code] for code in CSV_DERIVED]]},
             {
                 "key": "format",
                 "label": "Format",
@@ -223,9 +226,10 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         ("csv",),
         "rows",
         "Columns",
-        "One row per column, in order. Value path: e.g. identifier, summary.total, entity.identifier (the parent "
-        "entity from a line item). Aggregate (line items grouped only): first, sum or count (no path). Format: "
-        "text, number, money or date:<strftime>.",
+        "One row per column, in order. Each column takes its value from a value path (e.g. identifier, "
+        "summary.total, entity.identifier: the parent entity from a line item), a constant, or derived (type: the "
+        "sale's type). Aggregate (line items grouped only): first, sum or count (no path). Format: text, number, "
+        "money or date:%Y-%m-%d (any strftime format). A column's language, if set in the JSON, is kept.",
         widget=_columns_widget(),
     ),
     ConfigField(
@@ -262,6 +266,31 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "Quoting",
         "minimal (default), all, or none (escapes with a backslash).",
         choices=(("minimal", "minimal"), ("all", "all"), ("none", "none")),
+    ),
+    ConfigField(
+        "transform",
+        "required_values",
+        ("csv",),
+        "list",
+        "Required values",
+        "Paths, comma separated (relative to the row, entity. for the entity): a row missing any is left out.",
+    ),
+    ConfigField(
+        "transform",
+        "language",
+        ("csv",),
+        "list",
+        "Languages",
+        "For translated texts (L10nString): the first of these languages a text has, e.g. da, en; default: JSON.",
+    ),
+    ConfigField(
+        "transform",
+        "whole_numbers_as_integers",
+        ("csv",),
+        "bool",
+        "Whole numbers as integers",
+        "2.0 is written 2.",
+        default=True,
     ),
     ConfigField("transform", "header", ("csv",), "bool", "Header row", default=True),
     ConfigField("transform", "bom", ("csv",), "bool", "Byte order mark", "For spreadsheet programs.", default=False),

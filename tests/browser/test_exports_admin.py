@@ -180,3 +180,22 @@ def test_a_guarded_destination_warns_on_save_naming_the_setting(admin_page: Page
     page.click("input[name=_continue]")
     expect(page.locator(".messagelist .warning")).to_contain_text("OUTBOUND_ALLOWED_NETWORKS")
     shoot(page, "export-queue-guard-warning")
+
+
+def test_editing_a_column_keeps_the_keys_no_input_shows(admin_page: Page) -> None:
+    tenant = make_tenant("acme")
+    columns = [{"header": "Name", "path": "order.basket.line_items[0].name", "language": ["da", "en"]}]
+    queue = ExportQueue.objects.create(
+        account=tenant.account,
+        name="names",
+        entity_type="incoming_order_state_changes",
+        transform={"type": "csv", "columns": columns},
+        delivery={"type": "email", "recipients": ["ops@example.com"]},
+    )
+    page = admin_page
+    page.goto(f"/admin/exports/exportqueue/{queue.pk}/change/")
+    page.locator(".field-transform__columns").get_by_label("Header").fill("Product")
+    page.click("input[name=_continue]")
+    expect(page.locator(".messagelist .success")).to_be_visible()
+    queue.refresh_from_db()
+    assert queue.transform["columns"] == [{**columns[0], "header": "Product"}]

@@ -104,7 +104,8 @@ TRANSFORMS = [
                 {"header": "Order", "path": "order.order_identifier"},
                 {"header": "Total", "path": "order.summary.total", "format": "money"},
             ],
-            # header left unticked: no header row
+            # header left unticked: no header row; whole numbers as integers left ticked (the default)
+            "transform__whole_numbers_as_integers": "on",
         },
         {
             "type": "csv",
@@ -378,6 +379,7 @@ def test_the_live_preview_renders_the_typed_transform_on_the_chosen_entity_inden
     csv = {
         "transform__type": "csv",
         "transform__header": "on",
+        "transform__whole_numbers_as_integers": "on",
         "transform__columns": [{"header": "Order", "path": "order.order_identifier"}],
     }
     answer = admin_client.post(admin_url(ExportQueue, "preview_live"), typed(tenant, **csv)).json()
@@ -476,3 +478,24 @@ def test_a_rows_table_that_is_not_json_is_an_error_and_saves_nothing(admin_clien
     data = typed(tenant, transform__type="csv", transform__columns="[not json")
     errors = form_errors(admin_client.post(admin_url(ExportQueue, "add"), data))
     assert errors and not ExportQueue.objects.exists()
+
+
+def test_csv_columns_take_a_constant_or_a_derived_value_and_keep_a_language_set_in_json(admin_client, tenant) -> None:
+    columns = [
+        {"header": "Account", "value": "1010"},
+        {"header": "Type", "derived": "type"},
+        {"header": "Name", "path": "order.basket.line_items[0].name", "language": ["da", "en"]},
+    ]
+    fields = {
+        "transform__type": "csv",
+        "transform__columns": columns,
+        "transform__header": "on",
+        "transform__whole_numbers_as_integers": "on",
+        "transform__required_values": "order.order_identifier",
+        "transform__language": "da, en",
+    }
+    response = admin_client.post(admin_url(ExportQueue, "add"), typed(tenant, **fields))
+    assert response.status_code == 302, form_errors(response)
+    transform = ExportQueue.objects.get().transform
+    assert transform["columns"] == columns
+    assert transform["required_values"] == ["order.order_identifier"] and transform["language"] == ["da", "en"]

@@ -38,7 +38,7 @@
     function write() {
       const out = spec.shape === "object" ? {} : [];
       body.querySelectorAll("tr").forEach((tr) => {
-        const row = {};
+        const row = Object.assign({}, tr.extra || {});  // keys no input shows are kept as they were
         tr.querySelectorAll("[data-key]").forEach((input) => {
           if (input.value !== "") row[input.dataset.key] = input.value;
         });
@@ -52,8 +52,13 @@
       hidden.dispatchEvent(new Event("change", {bubbles: true}));
     }
 
+    const shown = columns.map((c) => c.key);
+
     function addRow(row) {
       const tr = el("tr", {class: "rows-row"});
+      if (spec.shape !== "object") {
+        tr.extra = Object.fromEntries(Object.entries(row).filter(([key]) => !shown.includes(key)));
+      }
       columns.forEach((c) => {
         const td = tr.appendChild(el("td", {class: "rows-cell-" + c.key}));
         let input;
