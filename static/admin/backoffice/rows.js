@@ -89,7 +89,8 @@
         input.addEventListener("change", write);
         td.appendChild(input);
       });
-      const remove = el("button", {type: "button", class: "button rows-remove", title: "Remove this row"}, "Remove");
+      const remove = el("button", {type: "button", class: "button rows-remove", title: "Remove this row",
+                                     "aria-label": "Remove"}, "\u2715");
       remove.addEventListener("click", () => { tr.remove(); write(); });
       tr.appendChild(el("td")).appendChild(remove);
       body.appendChild(tr);
