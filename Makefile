@@ -2,6 +2,7 @@
 #            worker and beat.
 # make test  installs the development tools too and runs the whole test suite (SQLite and the filesystem broker by default;
 #            DATABASE_URL and CELERY_BROKER_URL switch to PostgreSQL and Redis).
+# make screenshots  runs the admin's browser tests with SCREENSHOTS=1, which saves the main pages to docs/screenshots/.
 # make lint  ruff check, ruff format --check and mypy (django-stubs) on the apps.
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
@@ -13,7 +14,7 @@ STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed-run
 PIP := $(BIN)/python -m pip install --disable-pip-version-check --quiet --progress-bar off
 
-.PHONY: install install-run run test lint
+.PHONY: install install-run run test lint screenshots
 
 install: $(STAMP)
 
@@ -40,6 +41,9 @@ run: install-run
 
 test: install
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+screenshots: install
+	SCREENSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider tests/browser/test_exports_admin.py tests/browser/test_integrations_admin.py
 
 lint: install
 	$(BIN)/ruff check .

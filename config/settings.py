@@ -165,6 +165,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]  # the back office's own admin scripts and styles
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
 Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)  # whitenoise warns about a missing directory
 # Production serves hashed, compressed copies that browsers may cache for ever (whitenoise); they need

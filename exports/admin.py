@@ -1,7 +1,8 @@
 """Back-office admin of exports: queues (edited through ``exports.services``), the export log, deliveries.
 
-A queue's transform and delivery are JSON text areas, checked by ``services.validate_queue`` (its field
-errors land on the field they name). Secrets in the delivery are masked in the form and a masked value
+A queue's filters, transform and delivery are labelled fields by type (``exports.admin_forms``), or JSON text
+areas under "Advanced (JSON)"; either way checked by ``services.validate_queue`` (its field errors land on the
+field they name). Secrets in the delivery are masked in the form and a masked value
 submitted back keeps the stored one; a web hook secret the service generates is shown once, in a message.
 The export log and deliveries are a record: view-only, with retry actions that call ``services.retry_items``.
 """
@@ -26,6 +27,7 @@ from accounts.models import Account
 from core import jsonparse
 from core.errors import ServiceError
 from exports import circuit, selectors, services
+from exports.admin_forms import QueueConfigAdmin, QueueConfigForm
 from exports.entities import REGISTRY
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import mask, unmask
@@ -36,7 +38,7 @@ _JSON_WIDGET = forms.Textarea(attrs={"rows": 8, "cols": 90, "class": "vLargeText
 QUEUE_FIELDS = ("name", "entity_type", "enabled", "trigger", "daily_at", "filters", "transform", "delivery")
 
 
-class ExportQueueForm(forms.ModelForm):
+class ExportQueueForm(QueueConfigForm):
     class Meta:
         model = ExportQueue
         fields = ["account", *QUEUE_FIELDS]
@@ -98,7 +100,7 @@ class ExportQueueForm(forms.ModelForm):
 
 
 @admin.register(ExportQueue)
-class ExportQueueAdmin(AccountOwnedAdmin):
+class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
     form = ExportQueueForm
     change_form_template = "admin/exports/exportqueue/change_form.html"
     list_display = [

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -45,6 +46,7 @@ from exports.models import (
 )
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import ConfigError, Element, RenderContext, TransformError
+from integrations import outbound
 
 logger = logging.getLogger(__name__)
 
@@ -699,3 +701,69 @@ def preview(*, queue: ExportQueue, object_id: int | None = None) -> tuple[Any, s
     except (TransformError, ConfigError) as exc:
         raise ServiceError(str(exc), field="transform") from None
     return rendered, element_key
+
+
+TEST_DELIVERY_PREFIX = "test_"
+
+
+def send_test_delivery(*, queue: ExportQueue, object_id: int | None = None) -> tuple[DeliveryResult, str, str]:
+    """Staff's "Send a test delivery": the queue's transform rendered on a stored entity of its type (the newest,
+    or ``object_id``) and sent once through the queue's real delivery module, with a delivery id starting
+    ``test_`` (a receiver can tell a test from an export). Writes no export item, delivery or attempt, so the
+    export log and its counts stay the record of real exports. Returns (what the destination answered, the
+    element key sent, the delivery id); ServiceError when there is nothing to render."""
+    rendered, element_key = preview(queue=queue, object_id=object_id)
+    delivery_id = TEST_DELIVERY_PREFIX + uuid.uuid4().hex
+    delivery = DELIVERIES.get(queue.delivery.get("type", ""))
+    if delivery is None:
+        raise ServiceError("the queue has no known delivery type", field="delivery.type")
+    try:
+        result = delivery.deliver(
+            rendered, config=queue.delivery, delivery_id=delivery_id, context=render_context(queue, delivery_id)
+        )
+    except (TransformError, ConfigError, KeyError) as exc:
+        result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
+    except Exception as exc:  # as in ``_send``: a bug is logged and reported, never shown as a crash to staff
+        logger.exception("test delivery %s failed", delivery_id)
+        result = DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
+    return result, element_key, delivery_id
+
+
+def destination_warning(*, delivery: Any) -> str | None:
+    """Why the outbound guard (``integrations.outbound``) would refuse this delivery's destination today, or None.
+
+    Checked when staff save a queue, so that a destination the guard refuses is named then and not first by a
+    failed delivery. Only a warning: the same configuration is valid through the API, name resolution may
+    differ by the time of delivery, and the operator may widen ``OUTBOUND_ALLOWED_NETWORKS`` later. E-mail goes
+    through the operator's relay and is never checked."""
+    if not isinstance(delivery, dict):
+        return None
+    kind = delivery.get("type")
+    if kind == "webhook":
+        parts = urlsplit(str(delivery.get("url") or ""))
+        try:
+            host, port = parts.hostname or "", parts.port or (80 if parts.scheme == "http" else 443)
+        except ValueError:
+            return None  # validate_queue names a broken URL
+        if parts.scheme == "http":
+            try:
+                allowed = outbound.plain_http_allowed(host, port)
+            except outbound.OutboundRefused as exc:
+                return f"Deliveries will be refused: {exc}."
+            if not allowed:
+                return (
+                    f"Deliveries will be refused: plain http is only sent to addresses inside "
+                    f"OUTBOUND_ALLOWED_NETWORKS, and {host} is not inside it. Use https, or ask the operator to "
+                    "add the receiver's network to OUTBOUND_ALLOWED_NETWORKS."
+                )
+            return None
+    elif kind in ("ftp", "sftp"):
+        host = str(delivery.get("host") or "")
+        port = delivery.get("port") or (21 if kind == "ftp" else 22)
+    else:
+        return None
+    try:
+        outbound.check_address(host, int(port))
+    except (outbound.OutboundRefused, ValueError, TypeError) as exc:
+        return f"Deliveries will be refused: {exc}."
+    return None

@@ -42,6 +42,9 @@ class DeliveryResult:
     # not an attempt: the delivery waits until then, keeping its place and its retry budget.
     paused_until: datetime | None = None
 
+    # The first bytes of what the destination answered on success (a web hook's body), for a test delivery.
+    answer: str = ""
+
 
 def unreachable(exc: BaseException, *, connecting: bool = False) -> bool:
     """Whether a transport error says the destination is down or too slow (not that it refused this request).

@@ -50,6 +50,8 @@ from integrations.secrets import (
 )
 
 RETRYABLE_STATUS = frozenset({503, 522, 524})
+# What a test delivery shows of a receiver's successful answer.
+ANSWER_CHARS = 500
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format prefix, not a secret
 MAX_TIMEOUT = 60.0
 RESERVED_HEADERS = frozenset(
@@ -267,7 +269,9 @@ class WebhookDelivery(Delivery):
         except requests.RequestException as exc:
             return DeliveryResult(ok=False, error=f"request error: {type(exc).__name__}")
         if 200 <= response.status_code < 300:
-            return DeliveryResult(ok=True, status_code=response.status_code)
+            return DeliveryResult(
+                ok=True, status_code=response.status_code, answer=redact(response.text[:ANSWER_CHARS], secrets)
+            )
         return DeliveryResult(
             ok=False,
             status_code=response.status_code,
