@@ -91,6 +91,8 @@ class ExportDelivery(AccountOwned):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "export delivery"
+        verbose_name_plural = "export deliveries"
         ordering = ["-id"]
         constraints = [
             models.UniqueConstraint(
@@ -120,6 +122,8 @@ class ExportItem(AccountOwned):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "export log entry"
+        verbose_name_plural = "export log"
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["queue", "status"]),
