@@ -380,6 +380,7 @@ class ExportDeliveryAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "attempts",
         "next_attempt_at",
         "lease_until",
+        "handed_off_at",
         "status_code",
         "error",
         "duration_ms",
