@@ -151,11 +151,24 @@ def hand_off(by_queue: Mapping[int, Sequence[int]], countdown: float | None = No
 
     task = tasks.deliver_cron if cron else tasks.deliver
     for queue_id, delivery_ids in by_queue.items():
+        if countdown is None and _at_cap(queue_id):
+            # Every place of the queue is taken by a task that, after its send, leases the queue's next due
+            # delivery (these were committed before): a task for them would only find the queue at its cap, and
+            # behind a dead receiver's queue such tasks would crowd the broker in front of other queues' work.
+            continue
         try:
             task.apply_async((queue_id, list(delivery_ids)[:HAND_OFF_IDS]), countdown=countdown)
         except Exception:  # the broker may be down; the deliveries are safe in the database
             logger.warning("hand-off of export queue %s failed; the sweeper will retry", queue_id, exc_info=True)
             return
+
+
+def _at_cap(queue_id: int) -> bool:
+    """Whether the queue has EXPORT_QUEUE_CONCURRENCY deliveries being sent (leased) right now."""
+    leased = ExportDelivery.objects.filter(
+        queue_id=queue_id, status=ExportStatus.PENDING, lease_until__gt=timezone.now()
+    )
+    return leased.count() >= settings.EXPORT_QUEUE_CONCURRENCY
 
 
 def _by_queue(deliveries: Iterable[ExportDelivery]) -> dict[int, list[int]]:

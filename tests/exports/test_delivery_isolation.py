@@ -263,6 +263,26 @@ def test_committed_deliveries_are_handed_over_one_task_per_queue(tenant, client,
     assert [(args[0][0], sorted(args[0][1])) for args, _ in deliver.call_args_list] == [(queue.pk, pks)]
 
 
+def test_a_queue_at_its_cap_gets_no_task_on_commit_and_its_sender_takes_the_delivery_next(
+    tenant, client, allow_loopback, receiver, django_capture_on_commit_callbacks, settings
+):
+    settings.EXPORT_QUEUE_CONCURRENCY = 1
+    queue = make_queue(tenant, receiver.url)
+    import_orders(client, tenant, "a")
+    sending = ExportDelivery.objects.get()
+    ExportDelivery.objects.update(attempts=1, lease_until=timezone.now() + timedelta(minutes=5))
+    with (
+        mock.patch.object(tasks.deliver, "apply_async") as deliver,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        import_orders(client, tenant, "b")
+    assert not deliver.called  # a task would only find the queue at its cap
+    # The sender, done with its send, leases the queue's next due delivery: the new one.
+    ExportDelivery.objects.filter(pk=sending.pk).update(status=ExportStatus.SUCCESS, lease_until=None)
+    assert len(services.deliver_queue(queue_id=queue.pk)) == 1
+    assert len(receiver.received) == 1
+
+
 # --- time limits ---------------------------------------------------------------------------------------------
 
 
