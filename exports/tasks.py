@@ -3,12 +3,6 @@
 The delivery tasks run under soft and hard time limits shorter than a delivery's lease (settings
 EXPORT_TASK_SOFT_TIME_LIMIT, EXPORT_TASK_TIME_LIMIT, EXPORT_LEASE_SECONDS; checked when the settings load).
 Time limits need the prefork pool (``runall`` and production); the solo pool ignores them.
-
-Their messages are acknowledged when they start (``acks_late=False``, unlike the project's default): a delivery's
-state is in the database (its lease, ``handed_off_at``), so the task of a killed worker is not redelivered by the
-broker but handed over by the sweeper once the lease has run out. A task sending to a dead receiver for minutes
-then holds no prefetch place of its worker, which would otherwise leave the other processes fetching one task per
-broker poll (the filesystem transport sleeps a polling interval while the places are full).
 """
 
 from __future__ import annotations
@@ -23,7 +17,6 @@ from exports import retention, services
     name="exports.tasks.deliver",
     soft_time_limit=settings.EXPORT_TASK_SOFT_TIME_LIMIT,
     time_limit=settings.EXPORT_TASK_TIME_LIMIT,
-    acks_late=False,
 )
 def deliver(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, str]:
     """One export queue's due real-time deliveries, ``delivery_pks`` first."""
@@ -44,7 +37,6 @@ def run_cron_exports() -> int:
     name="exports.tasks.deliver_cron",
     soft_time_limit=settings.EXPORT_TASK_SOFT_TIME_LIMIT,
     time_limit=settings.EXPORT_TASK_TIME_LIMIT,
-    acks_late=False,
 )
 def deliver_cron(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, str]:
     """The same work as ``deliver`` for one queue's cron windows: a task name of its own routes it to the cron

@@ -291,7 +291,6 @@ def test_the_delivery_tasks_run_under_time_limits_shorter_than_the_lease(setting
         assert task.soft_time_limit == settings.EXPORT_TASK_SOFT_TIME_LIMIT
         assert task.time_limit == settings.EXPORT_TASK_TIME_LIMIT
         assert 0 < task.soft_time_limit < task.time_limit < settings.EXPORT_LEASE_SECONDS
-        assert task.acks_late is False  # the lease and the sweeper recover a killed worker's delivery
 
 
 @pytest.mark.parametrize(
