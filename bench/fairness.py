@@ -135,9 +135,14 @@ def main() -> int:
     from django.conf import settings
 
     from accounts import services as account_services
+    from config.celery import app
     from exports import services as export_services
     from exports.models import ExportQueue
 
+    # Earlier runs on the same database and broker leave queues pointing at receivers that are gone, their
+    # pending deliveries and tasks: the sweeper would hand them over during this run.
+    ExportQueue.objects.filter(name__startswith="fairness-").delete()
+    app.control.purge()
     run_id = uuid.uuid4().hex[:6]
     queues: dict[str, ExportQueue] = {}
     shops: dict[str, Any] = {}
@@ -189,6 +194,7 @@ def main() -> int:
             result = run(args, run_id, queues, shops, receiver_a, receiver_b, worker)
         finally:
             children.stop_all()
+            ExportQueue.objects.filter(pk__in=[q.pk for q in queues.values()]).delete()
     return result
 
 
