@@ -306,6 +306,12 @@ if not 0 < EXPORT_TASK_SOFT_TIME_LIMIT < EXPORT_TASK_TIME_LIMIT < EXPORT_LEASE_S
         "exports need 0 < EXPORT_TASK_SOFT_TIME_LIMIT < EXPORT_TASK_TIME_LIMIT < EXPORT_LEASE_SECONDS: a lease "
         "must outlive the task that holds it, or a second worker sends the delivery the first is still sending"
     )
+# Whether a delivery task's message is acknowledged when the task ends (the project's default) or when it starts.
+# Its state is in the database either way (lease, handed_off_at): a killed worker's delivery is handed over by the
+# sweeper. Measured with bench/fairness.py: on the filesystem transport a task held by a dead receiver keeps one of
+# the worker's prefetch places, and kombu then fetches one task per polling interval for the other processes (B's
+# p99 x1.6-1.9); acknowledging at the start fixes it there (x1.0) but not on Redis, where it makes it worse (x5).
+EXPORT_TASK_ACKS_LATE = env.bool("EXPORT_TASK_ACKS_LATE", default=not CELERY_BROKER_URL.startswith("filesystem://"))
 # Deliveries of one export queue being sent at the same time, across every worker process: one queue's backlog
 # or dead receiver holds at most this many worker processes. Keep it below WORKER_CONCURRENCY.
 EXPORT_QUEUE_CONCURRENCY = env.int("EXPORT_QUEUE_CONCURRENCY", default=1)

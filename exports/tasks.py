@@ -2,7 +2,9 @@
 
 The delivery tasks run under soft and hard time limits shorter than a delivery's lease (settings
 EXPORT_TASK_SOFT_TIME_LIMIT, EXPORT_TASK_TIME_LIMIT, EXPORT_LEASE_SECONDS; checked when the settings load).
-Time limits need the prefork pool (``runall`` and production); the solo pool ignores them.
+Time limits need the prefork pool (``runall`` and production); the solo pool ignores them. Their messages are
+acknowledged at the end or at the start of the task (EXPORT_TASK_ACKS_LATE; see the settings for why it depends on
+the broker): a delivery's state is in the database, so a killed worker's delivery is handed over by the sweeper.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from exports import retention, services
     name="exports.tasks.deliver",
     soft_time_limit=settings.EXPORT_TASK_SOFT_TIME_LIMIT,
     time_limit=settings.EXPORT_TASK_TIME_LIMIT,
+    acks_late=settings.EXPORT_TASK_ACKS_LATE,
 )
 def deliver(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, str]:
     """One export queue's due real-time deliveries, ``delivery_pks`` first."""
@@ -37,6 +40,7 @@ def run_cron_exports() -> int:
     name="exports.tasks.deliver_cron",
     soft_time_limit=settings.EXPORT_TASK_SOFT_TIME_LIMIT,
     time_limit=settings.EXPORT_TASK_TIME_LIMIT,
+    acks_late=settings.EXPORT_TASK_ACKS_LATE,
 )
 def deliver_cron(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, str]:
     """The same work as ``deliver`` for one queue's cron windows: a task name of its own routes it to the cron

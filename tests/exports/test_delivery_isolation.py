@@ -291,6 +291,23 @@ def test_the_delivery_tasks_run_under_time_limits_shorter_than_the_lease(setting
         assert task.soft_time_limit == settings.EXPORT_TASK_SOFT_TIME_LIMIT
         assert task.time_limit == settings.EXPORT_TASK_TIME_LIMIT
         assert 0 < task.soft_time_limit < task.time_limit < settings.EXPORT_LEASE_SECONDS
+        assert task.acks_late == settings.EXPORT_TASK_ACKS_LATE
+
+
+@pytest.mark.parametrize(("broker", "acks_late"), [("filesystem://", "False"), ("redis://127.0.0.1:1/0", "True")])
+def test_delivery_tasks_are_acknowledged_at_their_start_only_on_the_filesystem_transport(tmp_path, broker, acks_late):
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("EXPORT_", "CELERY_", "DJANGO_ENV"))}
+    probe = "import django; django.setup(); from exports import tasks; print(tasks.deliver.acks_late)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        env={**base, "VAR_DIR": str(tmp_path), "CELERY_BROKER_URL": broker},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == acks_late
 
 
 @pytest.mark.parametrize(
