@@ -6,7 +6,7 @@ For each size it stores that many sales (a fresh account each run, against ``DAT
 PostgreSQL ``retail_bench``), puts them into a daily CSV queue delivering to a local FTP server (pyftpdlib in
 a process of its own), and then, each in a fresh child process:
 
-* ``export``: the export pipeline sends the cron window (``exports.services.deliver_batch``: lease, items read
+* ``export``: the export pipeline sends the cron window (``exports.services.deliver``: lease, items read
   in pages, CSV rendered into a spooled temporary file, uploaded, every item's outcome recorded);
 * ``plain``: ``csv.writer`` over the same sales read with a chunked iterator, into a temporary file, uploaded
   with ``ftplib``: the least any exporter has to do.
@@ -236,8 +236,8 @@ def child(mode: str, delivery_pk: int, account_identifier: str, ftp_port: int) -
     base_kb = peak_rss_kb()
     started = time.perf_counter()
     if mode == "export":
-        outcome = export_services.deliver_batch(delivery_pks=[delivery_pk])
-        assert outcome == {delivery_pk: ExportStatus.SUCCESS}, outcome
+        outcome = export_services.deliver(delivery_pk=delivery_pk)
+        assert outcome == ExportStatus.SUCCESS, outcome
     else:
         rows = Sale.objects.filter(account__identifier=account_identifier).order_by("pk").values_list("document")
         with tempfile.TemporaryFile() as raw:

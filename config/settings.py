@@ -291,10 +291,34 @@ BENCH_BARE_ENDPOINT = env.bool("BENCH_BARE_ENDPOINT", default=False)
 # --- Exports -------------------------------------------------------------------------------------
 # Spec retry rule: a real-time web hook is tried up to 5 times; the delay doubles from this many seconds.
 EXPORT_RETRY_BASE_DELAY = env.float("EXPORT_RETRY_BASE_DELAY", default=10.0)
-# A first attempt still pending this long after it was queued is handed to Celery again by the sweeper.
+# A delivery still pending this long after its last hand-off to Celery is handed over again by the sweeper.
 EXPORT_SWEEP_GRACE_SECONDS = env.int("EXPORT_SWEEP_GRACE_SECONDS", default=30)
-# How long a worker may work on one delivery before another may take it up (the first one died).
-EXPORT_LEASE_SECONDS = env.int("EXPORT_LEASE_SECONDS", default=600)
+# How long a worker may work on one delivery before another may take it up (the first one was killed). A lease is
+# taken just before each send, and outlives the delivery task's hard time limit below: when it runs out, the task
+# that held it is dead, so no second worker sends a delivery the first is still sending.
+EXPORT_LEASE_SECONDS = env.float("EXPORT_LEASE_SECONDS", default=600.0)
+# A delivery task sends one export queue's due deliveries one after another. At its soft time limit the send under
+# way is recorded as a timeout (the spec's retry rule applies) and its lease released; at the hard limit Celery
+# kills the process. Each send gets at most what is left before the soft limit (its connect + read timeouts and a
+# deadline for the whole exchange), and the task hands the rest of its queue to a new task before it runs short.
+EXPORT_TASK_SOFT_TIME_LIMIT = env.float("EXPORT_TASK_SOFT_TIME_LIMIT", default=EXPORT_LEASE_SECONDS / 2)
+EXPORT_TASK_TIME_LIMIT = env.float("EXPORT_TASK_TIME_LIMIT", default=EXPORT_TASK_SOFT_TIME_LIMIT * 1.1)
+if not 0 < EXPORT_TASK_SOFT_TIME_LIMIT < EXPORT_TASK_TIME_LIMIT < EXPORT_LEASE_SECONDS:
+    raise ImproperlyConfigured(
+        "exports need 0 < EXPORT_TASK_SOFT_TIME_LIMIT < EXPORT_TASK_TIME_LIMIT < EXPORT_LEASE_SECONDS: a lease "
+        "must outlive the task that holds it, or a second worker sends the delivery the first is still sending"
+    )
+# Whether a delivery task's message is acknowledged when the task ends (the project's default) or when it starts.
+# Its state is in the database either way (lease, handed_off_at): a killed worker's delivery is handed over by the
+# sweeper. Measured with bench/fairness.py: on the filesystem transport a task held by a dead receiver keeps one of
+# the worker's prefetch places, and kombu then fetches one task per polling interval for the other processes (B's
+# p99 x1.6-1.9); acknowledging at the start fixes it there (x1.0) but not on Redis, where it makes it worse (x5).
+EXPORT_TASK_ACKS_LATE = env.bool("EXPORT_TASK_ACKS_LATE", default=not CELERY_BROKER_URL.startswith("filesystem://"))
+# Deliveries of one export queue being sent at the same time, across every worker process: one queue's backlog
+# or dead receiver holds at most this many worker processes. Keep it below WORKER_CONCURRENCY.
+EXPORT_QUEUE_CONCURRENCY = env.int("EXPORT_QUEUE_CONCURRENCY", default=1)
+if EXPORT_QUEUE_CONCURRENCY < 1:
+    raise ImproperlyConfigured("EXPORT_QUEUE_CONCURRENCY must be 1 or more")
 # The From address (optionally "Name <address>") of every e-mail export; a queue may set a display name and a
 # Reply-To, never the address. Empty: DEFAULT_FROM_EMAIL.
 EXPORT_EMAIL_FROM = env.str("EXPORT_EMAIL_FROM", default="")

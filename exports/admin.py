@@ -439,6 +439,7 @@ class ExportDeliveryAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "lease_until",
         "paused_until",
         "pause_reason",
+        "handed_off_at",
         "status_code",
         "error",
         "duration_ms",

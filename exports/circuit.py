@@ -73,7 +73,14 @@ def pause_message(until: datetime) -> str:
     return f"paused: destination circuit open until {until.isoformat(timespec='seconds')}"
 
 
-def deliver(rendered: Rendered, *, queue: ExportQueue, delivery_id: str, context: RenderContext) -> DeliveryResult:
+def deliver(
+    rendered: Rendered,
+    *,
+    queue: ExportQueue,
+    delivery_id: str,
+    context: RenderContext,
+    timeout: float | None = None,
+) -> DeliveryResult:
     """The queue's delivery of ``rendered``, unless its destination's breaker is open (then nothing is sent and the
     result carries ``paused_until``)."""
     if queue.disabled_at is not None and not queue.enabled:
@@ -85,7 +92,9 @@ def deliver(rendered: Rendered, *, queue: ExportQueue, delivery_id: str, context
         until = decision.retry_at or timezone.now()
         return DeliveryResult(ok=False, error=pause_message(until), paused_until=until)
     try:
-        result = DELIVERIES[config["type"]].deliver(rendered, config=config, delivery_id=delivery_id, context=context)
+        result = DELIVERIES[config["type"]].deliver(
+            rendered, config=config, delivery_id=delivery_id, context=context, timeout=timeout
+        )
     except BaseException:
         if key is not None and decision.trial:
             breaker.release(key)  # no verdict on the destination: the next caller makes the trial

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.utils import timezone
 
 from accounts.models import AccountOwned
 from core.jsonenc import DecimalJSONField
@@ -70,7 +71,10 @@ class ExportDelivery(AccountOwned):
     """One wrapper sent to the destination: one element in real time, a batch for a cron window.
 
     Retry state lives here (``attempts``, ``next_attempt_at``), not in Celery. ``lease_until`` marks a
-    delivery a worker is working on; one whose lease ran out (the worker died) is taken up again.
+    delivery a worker is sending right now (taken just before its send, longer than the task's hard time limit);
+    one whose lease ran out (the worker was killed) is taken up again. ``handed_off_at`` is when a task for it
+    was last published (or is due to run, for a retry handed over with a countdown): the sweeper publishes it
+    again only once that hand-off is older than its grace period (issue 12).
     """
 
     queue = models.ForeignKey(ExportQueue, on_delete=models.CASCADE, related_name="deliveries")
@@ -80,6 +84,7 @@ class ExportDelivery(AccountOwned):
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField()
     lease_until = models.DateTimeField(null=True, blank=True)
+    handed_off_at = models.DateTimeField(default=timezone.now)
     status_code = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -99,7 +104,12 @@ class ExportDelivery(AccountOwned):
                 fields=["queue", "window"], condition=~models.Q(window=""), name="export_delivery_one_per_window"
             )
         ]
-        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"]),
+            # One queue's next due delivery, and its live leases (the queue's concurrency cap).
+            models.Index(fields=["queue", "status", "next_attempt_at"], name="export_deliv_queue_due"),
+            models.Index(fields=["queue", "lease_until"], name="export_deliv_queue_lease"),
+        ]
 
     def __str__(self) -> str:
         return self.delivery_id

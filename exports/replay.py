@@ -83,4 +83,4 @@ def _replay_as_file(*, account: Account, queue: ExportQueue, items: list[ExportI
         ExportItem.objects.filter(pk__in=[i.pk for i in items]).exclude(status=ExportStatus.PENDING).update(
             delivery=delivery, status=ExportStatus.PENDING, message=""
         )
-        transaction.on_commit(partial(services.hand_off, [delivery.pk], cron=True))
+        transaction.on_commit(partial(services.hand_off, {queue.pk: [delivery.pk]}, cron=True))

@@ -3,9 +3,11 @@
 ``enqueue`` is the only way an entity enters exports. It runs inside the transaction that creates the
 entity and writes one export item per enabled matching queue (and, for real-time queues, the delivery
 that will carry it), so a rolled-back entity exports nothing and a crash after commit loses nothing:
-the sweeper hands over every delivery still pending after a grace period. A delivery is leased while a
-worker works on it; a worker killed mid-delivery leaves the lease to run out and the delivery to be taken
-up again. Receivers drop repeats by the delivery id every delivery carries.
+the sweeper hands over every delivery still pending a grace period after its last hand-off. A delivery
+task works on one export queue: it leases each delivery just before its send (at most
+EXPORT_QUEUE_CONCURRENCY of one queue at a time), under Celery time limits shorter than the lease; a worker
+killed mid-delivery leaves the lease to run out and the delivery to be taken up again. Receivers drop
+repeats by the delivery id every delivery carries.
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ import secrets
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import Enum
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
@@ -105,7 +109,7 @@ def enqueue(*, account: Account, entity_type: str, entries: Sequence[ExportEntry
     ExportDelivery.objects.bulk_create(deliveries)
     ExportItem.objects.bulk_create(items)  # each item takes its delivery's primary key, now that it has one
     if deliveries:
-        transaction.on_commit(partial(hand_off, [d.pk for d in deliveries]))
+        transaction.on_commit(partial(hand_off, _by_queue(deliveries)))
     return len(items)
 
 
@@ -140,50 +144,80 @@ def _filter(queue: ExportQueue, markets: dict[int, str]) -> Any:
     return accepts
 
 
-def hand_off(delivery_ids: Sequence[int], countdown: float | None = None, *, cron: bool = False) -> None:
-    """After commit: give deliveries to Celery, one task per DELIVERY_BATCH of them. A failure here only
-    delays them (the sweeper). Cron windows go by a task of their own, routed to the cron queue, so that a
-    big file never waits in front of real-time web hooks (settings: TASK_ROUTING)."""
+def hand_off(by_queue: Mapping[int, Sequence[int]], countdown: float | None = None, *, cron: bool = False) -> None:
+    """After commit: give deliveries to Celery, one task per export queue (the task sends that queue's due
+    deliveries, these first). A failure here only delays them: the sweeper hands over what is still pending once
+    its ``handed_off_at`` is older than the grace period. Cron windows go by a task of their own, routed to the
+    cron queue, so that a big file never waits in front of real-time web hooks (settings: TASK_ROUTING)."""
     from exports import tasks
 
     task = tasks.deliver_cron if cron else tasks.deliver
-    ids = list(delivery_ids)
-    for start in range(0, len(ids), DELIVERY_BATCH):
+    for queue_id, delivery_ids in by_queue.items():
+        if countdown is None and _at_cap(queue_id):
+            # Every place of the queue is taken by a task that, after its send, leases the queue's next due
+            # delivery (these were committed before): a task for them would only find the queue at its cap, and
+            # behind a dead receiver's queue such tasks would crowd the broker in front of other queues' work.
+            continue
         try:
-            task.apply_async((ids[start : start + DELIVERY_BATCH],), countdown=countdown)
+            task.apply_async((queue_id, list(delivery_ids)[:HAND_OFF_IDS]), countdown=countdown)
         except Exception:  # the broker may be down; the deliveries are safe in the database
-            logger.warning(
-                "hand-off of %d export deliveries failed; the sweeper will retry", len(delivery_ids), exc_info=True
-            )
+            logger.warning("hand-off of export queue %s failed; the sweeper will retry", queue_id, exc_info=True)
             return
+
+
+def _at_cap(queue_id: int) -> bool:
+    """Whether the queue has EXPORT_QUEUE_CONCURRENCY deliveries being sent (leased) right now."""
+    leased = ExportDelivery.objects.filter(
+        queue_id=queue_id, status=ExportStatus.PENDING, lease_until__gt=timezone.now()
+    )
+    return leased.count() >= settings.EXPORT_QUEUE_CONCURRENCY
+
+
+def _by_queue(deliveries: Iterable[ExportDelivery]) -> dict[int, list[int]]:
+    grouped: dict[int, list[int]] = {}
+    for delivery in deliveries:
+        grouped.setdefault(delivery.queue_id, []).append(delivery.pk)
+    return grouped
 
 
 # --- Delivering ------------------------------------------------------------------------------------------
 
-
-# Real-time deliveries one task sends in one go. Each still carries exactly one element (spec); only the
-# database work for them is shared (one lease, one load, bulk outcome writes).
-DELIVERY_BATCH = 50
+# Delivery ids named in one task (it sends these first, then its queue's other due deliveries).
+HAND_OFF_IDS = 100
 
 
-def _lease(*, delivery_pks: Sequence[int], batch: int) -> list[ExportDelivery]:
-    """Take these deliveries where they are due and nobody works on them, then other due real-time
-    deliveries up to ``batch``. Row locks skip what another worker holds, so no delivery is taken twice."""
+class _Busy(Enum):
+    """Why no lease was taken: nothing of the queue is due, or the queue is at its concurrency cap."""
+
+    NOTHING_DUE = "nothing due"
+    AT_CAP = "at cap"
+
+
+def _take_lease(*, queue_id: int, preferred: Sequence[int], drain: bool, cron: bool) -> ExportDelivery | _Busy:
+    """Lease one due delivery of this queue for its send: one of ``preferred`` if any is due, else (``drain``)
+    the queue's longest-waiting one. Refused while the queue has EXPORT_QUEUE_CONCURRENCY deliveries leased.
+
+    The cap is counted under a row lock on the queue (PostgreSQL: SELECT ... FOR UPDATE; SQLite: every write
+    transaction is IMMEDIATE, so they run one at a time), so two workers cannot both take the last free place.
+    """
     now = timezone.now()
-    due = ExportDelivery.objects.filter(status=ExportStatus.PENDING, next_attempt_at__lte=now).filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now)
-    )
     with transaction.atomic():
-        locked = due.select_for_update(skip_locked=True, of=("self",))
-        ids = list(locked.filter(pk__in=list(delivery_pks)).values_list("pk", flat=True))
-        if batch > len(ids):  # cron windows (a window set) are never drawn in: a big batch must not hold these up
-            others = locked.filter(window="").exclude(pk__in=list(delivery_pks)).order_by("next_attempt_at")
-            ids += list(others.values_list("pk", flat=True)[: batch - len(ids)])
-        if not ids:
-            return []
+        if not list(ExportQueue.objects.select_for_update().filter(pk=queue_id).values_list("pk", flat=True)):
+            return _Busy.NOTHING_DUE
+        of_queue = ExportDelivery.objects.filter(queue_id=queue_id, status=ExportStatus.PENDING)
+        if of_queue.filter(lease_until__gt=now).count() >= settings.EXPORT_QUEUE_CONCURRENCY:
+            return _Busy.AT_CAP
+        due = of_queue.filter(next_attempt_at__lte=now).filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
+        due = due.exclude(window="") if cron else due.filter(window="")
+        pk = due.filter(pk__in=list(preferred)).order_by("next_attempt_at", "pk").values_list("pk", flat=True).first()
+        if pk is None and drain:
+            pk = due.order_by("next_attempt_at", "pk").values_list("pk", flat=True).first()
+        if pk is None:
+            return _Busy.NOTHING_DUE
         lease_until = now + timedelta(seconds=settings.EXPORT_LEASE_SECONDS)
-        ExportDelivery.objects.filter(pk__in=ids).update(attempts=F("attempts") + 1, lease_until=lease_until)
-    return list(ExportDelivery.objects.select_related("queue", "account").filter(pk__in=ids).order_by("pk"))
+        if not due.filter(pk=pk).update(attempts=F("attempts") + 1, lease_until=lease_until):
+            return _Busy.NOTHING_DUE
+    return ExportDelivery.objects.select_related("queue", "account").get(pk=pk)
 
 
 def render_context(queue: ExportQueue, delivery_id: str, now: datetime | None = None) -> RenderContext:
@@ -243,34 +277,92 @@ class _Outcome:
     duration_ms: int
     retry_in: timedelta | None = None
     paused: bool = False  # not sent: the destination's breaker is open (``exports.circuit``); not an attempt
+    out_of_time: bool = False  # the task's soft time limit cut this send off: the task stops after recording it
 
 
-def deliver(*, delivery_pk: int, batch: int = DELIVERY_BATCH) -> str | None:
-    """One delivery (see ``deliver_batch``). Returns the status it reached, or None when it was not due or
-    another worker has it."""
-    return deliver_batch(delivery_pks=[delivery_pk], batch=batch).get(delivery_pk)
+def deliver(*, delivery_pk: int) -> str | None:
+    """This one delivery, if it is due and nobody sends it (see ``deliver_queue``). Returns the status it
+    reached, or None when it was not due, another worker has it, or its queue is at its concurrency cap."""
+    row = ExportDelivery.objects.filter(pk=delivery_pk).values_list("queue_id", "window").first()
+    if row is None:
+        return None
+    queue_id, window = row
+    return deliver_queue(queue_id=queue_id, delivery_pks=[delivery_pk], cron=bool(window), drain=False).get(delivery_pk)
 
 
-def deliver_batch(*, delivery_pks: Sequence[int], batch: int = DELIVERY_BATCH) -> dict[int, str]:
-    """Spec: Events (trigger, transformation, delivery; outcome and retry). Sends these deliveries and other
-    due real-time ones up to ``batch`` (each still one element), records every outcome, and returns the
-    status each reached."""
-    deliveries = _lease(delivery_pks=delivery_pks, batch=batch)
-    if not deliveries:
+def deliver_queue(
+    *,
+    queue_id: int,
+    delivery_pks: Sequence[int] = (),
+    cron: bool = False,
+    drain: bool = True,
+    seconds: float | None = None,
+) -> dict[int, str]:
+    """Spec: Events (trigger, transformation, delivery; outcome and retry). Send one export queue's due
+    deliveries one after another (real-time ones, or with ``cron`` its cron windows): ``delivery_pks`` first,
+    then (``drain``) the queue's others, oldest first. Returns the status each sent delivery reached.
+
+    Each delivery is leased just before its send (``_take_lease``), so what this task has not started stays
+    free for other workers; the queue's concurrency cap stops it when other workers hold the queue's places.
+    ``seconds`` (default EXPORT_TASK_SOFT_TIME_LIMIT) is the task's time: each send gets at most what is left of
+    it, and before a send could not fit any more the rest of the queue goes to a new task. A soft time limit
+    reached mid-send is recorded as a timeout of that attempt (retry rule) and its lease released.
+    """
+    limit = settings.EXPORT_TASK_SOFT_TIME_LIMIT if seconds is None else seconds
+    started = time.monotonic()
+    margin = min(RECORD_MARGIN_SECONDS, limit * 0.2)  # kept to record the outcome and hand over the rest
+    queue = ExportQueue.objects.filter(pk=queue_id).first()
+    if queue is None:
         return {}
-    # A cron window's batch can be any size: it is read in pages and rendered into a file (``_send_streamed``).
-    realtime = [d for d in deliveries if not d.window]
-    items_of: dict[int, list[ExportItem]] = {d.pk: [] for d in realtime}
-    for item in ExportItem.objects.filter(delivery__in=realtime).order_by("id"):
-        items_of[item.delivery_id].append(item)  # type: ignore[index]
-    entities = _load_entities([i for items in items_of.values() for i in items])
-    outcomes = [_send(d, items_of[d.pk], entities) if not d.window else _send_streamed(d) for d in deliveries]
-    _record(outcomes)
-    return {o.delivery.pk: o.status for o in outcomes}
+    kind = DELIVERIES.get(queue.delivery.get("type", ""))
+    need = kind.time_budget(queue.delivery) if kind is not None else 0.0  # a send's time with its own timeouts
+    statuses: dict[int, str] = {}
+    preferred = [pk for pk in delivery_pks if pk]
+    try:
+        while True:
+            left = limit - (time.monotonic() - started) - margin
+            if left <= 0 or (statuses and left < need):
+                if drain:  # the rest of the queue, by a task with a whole time limit of its own
+                    hand_off({queue_id: preferred}, cron=cron)
+                break
+            taken = _take_lease(queue_id=queue_id, preferred=preferred, drain=drain, cron=cron)
+            if isinstance(taken, _Busy):
+                break  # nothing due; or at its cap: the workers holding the queue's places take the rest
+            outcome = _send_one(taken, timeout=left)
+            _record([outcome])
+            statuses[taken.pk] = outcome.status
+            preferred = [pk for pk in preferred if pk != taken.pk]
+            if outcome.out_of_time:
+                if drain:
+                    hand_off({queue_id: preferred}, cron=cron)
+                break
+    except SoftTimeLimitExceeded:
+        # Reached outside a send (leasing or recording): a lease taken and not recorded runs out, and the
+        # sweeper hands its delivery over once the task's process is surely gone.
+        logger.warning("export queue %s: soft time limit reached between sends", queue_id)
+        if drain:
+            hand_off({queue_id: preferred}, cron=cron)
+    return statuses
+
+
+# Seconds a delivery task keeps, past its last send, to record the outcome and hand over the rest of its queue.
+RECORD_MARGIN_SECONDS = 5.0
+
+
+def _send_one(delivery: ExportDelivery, *, timeout: float) -> _Outcome:
+    """One leased delivery: a real-time one with its items and entities, or a cron window streamed."""
+    if delivery.window:
+        return _send_streamed(delivery, timeout=timeout)
+    items = list(ExportItem.objects.filter(delivery=delivery).order_by("id"))
+    return _send(delivery, items, _load_entities(items), timeout=timeout)
 
 
 def _send(
-    delivery: ExportDelivery, items: list[ExportItem], entities: dict[tuple[str, int], dict[str, Any]]
+    delivery: ExportDelivery,
+    items: list[ExportItem],
+    entities: dict[tuple[str, int], dict[str, Any]],
+    *,
+    timeout: float | None = None,
 ) -> _Outcome:
     queue = delivery.queue
     started = timezone.now()
@@ -282,13 +374,30 @@ def _send(
             return _Outcome(delivery, items, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0)
         context = render_context(queue, delivery.delivery_id, started)
         rendered = TRANSFORMS[queue.transform.get("type", "identity")].render(elements, context, queue.transform)
-        result = circuit.deliver(rendered, queue=queue, delivery_id=delivery.delivery_id, context=context)
+        result = circuit.deliver(
+            rendered, queue=queue, delivery_id=delivery.delivery_id, context=context, timeout=timeout
+        )
+    except SoftTimeLimitExceeded:
+        return _timed_out(delivery, items, skipped, started, clock)
     except (TransformError, ConfigError, KeyError) as exc:
         result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
         logger.exception("export delivery %s failed", delivery.delivery_id)
         result = DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
     return _outcome(delivery, items, result, skipped, started, clock)
+
+
+# The error of an attempt cut off by the delivery task's soft time limit: a timeout, under the spec's retry rule.
+TIME_LIMIT_ERROR = "timeout: the delivery task's time limit was reached"
+
+
+def _timed_out(
+    delivery: ExportDelivery, items: list[ExportItem] | None, skipped: dict[int, str], started: datetime, clock: float
+) -> _Outcome:
+    result = DeliveryResult(ok=False, error=TIME_LIMIT_ERROR, retryable=True)
+    outcome = _outcome(delivery, items, result, skipped, started, clock)
+    outcome.out_of_time = True
+    return outcome
 
 
 def _outcome(
@@ -360,7 +469,7 @@ def _stream_elements(delivery: ExportDelivery, skipped: dict[int, str], sent: li
             yield element
 
 
-def _send_streamed(delivery: ExportDelivery) -> _Outcome:
+def _send_streamed(delivery: ExportDelivery, *, timeout: float | None = None) -> _Outcome:
     """A cron window's batch: entities read in pages, rendered into a spooled temporary file, uploaded from
     it, so memory stays flat whatever the batch size (for the streaming transforms: identity and CSV)."""
     queue = delivery.queue
@@ -378,7 +487,11 @@ def _send_streamed(delivery: ExportDelivery) -> _Outcome:
             rendered = transform.render_to(_stream_elements(delivery, skipped, sent), context, queue.transform, out)
             if not sent[0]:
                 return _Outcome(delivery, None, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0)
-            result = circuit.deliver(rendered, queue=queue, delivery_id=delivery.delivery_id, context=context)
+            result = circuit.deliver(
+                rendered, queue=queue, delivery_id=delivery.delivery_id, context=context, timeout=timeout
+            )
+    except SoftTimeLimitExceeded:
+        return _timed_out(delivery, None, skipped, started, clock)
     except (TransformError, ConfigError, KeyError) as exc:
         result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
@@ -422,6 +535,8 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
             d.lease_until = None
             if o.retry_in is not None:
                 d.next_attempt_at = now + o.retry_in
+                if _handed_back(o):
+                    d.handed_off_at = d.next_attempt_at  # its task runs then: the sweeper leaves it until
             else:
                 d.finished_at = now
         ExportDelivery.objects.bulk_update(
@@ -436,6 +551,7 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
                 "finished_at",
                 "paused_until",
                 "pause_reason",
+                "handed_off_at",
             ],
         )
         circuit.give_back_attempts(o.delivery.pk for o in outcomes if o.paused)
@@ -457,34 +573,55 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
                 ExportItem.objects.filter(pk__in=chunk).update(status=status, message=message)
         circuit.note_outcomes((o.delivery.queue, o.result) for o in outcomes if o.status != ExportStatus.SKIPPED)
         for o in outcomes:
-            # The database holds the retry time; a short countdown only saves waiting for the sweeper.
-            if o.retry_in is not None and o.retry_in.total_seconds() <= 60:
+            if _handed_back(o):
+                assert o.retry_in is not None
                 transaction.on_commit(
-                    partial(hand_off, [o.delivery.pk], o.retry_in.total_seconds(), cron=bool(o.delivery.window))
+                    partial(
+                        hand_off,
+                        {o.delivery.queue_id: [o.delivery.pk]},
+                        o.retry_in.total_seconds(),
+                        cron=bool(o.delivery.window),
+                    )
                 )
+
+
+def _handed_back(outcome: _Outcome) -> bool:
+    """The database holds the retry time; a short countdown only saves waiting for the sweeper."""
+    return outcome.retry_in is not None and outcome.retry_in.total_seconds() <= 60
 
 
 # --- Sweeper, retries requested by staff, cron windows -------------------------------------------------
 
 
 def sweep(*, grace: timedelta | None = None) -> int:
-    """Hand over deliveries that are due and not being worked on: first attempts whose hand-off was lost
-    (older than the grace period), retries whose time has come, leases that ran out (a worker died)."""
+    """Hand over deliveries that are due, not being sent and not handed over lately: first attempts whose
+    hand-off was lost, retries whose time has come, leases that ran out (the task's process was killed; the
+    lease outlives its hard time limit). Each is handed over again only once its last hand-off is older than
+    the grace period, and with one task per export queue, so that a backlog does not fill the broker with
+    duplicate tasks. Returns the number of deliveries handed over."""
     if grace is None:
         grace = timedelta(seconds=settings.EXPORT_SWEEP_GRACE_SECONDS)
     now = timezone.now()
     due = (
         ExportDelivery.objects.filter(status=ExportStatus.PENDING, next_attempt_at__lte=now)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-        .filter(Q(attempts__gt=0) | Q(created_at__lte=now - grace))
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
+        .filter(handed_off_at__lte=now - grace)
         .order_by("next_attempt_at")
-        .values_list("pk", "window")[:10_000]
+        .values_list("pk", "queue_id", "window")[:10_000]
     )
     rows = list(due)
-    cron = [pk for pk, window in rows if window]
+    if not rows:
+        return 0
+    pks = [pk for pk, _, _ in rows]
+    for start in range(0, len(pks), STREAM_PAGE):
+        ExportDelivery.objects.filter(pk__in=pks[start : start + STREAM_PAGE]).update(handed_off_at=now)
+    realtime: dict[int, list[int]] = {}
+    cron: dict[int, list[int]] = {}
+    for pk, queue_id, window in rows:
+        (cron if window else realtime).setdefault(queue_id, []).append(pk)
     if cron:
         hand_off(cron, cron=True)
-    hand_off([pk for pk, window in rows if not window])
+    hand_off(realtime)
     return len(rows)
 
 
@@ -506,7 +643,7 @@ def retry_items(*, account: Account, items: Sequence[ExportItem]) -> int:
             )
             ExportItem.objects.filter(pk=item.pk).update(delivery=delivery, status=ExportStatus.PENDING, message="")
             deliveries.append(delivery)
-        transaction.on_commit(partial(hand_off, [d.pk for d in deliveries]))
+        transaction.on_commit(partial(hand_off, _by_queue(deliveries)))
     return len(deliveries)
 
 
@@ -526,7 +663,7 @@ def run_cron(*, now: datetime | None = None) -> int:
     """Spec: Events, Triggers (Cron). For each due cron queue, one delivery per window with every item
     queued so far. Exactly once per window: the (queue, window) pair is unique in the database."""
     now = now or timezone.now()
-    started: list[int] = []
+    started: dict[int, list[int]] = {}
     queues = ExportQueue.objects.filter(enabled=True, trigger__in=[Trigger.HOURLY, Trigger.DAILY]).select_related(
         "account"
     )
@@ -549,7 +686,7 @@ def run_cron(*, now: datetime | None = None) -> int:
                 waiting.update(delivery=delivery)
         except IntegrityError:  # another beat tick took this window first
             continue
-        started.append(delivery.pk)
+        started[queue.pk] = [delivery.pk]
     hand_off(started, cron=True)
     return len(started)
 

@@ -1,15 +1,29 @@
-"""Celery tasks of the export pipeline: they take ids and call a service; safe to run twice."""
+"""Celery tasks of the export pipeline: they take ids and call a service; safe to run twice.
+
+The delivery tasks run under soft and hard time limits shorter than a delivery's lease (settings
+EXPORT_TASK_SOFT_TIME_LIMIT, EXPORT_TASK_TIME_LIMIT, EXPORT_LEASE_SECONDS; checked when the settings load).
+Time limits need the prefork pool (``runall`` and production); the solo pool ignores them. Their messages are
+acknowledged at the end or at the start of the task (EXPORT_TASK_ACKS_LATE; see the settings for why it depends on
+the broker): a delivery's state is in the database, so a killed worker's delivery is handed over by the sweeper.
+"""
 
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
 from exports import retention, services
 
 
-@shared_task(name="exports.tasks.deliver")
-def deliver(delivery_pks: list[int]) -> dict[int, str]:
-    return services.deliver_batch(delivery_pks=delivery_pks)
+@shared_task(
+    name="exports.tasks.deliver",
+    soft_time_limit=settings.EXPORT_TASK_SOFT_TIME_LIMIT,
+    time_limit=settings.EXPORT_TASK_TIME_LIMIT,
+    acks_late=settings.EXPORT_TASK_ACKS_LATE,
+)
+def deliver(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, str]:
+    """One export queue's due real-time deliveries, ``delivery_pks`` first."""
+    return services.deliver_queue(queue_id=queue_id, delivery_pks=delivery_pks or [])
 
 
 @shared_task(name="exports.tasks.sweep_exports")
@@ -22,10 +36,16 @@ def run_cron_exports() -> int:
     return services.run_cron()
 
 
-@shared_task(name="exports.tasks.deliver_cron")
-def deliver_cron(delivery_pks: list[int]) -> dict[int, str]:
-    """The same work as ``deliver`` for cron windows: a task name of its own routes it to the cron queue."""
-    return services.deliver_batch(delivery_pks=delivery_pks)
+@shared_task(
+    name="exports.tasks.deliver_cron",
+    soft_time_limit=settings.EXPORT_TASK_SOFT_TIME_LIMIT,
+    time_limit=settings.EXPORT_TASK_TIME_LIMIT,
+    acks_late=settings.EXPORT_TASK_ACKS_LATE,
+)
+def deliver_cron(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, str]:
+    """The same work as ``deliver`` for one queue's cron windows: a task name of its own routes it to the cron
+    queue."""
+    return services.deliver_queue(queue_id=queue_id, delivery_pks=delivery_pks or [], cron=True)
 
 
 @shared_task(name="exports.tasks.prune_export_logs")

@@ -21,6 +21,8 @@ from integrations.secrets import MASK, searchable
 
 __all__ = ["ConfigError", "Delivery", "DeliveryResult", "RenderContext", "Rendered", "unreachable"]
 
+DEFAULT_TIME_BUDGET_SECONDS = 60.0
+
 MASKED = (
     f"is masked ({MASK}): give the value. A stored secret is kept only at its own place and for the same "
     "destination (host and port)."
@@ -88,9 +90,22 @@ class Delivery:
         """The strings an error message must not show."""
         return searchable(config.get(key) for key in self.SECRET_KEYS)
 
+    def time_budget(self, config: dict[str, Any]) -> float:
+        """The seconds one send to this destination may take with its configured timeouts (a delivery task
+        keeps at least this much of its time limit for each send it starts)."""
+        return DEFAULT_TIME_BUDGET_SECONDS
+
     def deliver(
-        self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, context: RenderContext
+        self,
+        rendered: Rendered,
+        *,
+        config: dict[str, Any],
+        delivery_id: str,
+        context: RenderContext,
+        timeout: float | None = None,
     ) -> DeliveryResult:
+        """Send; ``timeout``: the seconds this send may take at most (what is left of the task's time limit),
+        applied on top of the configured timeouts."""
         raise NotImplementedError
 
 

@@ -172,7 +172,13 @@ class EmailDelivery(Delivery):
             raise ConfigError("body", "must be a string")
 
     def deliver(
-        self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, context: RenderContext
+        self,
+        rendered: Rendered,
+        *,
+        config: dict[str, Any],
+        delivery_id: str,
+        context: RenderContext,
+        timeout: float | None = None,
     ) -> DeliveryResult:
         try:
             subject = _render(
@@ -209,7 +215,7 @@ class EmailDelivery(Delivery):
             message.attach(_attachment(rendered, attachment_name))
         except TransformError as exc:
             return _failed(str(exc))
-        timeout = getattr(settings, "EMAIL_TIMEOUT", None) or DEFAULT_TIMEOUT_SECONDS
+        timeout = min(getattr(settings, "EMAIL_TIMEOUT", None) or DEFAULT_TIMEOUT_SECONDS, timeout or float("inf"))
         try:
             connection = get_connection(fail_silently=False, timeout=timeout)
             sent = connection.send_messages([message])

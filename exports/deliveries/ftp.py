@@ -183,7 +183,13 @@ class FtpDelivery(Delivery):
                 raise ConfigError("ca_certificate", "not a PEM certificate") from None
 
     def deliver(
-        self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, context: RenderContext
+        self,
+        rendered: Rendered,
+        *,
+        config: dict[str, Any],
+        delivery_id: str,
+        context: RenderContext,
+        timeout: float | None = None,
     ) -> DeliveryResult:
         secrets = [config.get("password")]
         try:
@@ -199,7 +205,8 @@ class FtpDelivery(Delivery):
         except OutboundRefused as exc:
             return DeliveryResult(ok=False, error=f"destination refused: {exc}")
 
-        timeout = float(config.get("timeout") or DEFAULT_TIMEOUT_SECONDS)
+        # Per operation; the task's soft time limit bounds the whole upload.
+        timeout = min(float(config.get("timeout") or DEFAULT_TIMEOUT_SECONDS), timeout or float("inf"))
         tls = bool(config.get("tls"))
         # Plain FTP is what many integrators run; FTPS ("tls": true) is offered and verified.
         client: ftplib.FTP = (

@@ -153,7 +153,13 @@ class SftpDelivery(Delivery):
                 raise ConfigError("host_key", str(exc)) from None
 
     def deliver(
-        self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, context: RenderContext
+        self,
+        rendered: Rendered,
+        *,
+        config: dict[str, Any],
+        delivery_id: str,
+        context: RenderContext,
+        timeout: float | None = None,
     ) -> DeliveryResult:
         secrets = [config.get("password"), config.get("private_key"), config.get("private_key_passphrase")]
         try:
@@ -181,7 +187,8 @@ class SftpDelivery(Delivery):
         except OutboundRefused as exc:
             return DeliveryResult(ok=False, error=f"destination refused: {exc}")
 
-        timeout = float(config.get("timeout") or DEFAULT_TIMEOUT_SECONDS)
+        # Per operation; the task's soft time limit bounds the whole upload.
+        timeout = min(float(config.get("timeout") or DEFAULT_TIMEOUT_SECONDS), timeout or float("inf"))
         stage = "connect"
         sock: socket.socket | None = None
         transport: paramiko.Transport | None = None

@@ -33,7 +33,7 @@ import requests
 
 from exports.deliveries.base import MASKED, ConfigError, Delivery, DeliveryResult, RenderContext, Rendered
 from exports.transforms.base import TransformError
-from integrations import outbound
+from integrations import deadline, outbound
 from integrations.secrets import (
     MASK,
     URL_PATH,
@@ -54,6 +54,8 @@ RETRYABLE_STATUS = frozenset({503, 522, 524})
 ANSWER_CHARS = 500
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format prefix, not a secret
 MAX_TIMEOUT = 60.0
+DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_READ_TIMEOUT = 15.0
 RESERVED_HEADERS = frozenset(
     {"webhook-id", "webhook-timestamp", "webhook-signature", "content-type", "content-length", "host"}
 )
@@ -218,17 +220,28 @@ class WebhookDelivery(Delivery):
             ):
                 raise ConfigError(name, f"must be a number of seconds between 0 and {MAX_TIMEOUT:g}")
 
+    def time_budget(self, config: dict[str, Any]) -> float:
+        return float(config.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)) + float(
+            config.get("read_timeout", DEFAULT_READ_TIMEOUT)
+        )
+
     def deliver(
-        self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, context: RenderContext
+        self,
+        rendered: Rendered,
+        *,
+        config: dict[str, Any],
+        delivery_id: str,
+        context: RenderContext,
+        timeout: float | None = None,
     ) -> DeliveryResult:
         secrets = self.secrets(config)
         with hidden(secrets):
-            result = self._deliver(rendered, config=config, delivery_id=delivery_id, secrets=secrets)
+            result = self._deliver(rendered, config=config, delivery_id=delivery_id, secrets=secrets, limit=timeout)
         # A receiver may echo what it got (a token, the URL) in its answer, which becomes the attempt's error.
         return replace(result, error=redact(result.error, secrets)) if result.error else result
 
     def _deliver(
-        self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, secrets: list[str]
+        self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, secrets: list[str], limit: float | None
     ) -> DeliveryResult:
         url = config["url"]
         parts = urlsplit(url)
@@ -253,21 +266,25 @@ class WebhookDelivery(Delivery):
         if auth and auth["type"] == "bearer":
             headers["Authorization"] = f"Bearer {auth['token']}"
         basic = (auth["username"], auth["password"]) if auth and auth["type"] == "basic" else None
-        timeout = (float(config.get("connect_timeout", 5)), float(config.get("read_timeout", 15)))
-        try:
-            response = _session().post(
-                url, data=body, headers=headers, auth=basic, timeout=timeout, allow_redirects=False
-            )
-        except outbound.OutboundRefused as exc:
-            return DeliveryResult(ok=False, error=f"destination refused: {exc}")
-        except requests.Timeout:
-            return DeliveryResult(ok=False, error="timeout", retryable=True, unreachable=True)
-        except requests.ConnectionError as exc:
-            if _refused(exc):
-                return DeliveryResult(ok=False, error="connection refused", retryable=True, unreachable=True)
-            return DeliveryResult(ok=False, error=f"connection error: {type(exc).__name__}", unreachable=True)
-        except requests.RequestException as exc:
-            return DeliveryResult(ok=False, error=f"request error: {type(exc).__name__}")
+        # The whole exchange (connecting, sending, the answer to its last byte) within connect + read timeouts and
+        # within what the task has left: requests' timeouts apply to each socket operation only, so a receiver
+        # that trickles its answer a byte at a time would never trip them (integrations.deadline cuts it off).
+        total = self.time_budget(config) if limit is None else min(self.time_budget(config), limit)
+        timeout = (
+            min(float(config.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)), total),
+            min(float(config.get("read_timeout", DEFAULT_READ_TIMEOUT)), total),
+        )
+        with deadline.within(total) as cutoff:
+            try:
+                response = _session().post(
+                    url, data=body, headers=headers, auth=basic, timeout=timeout, allow_redirects=False
+                )
+            except outbound.OutboundRefused as exc:
+                return DeliveryResult(ok=False, error=f"destination refused: {exc}")
+            except requests.RequestException as exc:
+                if cutoff.expired or isinstance(exc, requests.Timeout):
+                    return DeliveryResult(ok=False, error="timeout", retryable=True, unreachable=True)
+                return _failed(exc)
         if 200 <= response.status_code < 300:
             return DeliveryResult(
                 ok=True, status_code=response.status_code, answer=redact(response.text[:ANSWER_CHARS], secrets)
@@ -279,6 +296,15 @@ class WebhookDelivery(Delivery):
             retryable=response.status_code in RETRYABLE_STATUS,
             unreachable=response.status_code >= 500,
         )
+
+
+def _failed(exc: requests.RequestException) -> DeliveryResult:
+    """A request that got no answer, for another reason than its time running out."""
+    if isinstance(exc, requests.ConnectionError):
+        if _refused(exc):
+            return DeliveryResult(ok=False, error="connection refused", retryable=True, unreachable=True)
+        return DeliveryResult(ok=False, error=f"connection error: {type(exc).__name__}", unreachable=True)
+    return DeliveryResult(ok=False, error=f"request error: {type(exc).__name__}")
 
 
 @cache

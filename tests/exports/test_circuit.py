@@ -46,7 +46,7 @@ def due(*deliveries: ExportDelivery) -> None:
 
 def deliver(delivery: ExportDelivery) -> str | None:
     due(delivery)
-    return services.deliver(delivery_pk=delivery.pk, batch=1)
+    return services.deliver(delivery_pk=delivery.pk)
 
 
 def cool_down_over() -> None:
@@ -71,7 +71,7 @@ def test_an_open_breaker_pauses_a_delivery_without_any_request(tenant, client, a
     state = CircuitBreaker.objects.get()
     assert state.state == BreakerState.OPEN
 
-    assert services.deliver(delivery_pk=second.pk, batch=1) == ExportStatus.PENDING
+    assert services.deliver(delivery_pk=second.pk) == ExportStatus.PENDING
 
     assert len(receiver.received) == 2  # the receiver counted no request
     second.refresh_from_db()
@@ -333,7 +333,7 @@ def test_another_account_cannot_enable_the_queue(tenant, client, allow_loopback,
 
 def test_the_export_log_shows_a_paused_delivery(tenant, client, allow_loopback, receiver, api):
     _, second, _ = open_breaker(tenant, client, receiver)
-    services.deliver(delivery_pk=second.pk, batch=1)
+    services.deliver(delivery_pk=second.pk)
     item = ExportItem.objects.get(delivery=second)
     body = api.get(f"export-logs/{item.pk}").json()
     assert body["status"] == "pending"
@@ -362,7 +362,7 @@ def test_the_admin_action_enables_it_and_closes_the_breaker(tenant, client, allo
 
 def test_the_admin_shows_a_paused_delivery(tenant, client, allow_loopback, receiver, admin_client):
     _, second, _ = open_breaker(tenant, client, receiver)
-    services.deliver(delivery_pk=second.pk, batch=1)
+    services.deliver(delivery_pk=second.pk)
     page = admin_client.get(admin_url(ExportDelivery, "change", second.pk)).content.decode()
     assert "paused: destination circuit open until" in page
 
@@ -401,7 +401,7 @@ def test_a_cron_window_is_paused_before_its_file_is_rendered(
     assert services.run_cron() == 1
     window = ExportDelivery.objects.get()
 
-    assert services.deliver(delivery_pk=window.pk, batch=1) == ExportStatus.PENDING
+    assert services.deliver(delivery_pk=window.pk) == ExportStatus.PENDING
 
     window.refresh_from_db()
     assert (window.attempts, silent_server["connections"], rendered) == (0, 0, [])

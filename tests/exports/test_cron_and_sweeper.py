@@ -58,16 +58,17 @@ def test_the_sweeper_hands_over_a_lost_first_attempt_after_the_grace_period(tena
     import_orders(client, tenant, "a")
     with mock.patch.object(services, "hand_off") as hand_off:
         assert services.sweep(grace=timedelta(minutes=1)) == 0
-        ExportDelivery.objects.update(created_at=timezone.now() - timedelta(minutes=2))
+        ExportDelivery.objects.update(handed_off_at=timezone.now() - timedelta(minutes=2))
         assert services.sweep(grace=timedelta(minutes=1)) == 1
-    hand_off.assert_called_with([ExportDelivery.objects.get().pk])
+    delivery = ExportDelivery.objects.get()
+    hand_off.assert_called_with({delivery.queue_id: [delivery.pk]})
 
 
 def test_the_sweeper_takes_up_a_delivery_whose_worker_died(tenant, client):
     make_queue(tenant, "https://example.com/a")
     import_orders(client, tenant, "a")
     past = timezone.now() - timedelta(minutes=5)
-    ExportDelivery.objects.update(created_at=past, attempts=1, lease_until=timezone.now() + timedelta(minutes=5))
+    ExportDelivery.objects.update(handed_off_at=past, attempts=1, lease_until=timezone.now() + timedelta(minutes=5))
     with mock.patch.object(services, "hand_off"):
         assert services.sweep() == 0  # leased: a worker is on it
         ExportDelivery.objects.update(lease_until=past)
@@ -77,7 +78,11 @@ def test_the_sweeper_takes_up_a_delivery_whose_worker_died(tenant, client):
 def test_the_sweeper_leaves_retries_until_their_time(tenant, client):
     make_queue(tenant, "https://example.com/a")
     import_orders(client, tenant, "a")
-    ExportDelivery.objects.update(attempts=1, next_attempt_at=timezone.now() + timedelta(minutes=1))
+    ExportDelivery.objects.update(
+        attempts=1,
+        next_attempt_at=timezone.now() + timedelta(minutes=1),
+        handed_off_at=timezone.now() - timedelta(minutes=5),
+    )
     with mock.patch.object(services, "hand_off"):
         assert services.sweep() == 0
         ExportDelivery.objects.update(next_attempt_at=timezone.now() - timedelta(seconds=1))

@@ -176,16 +176,17 @@ def test_a_delivery_is_taken_once_even_when_handed_over_twice(tenant, client, al
     assert len(receiver.received) == 1
 
 
-def test_one_task_sends_other_due_realtime_deliveries_one_element_each_but_never_a_cron_window(
+def test_one_task_sends_its_queues_due_realtime_deliveries_one_element_each_but_never_a_cron_window(
     tenant, client, allow_loopback, receiver
 ):
-    make_queue(tenant, receiver.url, name="realtime")
+    realtime = make_queue(tenant, receiver.url, name="realtime")
     make_queue(tenant, receiver.url, name="hourly", trigger="hourly")
     import_orders(client, tenant, "a", "b", "c")
     assert services.run_cron() == 1
     cron = ExportDelivery.objects.exclude(window="").get()
     first, *others = ExportDelivery.objects.filter(window="").order_by("pk")
-    assert services.deliver(delivery_pk=first.pk) == ExportStatus.SUCCESS
+    statuses = services.deliver_queue(queue_id=realtime.pk, delivery_pks=[first.pk])
+    assert statuses == {d.pk: ExportStatus.SUCCESS for d in [first, *others]}
     assert len(receiver.received) == 3  # each real-time export still carries exactly one element
     assert all(len(json.loads(r.body)) == 1 for r in receiver.received)
     assert [services.deliver(delivery_pk=o.pk) for o in others] == [None, None]  # already sent

@@ -128,11 +128,11 @@ def test_a_cron_window_is_handed_to_the_cron_task_and_a_real_time_delivery_to_th
     realtime = ExportDelivery.objects.create(
         account=tenant.account, queue=queue, delivery_id="msg_r", next_attempt_at=now
     )
-    ExportDelivery.objects.update(created_at=now)
+    ExportDelivery.objects.update(created_at=now, handed_off_at=now)
     with (
         mock.patch("exports.tasks.deliver.apply_async") as deliver,
         mock.patch("exports.tasks.deliver_cron.apply_async") as deliver_cron,
     ):
         assert services.sweep() == 2
-    assert deliver.call_args.args[0] == ([realtime.pk],)
-    assert deliver_cron.call_args.args[0] == ([cron.pk],)
+    assert deliver.call_args.args[0] == (queue.pk, [realtime.pk])
+    assert deliver_cron.call_args.args[0] == (queue.pk, [cron.pk])

@@ -1,0 +1,382 @@
+"""Export fairness (issue 12): account B's real-time web hook commit -> receipt p50/p99 while account A's receiver is
+dead, beside the same with A's receiver healthy, in one run against a real Celery worker.
+
+    .venv/bin/python bench/fairness.py [--seconds 30] [--rounds 2] [--a-rate 2] [--b-rate 5]
+
+Two accounts, each with a real-time web hook queue of outgoing orders (the web hook's default timeouts: 5 s
+connect, 15 s read). Two receivers on 127.0.0.1 in this process: B's answers 200 at once; A's answers at once in
+the healthy phases and, in the dead phases, accepts every connection, reads the request and never answers. A
+Celery worker (prefork, ``WORKER_CONCURRENCY`` processes, default 2, as ``runall`` runs it) on a queue of this
+run; a thread calls the export sweeper every 5 s, as the beat does. The database and broker are the embedded
+default (SQLite and the filesystem transport, in a temporary folder) unless ``DATABASE_URL`` /
+``CELERY_BROKER_URL`` are set (PostgreSQL and Redis). Every other export setting keeps its default.
+
+This process commits outgoing orders for A and B at fixed rates (each in its own transaction, its export
+item and delivery with it), alternating healthy and dead phases of ``--seconds`` (short alternating phases
+spread the machine's other load evenly over both conditions). It prints B's commit -> receipt p50/p99 in each
+condition and the ratio p99(B, A dead) / p99(B, A healthy) (target: at most 1.5); the most of A's deliveries
+leased at once (the queue's concurrency cap, EXPORT_QUEUE_CONCURRENCY); and A's deliveries against the spec's
+retry rule (attempts per delivery, at most 5; each retry no earlier than its doubling delay after the attempt
+before it). A benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import itertools
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# The process harness of bench/imports.py (loaded by path: a module named "imports" is the Django app).
+_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
+assert _spec is not None and _spec.loader is not None
+harness = importlib.util.module_from_spec(_spec)
+sys.modules["bench_imports"] = harness
+_spec.loader.exec_module(harness)
+
+TARGET_RATIO = 1.5
+SWEEP_INTERVAL_SECONDS = 5.0
+
+
+class SwitchableReceiver:
+    """A web hook receiver: 200 at once, or (``dead``) the connection accepted and the request read, never an
+    answer. Records (delivery id, element keys, time) of every request."""
+
+    def __init__(self) -> None:
+        self.dead = threading.Event()
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.received: list[tuple[str, list[str], float]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                at = time.time()
+                with receiver.lock:
+                    receiver.received.append((self.headers.get("webhook-id", ""), list(json.loads(body)), at))
+                if receiver.dead.is_set():
+                    receiver.stop.wait()  # hold the connection open until the run ends: never answer
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> SwitchableReceiver:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def environment(folder: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DATABASE_URL": os.environ.get("DATABASE_URL") or f"sqlite:///{folder / 'db.sqlite3'}",
+        "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL") or "filesystem://",
+        "CELERY_TASK_DEFAULT_QUEUE": os.environ.get("CELERY_TASK_DEFAULT_QUEUE") or f"fairness-{uuid.uuid4().hex[:8]}",
+        "TASK_ROUTING": "false",  # every task on this run's queue
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "LOG_LEVEL": "WARNING",
+        "VAR_DIR": str(folder),
+        "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=30.0, help="length of each phase")
+    parser.add_argument("--rounds", type=int, default=2, help="healthy + dead phases, alternating")
+    parser.add_argument("--a-rate", type=float, default=2.0, help="A's outgoing orders per second")
+    parser.add_argument("--b-rate", type=float, default=5.0, help="B's outgoing orders per second")
+    parser.add_argument(
+        "--a-read-timeout",
+        type=float,
+        default=15.0,
+        help="read timeout of A's web hook (default: the web hook's own default); shorter shows more retries",
+    )
+    parser.add_argument("--settle", type=float, default=20.0, help="seconds for B's last deliveries after the load")
+    args = parser.parse_args()
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-fairness-"))
+    env = environment(folder)
+    os.environ.update(env)
+    harness.ensure_postgres_database(env["DATABASE_URL"])
+    harness.manage(env, "migrate", "--noinput")
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    from accounts import services as account_services
+    from config.celery import app
+    from exports import services as export_services
+    from exports.models import ExportQueue
+
+    # Earlier runs on the same database and broker leave queues pointing at receivers that are gone, their
+    # pending deliveries and tasks: the sweeper would hand them over during this run.
+    ExportQueue.objects.filter(name__startswith="fairness-").delete()
+    app.control.purge()
+    run_id = uuid.uuid4().hex[:6]
+    queues: dict[str, ExportQueue] = {}
+    shops: dict[str, Any] = {}
+    children = harness.Children(log_dir=folder, env=env)
+    with SwitchableReceiver() as receiver_a, SwitchableReceiver() as receiver_b:
+        for tenant, receiver in (("a", receiver_a), ("b", receiver_b)):
+            account, _ = account_services.ensure_account_and_integration(
+                account_identifier=f"fair-{tenant}", integration_identifier="webshop"
+            )
+            shops[tenant] = account_services.ensure_demo_structure(account=account)
+            queues[tenant], _ = export_services.create_queue(
+                account=account,
+                name=f"fairness-{run_id}-{tenant}",
+                entity_type="outgoing_orders",
+                delivery={"type": "webhook", "url": receiver.url}
+                | ({"read_timeout": args.a_read_timeout} if tenant == "a" else {}),
+            )
+        broker = env["CELERY_BROKER_URL"].split(":", 1)[0]
+        print(
+            f"database {env['DATABASE_URL'].split(':', 1)[0]}, broker {broker}; worker concurrency "
+            f"{os.environ.get('WORKER_CONCURRENCY', '2')}; "
+            f"EXPORT_QUEUE_CONCURRENCY {settings.EXPORT_QUEUE_CONCURRENCY}; "
+            f"lease {settings.EXPORT_LEASE_SECONDS:g} s, task time limits {settings.EXPORT_TASK_SOFT_TIME_LIMIT:g} / "
+            f"{settings.EXPORT_TASK_TIME_LIMIT:g} s; logs in {folder}"
+        )
+        worker = children.start(
+            "worker",
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--loglevel=INFO",
+                "--concurrency",
+                os.environ.get("WORKER_CONCURRENCY", "2"),
+                "--queues",
+                env["CELERY_TASK_DEFAULT_QUEUE"],
+                "--hostname",
+                f"{env['CELERY_TASK_DEFAULT_QUEUE']}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+        )
+        try:
+            harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])
+            result = run(args, run_id, queues, shops, receiver_a, receiver_b, worker)
+        finally:
+            children.stop_all()
+            ExportQueue.objects.filter(pk__in=[q.pk for q in queues.values()]).delete()
+    return result
+
+
+def run(
+    args: argparse.Namespace,
+    run_id: str,
+    queues: dict[str, Any],
+    shops: dict[str, Any],
+    receiver_a: SwitchableReceiver,
+    receiver_b: SwitchableReceiver,
+    worker: Any,
+) -> int:
+    from django.db import close_old_connections, transaction
+    from django.utils import timezone
+
+    from exports import services as export_services
+    from exports.models import ExportAttempt, ExportDelivery, ExportStatus
+    from orders import services as order_services
+
+    committed: dict[str, tuple[float, str]] = {}  # identifier -> (commit time, condition)
+    lock = threading.Lock()
+    stop = threading.Event()
+    most_leased = Counter[str]()
+
+    def beat() -> None:
+        """The sweeper every few seconds, as the beat runs it; and how many of each queue's deliveries are
+        leased at once, sampled twice a second."""
+        next_sweep = time.monotonic() + SWEEP_INTERVAL_SECONDS
+        while not stop.wait(0.5):
+            for tenant, queue in queues.items():
+                live = ExportDelivery.objects.filter(
+                    queue=queue, status=ExportStatus.PENDING, lease_until__gt=timezone.now()
+                ).count()
+                most_leased[tenant] = max(most_leased[tenant], live)
+            if time.monotonic() >= next_sweep:
+                export_services.sweep()
+                next_sweep += SWEEP_INTERVAL_SECONDS
+        close_old_connections()
+
+    def load(tenant: str, rate: float, until: float, condition: str, phase: int) -> None:
+        start = time.monotonic()
+        n = 0
+        while not stop.is_set():
+            due = start + n / rate
+            if due >= until:
+                break
+            time.sleep(max(0.0, due - time.monotonic()))
+            identifier = f"{run_id}-{tenant}-{phase}-{condition}-{n}"
+            with transaction.atomic():
+                order_services.create_outgoing_order(
+                    account=queues[tenant].account,
+                    stock_location=shops[tenant],
+                    order={"order_identifier": identifier, "basket": {"line_items": [], "total": n}},
+                )
+            with lock:
+                committed[identifier] = (time.time(), condition)
+            n += 1
+        close_old_connections()
+
+    sweeper = threading.Thread(target=beat, daemon=True)
+    sweeper.start()
+    started = time.time()
+    for round_number in range(args.rounds):
+        for condition in ("healthy", "dead"):
+            if condition == "dead":
+                receiver_a.dead.set()
+            else:
+                receiver_a.dead.clear()
+            until = time.monotonic() + args.seconds
+            threads = [
+                threading.Thread(target=load, args=("a", args.a_rate, until, condition, round_number), daemon=True),
+                threading.Thread(target=load, args=("b", args.b_rate, until, condition, round_number), daemon=True),
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            worker.check_alive()
+            print(f"  round {round_number + 1}, A {condition}: done", flush=True)
+    receiver_a.dead.set()  # A stays dead while B's last deliveries arrive
+
+    b_sent = {k for k in committed if "-b-" in k}
+
+    def b_received() -> set[str]:
+        with receiver_b.lock:
+            return {key.split(":")[0] for _, keys, _ in receiver_b.received for key in keys}
+
+    deadline = time.monotonic() + args.settle
+    while time.monotonic() < deadline and not b_sent <= b_received():
+        time.sleep(0.2)
+    stop.set()
+    sweeper.join(timeout=10)
+
+    first_receipt: dict[str, float] = {}
+    with receiver_b.lock:
+        for _, keys, at in receiver_b.received:
+            for key in keys:
+                first_receipt.setdefault(key.split(":")[0], at)
+    latencies: dict[str, list[float]] = {"healthy": [], "dead": []}
+    missing = 0
+    for identifier, (at, condition) in committed.items():
+        if "-b-" not in identifier:
+            continue
+        if identifier in first_receipt:
+            latencies[condition].append((first_receipt[identifier] - at) * 1000)
+        else:
+            missing += 1
+
+    def describe(values: list[float]) -> str:
+        p50, p99 = harness.percentile(values, 0.5), harness.percentile(values, 0.99)
+        return f"n={len(values):5d}  p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  max {max(values):7.1f} ms"
+
+    print(
+        f"{args.rounds} x {args.seconds:g} s per condition; A {args.a_rate:g}/s, B {args.b_rate:g}/s; "
+        f"{time.time() - started:.0f} s in all"
+    )
+    print(f"  B commit -> receipt, A healthy: {describe(latencies['healthy'])}")
+    print(f"  B commit -> receipt, A dead:    {describe(latencies['dead'])}")
+    print(f"  B not received within {args.settle:g} s of the end: {missing}")
+    p99_healthy = harness.percentile(latencies["healthy"], 0.99)
+    p99_dead = harness.percentile(latencies["dead"], 0.99)
+    ratio = p99_dead / p99_healthy
+    verdict = "OK" if ratio <= 1.5 else "ABOVE TARGET"
+    print(f"  B p99: {p99_healthy:.1f} ms with A healthy, {p99_dead:.1f} ms with A dead")
+    print(f"  ratio {ratio:.2f} (target <= {TARGET_RATIO:g}): {verdict}")
+    print(f"  most deliveries leased at once: A {most_leased['a']}, B {most_leased['b']}")
+    rule_ok = report_retry_rule(queues["a"], ExportAttempt, ExportDelivery)
+    return 0 if ratio <= TARGET_RATIO and missing == 0 and rule_ok else 1
+
+
+def report_retry_rule(queue: Any, attempt_model: Any, delivery_model: Any) -> bool:
+    """A's deliveries against the spec's retry rule: at most 5 attempts; attempt k+1 starts no earlier than
+    EXPORT_RETRY_BASE_DELAY * 2**(k-1) after attempt k ended (the retry time recorded in the database)."""
+    from django.conf import settings
+
+    from exports.models import ExportStatus
+    from exports.retry import MAX_ATTEMPTS
+
+    base = settings.EXPORT_RETRY_BASE_DELAY
+    deliveries = list(delivery_model.objects.filter(queue=queue))
+    by_delivery: dict[int, list[Any]] = {}
+    for attempt in attempt_model.objects.filter(delivery__queue=queue).order_by("delivery_id", "number"):
+        by_delivery.setdefault(attempt.delivery_id, []).append(attempt)
+    statuses = Counter(d.status for d in deliveries)
+    attempts = Counter(len(by_delivery.get(d.pk, [])) for d in deliveries)
+    errors = Counter(a.error for rows in by_delivery.values() for a in rows if not a.ok)
+    too_early: list[str] = []
+    gaps = 0
+    too_many = [d.delivery_id for d in deliveries if d.attempts > MAX_ATTEMPTS]
+    for rows in by_delivery.values():
+        for before, after in itertools.pairwise(rows):
+            ended = before.started_at.timestamp() + before.duration_ms / 1000
+            wait = after.started_at.timestamp() - ended
+            gaps += 1
+            if wait < base * 2 ** (before.number - 1) - 0.05:
+                too_early.append(f"{before.delivery_id} #{after.number} after {wait:.1f} s")
+    print(
+        f"  A's deliveries: {len(deliveries)} ({dict(statuses)}); recorded attempts per delivery "
+        f"{dict(sorted(attempts.items()))}; failures {dict(errors)}"
+    )
+    retried = [rows for rows in by_delivery.values() if len(rows) > 1]
+    for rows in retried[:3]:
+        times = ", ".join(
+            f"#{a.number} at +{a.started_at.timestamp() - rows[0].started_at.timestamp():.1f} s ({a.error or 'ok'})"
+            for a in rows
+        )
+        delivery = next(d for d in deliveries if d.pk == rows[0].delivery_id)
+        pending = (
+            f"; next attempt at +{delivery.next_attempt_at.timestamp() - rows[0].started_at.timestamp():.1f} s"
+            if delivery.status == ExportStatus.PENDING
+            else ""
+        )
+        print(f"    {delivery.delivery_id}: {times}{pending}")
+    ok = not too_early and not too_many
+    print(
+        f"  retry rule (base {base:g} s, doubling, at most {MAX_ATTEMPTS} attempts): {gaps} retry gaps checked, "
+        f"{len(too_early)} too early, {len(too_many)} over {MAX_ATTEMPTS} attempts: {'OK' if ok else 'VIOLATED'}"
+    )
+    for line in too_early[:5]:
+        print(f"    too early: {line}")
+    return ok
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Issue 12: a lease that would run out mid-send never lets a second worker send the same delivery.
+
+A real Celery worker (prefork, two processes: the time limits need it) with a lease of 4 s, so time limits of
+2 s (soft) and 2.2 s (hard); a real receiver on 127.0.0.1 holds the request for 10 s, longer than the lease, and
+the web hook's own read timeout is 30 s. While the first send hangs and long after its lease would have run out,
+the sweeper runs every few tenths of a second and extra tasks for the queue are published: the receiver still
+gets the delivery exactly once, and the attempt is recorded as a timeout under the spec's retry rule.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exports.models import ExportAttempt, ExportDelivery, ExportStatus
+from exports.tasks import deliver, sweep_exports
+from tests.conftest import Tenant
+from tests.e2e.conftest import running_worker, use_queue
+from tests.e2e.test_import_pipeline import batch, post_orders
+from tests.e2e.waiting import wait_until
+from tests.exports.conftest import make_queue
+from tests.exports.receiver import Receiver, running_receiver
+
+pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+
+LEASE_SECONDS = 4.0
+HOLD_SECONDS = 10.0  # the receiver holds the request this long: longer than the lease
+
+
+@pytest.fixture
+def receiver(settings: Any) -> Iterator[Receiver]:
+    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    with running_receiver() as running:
+        yield running
+
+
+def requests_per_delivery_id(receiver: Receiver) -> Counter[str]:
+    with receiver.lock:
+        return Counter(r.headers["webhook-id"] for r in receiver.received)
+
+
+def test_no_second_worker_sends_a_delivery_whose_first_send_outlives_the_lease(
+    live_server: Any, tenant: Tenant, receiver: Receiver, tmp_path: Path
+) -> None:
+    queue = make_queue(tenant, receiver.url, delivery={"read_timeout": 30})
+    receiver.script = [f"sleep:{HOLD_SECONDS:g}"]
+    env = {
+        "EXPORT_LEASE_SECONDS": str(LEASE_SECONDS),
+        "EXPORT_SWEEP_GRACE_SECONDS": "0",  # the sweeper hands over anything not leased at once
+        "EXPORT_RETRY_BASE_DELAY": "300",  # no retry within the test: any second request would be a duplicate
+        "EXPORT_QUEUE_CONCURRENCY": "2",  # both worker processes may take the queue's deliveries
+    }
+    with running_worker(tmp_path, ["--pool=prefork", "--concurrency=2"], env=env) as worker:
+        restore = use_queue(worker.queue)
+        try:
+            assert post_orders(live_server, tenant, batch("lease", 1)).status_code == 200
+            wait_until(lambda: len(receiver.received) == 1, 60, message="the first send to reach the receiver")
+            first_seen = time.monotonic()
+            delivery = ExportDelivery.objects.get(account=tenant.account)
+            # The beat's sweeper every 0.3 s, and more tasks for the queue, until well past the lease and the
+            # receiver's answer: a delivery handed over while its first send still ran would be sent again.
+            while time.monotonic() - first_seen < HOLD_SECONDS + 2:
+                sweep_exports.delay()
+                deliver.delay(queue.pk, [delivery.pk])
+                time.sleep(0.3)
+            wait_until(
+                lambda: ExportAttempt.objects.filter(delivery__account=tenant.account).exists(),
+                30,
+                message="the first attempt to be recorded",
+            )
+        finally:
+            restore()
+    assert requests_per_delivery_id(receiver) == Counter({delivery.delivery_id: 1})
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.lease_until) == (ExportStatus.PENDING, 1, None)
+    attempt = ExportAttempt.objects.get(delivery=delivery)
+    # Cut off within the task's soft time limit (half the lease), recorded as a timeout: retried per the spec.
+    assert attempt.error == "timeout"
+    assert attempt.duration_ms < LEASE_SECONDS / 2 * 1000
+    assert delivery.next_attempt_at > attempt.started_at

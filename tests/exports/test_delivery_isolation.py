@@ -1,0 +1,342 @@
+"""Issue 12, part 1: a delivery task works on one export queue, leases each delivery just before its send, holds
+at most the queue's concurrency cap of places, runs under time limits shorter than the lease, and the sweeper
+does not publish a young hand-off again."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from celery.exceptions import SoftTimeLimitExceeded
+from django.core.checks import run_checks
+from django.utils import timezone
+
+from exports import checks, services, tasks
+from exports.deliveries import REGISTRY as DELIVERIES
+from exports.deliveries.base import DeliveryResult
+from exports.models import ExportAttempt, ExportDelivery, ExportStatus
+from tests.exports.conftest import make_queue
+from tests.exports.test_outbox import import_orders
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def leased() -> set[int]:
+    return set(ExportDelivery.objects.filter(lease_until__gt=timezone.now()).values_list("pk", flat=True))
+
+
+def test_a_task_sends_only_its_own_queues_deliveries_never_another_accounts(
+    tenant, other_tenant, client, allow_loopback, receiver
+):
+    mine = make_queue(tenant, receiver.url)
+    theirs = make_queue(other_tenant, receiver.url)
+    import_orders(client, tenant, "a", "b")
+    import_orders(client, other_tenant, "x", "y")
+    statuses = services.deliver_queue(queue_id=mine.pk)
+    assert set(statuses) == set(ExportDelivery.objects.filter(queue=mine).values_list("pk", flat=True))
+    assert len(receiver.received) == 2
+    untouched = ExportDelivery.objects.filter(queue=theirs)
+    assert [(d.status, d.attempts) for d in untouched] == [(ExportStatus.PENDING, 0)] * 2
+
+
+def test_each_lease_is_taken_just_before_its_send_so_unstarted_work_stays_free(tenant, client, allow_loopback):
+    queue = make_queue(tenant, "http://127.0.0.1:9/hook")
+    import_orders(client, tenant, "a", "b", "c")
+    seen: list[tuple[set[int], list[int]]] = []
+
+    def send(rendered: Any, *, delivery_id: str, **kwargs: Any) -> DeliveryResult:
+        sending = ExportDelivery.objects.get(delivery_id=delivery_id)
+        attempts = list(ExportDelivery.objects.order_by("pk").values_list("attempts", flat=True))
+        seen.append((leased() - {sending.pk}, attempts))
+        return DeliveryResult(ok=True, status_code=200)
+
+    with mock.patch.object(DELIVERIES["webhook"], "deliver", side_effect=send):
+        assert len(services.deliver_queue(queue_id=queue.pk)) == 3
+    # While each is sent, no other delivery of the queue is leased or counted as attempted.
+    assert seen == [(set(), [1, 0, 0]), (set(), [1, 1, 0]), (set(), [1, 1, 1])]
+    assert leased() == set()
+
+
+def test_a_queue_at_its_concurrency_cap_is_left_to_the_workers_holding_its_places(
+    tenant, other_tenant, client, allow_loopback, receiver, settings
+):
+    settings.EXPORT_QUEUE_CONCURRENCY = 1
+    busy = make_queue(tenant, receiver.url)
+    other = make_queue(other_tenant, receiver.url)
+    import_orders(client, tenant, "a", "b")
+    import_orders(client, other_tenant, "x")
+    first = ExportDelivery.objects.filter(queue=busy).order_by("pk").first()
+    assert first is not None
+    # Another worker is sending the first one.
+    ExportDelivery.objects.filter(pk=first.pk).update(attempts=1, lease_until=timezone.now() + timedelta(minutes=5))
+    assert services.deliver_queue(queue_id=busy.pk) == {}
+    assert receiver.received == []
+    assert len(services.deliver_queue(queue_id=other.pk)) == 1  # another queue is not held up by it
+    settings.EXPORT_QUEUE_CONCURRENCY = 2
+    assert list(services.deliver_queue(queue_id=busy.pk).values()) == [ExportStatus.SUCCESS]  # the second place
+    assert ExportDelivery.objects.get(pk=first.pk).attempts == 1  # the leased one stays with its worker
+
+
+def test_the_cap_counts_only_live_leases_of_the_queue(tenant, client, allow_loopback, receiver, settings):
+    settings.EXPORT_QUEUE_CONCURRENCY = 1
+    queue = make_queue(tenant, receiver.url)
+    import_orders(client, tenant, "a", "b")
+    ExportDelivery.objects.update(lease_until=timezone.now() - timedelta(seconds=1))  # ran out: the worker died
+    assert len(services.deliver_queue(queue_id=queue.pk)) == 2
+
+
+def test_a_task_short_of_time_for_another_send_hands_the_rest_of_its_queue_to_a_new_task(
+    tenant, client, allow_loopback, receiver
+):
+    queue = make_queue(tenant, receiver.url, delivery={"connect_timeout": 5, "read_timeout": 5})
+    import_orders(client, tenant, "a", "b", "c")
+    pks = list(ExportDelivery.objects.order_by("pk").values_list("pk", flat=True))
+    with mock.patch.object(services, "hand_off") as hand_off:
+        # 3 s of task time: a send of this queue may take 10 s, so after one send the task stops.
+        statuses = services.deliver_queue(queue_id=queue.pk, delivery_pks=pks, seconds=3)
+    assert list(statuses) == pks[:1]
+    hand_off.assert_called_once_with({queue.pk: pks[1:]}, cron=False)
+
+
+def test_a_soft_time_limit_mid_send_records_a_timeout_attempt_under_the_retry_rule_and_frees_the_lease(
+    tenant, client, allow_loopback, settings
+):
+    settings.EXPORT_RETRY_BASE_DELAY = 10
+    queue = make_queue(tenant, "http://127.0.0.1:9/hook")
+    import_orders(client, tenant, "a", "b")
+    first, second = ExportDelivery.objects.order_by("pk")
+    with (
+        mock.patch.object(DELIVERIES["webhook"], "deliver", side_effect=SoftTimeLimitExceeded()) as deliver,
+        mock.patch.object(services, "hand_off") as hand_off,
+    ):
+        statuses = services.deliver_queue(queue_id=queue.pk)
+    assert statuses == {first.pk: ExportStatus.PENDING}  # retried later, per the spec's rule
+    assert deliver.call_count == 1  # the task stops at its soft limit
+    hand_off.assert_any_call({queue.pk: []}, cron=False)  # the rest of the queue goes to a new task
+    first.refresh_from_db()
+    assert (first.attempts, first.lease_until, first.error) == (1, None, services.TIME_LIMIT_ERROR)
+    assert timedelta(seconds=9) < first.next_attempt_at - timezone.now() <= timedelta(seconds=10)
+    attempt = ExportAttempt.objects.get()
+    assert (attempt.number, attempt.ok, attempt.error) == (1, False, services.TIME_LIMIT_ERROR)
+    second.refresh_from_db()
+    assert (second.attempts, second.lease_until) == (0, None)
+
+
+def test_a_soft_time_limit_on_the_fifth_attempt_is_final(tenant, client, allow_loopback):
+    queue = make_queue(tenant, "http://127.0.0.1:9/hook")
+    import_orders(client, tenant, "a")
+    ExportDelivery.objects.update(attempts=4)
+    with (
+        mock.patch.object(DELIVERIES["webhook"], "deliver", side_effect=SoftTimeLimitExceeded()),
+        mock.patch.object(services, "hand_off"),
+    ):
+        assert list(services.deliver_queue(queue_id=queue.pk).values()) == [ExportStatus.FAILURE]
+
+
+def test_each_send_gets_at_most_what_is_left_of_the_tasks_time(tenant, client, allow_loopback, receiver):
+    receiver.script = ["sleep:5"]
+    queue = make_queue(tenant, receiver.url, delivery={"read_timeout": 30})
+    import_orders(client, tenant, "a")
+    started = time.monotonic()
+    with mock.patch.object(services, "hand_off"):
+        statuses = services.deliver_queue(queue_id=queue.pk, seconds=1.5)
+    assert time.monotonic() - started < 2.5
+    assert list(statuses.values()) == [ExportStatus.PENDING]
+    assert ExportDelivery.objects.get().error == "timeout"
+
+
+@pytest.fixture
+def trickling_receiver() -> Iterator[str]:
+    """A receiver that answers 200 with a body sent one byte every 0.2 s, forever: no read ever times out."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+                while not stop.is_set():
+                    try:
+                        conn.sendall(b"x")
+                    except OSError:
+                        break
+                    time.sleep(0.2)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/hook"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
+
+
+def test_a_receiver_trickling_its_answer_is_cut_off_at_connect_plus_read_timeout(
+    tenant, client, allow_loopback, trickling_receiver
+):
+    make_queue(tenant, trickling_receiver, delivery={"connect_timeout": 0.5, "read_timeout": 1})
+    import_orders(client, tenant, "a")
+    started = time.monotonic()
+    assert services.deliver(delivery_pk=ExportDelivery.objects.get().pk) == ExportStatus.PENDING
+    assert time.monotonic() - started < 3
+    delivery = ExportDelivery.objects.get()
+    assert (delivery.error, delivery.attempts) == ("timeout", 1)  # retryable: a timeout, per the spec's rule
+
+
+# --- the sweeper ---------------------------------------------------------------------------------------------
+
+
+def test_the_sweeper_does_not_publish_a_young_hand_off_again(tenant, client):
+    make_queue(tenant, "https://example.com/a")
+    import_orders(client, tenant, "a")
+    ExportDelivery.objects.update(handed_off_at=timezone.now() - timedelta(minutes=5))
+    with mock.patch.object(services, "hand_off") as hand_off:
+        assert services.sweep(grace=timedelta(seconds=30)) == 1
+        for _ in range(5):  # a beat tick every few seconds, the task still waiting in the broker
+            assert services.sweep(grace=timedelta(seconds=30)) == 0
+    assert hand_off.call_count == 1  # one hand-off in all: the first sweep's
+    ExportDelivery.objects.update(handed_off_at=timezone.now() - timedelta(seconds=31))
+    with mock.patch.object(services, "hand_off"):
+        assert services.sweep(grace=timedelta(seconds=30)) == 1  # the hand-off grew old: it was lost
+
+
+def test_a_retry_handed_over_with_a_countdown_is_not_swept_before_its_task_is_due(tenant, client, allow_loopback):
+    make_queue(tenant, "http://127.0.0.1:9/hook")
+    import_orders(client, tenant, "a")
+    with (
+        mock.patch.object(DELIVERIES["webhook"], "deliver", return_value=DeliveryResult(ok=False, retryable=True)),
+        mock.patch.object(services, "hand_off"),
+    ):
+        assert services.deliver(delivery_pk=ExportDelivery.objects.get().pk) == ExportStatus.PENDING
+    delivery = ExportDelivery.objects.get()
+    assert delivery.handed_off_at == delivery.next_attempt_at
+    ExportDelivery.objects.update(next_attempt_at=timezone.now() - timedelta(seconds=1))  # due now
+    with mock.patch.object(services, "hand_off"):
+        assert services.sweep(grace=timedelta(seconds=30)) == 0
+
+
+def test_the_sweeper_publishes_one_task_per_queue_not_one_per_delivery(tenant, other_tenant, client):
+    first = make_queue(tenant, "https://example.com/a")
+    second = make_queue(other_tenant, "https://example.com/b")
+    import_orders(client, tenant, "a", "b", "c")
+    import_orders(client, other_tenant, "x", "y")
+    ExportDelivery.objects.update(handed_off_at=timezone.now() - timedelta(minutes=5))
+    with (
+        mock.patch.object(tasks.deliver, "apply_async") as deliver,
+        mock.patch.object(tasks.deliver_cron, "apply_async") as deliver_cron,
+    ):
+        assert services.sweep() == 5
+    published = sorted((args[0][0], sorted(args[0][1])) for args, _ in deliver.call_args_list)
+    assert published == [
+        (queue.pk, sorted(ExportDelivery.objects.filter(queue=queue).values_list("pk", flat=True)))
+        for queue in sorted([first, second], key=lambda q: q.pk)
+    ]
+    assert not deliver_cron.called
+
+
+def test_committed_deliveries_are_handed_over_one_task_per_queue(tenant, client, django_capture_on_commit_callbacks):
+    queue = make_queue(tenant, "https://example.com/a")
+    with (
+        mock.patch.object(tasks.deliver, "apply_async") as deliver,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        import_orders(client, tenant, "a", "b", "c")
+    pks = sorted(ExportDelivery.objects.values_list("pk", flat=True))
+    assert [(args[0][0], sorted(args[0][1])) for args, _ in deliver.call_args_list] == [(queue.pk, pks)]
+
+
+def test_a_queue_at_its_cap_gets_no_task_on_commit_and_its_sender_takes_the_delivery_next(
+    tenant, client, allow_loopback, receiver, django_capture_on_commit_callbacks, settings
+):
+    settings.EXPORT_QUEUE_CONCURRENCY = 1
+    queue = make_queue(tenant, receiver.url)
+    import_orders(client, tenant, "a")
+    sending = ExportDelivery.objects.get()
+    ExportDelivery.objects.update(attempts=1, lease_until=timezone.now() + timedelta(minutes=5))
+    with (
+        mock.patch.object(tasks.deliver, "apply_async") as deliver,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        import_orders(client, tenant, "b")
+    assert not deliver.called  # a task would only find the queue at its cap
+    # The sender, done with its send, leases the queue's next due delivery: the new one.
+    ExportDelivery.objects.filter(pk=sending.pk).update(status=ExportStatus.SUCCESS, lease_until=None)
+    assert len(services.deliver_queue(queue_id=queue.pk)) == 1
+    assert len(receiver.received) == 1
+
+
+# --- time limits ---------------------------------------------------------------------------------------------
+
+
+def test_the_delivery_tasks_run_under_time_limits_shorter_than_the_lease(settings):
+    for task in (tasks.deliver, tasks.deliver_cron):
+        assert task.soft_time_limit == settings.EXPORT_TASK_SOFT_TIME_LIMIT
+        assert task.time_limit == settings.EXPORT_TASK_TIME_LIMIT
+        assert 0 < task.soft_time_limit < task.time_limit < settings.EXPORT_LEASE_SECONDS
+        assert task.acks_late == settings.EXPORT_TASK_ACKS_LATE
+
+
+@pytest.mark.parametrize(("broker", "acks_late"), [("filesystem://", "False"), ("redis://127.0.0.1:1/0", "True")])
+def test_delivery_tasks_are_acknowledged_at_their_start_only_on_the_filesystem_transport(tmp_path, broker, acks_late):
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("EXPORT_", "CELERY_", "DJANGO_ENV"))}
+    probe = "import django; django.setup(); from exports import tasks; print(tasks.deliver.acks_late)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        env={**base, "VAR_DIR": str(tmp_path), "CELERY_BROKER_URL": broker},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == acks_late
+
+
+@pytest.mark.parametrize(
+    ("soft", "hard", "lease"),
+    [(300, 330, 330), (300, 700, 600), (330, 300, 600), (0, 10, 600)],
+)
+def test_a_lease_not_outliving_the_time_limits_is_a_deployment_error(settings, soft, hard, lease):
+    settings.EXPORT_TASK_SOFT_TIME_LIMIT, settings.EXPORT_TASK_TIME_LIMIT, settings.EXPORT_LEASE_SECONDS = (
+        soft,
+        hard,
+        lease,
+    )
+    assert [e.id for e in checks.delivery_time_limits()] == ["exports.E001"]
+    assert "exports.E001" in [e.id for e in run_checks()]
+
+
+def test_the_default_limits_pass_the_check():
+    assert checks.delivery_time_limits() == []
+
+
+def test_settings_refuse_to_load_with_a_lease_shorter_than_the_hard_time_limit(tmp_path):
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("EXPORT_", "DJANGO_ENV"))}
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env={**base, "VAR_DIR": str(tmp_path), "EXPORT_LEASE_SECONDS": "60", "EXPORT_TASK_TIME_LIMIT": "90"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "EXPORT_TASK_TIME_LIMIT < EXPORT_LEASE_SECONDS" in done.stderr
