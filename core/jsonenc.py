@@ -38,3 +38,8 @@ class DecimalJSONField(models.JSONField):
         # Defining this keeps PostgreSQL bulk inserts off Django 5.2's UNNEST path, where psycopg escapes
         # every JSON document as an array element in Python; measured 2x slower for 100 import items.
         return "%s"
+
+
+def epoch(value: Any) -> float | None:
+    """A datetime as Unix seconds with decimals (the spec's timestamps)."""
+    return None if value is None else round(value.timestamp(), 3)

@@ -5,4 +5,9 @@ class ExportsConfig(AppConfig):
     name = "exports"
 
     def ready(self) -> None:
-        from exports import checks  # noqa: F401 - registers the deployment checks
+        # Importing at ready(), when every app's models are loaded: the checks register themselves, and the
+        # outbox's door hands the entities the domain apps offer (core.outbox.offer) to the export queues.
+        from core import outbox
+        from exports import checks, services  # noqa: F401 - the checks register on import
+
+        outbox.register(services.enqueue)

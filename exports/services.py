@@ -34,6 +34,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import Account, StockLocation
+from core import outbox
 from core.errors import Conflict, ServiceError
 from exports import circuit, retry
 from exports.deliveries import REGISTRY as DELIVERIES
@@ -55,14 +56,8 @@ from integrations import outbound
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class ExportEntry:
-    """One entity offered to exports: its row, its element key, where it happened (for queue filters)."""
-
-    object_id: int
-    element_key: str
-    stock_location_id: int | None = None
-    stock_event_type: str | None = None
+# One entity offered to exports (``core.outbox``): its row, its element key, where it happened.
+ExportEntry = outbox.Entry
 
 
 def new_delivery_id() -> str:

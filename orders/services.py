@@ -10,10 +10,8 @@ from django.utils import timezone
 
 from accounts import selectors as account_selectors
 from accounts.models import Account, Cashier, StockLocation
+from core import outbox
 from core.errors import Conflict, NotFound, ServiceError
-from exports import services as export_services
-from exports.entities import incoming_order_state_changes, outgoing_orders
-from exports.models import EntityType
 from orders.models import (
     ExternalOrder,
     HandlingType,
@@ -23,6 +21,7 @@ from orders.models import (
     OutgoingOrder,
     handling_type_of,
 )
+from orders.outbox import outgoing_order_key, state_change_key
 
 # The columns a source of new orders must provide, in this order (see insert_orders_from).
 ORDER_SOURCE_COLUMNS = ("stock_location_id", "order_identifier", "currency", "basket", "customer")
@@ -157,13 +156,13 @@ def create_outgoing_order(
                 account=account, outgoing_order=outgoing, state=OrderState.CREATED, source=OrderStateChange.Source.POS
             )
             if destination is None:  # spec: exported when not sent internally to another shop
-                export_services.enqueue(
+                outbox.offer(
                     account=account,
-                    entity_type=EntityType.OUTGOING_ORDERS,
+                    entity_type=outbox.OUTGOING_ORDERS,
                     entries=[
-                        export_services.ExportEntry(
+                        outbox.Entry(
                             object_id=outgoing.pk,
-                            element_key=outgoing_orders.element_key(outgoing),
+                            element_key=outgoing_order_key(outgoing),
                             stock_location_id=stock_location.pk,
                         )
                     ],
@@ -328,13 +327,13 @@ def cashier_reference(cashier: Cashier) -> dict[str, Any]:
 
 def _emit_incoming_state_changes(account: Account, changes: list[tuple[OrderStateChange, str, int]]) -> None:
     """Spec: Events, incoming order state change events; each (change, order identifier, stock location id)."""
-    export_services.enqueue(
+    outbox.offer(
         account=account,
-        entity_type=EntityType.INCOMING_ORDER_STATE_CHANGES,
+        entity_type=outbox.INCOMING_ORDER_STATE_CHANGES,
         entries=[
-            export_services.ExportEntry(
+            outbox.Entry(
                 object_id=change.pk,
-                element_key=incoming_order_state_changes.element_key(change, order_identifier),
+                element_key=state_change_key(change, order_identifier),
                 stock_location_id=stock_location_id,
             )
             for change, order_identifier, stock_location_id in changes

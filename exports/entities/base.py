@@ -22,8 +22,3 @@ class EntityDefinition:
     load: Callable[[Iterable[int]], dict[int, dict[str, Any]]]
     # (account id, object id or None) -> (object id, element key) of that entity, or of the account's newest
     find: Callable[[int, int | None], tuple[int, str] | None]
-
-
-def epoch(value: Any) -> float | None:
-    """A datetime as Unix seconds with decimals (the spec's timestamps)."""
-    return None if value is None else round(value.timestamp(), 3)

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 from exports.entities.documents import document_entity
-from ledger.models import Checkout
-
-
-def element_key(checkout: Checkout) -> str:
-    return checkout.identifier
-
+from ledger.outbox import checkout_key as element_key
 
 ENTITY = document_entity(
     code="checkouts", model_label="ledger.Checkout", element_key="<identifier>", key_of=element_key

@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from exports.entities.base import EntityDefinition, epoch
+from core.jsonenc import epoch
+from exports.entities.base import EntityDefinition
 from orders.models import OrderStateChange
-
-
-def element_key(change: OrderStateChange, order_identifier: str) -> str:
-    return f"{order_identifier}:{change.pk}"
+from orders.outbox import state_change_key as element_key
 
 
 def to_json(change: OrderStateChange) -> dict[str, Any]:

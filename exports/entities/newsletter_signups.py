@@ -6,12 +6,7 @@ Element key: ``"signup-<id>"``; the e-mail address is personal data and stays ou
 from __future__ import annotations
 
 from exports.entities.documents import document_entity
-from ledger.models import NewsletterSignup
-
-
-def element_key(signup: NewsletterSignup) -> str:
-    return f"signup-{signup.pk}"
-
+from ledger.outbox import signup_key as element_key
 
 ENTITY = document_entity(
     code="newsletter_signups",

@@ -11,10 +11,7 @@ from typing import Any
 
 from exports.entities.base import EntityDefinition
 from orders.models import OutgoingOrder
-
-
-def element_key(order: OutgoingOrder) -> str:
-    return f"{order.order_identifier}:{order.pk}"
+from orders.outbox import outgoing_order_key as element_key
 
 
 def to_json(order: OutgoingOrder) -> dict[str, Any]:

@@ -6,12 +6,7 @@ Element key: ``"<product id>:<event id>"``: one product has many events, each it
 from __future__ import annotations
 
 from exports.entities.documents import document_entity
-from ledger.models import ProductEditEvent
-
-
-def element_key(event: ProductEditEvent) -> str:
-    return f"{event.product_id}:{event.pk}"
-
+from ledger.outbox import product_event_key as element_key
 
 ENTITY = document_entity(
     code="product_edit_events",

@@ -6,12 +6,7 @@ Element key: ``"<register identifier>:<sequence_number>"``, unique in the accoun
 from __future__ import annotations
 
 from exports.entities.documents import document_entity
-from ledger.models import RegisterCloseStatement
-
-
-def element_key(statement: RegisterCloseStatement) -> str:
-    return f"{statement.register.identifier}:{statement.sequence_number}"
-
+from ledger.outbox import statement_key as element_key
 
 ENTITY = document_entity(
     code="register_close_statements",

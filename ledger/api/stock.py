@@ -27,8 +27,8 @@ from accounts.api import (
 from accounts.api_common import PosView
 from core.errors import InvalidInput, PayloadTooLarge, ServiceError
 from core.nodes import INVALID, Report
-from exports.entities.stock_events import to_json
 from ledger.models import StockEvent, StockEventType, StockLevel
+from ledger.outbox import stock_event_json as to_json
 from ledger.selectors import stock as selectors
 from ledger.serializers.stock import (
     POS_STOCK_EVENT,

@@ -18,13 +18,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Account, Market, Register, StockLocation
+from core import outbox
 from core.errors import InvalidInput, NotFound, ServiceError
-from exports import services as exports
-from exports.entities import newsletter_signups as signup_entity
-from exports.entities import product_edit_events as event_entity
-from exports.entities.base import epoch
-from exports.models import EntityType
+from core.jsonenc import epoch
 from ledger.models import Expense, NewsletterSignup, Product, ProductEditEvent
+from ledger.outbox import product_event_key, signup_key
 from ledger.selectors.catalog import PRODUCT_OPTIONAL_FIELDS, product_document, search_text_of
 
 # Model column of each optional spec field and its "absent" value: blank for text columns, null for JSON.
@@ -110,10 +108,10 @@ def _emit_product_event(
         payload["changed"] = changed
     row = ProductEditEvent.objects.create(account=account, event=event, product_id=document["id"], document=payload)
     # Products belong to the account, not a shop: no stock location, so queues filtered by shop skip them.
-    exports.enqueue(
+    outbox.offer(
         account=account,
-        entity_type=EntityType.PRODUCT_EDIT_EVENTS,
-        entries=[exports.ExportEntry(object_id=row.pk, element_key=event_entity.element_key(row))],
+        entity_type=outbox.PRODUCT_EDIT_EVENTS,
+        entries=[outbox.Entry(object_id=row.pk, element_key=product_event_key(row))],
     )
     return row
 
@@ -309,13 +307,13 @@ def record_newsletter_signup(*, account: Account, data: Mapping[str, Any]) -> tu
                 )
         except IntegrityError:  # the same identifier, recorded by a concurrent request
             return NewsletterSignup.objects.get(account=account, identifier=identifier), False
-        exports.enqueue(
+        outbox.offer(
             account=account,
-            entity_type=EntityType.NEWSLETTER_SIGNUPS,
+            entity_type=outbox.NEWSLETTER_SIGNUPS,
             entries=[
-                exports.ExportEntry(
+                outbox.Entry(
                     object_id=signup.pk,
-                    element_key=signup_entity.element_key(signup),
+                    element_key=signup_key(signup),
                     stock_location_id=shop.pk if shop else None,
                 )
             ],

@@ -23,12 +23,9 @@ from zoneinfo import ZoneInfo, available_timezones
 from django.db import IntegrityError, transaction
 
 from accounts.models import Account, Register
+from core import outbox
 from core.errors import Conflict, InvalidInput
 from core.nodes import INVALID
-from exports import services as export_services
-from exports.entities import checkouts as checkout_entity
-from exports.entities import sales as sale_entity
-from exports.models import EntityType
 from ledger.definitions import check_checkout, is_expense_line
 from ledger.models import (
     Checkout,
@@ -40,6 +37,7 @@ from ledger.models import (
     SalePayment,
     SaleTax,
 )
+from ledger.outbox import checkout_key, sale_key
 from ledger.services.registers import open_period_for
 from ledger.services.stock import record_sale_stock_events
 
@@ -436,24 +434,22 @@ def _store(
             moved = [sale for sale in sales if sale.kind != SaleKind.EXPENSE]
             if moved:
                 record_sale_stock_events(account=account, sales=moved)
-        export_services.enqueue(
+        outbox.offer(
             account=account,
-            entity_type=EntityType.CHECKOUTS,
+            entity_type=outbox.CHECKOUTS,
             entries=[
-                export_services.ExportEntry(
+                outbox.Entry(
                     object_id=checkout.pk,
-                    element_key=checkout_entity.element_key(checkout),
+                    element_key=checkout_key(checkout),
                     stock_location_id=stock_location.pk,
                 )
             ],
         )
-        export_services.enqueue(
+        outbox.offer(
             account=account,
-            entity_type=EntityType.SALES,
+            entity_type=outbox.SALES,
             entries=[
-                export_services.ExportEntry(
-                    object_id=sale.pk, element_key=sale_entity.element_key(sale), stock_location_id=stock_location.pk
-                )
+                outbox.Entry(object_id=sale.pk, element_key=sale_key(sale), stock_location_id=stock_location.pk)
                 for sale in sales
             ],
         )

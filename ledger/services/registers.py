@@ -24,11 +24,10 @@ from django.utils import timezone
 
 from accounts.models import Account, Register
 from accounts.money import minor_unit
+from core import outbox
 from core.errors import Conflict, NotFound, ServiceError
-from exports.entities.register_close_statements import element_key
-from exports.models import EntityType
-from exports.services import ExportEntry, enqueue
 from ledger.models import RegisterCloseStatement, RegisterPeriod
+from ledger.outbox import statement_key
 from ledger.selectors import registers as selectors
 from ledger.statements import CountedAmount, StatementContext, cash_left_in_drawer, statement_document
 
@@ -173,13 +172,13 @@ def close_register(
         )
         period.closed_at = context.reconciliation_time
         period.save(update_fields=["closed_at"])
-        enqueue(
+        outbox.offer(
             account=account,
-            entity_type=EntityType.REGISTER_CLOSE_STATEMENTS,
+            entity_type=outbox.REGISTER_CLOSE_STATEMENTS,
             entries=[
-                ExportEntry(
+                outbox.Entry(
                     object_id=statement.pk,
-                    element_key=element_key(statement),
+                    element_key=statement_key(statement),
                     stock_location_id=register.stock_location_id,
                 )
             ],

@@ -20,11 +20,10 @@ from django.utils import timezone
 
 from accounts import selectors as account_selectors
 from accounts.models import Account, StockLocation
+from core import outbox
 from core.errors import InvalidInput
-from exports.entities import stock_events as stock_event_entity
-from exports.models import EntityType
-from exports.services import ExportEntry, enqueue
 from ledger.models import Sale, SaleKind, StockEvent, StockEventType, StockLevel
+from ledger.outbox import stock_event_key
 
 # Line items that move no goods of the shop's own stock (decided): gift cards and vouchers sold or used,
 # expenses, deposits to a customer account, and container deposits (the deposit is a price rule, not an item).
@@ -130,13 +129,13 @@ def _apply(*, account: Account, moves: Sequence[StockMove]) -> list[StockEvent]:
             events.append(event)
         StockLevel.objects.bulk_update(list(levels.values()), ["quantity", "updated_at"], batch_size=BATCH_SIZE)
         StockEvent.objects.bulk_create(events, batch_size=BATCH_SIZE)
-        enqueue(
+        outbox.offer(
             account=account,
-            entity_type=EntityType.STOCK_EVENTS,
+            entity_type=outbox.STOCK_EVENTS,
             entries=[
-                ExportEntry(
+                outbox.Entry(
                     object_id=event.pk,
-                    element_key=stock_event_entity.element_key(event),
+                    element_key=stock_event_key(event),
                     stock_location_id=event.stock_location_id,
                     stock_event_type=event.type,
                 )

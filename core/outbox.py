@@ -1,0 +1,71 @@
+"""The outbox's door: how a domain app offers the entities it creates to whatever carries them outward.
+
+A domain app (ledger, orders) calls ``offer`` inside the transaction that creates its entities; the exports app
+registers itself as a sink in its ``AppConfig.ready`` and writes its outbox rows (export items and deliveries)
+in that same transaction, so a rolled-back entity exports nothing and a committed one is never lost. The domain
+never imports exports; exports imports the domain (issue 13: dependencies in one direction).
+
+Entity type codes are the spec's ("Events"), named here once so both sides spell them the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from django.db import connection
+
+CHECKOUTS = "checkouts"
+SALES = "sales"
+REGISTER_CLOSE_STATEMENTS = "register_close_statements"
+PRODUCT_EDIT_EVENTS = "product_edit_events"
+NEWSLETTER_SIGNUPS = "newsletter_signups"
+STOCK_EVENTS = "stock_events"
+INCOMING_ORDER_STATE_CHANGES = "incoming_order_state_changes"
+OUTGOING_ORDERS = "outgoing_orders"
+ENTITY_TYPES = (
+    CHECKOUTS,
+    SALES,
+    REGISTER_CLOSE_STATEMENTS,
+    PRODUCT_EDIT_EVENTS,
+    NEWSLETTER_SIGNUPS,
+    STOCK_EVENTS,
+    INCOMING_ORDER_STATE_CHANGES,
+    OUTGOING_ORDERS,
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entity offered: its row, its element key, where it happened (for queue filters)."""
+
+    object_id: int
+    element_key: str
+    stock_location_id: int | None = None
+    stock_event_type: str | None = None
+
+
+class Sink(Protocol):
+    def __call__(self, *, account: Any, entity_type: str, entries: Sequence[Entry]) -> int: ...
+
+
+_sinks: list[Sink] = []
+
+
+def register(sink: Sink) -> None:
+    """Called by an app that carries entities outward, in its ``AppConfig.ready``; registering twice is harmless."""
+    if sink not in _sinks:
+        _sinks.append(sink)
+
+
+def offer(*, account: Any, entity_type: str, entries: Sequence[Entry]) -> int:
+    """Offer entities to every registered sink. Must run inside the transaction that creates them. Returns the
+    number of outbox rows written."""
+    if entity_type not in ENTITY_TYPES:
+        raise ValueError(f"unknown entity type {entity_type!r}")
+    if not connection.in_atomic_block:
+        raise RuntimeError("core.outbox.offer must run inside the transaction that creates the entity")
+    if not entries:
+        return 0
+    return sum(sink(account=account, entity_type=entity_type, entries=entries) for sink in _sinks)
