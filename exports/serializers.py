@@ -15,10 +15,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.secrets import MASK
 from core.serializers import JSONField
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.models import EntityType, ExportAttempt, ExportItem, ExportQueue, ExportStatus, Trigger
-from integrations.secrets import MASK
 
 __all__ = ["MASK", "mask", "unmask"]
 

@@ -34,7 +34,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import Account, StockLocation
-from core import outbox
+from core import outbound, outbox
 from core.errors import Conflict, ServiceError
 from exports import circuit, retry
 from exports.deliveries import REGISTRY as DELIVERIES
@@ -51,7 +51,6 @@ from exports.models import (
 )
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import ConfigError, Element, RenderContext, TransformError
-from integrations import outbound
 
 logger = logging.getLogger(__name__)
 
@@ -862,7 +861,7 @@ def send_test_delivery(*, queue: ExportQueue, object_id: int | None = None) -> t
 
 
 def destination_warning(*, delivery: Any) -> str | None:
-    """Why the outbound guard (``integrations.outbound``) would refuse this delivery's destination today, or None.
+    """Why the outbound guard (``core.outbound``) would refuse this delivery's destination today, or None.
 
     Checked when staff save a queue, so that a destination the guard refuses is named then and not first by a
     failed delivery. Only a warning: the same configuration is valid through the API, name resolution may

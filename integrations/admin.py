@@ -24,11 +24,11 @@ from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin
 from core import breaker, jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
+from core.secrets import MASK
 from core.widgets import RowsWidget
 from integrations import runtime, services
 from integrations.client import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
-from integrations.secrets import MASK
 
 _JSON_WIDGET = forms.Textarea(attrs={"rows": 6, "cols": 90, "class": "vLargeTextField json-config config-code"})
 _QUERY_WIDGET = RowsWidget(

@@ -24,10 +24,10 @@ from accounts.api import (
     request_example,
     response_example,
 )
+from core.secrets import MASK
 from integrations import selectors, services
 from integrations.client import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
-from integrations.secrets import MASK
 from integrations.serializers import (
     IntegrationCallFilterSerializer,
     IntegrationCallOutputSerializer,

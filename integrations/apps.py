@@ -5,6 +5,6 @@ class IntegrationsConfig(AppConfig):
     name = "integrations"
 
     def ready(self) -> None:
-        from integrations.secrets import install_log_filter
+        from core.secrets import install_log_filter
 
         install_log_filter()

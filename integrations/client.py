@@ -5,7 +5,7 @@ endpoints, gift cards and customer accounts call ``call`` and catch ``Integratio
 
 * ``call(account=, kind=, values=)`` finds the account's enabled configuration of ``kind`` (``NotConfigured``, a
   404, when there is none), renders its URL, query, headers and body templates with ``values`` (placeholders such
-  as ``{search_term}``), sends the request through the SSRF guard (``integrations.outbound``) with the
+  as ``{search_term}``), sends the request through the SSRF guard (``core.outbound``) with the
   configuration's timeout, redirects not followed, TLS verified, logs the call (kind, status, duration, error;
   never secrets), parses the JSON answer, applies the configuration's ``transform`` and returns the result.
 * Anything short of a 2xx JSON answer raises ``IntegrationFailed`` (a 502 to the POS; ``IntegrationTimeout``, a

@@ -7,7 +7,7 @@ cached per process and rebuilt when the configuration changes (``updated_at``).
 A call's time limit is its configuration's timeout or, while a POS request is served, at most what is left of
 that request's budget (``core.budget``, ``POS_INTEGRATION_BUDGET_SECONDS``); with less than ``MIN_CALL_SECONDS``
 left the call is not made. The limit holds for the whole exchange, connecting to the last byte of the answer
-(``integrations.deadline``), not only for each read.
+(``core.deadline``), not only for each read.
 
 Each call goes through its destination's circuit breaker (``core.breaker``; the key is the account and the
 rendered URL's ``scheme://host:port``, apart from the breaker of the account's exports to that host: a call cut
@@ -36,10 +36,11 @@ import jmespath.functions
 import requests
 
 from accounts.models import Account
-from core import breaker, budget, jsonparse
+from core import breaker, budget, deadline, jsonparse, outbound
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
-from integrations import deadline, outbound, selectors, templates
+from core.secrets import hidden, integration_secrets, redact, redact_data
+from integrations import selectors, templates
 from integrations.client import (
     CallResult,
     IntegrationFailed,
@@ -48,7 +49,6 @@ from integrations.client import (
     NotConfigured,
 )
 from integrations.models import IntegrationCall, RuntimeIntegration
-from integrations.secrets import hidden, integration_secrets, redact, redact_data
 
 logger = logging.getLogger(__name__)
 

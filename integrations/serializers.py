@@ -1,6 +1,6 @@
 """Serializers of the back-office REST API for runtime integrations and their call log.
 
-Secrets are never shown back (``integrations.secrets``): header values (except the few public headers such as
+Secrets are never shown back (``core.secrets``): header values (except the few public headers such as
 ``Accept``), the URL's own query values and the places declared in ``secret_fields`` read as ``MASK``; ``MASK``
 sent back keeps the stored value (``services.unmasked``).
 """

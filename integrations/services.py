@@ -5,7 +5,7 @@ placeholder must be one of the kind's (``client.KINDS``), the URL must be http(s
 names and values must be sendable, the transform must compile (JMESPath). Errors name the field
 (``query.q``, ``headers.Authorization``, ``body.amount``...).
 
-Secrets are declared (``secret_fields``, see ``integrations.secrets``): ``unmasked`` turns what a client sends
+Secrets are declared (``secret_fields``, see ``core.secrets``): ``unmasked`` turns what a client sends
 back (masked values included) into the configuration to save, for the API and the admin alike.
 """
 
@@ -24,8 +24,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Account, Market
+from core import secrets
 from core.errors import InvalidInput, ServiceError
-from integrations import runtime, secrets, selectors, templates
+from integrations import runtime, selectors, templates
 from integrations.client import KINDS, IntegrationFailed, call
 from integrations.models import MAX_TIMEOUT, MIN_TIMEOUT, CustomerDiscountsAnswer, Method, RuntimeIntegration
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
+from core.secrets import MASK, searchable
 from exports.transforms.base import ConfigError, RenderContext, Rendered
-from integrations.secrets import MASK, searchable
 
 __all__ = ["ConfigError", "Delivery", "DeliveryResult", "RenderContext", "Rendered", "unreachable"]
 

@@ -22,7 +22,7 @@ template and the delivery id, so delivering the same delivery again overwrites t
 
 FTPS certificates are always verified (system CAs, or ``ca_certificate`` for an integrator's self-signed
 certificate) against ``host``; there is no switch to turn verification off. The host is resolved and checked
-once by the outbound guard (``integrations.outbound.check_address``), and the connection goes to that checked
+once by the outbound guard (``core.outbound.check_address``), and the connection goes to that checked
 address; a passive-mode reply's address is ignored in favour of the control connection's peer (ftplib's
 default), so the data connection cannot be pointed elsewhere.
 
@@ -38,6 +38,7 @@ import ssl
 from datetime import UTC, datetime
 from typing import Any
 
+from core.outbound import OutboundRefused, check_address
 from exports.deliveries.base import (
     ConfigError,
     Delivery,
@@ -48,7 +49,6 @@ from exports.deliveries.base import (
     render_path,
     unreachable,
 )
-from integrations.outbound import OutboundRefused, check_address
 
 DEFAULT_PATH = "exports/{queue}/{date}/{delivery_id}.{ext}"
 # Uploads are read from the rendered output in blocks of this size (a cron batch may be a large file).

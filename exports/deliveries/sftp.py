@@ -28,7 +28,7 @@ directory, then rename it to the final name with ``posix-rename@openssh.com`` (w
 when the server supports it, else remove the old file and rename. The same delivery id always gives the same
 final name, so a redelivery overwrites it.
 
-The host is resolved and checked once by the outbound guard (``integrations.outbound.check_address``) and the
+The host is resolved and checked once by the outbound guard (``core.outbound.check_address``) and the
 socket connects to that checked address. Failures never raise: ``DeliveryResult(ok=False, error=...)``, never
 retryable (the spec's retry rule covers web hooks only); passwords and keys never appear in error messages.
 """
@@ -45,6 +45,7 @@ from typing import Any
 
 import paramiko
 
+from core.outbound import OutboundRefused, check_address
 from exports.deliveries.base import (
     ConfigError,
     Delivery,
@@ -66,7 +67,6 @@ from exports.deliveries.ftp import (
     validate_string,
     validate_timeout,
 )
-from integrations.outbound import OutboundRefused, check_address
 
 _PRIVATE_KEY_CLASSES: tuple[type[paramiko.PKey], ...] = (paramiko.Ed25519Key, paramiko.ECDSAKey, paramiko.RSAKey)
 # Host key algorithms to offer for a configured key type (an RSA key signs with SHA-2 nowadays).

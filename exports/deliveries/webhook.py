@@ -9,7 +9,7 @@ and ``webhook-signature`` (``v1,`` + base64 HMAC-SHA256 over ``id.timestamp.body
 bytes). 2xx is success. Retryable, per the spec's rule: 503, 522, 524, a timeout, a refused connection.
 Redirects are not followed. Plain http only to an address inside ``OUTBOUND_ALLOWED_NETWORKS``.
 
-Secrets (``integrations.secrets``): the signing ``secret``, every ``auth`` value, every header value (but the
+Secrets (``core.secrets``): the signing ``secret``, every ``auth`` value, every header value (but the
 few public headers: Accept, Content-Type, ...), the URL's userinfo and query values, and its path unless
 ``secret_fields`` is given without ``"url.path"`` (a hook URL is often a capability: the path is secret by
 default, ``"secret_fields": []`` shows it). They read as ``MASK``; ``MASK`` sent back keeps the stored value
@@ -31,10 +31,8 @@ from urllib.parse import unquote, urlsplit
 
 import requests
 
-from exports.deliveries.base import MASKED, ConfigError, Delivery, DeliveryResult, RenderContext, Rendered
-from exports.transforms.base import TransformError
-from integrations import deadline, outbound
-from integrations.secrets import (
+from core import deadline, outbound
+from core.secrets import (
     MASK,
     URL_PATH,
     hidden,
@@ -48,6 +46,8 @@ from integrations.secrets import (
     unmask_url,
     url_secrets,
 )
+from exports.deliveries.base import MASKED, ConfigError, Delivery, DeliveryResult, RenderContext, Rendered
+from exports.transforms.base import TransformError
 
 RETRYABLE_STATUS = frozenset({503, 522, 524})
 # What a test delivery shows of a receiver's successful answer.
@@ -268,7 +268,7 @@ class WebhookDelivery(Delivery):
         basic = (auth["username"], auth["password"]) if auth and auth["type"] == "basic" else None
         # The whole exchange (connecting, sending, the answer to its last byte) within connect + read timeouts and
         # within what the task has left: requests' timeouts apply to each socket operation only, so a receiver
-        # that trickles its answer a byte at a time would never trip them (integrations.deadline cuts it off).
+        # that trickles its answer a byte at a time would never trip them (core.deadline cuts it off).
         total = self.time_budget(config) if limit is None else min(self.time_budget(config), limit)
         timeout = (
             min(float(config.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)), total),

@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from integrations.outbound import OutboundRefused, check_address, inside_allowed_networks, refusal
+from core.outbound import OutboundRefused, check_address, inside_allowed_networks, refusal
 
 
 @pytest.mark.parametrize(

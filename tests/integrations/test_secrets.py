@@ -13,10 +13,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from core.secrets import suggest
 from integrations import services
 from integrations.client import IntegrationFailed, call
 from integrations.models import IntegrationCall, RuntimeIntegration
-from integrations.secrets import suggest
 from tests.api.conftest import AdminApi, error_fields, results
 from tests.conftest import Tenant
 from tests.integrations.reference_server import Received, ReferenceIntegrator

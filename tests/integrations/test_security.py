@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from integrations import outbound
+from core import outbound
 from integrations.client import IntegrationFailed, NotConfigured, call
 from integrations.models import IntegrationCall, RuntimeIntegration
 from tests.api.conftest import AdminApi, results

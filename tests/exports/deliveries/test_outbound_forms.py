@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from core import outbound
 from exports.deliveries.base import RenderContext, Rendered
 from exports.deliveries.ftp import FtpDelivery
 from exports.deliveries.sftp import SftpDelivery
 from exports.deliveries.webhook import WebhookDelivery
-from integrations import outbound
 from tests.exports.deliveries.conftest import FTP_PASSWORD, FTP_USER, SFTP_PASSWORD, SFTP_USER, FtpServer, SftpServer
 from tests.exports.receiver import Receiver
 

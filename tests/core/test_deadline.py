@@ -1,4 +1,4 @@
-"""``integrations.deadline``: a read blocked on a connection returns when the call's deadline passes, over plain TCP
+"""``core.deadline``: a read blocked on a connection returns when the call's deadline passes, over plain TCP
 and TLS alike, and a finished call's connection is never touched. No clock is read: the tests wait for the
 blocked read itself."""
 
@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from integrations import deadline
+from core import deadline
 
 
 def test_a_read_blocked_on_a_plain_connection_returns_at_the_deadline() -> None:

@@ -3,7 +3,7 @@ the connection (issue 12).
 
 ``requests`` applies a timeout to each socket operation: an integrator that sends its answer one byte a second
 never trips a 2-second read timeout, and a 64 KiB read waits for all its bytes. So a call runs ``within`` its
-deadline: the guarded connections (``integrations.outbound``) ``attach`` their socket before they wait for the
+deadline: the guarded connections (``core.outbound``) ``attach`` their socket before they wait for the
 answer, and one watchdog thread per process shuts that socket down when the deadline passes. A read blocked on
 it returns at once, the call fails, and the caller sees ``Deadline.expired`` and reports a timeout.
 

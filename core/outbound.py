@@ -30,7 +30,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.response import HTTPResponse
 
-from integrations import deadline
+from core import deadline
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -176,7 +176,7 @@ class _GuardedHTTPConnection(HTTPConnection):
         return connect(self._dns_host, self.port, self.timeout)  # type: ignore[arg-type]
 
     def getresponse(self) -> HTTPResponse:  # type: ignore[override]
-        deadline.attach(self.sock)  # a call with a deadline (integrations.deadline) is cut off there
+        deadline.attach(self.sock)  # a call with a deadline (core.deadline) is cut off there
         return super().getresponse()
 
 
