@@ -1,5 +1,5 @@
-# make run   installs into .venv, migrates, creates the demo account and starts web, worker and beat.
-# make test  installs into .venv and runs the whole test suite (SQLite and the filesystem broker by default;
+# make run   installs into .venv, migrates, creates the demo account and starts web, worker, beat (and the broker).
+# make test  installs into .venv and runs the whole test suite (SQLite and the embedded broker by default;
 #            DATABASE_URL and CELERY_BROKER_URL switch to PostgreSQL and Redis).
 # make lint  ruff check, ruff format --check and mypy (django-stubs) on the apps.
 

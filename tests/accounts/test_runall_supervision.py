@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 import requests
+from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from accounts.management.commands.runall import RestartPolicy
 from tests.e2e.test_runall import ORDER, ROOT, embedded_env, manage  # noqa: F401 - embedded_env is a fixture
@@ -188,3 +190,10 @@ def test_runall_gives_up_on_a_beat_that_keeps_dying_and_the_web_server_keeps_ser
     answer = requests.post(runall.import_url, json=ORDER, timeout=10)
     assert answer.json()["status"] == "OK"
     wait_until(lambda: materialised(runall), timeout=60, message="the worker to run the import")
+
+
+def test_runall_refuses_a_var_dir_too_deep_for_the_brokers_socket_and_starts_nothing(settings, tmp_path):
+    settings.EMBEDDED_BROKER = True
+    settings.EMBEDDED_BROKER_DIR = tmp_path / ("x" * 120)
+    with pytest.raises(CommandError, match="choose a shorter VAR_DIR"):
+        call_command("runall")

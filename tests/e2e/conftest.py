@@ -46,8 +46,8 @@ class CeleryWorkerProcess:
         return text if len(text) <= LOG_TAIL_CHARS else "...\n" + text[-LOG_TAIL_CHARS:]
 
     def is_ready(self) -> bool:
-        # "celery@<hostname> ready." is the worker's own signal that it consumes; no remote control
-        # (ping) exists on the filesystem transport, so its log is what we watch.
+        # "celery@<hostname> ready." is the worker's own signal that it consumes; it runs without gossip,
+        # mingle or heartbeat (nothing to answer a remote ping with), so its log is what we watch.
         return " ready." in self.log()
 
     def stop(self) -> None:

@@ -175,7 +175,10 @@ class Command(BaseCommand):
     help = "Run gunicorn, a Celery worker and Celery beat together (and the embedded broker); restart what dies."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        broker = embedded_broker_child()
+        try:
+            broker = embedded_broker_child()
+        except RuntimeError as exc:  # no binary, or a socket path over the kernel's limit
+            raise CommandError(str(exc)) from exc
         children = ([broker] if broker is not None else []) + child_commands()
         for child in children:
             if child.name != ESSENTIAL:
@@ -198,7 +201,10 @@ class Command(BaseCommand):
                 from config import embedded_broker
 
                 assert broker.process is not None
-                embedded_broker.wait_until_answering(Path(settings.EMBEDDED_BROKER_DIR), broker.process)
+                try:
+                    embedded_broker.wait_until_answering(Path(settings.EMBEDDED_BROKER_DIR), broker.process)
+                except RuntimeError as exc:
+                    raise CommandError(str(exc)) from exc
             for child in children:
                 if child is not broker:
                     self._start(child)
