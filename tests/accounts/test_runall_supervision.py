@@ -197,3 +197,16 @@ def test_runall_refuses_a_var_dir_too_deep_for_the_brokers_socket_and_starts_not
     settings.EMBEDDED_BROKER_DIR = tmp_path / ("x" * 120)
     with pytest.raises(CommandError, match="choose a shorter VAR_DIR"):
         call_command("runall")
+
+
+@pytest.mark.runall_env(RUNALL_RESTART_DELAY_SECONDS="0.2")
+def test_a_broker_killed_by_sigkill_is_started_again_and_the_worker_takes_tasks_from_it(runall: Runall):
+    old_broker = runall.pids()["broker"]
+    os.kill(old_broker, signal.SIGKILL)
+    wait_until(lambda: runall.pids()["broker"] != old_broker, timeout=30, message="runall to start the broker again")
+
+    answer = requests.post(runall.import_url, json=ORDER, timeout=10)
+    assert answer.json()["status"] == "OK"
+    wait_until(lambda: materialised(runall), timeout=60, message="the worker, reconnected, to run the import")
+    assert runall.process.poll() is None
+    assert "runall: restarted worker" not in runall.log(), "the worker reconnects by itself"
