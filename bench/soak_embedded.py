@@ -30,6 +30,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -96,7 +97,10 @@ def main() -> int:
     parser.add_argument("--orders-per-import", type=int, default=5)
     parser.add_argument("--checkout-rate", type=float, default=2.0, help="checkouts per second")
     parser.add_argument("--drain-timeout", type=float, default=300.0, help="seconds for the worker to catch up")
-    parser.add_argument("--var-dir", help="default: a fresh temporary folder, removed at the end unless this is set")
+    parser.add_argument(
+        "--var-dir",
+        help="default: a fresh temporary folder, removed after a run that passed (kept with its logs otherwise)",
+    )
     args = parser.parse_args()
 
     run_id = f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
@@ -141,6 +145,7 @@ def main() -> int:
 
     account = Account.objects.get(identifier=query["account"])
     children = harness.Children(log_dir=var_dir, env=env)
+    result = 1
     try:
         with harness.stop_on_sigterm(), running_receiver() as receiver:
             for entity_type in ENTITY_TYPES:
@@ -165,7 +170,8 @@ def main() -> int:
                 [runall],
             )
             print(f"runall (pid {runall.process.pid}) up: {runall_children(runall.log())}; log {runall.log_path}")
-            return run(args, run_id, import_url, checkout_url, base, runall, receiver, cron_queue)
+            result = run(args, run_id, import_url, checkout_url, base, runall, receiver, cron_queue)
+            return result
     except KeyboardInterrupt:
         print("interrupted")
         return 130
@@ -174,7 +180,11 @@ def main() -> int:
         return 1
     finally:
         children.stop_all()
-        print(f"stopped runall; its log: {var_dir / 'runall.log'}")
+        if result == 0 and not args.var_dir:
+            shutil.rmtree(var_dir, ignore_errors=True)
+            print("stopped runall")
+        else:
+            print(f"stopped runall; its log: {var_dir / 'runall.log'}")
 
 
 def run(
