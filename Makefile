@@ -1,26 +1,39 @@
-# make run   installs into .venv, migrates, creates the demo account and starts web, worker, beat (and the broker).
-# make test  installs into .venv and runs the whole test suite (SQLite and the embedded broker by default;
+# make run   installs what the service needs into .venv, migrates, creates the demo account and starts web,
+#            worker, beat and the embedded broker.
+# make test  installs the development tools too and runs the whole test suite (SQLite and the embedded broker by default;
 #            DATABASE_URL and CELERY_BROKER_URL switch to PostgreSQL and Redis).
+# make screenshots  runs the admin's browser tests with SCREENSHOTS=1, which saves the main pages to docs/screenshots/.
 # make lint  ruff check, ruff format --check and mypy (django-stubs) on the apps.
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-# Reinstalls only when pyproject.toml changes (or the venv is new).
-STAMP := $(VENV)/.installed
+# Reinstalls only when pyproject.toml changes (or the venv is new). `make run` installs only what the service
+# needs; `make test` and `make lint` add the development tools.
+STAMP := $(VENV)/.installed-dev
+RUN_STAMP := $(VENV)/.installed-run
+PIP := $(BIN)/python -m pip install --disable-pip-version-check --quiet --progress-bar off
 
-.PHONY: install run test lint
+.PHONY: install install-run run test lint screenshots
 
 install: $(STAMP)
+
+install-run: $(RUN_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e '.[dev]'
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(PIP) -e .
 	touch $@
 
-run: install
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(PIP) -e '.[dev]'
+	touch $(RUN_STAMP) $@
+
+# The demo's export queue delivers to the service's own demo receiver on 127.0.0.1 (docs/security.md).
+run: export OUTBOUND_ALLOWED_NETWORKS ?= 127.0.0.1/32
+run: install-run
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py bootstrap_demo
@@ -28,6 +41,9 @@ run: install
 
 test: install
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+screenshots: install
+	SCREENSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider tests/browser/test_exports_admin.py tests/browser/test_integrations_admin.py
 
 lint: install
 	$(BIN)/ruff check .

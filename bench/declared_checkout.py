@@ -115,7 +115,7 @@ def large_checkout(lines: int = 1000) -> dict[str, Any]:
             "name": {"da": "Trøje", "en": "Sweater"},
             "product_group": "tops",
             "quantity": quantity,
-            "retail_price": price,
+            "retail_price": amount,  # the line's (docs/amounts.md)
             "base_price": amount,
             "sub_total": amount,
             "total": amount,

@@ -47,7 +47,7 @@ GROUPS = ("", "clothing", "food", "toys")
 PLAIN_SQL = {
     "lines": """SELECT kind, product_group, COUNT(DISTINCT sale_id), SUM(quantity), SUM(base_price), SUM(sub_total),
                        SUM(total), SUM(total_discounts), SUM(total_tax_amount), SUM(vat_amount),
-                       SUM(sales_tax_amount), SUM(margin_total)
+                       SUM(sales_tax_amount), SUM(margin), SUM(margin_total)
                 FROM ledger_saleline WHERE period_id = %s GROUP BY kind, product_group""",
     "payments": """SELECT kind, payment_type, foreign_currency, SIGN(amount), COUNT(*), SUM(amount),
                           SUM(foreign_currency_amount)
@@ -140,7 +140,8 @@ def book(*, account: Any, register: Any, sales: int) -> Any:
                         total_tax_amount=tax,
                         vat_amount=tax,
                         sales_tax_amount=0,
-                        margin_total=(total - tax) * Decimal("0.4") if sale.kind != "expense" else 0,
+                        margin_total=total - tax,
+                        margin=(total - tax) * Decimal("0.4") if sale.kind != "expense" else total - tax,
                     )
                 )
                 taxes.append(SaleTax(**row, product_group=group, amount=tax, **vat))

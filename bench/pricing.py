@@ -151,7 +151,7 @@ def cold_campaign(n: int) -> dict[str, Any]:
 
 
 def basket() -> list[Any]:
-    from campaigns.pricing import PricingLine
+    from campaigns.pricing.engine import PricingLine
 
     lines = [
         PricingLine(
@@ -196,7 +196,7 @@ def main() -> int:
     django.setup()
     from accounts.models import Account, Market
     from campaigns import services
-    from campaigns.pricing import price_basket
+    from campaigns.pricing.engine import price_basket
     from ledger.definitions import SALE_SUMMARY, SaleReport
 
     account = Account.objects.create(identifier=f"bench-pricing-{uuid.uuid4().hex[:8]}", name="pricing bench")

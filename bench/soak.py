@@ -151,7 +151,7 @@ def checkout_body(identifier: str, n: int) -> dict[str, Any]:
                 "id": product_id,
                 "product_group": group,
                 "quantity": quantity,
-                "retail_price": price,
+                "retail_price": amount,  # the line's (docs/amounts.md)
                 "base_price": amount,
                 "sub_total": amount,
                 "total": amount,

@@ -14,9 +14,9 @@ from typing import Any
 
 from accounts import selectors as account_selectors
 from accounts.models import Account, Market
-from campaigns.pricing import PricingLine, PricingResult, price_basket
+from campaigns.pricing.engine import PricingLine, PricingResult, price_basket
 from core.errors import InvalidInput, ServiceError
-from imports.schema import INVALID, Arr, Enum, L10nString, Node, Num, Obj, Report, Str, join
+from core.nodes import INVALID, Arr, Enum, L10nString, Node, Num, Obj, Report, Str, join
 from integrations import answers as integration_answers
 from integrations import services as integration_services
 from integrations.client import IntegrationFailed, NotConfigured

@@ -5,13 +5,23 @@ from __future__ import annotations
 from django.db import models
 
 from accounts.models import AccountOwned, Market
+from campaigns.pricing.registry import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES
 from core.jsonenc import DecimalJSONField
+
+
+def campaign_types() -> list[tuple[str, str]]:
+    """The registered campaign types (a callable, so a new type needs no migration)."""
+    return [(code, code) for code in CAMPAIGN_TYPES]
+
+
+def product_rule_types() -> list[tuple[str, str]]:
+    return [(code, code) for code in PRODUCT_RULE_TYPES]
 
 
 class Campaign(AccountOwned):
     market = models.ForeignKey(Market, on_delete=models.CASCADE, related_name="campaigns")
     campaign_id = models.CharField(max_length=255)
-    type = models.CharField(max_length=64)
+    type = models.CharField(max_length=64, choices=campaign_types)
     name = models.CharField(max_length=255)
     display_name = models.CharField(max_length=255)
     priority = models.DecimalField(max_digits=20, decimal_places=6)
@@ -32,7 +42,7 @@ class Campaign(AccountOwned):
 class ProductRule(AccountOwned):
     market = models.ForeignKey(Market, on_delete=models.CASCADE, related_name="product_rules")
     rule_id = models.CharField(max_length=255)
-    type = models.CharField(max_length=32)
+    type = models.CharField(max_length=32, choices=product_rule_types)
     name = models.CharField(max_length=255)
     display_name = DecimalJSONField(help_text="L10nString.")
     tag = models.CharField(max_length=255)

@@ -69,7 +69,8 @@ def _line(line_item_id: str, quantity: int, unit: float, total: float, vat: floa
     return {
         "line_item_id": line_item_id,
         "quantity": quantity,
-        "retail_price": unit,
+        "unit_price": unit,
+        "retail_price": round(unit * quantity, 2),
         "base_price": round(unit * quantity, 2),
         "sub_total": total,
         "total": total,
@@ -138,8 +139,9 @@ PRICE_DOCS: dict[str, Any] = {
         "with extra top-level `explanation` (per campaign considered: fired or why not, on which units) and "
         "`warnings` (e.g. a deposit rule without a price in the market) only "
         "with `?explain=true`.\n\n"
-        "**Per unit**: `unit_price` (request) and `retail_price` (answer), both before discounts. **Per line** "
-        "(all units together): `base_price` (before discounts), `sub_total` (after discounts, before sales tax), "
+        "**Per unit**: `unit_price` (request and answer), before discounts. **Per line** "
+        "(all units together, as in a sale): `retail_price` and `base_price` (before discounts), "
+        "`sub_total` (after discounts, before sales tax), "
         "`total`, `vat_amount`, `sales_tax_amount`, `total_tax_amount`, `taxes[].amount` and each discount's "
         "`amount`. The basket's amounts are the sums of its lines'.\n\n"
         "A line's `unit_price` may be left out for a product the service knows: its `retail_price` for the market "

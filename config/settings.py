@@ -71,7 +71,7 @@ X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.admin_site.BackOfficeAdminConfig",  # django.contrib.admin, with the back office's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -83,6 +83,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_beat",
     "axes",
+    "core",
     "accounts",
     "orders",
     "campaigns",
@@ -168,6 +169,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]  # the back office's own admin scripts and styles
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
 Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)  # whitenoise warns about a missing directory
 # Production serves hashed, compressed copies that browsers may cache for ever (whitenoise); they need
@@ -315,6 +317,22 @@ EXPORT_LEASE_SECONDS = env.int("EXPORT_LEASE_SECONDS", default=600)
 # Reply-To, never the address. Empty: DEFAULT_FROM_EMAIL.
 EXPORT_EMAIL_FROM = env.str("EXPORT_EMAIL_FROM", default="")
 
+# --- Circuit breakers (core.breaker, issue 12) -----------------------------------------------------
+# A destination (web hook host, FTP/SFTP/SMTP server, integrator host) failing this many times in a row is not
+# called for a cool-down; then one trial call decides. The cool-down doubles with each failed trial, up to the max.
+BREAKER_FAILURE_THRESHOLD = env.int("BREAKER_FAILURE_THRESHOLD", default=5)
+BREAKER_COOLDOWN_SECONDS = env.float("BREAKER_COOLDOWN_SECONDS", default=30.0)
+BREAKER_MAX_COOLDOWN_SECONDS = env.float("BREAKER_MAX_COOLDOWN_SECONDS", default=600.0)
+if BREAKER_FAILURE_THRESHOLD < 1 or BREAKER_COOLDOWN_SECONDS <= 0:
+    raise ImproperlyConfigured("BREAKER_FAILURE_THRESHOLD must be 1 or more and BREAKER_COOLDOWN_SECONDS positive")
+# How long the one trial call of a half-open breaker may take before another process may make one (it died).
+BREAKER_TRIAL_SECONDS = env.float("BREAKER_TRIAL_SECONDS", default=150.0)
+# A process trusts a closed breaker it has read for this many seconds without reading it again (the hot path
+# costs no query); so another process's opening is seen here up to this late.
+BREAKER_MEMO_SECONDS = env.float("BREAKER_MEMO_SECONDS", default=2.0)
+# An export queue whose destination has failed without a success for this many days is disabled (0: never).
+EXPORT_QUEUE_DISABLE_AFTER_DAYS = env.float("EXPORT_QUEUE_DISABLE_AFTER_DAYS", default=5.0)
+
 # --- Failed authentications (accounts.auth_failures, django-axes) ----------------------------------
 # API keys (/imports/, /api/v1/, /api/v1/pos/) and the /metrics token: after AUTH_FAILURE_LIMIT failures of one key
 # prefix or one client address within AUTH_FAILURE_WINDOW_SECONDS of the first, that prefix or address answers 429
@@ -350,6 +368,8 @@ AXES_VERBOSE = False
 
 # --- Outgoing HTTP (runtime integrations and web hook exports) -------------------------------------
 OUTBOUND_ALLOWED_NETWORKS = env.list("OUTBOUND_ALLOWED_NETWORKS", default=[])
+# The demo's web hook receiver (ops/demo.py): where `make run`'s demo export queue delivers. Never in production.
+DEMO_RECEIVER = env.bool("DEMO_RECEIVER", default=not PRODUCTION) and not PRODUCTION
 # The integrator calls made while serving one POS request share this many seconds (each call gets at most what
 # is left, for the whole answer; none is made when it is spent), so a dead integrator cannot hold a web worker
 # for its own timeout (up to 30 s). 0: each call gets its integration's timeout.

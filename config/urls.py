@@ -21,6 +21,11 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]
 
+if settings.DEMO_RECEIVER:
+    from ops import demo
+
+    urlpatterns.append(path(demo.PATH, demo.receiver, name="demo-receiver"))
+
 if settings.BENCH_BARE_ENDPOINT:
     from config.bench_views import bare
 

@@ -1,13 +1,15 @@
 """Back-office admin of exports: queues (edited through ``exports.services``), the export log, deliveries.
 
-A queue's transform and delivery are JSON text areas, checked by ``services.validate_queue`` (its field
-errors land on the field they name). Secrets in the delivery are masked in the form and a masked value
+A queue's filters, transform and delivery are labelled fields by type (``exports.admin_forms``), or JSON text
+areas under "Advanced (JSON)"; either way checked by ``services.validate_queue`` (its field errors land on the
+field they name). Secrets in the delivery are masked in the form and a masked value
 submitted back keeps the stored one; a web hook secret the service generates is shown once, in a message.
 The export log and deliveries are a record: view-only, with retry actions that call ``services.retry_items``.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -15,15 +17,18 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.text import Truncator
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin
 from accounts.models import Account
 from core import jsonparse
 from core.errors import ServiceError
-from exports import selectors, services
+from exports import circuit, selectors, services
+from exports.admin_forms import QueueConfigAdmin, QueueConfigForm
+from exports.entities import REGISTRY
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import mask, unmask
 
@@ -33,7 +38,7 @@ _JSON_WIDGET = forms.Textarea(attrs={"rows": 8, "cols": 90, "class": "vLargeText
 QUEUE_FIELDS = ("name", "entity_type", "enabled", "trigger", "daily_at", "filters", "transform", "delivery")
 
 
-class ExportQueueForm(forms.ModelForm):
+class ExportQueueForm(QueueConfigForm):
     class Meta:
         model = ExportQueue
         fields = ["account", *QUEUE_FIELDS]
@@ -95,7 +100,7 @@ class ExportQueueForm(forms.ModelForm):
 
 
 @admin.register(ExportQueue)
-class ExportQueueAdmin(AccountOwnedAdmin):
+class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
     form = ExportQueueForm
     change_form_template = "admin/exports/exportqueue/change_form.html"
     list_display = [
@@ -107,22 +112,25 @@ class ExportQueueAdmin(AccountOwnedAdmin):
         "transform_type",
         "delivery_type",
         "failed_items",
+        "disabled_at",
         "updated_at",
     ]
     list_filter = ["account", "entity_type", "trigger", "enabled"]
     list_select_related = ["account"]
     search_fields = ["name", "account__identifier"]
-    actions = ["retry_failed_items"]
+    actions = ["retry_failed_items", "enable_queues"]
     fieldsets = [
         (None, {"fields": ["account", "name", "entity_type", "enabled", "filters"]}),
         ("Trigger", {"fields": ["trigger", "daily_at"]}),
         ("Transform and delivery", {"fields": ["transform", "delivery"]}),
+        ("Destination health", {"fields": ["destination_circuit", "failing_since", "disabled_at", "disabled_reason"]}),
         ("Record", {"fields": ["created_at", "updated_at"]}),
     ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: ExportQueue | None = None) -> list[str]:
         # A queue does not move between accounts: its items and deliveries belong to the account.
-        return ["created_at", "updated_at"] if obj is None else ["account", "created_at", "updated_at"]
+        record = ["destination_circuit", "failing_since", "disabled_at", "disabled_reason", "created_at", "updated_at"]
+        return record if obj is None else ["account", *record]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ExportQueue]:
         return (
@@ -252,6 +260,18 @@ class ExportQueueAdmin(AccountOwnedAdmin):
                 retried += services.retry_items(account=queue.account, items=items)
         self.message_user(request, f"Retried {retried} failed item(s).", messages.SUCCESS)
 
+    @admin.action(description="Enable (and close the destination's circuit breaker)", permissions=["change"])
+    def enable_queues(self, request: HttpRequest, queryset: QuerySet[ExportQueue]) -> None:
+        enabled = 0
+        for queue in queryset.select_related("account"):
+            circuit.enable_queue(account=queue.account, queue=queue)
+            enabled += 1
+        self.message_user(request, f"Enabled {enabled} queue(s).", messages.SUCCESS)
+
+    @admin.display(description="destination circuit breaker")
+    def destination_circuit(self, obj: ExportQueue) -> str:
+        return circuit.describe(obj) if obj.pk is not None else "-"
+
     @admin.display(description="transform")
     def transform_type(self, obj: ExportQueue) -> str:
         return str(obj.transform.get("type", ""))
@@ -265,6 +285,9 @@ class ExportQueueAdmin(AccountOwnedAdmin):
         return obj._failed  # type: ignore[attr-defined, no-any-return]
 
 
+REASON_CHARS = 120
+
+
 @admin.register(ExportItem)
 class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     """The export log: one row per entity per queue, with the outcome of its delivery."""
@@ -275,12 +298,15 @@ class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "queue",
         "entity_type",
         "element_key",
+        "entity_link",
         "status",
-        "attempts",
+        "reason",
         "status_code",
+        "attempts",
+        "next_retry",
         "account",
     ]
-    list_filter = ["status", ("queue", AccountScopedRelatedFilter), "entity_type", "account"]
+    list_filter = ["status", ("queue", AccountScopedRelatedFilter), "entity_type", "created_at", "account"]
     list_select_related = ["account", "queue", "delivery"]
     search_fields = ["element_key"]
     # The log grows without bound; skip the unfiltered COUNT(*) on every search.
@@ -292,14 +318,17 @@ class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "entity_type",
         "object_id",
         "element_key",
+        "entity_link",
         "status",
         "message",
+        "reason",
         "delivery_link",
         "attempts",
         "status_code",
+        "next_retry",
         "created_at",
     ]
-    readonly_fields = ["delivery_link", "attempts", "status_code"]
+    readonly_fields = ["entity_link", "reason", "delivery_link", "attempts", "status_code", "next_retry"]
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         return super().changelist_view(request, {"title": "Export log", **(extra_context or {})})
@@ -333,6 +362,33 @@ class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     def attempts(self, obj: ExportItem) -> int:
         return obj.delivery.attempts if obj.delivery is not None else 0
 
+    @admin.display(description="reason")
+    def reason(self, obj: ExportItem) -> str:
+        """Why it failed or was skipped: the delivery's last error (what the destination answered), else the
+        item's own message."""
+        error = obj.delivery.error if obj.delivery is not None else ""
+        return Truncator(error or obj.message).chars(REASON_CHARS)
+
+    @admin.display(description="next retry")
+    def next_retry(self, obj: ExportItem) -> datetime | None:
+        delivery = obj.delivery
+        if delivery is None or obj.status != ExportStatus.PENDING:
+            return None
+        return delivery.next_attempt_at
+
+    @admin.display(description="entity")
+    def entity_link(self, obj: ExportItem) -> SafeString | str:
+        """The entity the item carries, on its own admin page."""
+        definition = REGISTRY.get(obj.entity_type)
+        if definition is None:
+            return str(obj.object_id)
+        app_label, model_name = definition.model_label.lower().split(".")
+        try:
+            url = reverse(f"admin:{app_label}_{model_name}_change", args=[obj.object_id])
+        except NoReverseMatch:
+            return str(obj.object_id)
+        return format_html('<a href="{}">{} {}</a>', url, definition.model_label.split(".")[1], obj.object_id)
+
     @admin.display(description="status code")
     def status_code(self, obj: ExportItem) -> int | None:
         return obj.delivery.status_code if obj.delivery is not None else None
@@ -363,6 +419,7 @@ class ExportDeliveryAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "attempts",
         "status_code",
         "next_attempt_at",
+        "paused_until",
         "created_at",
         "finished_at",
     ]
@@ -380,6 +437,8 @@ class ExportDeliveryAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "attempts",
         "next_attempt_at",
         "lease_until",
+        "paused_until",
+        "pause_reason",
         "status_code",
         "error",
         "duration_ms",

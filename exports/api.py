@@ -28,7 +28,7 @@ from accounts.api import (
     response_example,
 )
 from accounts.serializers import ErrorOutputSerializer
-from exports import selectors, services
+from exports import circuit, selectors, services
 from exports.models import EntityType, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import (
     MASK,
@@ -63,6 +63,9 @@ QUEUE_EXAMPLE: dict[str, Any] = {
     "id": 7,
     **QUEUE_REQUEST_EXAMPLE,
     "delivery": {**QUEUE_REQUEST_EXAMPLE["delivery"], "secret": MASK},
+    "failing_since": None,
+    "disabled_at": None,
+    "disabled_reason": "",
     "created_at": _AT,
     "updated_at": _AT,
 }
@@ -91,6 +94,8 @@ EXPORT_LOG_EXAMPLE: dict[str, Any] = {
     "delivery_id": "msg_5f0c6e2a8d7b4a519b0e2c1f7f1d9a34",
     "created_at": _AT,
     "finished_at": "2025-01-15T09:30:01Z",
+    "paused_until": None,
+    "pause_reason": "",
     "attempt_log": [
         {
             "number": 1,
@@ -223,6 +228,19 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
             _NOTHING_TO_PREVIEW,
         ],
     ),
+    enable=extend_schema(
+        summary="Enable an export queue again",
+        description=(
+            "Turns the queue on again, typically after the service disabled it (`disabled_reason`: its destination "
+            "failed for EXPORT_QUEUE_DISABLE_AFTER_DAYS): clears the reason and closes the destination's circuit "
+            "breaker, so the next delivery is sent at once. Items failed by the disable are not sent again by "
+            "this; `POST .../retry` does that. A `PATCH` with `enabled: true` does the same."
+        ),
+        parameters=AUTH_PARAMETERS,
+        request=None,
+        responses={200: ExportQueueOutputSerializer, **error_responses(404)},
+        examples=[response_example("Enabled queue", QUEUE_EXAMPLE)],
+    ),
     retry=extend_schema(
         summary="Retry an export queue's failed items",
         description=(
@@ -295,6 +313,11 @@ class ExportQueueViewSet(AccountScopedViewSet):
             object_id=data.get("object_id"),
         )
         return Response(_preview_body(rendered, element_key))
+
+    @action(detail=True, methods=["post"])
+    def enable(self, request: Request, pk: str) -> Response:
+        queue = circuit.enable_queue(account=self.account, queue=self.get_object())
+        return Response(ExportQueueOutputSerializer(queue).data)
 
     @action(detail=True, methods=["post"])
     def retry(self, request: Request, pk: str) -> Response:

@@ -42,6 +42,11 @@ class ExportQueue(AccountOwned):
     daily_at = models.TimeField(null=True, blank=True, help_text="Local time of a daily run (account time zone).")
     transform = DecimalJSONField(default=dict, help_text='{"type": "identity"|"mustache"|..., ...}')
     delivery = DecimalJSONField(default=dict, help_text='{"type": "webhook"|"email"|"ftp"|"sftp", ...}')
+    # Auto-disable (issue 12, as Svix does): the first failed delivery since the last success, and why and when
+    # the service turned ``enabled`` off after EXPORT_QUEUE_DISABLE_AFTER_DAYS of failures (empty: it did not).
+    failing_since = models.DateTimeField(null=True, blank=True, editable=False)
+    disabled_at = models.DateTimeField(null=True, blank=True, editable=False)
+    disabled_reason = models.TextField(blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -78,10 +83,16 @@ class ExportDelivery(AccountOwned):
     status_code = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Not sent because the destination's circuit breaker was open (``exports.circuit``): not an attempt; the
+    # delivery is due again at ``paused_until``, the breaker's reopening.
+    paused_until = models.DateTimeField(null=True, blank=True)
+    pause_reason = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "export delivery"
+        verbose_name_plural = "export deliveries"
         ordering = ["-id"]
         constraints = [
             models.UniqueConstraint(
@@ -111,6 +122,8 @@ class ExportItem(AccountOwned):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "export log entry"
+        verbose_name_plural = "export log"
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["queue", "status"]),

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from django.apps import apps
 from django.db.models import QuerySet
 
 from accounts.models import Account
+from exports.entities import REGISTRY as ENTITIES
 from exports.models import ExportItem, ExportQueue, ExportStatus
 
 
@@ -52,3 +55,47 @@ def retryable_items(
     queryset = ExportItem.objects.filter(account=account, queue=queue).exclude(status=ExportStatus.PENDING)
     queryset = queryset.filter(pk__in=ids) if ids is not None else queryset.filter(status=ExportStatus.FAILURE)
     return list(queryset.order_by("id")[:limit])
+
+
+# How many of an entity type's newest stored entities the queue form offers to preview and test on.
+RECENT_ENTITIES = 15
+# The queue form lists at most this many value paths of an entity, down to this depth.
+MAX_PATHS = 300
+MAX_PATH_DEPTH = 6
+
+
+def recent_entities(*, account: Account, entity_type: str, limit: int = RECENT_ENTITIES) -> list[tuple[int, str]]:
+    """The account's newest stored entities of ``entity_type``: (object id, element key), newest first."""
+    definition = ENTITIES.get(entity_type)
+    if definition is None:
+        return []
+    model = apps.get_model(definition.model_label)
+    ids = model.objects.filter(account_id=account.pk).order_by("-pk").values_list("pk", flat=True)[: limit * 2]
+    found = [definition.find(account.pk, object_id) for object_id in ids]
+    return [entry for entry in found if entry is not None][:limit]
+
+
+def entity_paths(*, account: Account, entity_type: str, object_id: int | None = None) -> list[str]:
+    """The value paths of a stored entity of ``entity_type`` (the newest, or ``object_id``), as transforms write
+    them (``summary.total``, ``summary.line_items[0].quantity``): what a template or a column can name. Empty when
+    the account has none stored yet."""
+    definition = ENTITIES.get(entity_type)
+    found = definition.find(account.pk, object_id) if definition is not None else None
+    if definition is None or found is None:
+        return []
+    entity = definition.load([found[0]]).get(found[0])
+    paths: list[str] = []
+
+    def walk(value: Any, prefix: str, depth: int) -> None:
+        if len(paths) >= MAX_PATHS:
+            return
+        if isinstance(value, dict) and depth < MAX_PATH_DEPTH:
+            for key, inner in value.items():
+                walk(inner, f"{prefix}.{key}" if prefix else str(key), depth + 1)
+        elif isinstance(value, list) and value and depth < MAX_PATH_DEPTH:
+            walk(value[0], f"{prefix}[0]", depth + 1)
+        elif prefix:
+            paths.append(prefix)
+
+    walk(entity or {}, "", 0)
+    return paths

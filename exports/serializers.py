@@ -164,11 +164,22 @@ class ExportQueueOutputSerializer(serializers.ModelSerializer):
             "daily_at",
             "transform",
             "delivery",
+            "failing_since",
+            "disabled_at",
+            "disabled_reason",
             "created_at",
             "updated_at",
         ]
         read_only_fields = fields
         ref_name = "ExportQueue"
+        extra_kwargs = {
+            "failing_since": {"help_text": "The first failed delivery since the last successful one (null: none)."},
+            "disabled_at": {"help_text": "When the service disabled the queue itself (null: it did not)."},
+            "disabled_reason": {
+                "help_text": "Why the service disabled the queue: its destination failed for days. Enable it again "
+                "with POST .../enable or enabled: true."
+            },
+        }
 
     @extend_schema_field(_CONFIG_SCHEMA)
     def get_delivery(self, queue: ExportQueue) -> dict[str, Any]:
@@ -277,6 +288,14 @@ class ExportLogOutputSerializer(serializers.ModelSerializer):
         help_text="Sent as webhook-id; null while a cron item waits for its window.",
     )
     finished_at = serializers.DateTimeField(source="delivery.finished_at", read_only=True, allow_null=True)
+    paused_until = serializers.DateTimeField(
+        source="delivery.paused_until",
+        read_only=True,
+        allow_null=True,
+        help_text="Not sent: the destination's circuit breaker is open; the delivery waits until then (not an "
+        "attempt: its retries are kept).",
+    )
+    pause_reason = serializers.CharField(source="delivery.pause_reason", read_only=True, allow_null=True)
 
     class Meta:
         model = ExportItem
@@ -295,6 +314,8 @@ class ExportLogOutputSerializer(serializers.ModelSerializer):
             "delivery_id",
             "created_at",
             "finished_at",
+            "paused_until",
+            "pause_reason",
             "attempt_log",
         ]
         read_only_fields = fields

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -30,7 +31,7 @@ from django.utils import timezone
 
 from accounts.models import Account, StockLocation
 from core.errors import Conflict, ServiceError
-from exports import retry
+from exports import circuit, retry
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult
 from exports.entities import REGISTRY as ENTITIES
@@ -45,6 +46,7 @@ from exports.models import (
 )
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import ConfigError, Element, RenderContext, TransformError
+from integrations import outbound
 
 logger = logging.getLogger(__name__)
 
@@ -240,6 +242,7 @@ class _Outcome:
     started: datetime
     duration_ms: int
     retry_in: timedelta | None = None
+    paused: bool = False  # not sent: the destination's breaker is open (``exports.circuit``); not an attempt
 
 
 def deliver(*, delivery_pk: int, batch: int = DELIVERY_BATCH) -> str | None:
@@ -279,9 +282,7 @@ def _send(
             return _Outcome(delivery, items, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0)
         context = render_context(queue, delivery.delivery_id, started)
         rendered = TRANSFORMS[queue.transform.get("type", "identity")].render(elements, context, queue.transform)
-        result = DELIVERIES[queue.delivery["type"]].deliver(
-            rendered, config=queue.delivery, delivery_id=delivery.delivery_id, context=context
-        )
+        result = circuit.deliver(rendered, queue=queue, delivery_id=delivery.delivery_id, context=context)
     except (TransformError, ConfigError, KeyError) as exc:
         result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
@@ -302,6 +303,9 @@ def _outcome(
     duration_ms = int((time.monotonic() - clock) * 1000)
     if result.ok:
         return _Outcome(delivery, items, result, ExportStatus.SUCCESS, skipped, started, duration_ms)
+    if result.paused_until is not None:
+        wait = max(result.paused_until - timezone.now(), timedelta(0))
+        return _Outcome(delivery, items, result, ExportStatus.PENDING, skipped, started, duration_ms, wait, True)
     retry_in = retry.retry_delay(
         trigger=queue.trigger,
         delivery_type=queue.delivery.get("type", ""),
@@ -365,15 +369,16 @@ def _send_streamed(delivery: ExportDelivery) -> _Outcome:
     skipped: dict[int, str] = {}
     sent = [0]
     try:
+        waiting = circuit.paused(queue)  # asked before the file is rendered: it may be large
+        if waiting is not None:
+            return _outcome(delivery, None, waiting, skipped, started, clock)
         with tempfile.SpooledTemporaryFile(max_size=STREAM_SPOOL_BYTES) as out:
             context = render_context(queue, delivery.delivery_id, started)
             transform = TRANSFORMS[queue.transform.get("type", "identity")]
             rendered = transform.render_to(_stream_elements(delivery, skipped, sent), context, queue.transform, out)
             if not sent[0]:
                 return _Outcome(delivery, None, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0)
-            result = DELIVERIES[queue.delivery["type"]].deliver(
-                rendered, config=queue.delivery, delivery_id=delivery.delivery_id, context=context
-            )
+            result = circuit.deliver(rendered, queue=queue, delivery_id=delivery.delivery_id, context=context)
     except (TransformError, ConfigError, KeyError) as exc:
         result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
@@ -399,10 +404,15 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
                     started_at=o.started,
                 )
                 for o in outcomes
+                if not o.paused
             ]
         )
         for o in outcomes:
             d = o.delivery
+            if o.paused:
+                circuit.pause(d, o.result)
+                continue
+            d.paused_until, d.pause_reason = None, ""
             d.status, d.status_code, d.error, d.duration_ms = (
                 o.status,
                 o.result.status_code,
@@ -416,8 +426,19 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
                 d.finished_at = now
         ExportDelivery.objects.bulk_update(
             [o.delivery for o in outcomes],
-            ["status", "status_code", "error", "duration_ms", "lease_until", "next_attempt_at", "finished_at"],
+            [
+                "status",
+                "status_code",
+                "error",
+                "duration_ms",
+                "lease_until",
+                "next_attempt_at",
+                "finished_at",
+                "paused_until",
+                "pause_reason",
+            ],
         )
+        circuit.give_back_attempts(o.delivery.pk for o in outcomes if o.paused)
         by_status: dict[tuple[str, str], list[int]] = {}
         for o in outcomes:
             if o.status == ExportStatus.PENDING:
@@ -434,6 +455,7 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
             for start in range(0, len(ids), STREAM_PAGE):
                 chunk = ids[start : start + STREAM_PAGE]
                 ExportItem.objects.filter(pk__in=chunk).update(status=status, message=message)
+        circuit.note_outcomes((o.delivery.queue, o.result) for o in outcomes if o.status != ExportStatus.SKIPPED)
         for o in outcomes:
             # The database holds the retry time; a short countdown only saves waiting for the sweeper.
             if o.retry_in is not None and o.retry_in.total_seconds() <= 60:
@@ -622,6 +644,7 @@ def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tupl
     secret = None
     if "delivery" in fields:
         fields["delivery"], secret = _with_secret(fields["delivery"])
+    switched_on = fields.get("enabled") is True and not queue.enabled
     for name, value in fields.items():
         setattr(queue, name, value)
     try:
@@ -629,6 +652,8 @@ def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tupl
             queue.save(update_fields=[*fields, "updated_at"])
     except IntegrityError:
         raise ServiceError("a queue with this name exists", field="name", code="duplicate") from None
+    if switched_on:  # as the enable action: the disable's reason cleared, the destination's breaker closed
+        circuit.enable_queue(account=account, queue=queue)
     return queue, secret
 
 
@@ -676,3 +701,69 @@ def preview(*, queue: ExportQueue, object_id: int | None = None) -> tuple[Any, s
     except (TransformError, ConfigError) as exc:
         raise ServiceError(str(exc), field="transform") from None
     return rendered, element_key
+
+
+TEST_DELIVERY_PREFIX = "test_"
+
+
+def send_test_delivery(*, queue: ExportQueue, object_id: int | None = None) -> tuple[DeliveryResult, str, str]:
+    """Staff's "Send a test delivery": the queue's transform rendered on a stored entity of its type (the newest,
+    or ``object_id``) and sent once through the queue's real delivery module, with a delivery id starting
+    ``test_`` (a receiver can tell a test from an export). Writes no export item, delivery or attempt, so the
+    export log and its counts stay the record of real exports. Returns (what the destination answered, the
+    element key sent, the delivery id); ServiceError when there is nothing to render."""
+    rendered, element_key = preview(queue=queue, object_id=object_id)
+    delivery_id = TEST_DELIVERY_PREFIX + uuid.uuid4().hex
+    delivery = DELIVERIES.get(queue.delivery.get("type", ""))
+    if delivery is None:
+        raise ServiceError("the queue has no known delivery type", field="delivery.type")
+    try:
+        result = delivery.deliver(
+            rendered, config=queue.delivery, delivery_id=delivery_id, context=render_context(queue, delivery_id)
+        )
+    except (TransformError, ConfigError, KeyError) as exc:
+        result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
+    except Exception as exc:  # as in ``_send``: a bug is logged and reported, never shown as a crash to staff
+        logger.exception("test delivery %s failed", delivery_id)
+        result = DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
+    return result, element_key, delivery_id
+
+
+def destination_warning(*, delivery: Any) -> str | None:
+    """Why the outbound guard (``integrations.outbound``) would refuse this delivery's destination today, or None.
+
+    Checked when staff save a queue, so that a destination the guard refuses is named then and not first by a
+    failed delivery. Only a warning: the same configuration is valid through the API, name resolution may
+    differ by the time of delivery, and the operator may widen ``OUTBOUND_ALLOWED_NETWORKS`` later. E-mail goes
+    through the operator's relay and is never checked."""
+    if not isinstance(delivery, dict):
+        return None
+    kind = delivery.get("type")
+    if kind == "webhook":
+        parts = urlsplit(str(delivery.get("url") or ""))
+        try:
+            host, port = parts.hostname or "", parts.port or (80 if parts.scheme == "http" else 443)
+        except ValueError:
+            return None  # validate_queue names a broken URL
+        if parts.scheme == "http":
+            try:
+                allowed = outbound.plain_http_allowed(host, port)
+            except outbound.OutboundRefused as exc:
+                return f"Deliveries will be refused: {exc}."
+            if not allowed:
+                return (
+                    f"Deliveries will be refused: plain http is only sent to addresses inside "
+                    f"OUTBOUND_ALLOWED_NETWORKS, and {host} is not inside it. Use https, or ask the operator to "
+                    "add the receiver's network to OUTBOUND_ALLOWED_NETWORKS."
+                )
+            return None
+    elif kind in ("ftp", "sftp"):
+        host = str(delivery.get("host") or "")
+        port = delivery.get("port") or (21 if kind == "ftp" else 22)
+    else:
+        return None
+    try:
+        outbound.check_address(host, int(port))
+    except (outbound.OutboundRefused, ValueError, TypeError) as exc:
+        return f"Deliveries will be refused: {exc}."
+    return None

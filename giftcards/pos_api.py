@@ -22,9 +22,9 @@ from rest_framework.response import Response
 from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
 from accounts.api_common import PosView
 from core.errors import InvalidInput
+from core.nodes import INVALID, Currency, Num, Obj, Report, Str
 from giftcards import services
 from giftcards.models import CustomerAccountPayment
-from imports.schema import INVALID, Currency, Num, Obj, Report, Str
 
 SHOP_ID = Str(max_length=64)
 IDENTIFIER = Str()

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.utils.safestring import SafeString
+from django.utils.text import Truncator
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
 from imports.models import ImportItem
+
+REASON_CHARS = 120
 
 
 @admin.register(ImportItem)
@@ -21,10 +24,12 @@ class ImportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "integration",
         "stock_location",
         "attempts",
+        "reason",
     ]
     list_filter = [
         "status",
         "kind",
+        "created_at",
         "account",
         ("integration", AccountScopedRelatedFilter),
         ("stock_location", AccountScopedRelatedFilter),
@@ -58,6 +63,17 @@ class ImportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         ("Errors", {"fields": ["errors_pretty"]}),
     ]
     readonly_fields = ["payload_pretty", "errors_pretty"]
+
+    @admin.display(description="reason")
+    def reason(self, obj: ImportItem) -> str:
+        """Why an item failed, in the list: its first error with the field it names, else its message."""
+        errors = obj.errors if isinstance(obj.errors, list) else []
+        first = errors[0] if errors and isinstance(errors[0], dict) else None
+        if first is not None:
+            text = f"{first.get('field', '')}: {first.get('message', '')}".strip(": ")
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            return Truncator(text + more).chars(REASON_CHARS)
+        return Truncator(obj.message).chars(REASON_CHARS)
 
     @admin.display(description="payload")
     def payload_pretty(self, obj: ImportItem) -> SafeString | None:

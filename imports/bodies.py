@@ -1,7 +1,7 @@
 """The order import bodies declared once (issue 13, declared bodies): validation and request schema in one.
 
 Spec: Incoming order, External order, Basket, LineItem, Discount, Customer, Payment, Shipping. These classes
-check exactly as ``imports.definitions.INCOMING_ORDER`` and ``EXTERNAL_ORDER`` (same cleaned value, errors and
+check exactly as ``orders.definitions.INCOMING_ORDER`` and ``EXTERNAL_ORDER`` (same cleaned value, errors and
 warnings; ``tests/core/test_declare.py`` holds them side by side) and are what ``/api/schema/`` can publish for
 ``/imports/incoming_orders`` and ``/imports/external_orders``. The endpoints still validate with the ``Obj``
 definitions until the apps move over (``docs/notes/declared.md``).

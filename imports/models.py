@@ -52,6 +52,8 @@ class ImportItem(AccountOwned):
     processed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "import log entry"
+        verbose_name_plural = "import log"
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["account", "integration", "status"]),

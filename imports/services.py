@@ -27,12 +27,13 @@ from django.utils import timezone
 from accounts import selectors as account_selectors
 from accounts.models import Account, Integration, Market, StockLocation
 from campaigns import services as campaign_services
+from campaigns.pricing import registry as campaign_types
 from core.errors import ServiceError
-from imports import definitions
+from core.nodes import INVALID, Node, Report
 from imports.models import ImportItem, ImportKind, ImportStatus
-from imports.schema import INVALID, Node, Report
 from ledger.serializers.stock import IMPORTED_STOCK_EVENT
 from ledger.services import stock as stock_services
+from orders import definitions
 from orders import selectors as order_selectors
 from orders import services as order_services
 from orders.models import ExternalOrder, IncomingOrder
@@ -337,14 +338,14 @@ class DefinitionKind:
 DEFINITION_KINDS: dict[str, DefinitionKind] = {
     ImportKind.DISCOUNT_CAMPAIGN: DefinitionKind(
         noun="campaign",
-        check=definitions.check_campaign,
+        check=campaign_types.check_campaign,
         upsert=campaign_services.upsert_campaigns,
         delete=campaign_services.delete_campaigns,
         deletion_kind=ImportKind.DISCOUNT_CAMPAIGN_DELETION,
     ),
     ImportKind.PRODUCT_RULE: DefinitionKind(
         noun="product rule",
-        check=definitions.PRODUCT_RULE.check,
+        check=campaign_types.check_product_rule,
         upsert=campaign_services.upsert_product_rules,
         delete=campaign_services.delete_product_rules,
         deletion_kind=ImportKind.PRODUCT_RULE_DELETION,

@@ -1,9 +1,11 @@
 """Back-office admin of runtime integrations (edited through ``integrations.services``) and their call log.
 
-Query, headers, body and the declared secret places are JSON text areas; secrets are masked in the form and a
-masked value submitted back keeps the stored one, by the same rule as the REST API (``services.unmasked``).
-"Test this integration" calls the integrator with sample values and shows the result field by field. The call
-log is a record: view-only.
+Query parameters and headers are tables of name/value rows (``core.widgets.RowsWidget``, which posts the JSON the
+REST API takes); the body and the declared secret places are JSON text areas in a monospace font; the chosen
+kind's placeholders are listed beside the URL. Secrets are masked in the form and a masked value submitted back
+keeps the stored one, by the same rule as the REST API (``services.unmasked``); the form is checked by the
+service's own ``configuration_errors``. "Test this integration" calls the integrator with sample values and shows
+the answer field by field. The call log is a record: view-only.
 """
 
 from __future__ import annotations
@@ -19,16 +21,27 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
 from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin
-from core import jsonparse
+from core import breaker, jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
-from integrations import services
+from core.widgets import RowsWidget
+from integrations import runtime, services
 from integrations.client import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
+from integrations.secrets import MASK
 
-_JSON_WIDGET = forms.Textarea(attrs={"rows": 6, "cols": 90, "class": "vLargeTextField json-config"})
-PLACEHOLDER_HELP = " ".join(
-    f"{kind}: " + ", ".join("{" + name + "}" for name in names) + "." for kind, names in KINDS.items()
+_JSON_WIDGET = forms.Textarea(attrs={"rows": 6, "cols": 90, "class": "vLargeTextField json-config config-code"})
+_QUERY_WIDGET = RowsWidget(
+    shape="object",
+    add_label="Add a parameter",
+    mask=MASK,
+    columns=[{"key": "name", "label": "Parameter"}, {"key": "value", "label": "Value (template)"}],
+)
+_HEADERS_WIDGET = RowsWidget(
+    shape="object",
+    add_label="Add a header",
+    mask=MASK,
+    columns=[{"key": "name", "label": "Header"}, {"key": "value", "label": "Value (template)"}],
 )
 
 
@@ -36,11 +49,18 @@ class RuntimeIntegrationForm(forms.ModelForm):
     class Meta:
         model = RuntimeIntegration
         fields = ["account", *services.FIELDS]
-        widgets = {"query": _JSON_WIDGET, "headers": _JSON_WIDGET, "body": _JSON_WIDGET, "secret_fields": _JSON_WIDGET}
+        widgets = {
+            "query": _QUERY_WIDGET,
+            "headers": _HEADERS_WIDGET,
+            "body": _JSON_WIDGET,
+            "secret_fields": _JSON_WIDGET,
+        }
+        labels = {"url": "URL"}
         help_texts = {
-            "url": "A template, e.g. https://erp.example.com/giftcards/{code}. Placeholders per kind: "
-            + PLACEHOLDER_HELP,
-            "headers": 'E.g. {"Authorization": "Bearer <key>"}. Values (but Accept, Content-Type, User-Agent...) show '
+            "url": "A template, e.g. https://erp.example.com/giftcards/{code}. The chosen kind's placeholders are "
+            "listed beside it; they work in the query, the headers and the body too.",
+            "query": "Name and value template of each query parameter, e.g. q = {search_term}.",
+            "headers": "E.g. Authorization = Bearer your-key. Values (but Accept, Content-Type, User-Agent...) show "
             "as ******** and are kept when saved back unchanged, unless the URL's host changes.",
             "secret_fields": 'E.g. ["query.k", "body.card.pin", "url.path"]: these values show as ******** and stay '
             "out of logs. Left empty on a new integration: names that look secret are filled in.",
@@ -98,15 +118,27 @@ class RuntimeIntegrationAdmin(AccountOwnedAdmin):
         (None, {"fields": ["account", "kind", "enabled"]}),
         ("Request", {"fields": ["method", "url", "query", "headers", "body", "secret_fields", "timeout"]}),
         ("Answer", {"fields": ["transform"]}),
-        ("Record", {"fields": ["created_at", "updated_at"]}),
+        ("Record", {"fields": ["circuit_breaker", "created_at", "updated_at"]}),
     ]
+
+    @admin.display(description="circuit breaker of the integrator's host")
+    def circuit_breaker(self, obj: RuntimeIntegration) -> str:
+        if obj.pk is None:
+            return "-"
+        return breaker.describe(runtime.breaker_key(obj.account, obj.url))
 
     @admin.display(description="URL")
     def shown_url(self, obj: RuntimeIntegration) -> str:
         return obj.masked_url
 
     def get_readonly_fields(self, request: HttpRequest, obj: RuntimeIntegration | None = None) -> list[str]:
-        return ["created_at", "updated_at"] if obj is None else ["account", "created_at", "updated_at"]
+        record = ["circuit_breaker", "created_at", "updated_at"]
+        return record if obj is None else ["account", *record]
+
+    def render_change_form(self, request: HttpRequest, context: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        # The page's script lists the chosen kind's placeholders beside the URL.
+        context["kind_placeholders"] = {kind: ["{" + name + "}" for name in names] for kind, names in KINDS.items()}
+        return super().render_change_form(request, context, *args, **kwargs)
 
     def save_model(self, request: HttpRequest, obj: RuntimeIntegration, form: forms.ModelForm, change: bool) -> None:
         data = {name: form.cleaned_data[name] for name in services.FIELDS}

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from imports.definitions import check_campaign
-from imports.schema import (
+from campaigns.pricing.registry import check_campaign
+from core.nodes import (
     INVALID,
     Arr,
     Bool,

@@ -14,7 +14,8 @@ endpoints, gift cards and customer accounts call ``call`` and catch ``Integratio
   the field.
 * The timeout covers the whole call, the answer to its last byte. While a POS request is served (``core.budget``)
   a call gets at most what is left of the request's ``POS_INTEGRATION_BUDGET_SECONDS``; with nothing left it is
-  not made (``IntegrationNotCalled``, a 504).
+  not made (``IntegrationNotCalled``, a 504). Nor is it while the integrator's circuit breaker is open (it failed
+  ``BREAKER_FAILURE_THRESHOLD`` times in a row: ``core.breaker``): the same 504, at once.
 """
 
 from __future__ import annotations
@@ -76,8 +77,10 @@ class IntegrationTimeout(IntegrationFailed):
 
 
 class IntegrationNotCalled(IntegrationFailed):
-    """The call was not made: the POS request's time for integrator calls (``core.budget``) was spent. A 504 like
-    a timeout, but nothing reached the integrator, so a payment that was not called certainly did not happen."""
+    """The call was not made: the POS request's time for integrator calls (``core.budget``) was spent, or the
+    integrator's circuit breaker is open (``core.breaker``: it failed repeatedly, and is left alone for a cool-down).
+    A 504 like a timeout, but nothing reached the integrator, so a payment that was not called certainly did not
+    happen."""
 
     status_code = 504
     code = "integration_not_called"

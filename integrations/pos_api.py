@@ -31,8 +31,8 @@ from accounts.api_common import PosView
 from accounts.models import Account, Market, StockLocation
 from accounts.serializers import ErrorOutputSerializer
 from core.errors import InvalidInput, NotFound, ServiceError
+from core.nodes import INVALID, Obj, Report, Str
 from core.serializers import JSONField
-from imports.schema import INVALID, Obj, Report, Str
 from integrations import answers, customers, services
 from integrations.client import BadAnswer, IntegrationFailed, call
 from ledger.models import Product

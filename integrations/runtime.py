@@ -8,6 +8,13 @@ A call's time limit is its configuration's timeout or, while a POS request is se
 that request's budget (``core.budget``, ``POS_INTEGRATION_BUDGET_SECONDS``); with less than ``MIN_CALL_SECONDS``
 left the call is not made. The limit holds for the whole exchange, connecting to the last byte of the answer
 (``integrations.deadline``), not only for each read.
+
+Each call goes through its destination's circuit breaker (``core.breaker``; the key is the account and the
+rendered URL's ``scheme://host:port``, apart from the breaker of the account's exports to that host: a call cut
+short by the POS budget counts as a timeout here, and an integrator merely slower than the POS budget must not
+pause the exports). While it is open the call is not made: ``IntegrationNotCalled`` (504), at once, as for a
+spent budget. Timeouts, refused or dropped connections, a cut-off answer and 5xx answers count as the
+destination's failures; any other answer shows it is up.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import jmespath.functions
 import requests
 
 from accounts.models import Account
-from core import budget, jsonparse
+from core import breaker, budget, jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
 from integrations import deadline, outbound, selectors, templates
@@ -117,17 +124,45 @@ def time_limit(integration: RuntimeIntegration) -> TimeLimit:
     return TimeLimit(round(granted, 3), request_budget.seconds if granted < own else None)
 
 
+def breaker_key(account: Account, url: str) -> str | None:
+    """The circuit breaker of the integrator at ``url`` as this account calls it (None: no host to key on)."""
+    destination = breaker.origin(url)
+    if not destination:
+        return None
+    return breaker.destination_key(account_id=account.pk, destination=destination, use="calls")
+
+
+def _destination_failed(exc: IntegrationFailed) -> bool:
+    """A failure of the integrator's server itself (not a refusal of this request, not our configuration)."""
+    return (
+        isinstance(exc, IntegrationTimeout)
+        or bool(getattr(exc, "unreachable", False))
+        or (exc.upstream_status or 0) >= 500
+    )
+
+
 def perform(*, account: Account, integration: RuntimeIntegration, values: Mapping[str, Any]) -> CallResult:
     request = render(integration, values)
     limit = time_limit(integration)
+    key = breaker_key(account, request.url)
     started = time.perf_counter()
     status: int | None = None
+    called = trial = False
     try:
         if limit.seconds < MIN_CALL_SECONDS:
             assert limit.budget_seconds is not None  # an own timeout is at least MIN_CALL_SECONDS
             raise IntegrationNotCalled(
                 f"not called: the POS request's {limit.budget_seconds:g} s for integrator calls are spent"
             )
+        if key is not None:
+            decision = breaker.allow(key)
+            if not decision.allowed:
+                until = decision.retry_at.strftime("%H:%M:%S UTC") if decision.retry_at else "a moment"
+                raise IntegrationNotCalled(
+                    f"not called: the integrator at {breaker.origin(request.url)} failed {decision.failures} times "
+                    f"in a row (circuit breaker open); it is tried again after {until}"
+                )
+            called, trial = True, decision.trial
         # One deadline for the whole exchange: requests' timeouts apply to each socket operation only.
         with deadline.within(limit.seconds) as cutoff:
             try:
@@ -141,12 +176,23 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
         data = _parse(response, content, request.secrets)
         data = _transform(integration.transform, data)
     except IntegrationFailed as exc:
+        if called and key is not None:
+            if _destination_failed(exc):
+                breaker.record_failure(key, error=redact(exc.message, request.secrets))
+            else:
+                breaker.record_success(key)
         exc.message = redact(exc.message, request.secrets)
         exc.args = (exc.message,)
         if getattr(exc, "answer", None) is not None:
             exc.answer = redact_data(exc.answer, request.secrets)  # type: ignore[attr-defined]
         _log(account, integration, ok=False, status=status, started=started, error=exc.message)
         raise
+    except BaseException:
+        if trial and key is not None:
+            breaker.release(key)  # no verdict on the integrator (a bug, a time limit): the next caller tries
+        raise
+    if called and key is not None:
+        breaker.record_success(key)
     duration_ms = _log(account, integration, ok=True, status=status, started=started, error="")
     return CallResult(data=data, status_code=status, duration_ms=duration_ms)
 
@@ -200,7 +246,7 @@ def _send(integration: RuntimeIntegration, request: Rendered, timeout: float) ->
     except requests.exceptions.SSLError:
         _fail("the integrator's TLS certificate could not be verified")
     except requests.ConnectionError as exc:
-        _fail(_connection_message(exc))
+        _fail(_connection_message(exc), unreachable=True)
     except requests.RequestException as exc:
         _fail(f"the request to the integrator failed ({type(exc).__name__})")
 
@@ -216,9 +262,10 @@ def _connection_message(exc: requests.ConnectionError) -> str:
     return "could not connect to the integrator"
 
 
-def _fail(message: str, *, status: int | None = None, answer: Any = None) -> NoReturn:
+def _fail(message: str, *, status: int | None = None, answer: Any = None, unreachable: bool = False) -> NoReturn:
     exc = IntegrationFailed(message, upstream_status=status)
     exc.answer = answer  # type: ignore[attr-defined]
+    exc.unreachable = unreachable  # type: ignore[attr-defined]  # counts towards the circuit breaker
     raise exc
 
 
@@ -241,7 +288,7 @@ def _read(response: requests.Response) -> bytes:
     except requests.Timeout:
         raise IntegrationTimeout("the integrator did not finish its answer in time") from None
     except requests.RequestException:
-        _fail("the integrator's answer was cut off", status=response.status_code)
+        _fail("the integrator's answer was cut off", status=response.status_code, unreachable=True)
     return b"".join(chunks)
 
 

@@ -2,7 +2,9 @@
 
 Field names, types and required fields, with the exact path of every error; the rules across fields (a
 sale or a return, never both; totals that must add up; shipping per ``ecom_id``) are ``rules`` attached
-to the nodes. ``SALE_SUMMARY`` is the one validated node for the spec's ``sale.summary`` shape, used for
+to the nodes. A rule refuses (an error) only what the spec states or what cannot be true in any reading; a
+relation the spec does not state is a *warning*: the checkout is stored as sent, with its warnings (the lists
+are in docs/amounts.md). ``SALE_SUMMARY`` is the one validated node for the spec's ``sale.summary`` shape, used for
 a checkout's sale parts and for the basket of orders a shop places.
 """
 
@@ -13,7 +15,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from accounts.money import is_currency_code, minor_unit
-from imports.schema import (
+from core.nodes import (
     INVALID,
     Arr,
     Bool,
@@ -33,6 +35,7 @@ from imports.schema import (
 MAX_LINE_ITEMS = 1000
 MAX_PAYMENTS = 100
 MAX_SALES_PER_CHECKOUT = 10
+MAX_WARNINGS = 100
 DEFAULT_MINOR_UNIT = 2  # when a report does not name its currency
 MAX_SEQUENCE_NUMBER = 2**53 - 1  # the largest integer a JSON client holds exactly
 # Unix seconds; the upper bound refuses milliseconds sent by mistake (and dates no clock should show).
@@ -367,6 +370,11 @@ class SaleReport(Report):
 
     currency: str | None = None
 
+    def warn(self, path: str, message: str, code: str = "unknown_field") -> None:
+        # A checkout's warnings are stored with it and counted in /metrics: keep more than a plain report.
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append({"field": path, "message": message, "code": code})
+
 
 def minor(report: Report) -> Decimal:
     """One minor unit of the report's currency (0.01 for DKK, 1 for JPY)."""
@@ -389,11 +397,15 @@ def _mismatch(
     *,
     slack: int = 0,
     what: str = "is",
+    warning: str | None = None,
 ) -> None:
     """An error on ``path.field`` when ``stated`` and ``expected``, each rounded to the minor unit, differ
-    by more than ``slack`` minor units."""
+    by more than ``slack`` minor units; with ``warning`` (its code) a warning instead."""
     if abs(_q(stated, unit) - _q(expected, unit)) > unit * slack:
-        report.error(join(path, field), f"{what} {stated}, but must be {_q(expected, unit)}", "total_mismatch")
+        if warning is None:
+            report.error(join(path, field), f"{what} {stated}, but must be {_q(expected, unit)}", "total_mismatch")
+        else:
+            report.warn(join(path, field), f"{what} {stated}, expected {_q(expected, unit)}", warning)
 
 
 LINE_AMOUNTS = ("base_price", "sub_total", "total", "total_tax_amount", "vat_amount", "sales_tax_amount")
@@ -445,10 +457,12 @@ def _expense(summary: dict[str, Any], path: str, report: Report) -> None:
 
 
 def _line_totals(summary: dict[str, Any], path: str, report: Report) -> None:
+    """Refused: ``total_tax_amount`` is its parts, ``vat_amount + sales_tax_amount``. Warnings: relations the spec
+    does not state (``total = sub_total + sales_tax_amount``; a ``retail_price`` that looks per unit; margins that
+    disagree with the line's cost)."""
     unit = minor(report)
     for i, line in enumerate(summary["line_items"]):
         at = f"{path}.line_items[{i}]" if path else f"line_items[{i}]"
-        _mismatch(report, at, "total", line["total"], line["sub_total"] + line["sales_tax_amount"], unit)
         _mismatch(
             report,
             at,
@@ -457,22 +471,75 @@ def _line_totals(summary: dict[str, Any], path: str, report: Report) -> None:
             line["vat_amount"] + line["sales_tax_amount"],
             unit,
         )
+        _mismatch(
+            report,
+            at,
+            "total",
+            line["total"],
+            line["sub_total"] + line["sales_tax_amount"],
+            unit,
+            warning="line_total_mismatch",
+        )
+        _line_amounts(line, at, unit, report)
+
+
+def _line_amounts(line: dict[str, Any], at: str, unit: Decimal, report: Report) -> None:
+    quantity = Decimal(line["quantity"])
+    retail_price = Decimal(line["retail_price"])
+    base_price = Decimal(line["base_price"])
+    if (
+        abs(quantity) != 1
+        and _q(retail_price, unit) != _q(base_price, unit)
+        and _q(retail_price * quantity, unit) == _q(base_price, unit)
+    ):
+        report.warn(
+            join(at, "retail_price"),
+            f"is {line['retail_price']}, the price of one unit: a line's retail_price is the line's, "
+            f"{_q(base_price, unit)} (quantity x unit price)",
+            "retail_price_per_unit",
+        )
+    if "margin" in line and "margin_total" in line and "cost_price" in line:
+        _mismatch(
+            report,
+            at,
+            "margin",
+            line["margin"],
+            Decimal(line["margin_total"]) - Decimal(line["cost_price"]),
+            unit,
+            warning="margin_mismatch",
+        )
 
 
 def _summary_totals(summary: dict[str, Any], path: str, report: Report) -> None:
-    """Each summary amount is the sum of its lines, within one minor unit per line (lines round apart)."""
+    """Refused: ``total_tax_amount`` differing from its parts (``vat_amount + sales_tax_amount``, and the
+    ``taxes`` that break it down). Warnings: each amount the sum of its lines (within one minor unit per line:
+    lines round apart) and ``total_discounts = base_price - sub_total``, relations the spec does not state."""
     unit = minor(report)
     lines = summary["line_items"]
+    _mismatch(
+        report,
+        path,
+        "total_tax_amount",
+        summary["total_tax_amount"],
+        Decimal(summary["vat_amount"]) + Decimal(summary["sales_tax_amount"]),
+        unit,
+    )
     for name in SUMMED_AMOUNTS:
         expected = sum((Decimal(line[name]) for line in lines), Decimal(0))
-        _mismatch(report, path, name, summary[name], expected, unit, slack=len(lines))
+        _mismatch(report, path, name, summary[name], expected, unit, slack=len(lines), warning="line_sum_mismatch")
     _mismatch(
-        report, path, "total_discounts", summary["total_discounts"], summary["base_price"] - summary["sub_total"], unit
+        report,
+        path,
+        "total_discounts",
+        summary["total_discounts"],
+        summary["base_price"] - summary["sub_total"],
+        unit,
+        warning="total_discounts_mismatch",
     )
     taxes = summary["taxes"]
     if taxes:
         expected = sum((Decimal(tax["amount"]) for tax in taxes), Decimal(0))
-        # Reported on taxes: the lines already fixed total_tax_amount, so the tax summary is what is off.
+        # Reported on taxes: total_tax_amount is fixed by its parts above, so the tax summary is what is off.
         _mismatch(
             report,
             path,
@@ -630,8 +697,26 @@ def _unique_sale_identifiers(checkout: dict[str, Any], path: str, report: Report
         seen.add(part["identifier"])
 
 
+def _cover(
+    report: Report, path: str, paid_amount: Decimal, total: Decimal, unit: Decimal, *, refuse: bool, warning: str
+) -> None:
+    """Payments that fall short of ``total`` (less than a sale's, or less refunded than a return's) are refused
+    when ``refuse``; payments beyond it are a warning (change or a tip not booked as its own entry)."""
+    paid_q, total_q = _q(paid_amount, unit), _q(total, unit)
+    if paid_q == total_q:
+        return
+    short = abs(paid_q) < abs(total_q) or (paid_q * total_q < 0)
+    message = f"sum to {paid_q}, but the total is {total_q}"
+    if short and refuse:
+        report.error(join(path, "payments"), message + ": the payments do not cover it", "payments_short")
+    else:
+        report.warn(join(path, "payments"), message, warning)
+
+
 def _payments_cover_totals(checkout: dict[str, Any], path: str, report: Report) -> None:
-    """The successful payments add up to the sales' totals, exactly; a voided checkout was never paid."""
+    """Refused: successful payments that do not cover the checkout's total. Warnings: payments beyond it, and
+    in a checkout of several sales (an exchange) a sale whose own payments are missing or differ from its
+    total. A voided checkout was never paid."""
     if checkout.get("voided"):
         return
     unit = minor(SaleReport(currency=checkout["base_currency_code"]))
@@ -640,21 +725,23 @@ def _payments_cover_totals(checkout: dict[str, Any], path: str, report: Report) 
         for i, part in enumerate(sales):
             at = join(path, f"sales[{i}]")
             if "payments" not in part:
-                report.error(
-                    join(at, "payments"), "is required for each sale of a checkout with several sales", "required"
+                report.warn(
+                    join(at, "payments"),
+                    "is missing: the checkout's payments are booked with its first sale",
+                    "payments_not_split",
                 )
             else:
-                _mismatch(
+                _cover(
                     report,
                     at,
-                    "payments",
                     paid(part["payments"]),
                     Decimal(part["basket"]["total"]),
                     unit,
-                    what="sum to",
+                    refuse=False,
+                    warning="sale_payments_mismatch",
                 )
     total = sum((Decimal(part["basket"]["total"]) for part in sales), Decimal(0))
-    _mismatch(report, path, "payments", paid(checkout["payments"]), total, unit, what="sum to")
+    _cover(report, path, paid(checkout["payments"]), total, unit, refuse=True, warning="payments_exceed_total")
 
 
 CHECKOUT = Obj(

@@ -150,6 +150,9 @@ class Checkout(AccountOwned):
     timestamp = models.DateTimeField()
     body_hash = models.CharField(max_length=64, help_text="SHA-256 of the posted body, to tell replays apart.")
     document = DecimalJSONField(help_text="The exported JSON form (spec: Checkout).")
+    warnings = models.JSONField(
+        default=list, blank=True, help_text='What looked odd but was stored as sent: [{"field", "message", "code"}].'
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -182,6 +185,9 @@ class Sale(AccountOwned):
     total = money()
     timestamp = models.DateTimeField()
     document = DecimalJSONField(help_text="The exported JSON form (spec: Sale).")
+    warnings = models.JSONField(
+        default=list, blank=True, help_text="The checkout's warnings about this sale (paths from the checkout body)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -212,7 +218,8 @@ class SaleLine(AccountOwned):
     total_tax_amount = money()
     vat_amount = money()
     sales_tax_amount = money()
-    margin_total = money(default=0)
+    margin_total = money(default=0, help_text="The amount the margin is measured on: sub_total - vat_amount.")
+    margin = money(default=0, help_text="The profit amount: margin_total - the line's cost, where a cost is known.")
 
     class Meta:
         indexes = [models.Index(fields=["period", "kind", "product_group"])]

@@ -8,7 +8,11 @@ tests in ``tests/ledger/test_statement*.py``).
 Sign convention of the stored rows: returns have negative quantities and amounts, expenses a positive
 quantity and negative amounts, cash change and cashback are negative ``cash`` payments, and
 ``cash.rounding`` is a payment entry of its own. Sums are exact Decimals and are not rounded: every stored
-figure already has the currency's precision, so a sum of them has too. Only ``margin`` (a ratio) is rounded.
+figure already has the currency's precision, so a sum of them has too.
+
+Margins are amounts, as the platform's statement exporter reads them (cost of a period =
+``margin_total - margin``): ``margin_total`` sums the net amounts the margin is measured on and ``margin`` the
+profit (each line's ``margin_total`` less its cost, where a cost is known); see docs/amounts.md.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from accounts.models import CASH_ROUNDING
@@ -27,7 +31,6 @@ from core.errors import InvalidInput
 CASH = "cash"
 NO_GROUP = "__none__"
 KINDS = ("sale", "return", "expense")
-MARGIN_PLACES = Decimal("0.0001")
 
 # The money figures of a line item that a sales summary sums, as the spec names them.
 LINE_FIGURES = (
@@ -38,6 +41,7 @@ LINE_FIGURES = (
     "total_tax_amount",
     "vat_amount",
     "sales_tax_amount",
+    "margin",
     "margin_total",
 )
 
@@ -161,14 +165,6 @@ class StatementContext:
 # --- Sales summaries ------------------------------------------------------------------------------------
 
 
-def margin(margin_total: Decimal, sub_total: Decimal, vat_amount: Decimal) -> Decimal:
-    """Margin as a ratio of the net revenue: ``margin_total / (sub_total - vat_amount)``, 4 places."""
-    net = sub_total - vat_amount
-    if net == 0:
-        return ZERO.quantize(MARGIN_PLACES)
-    return (margin_total / net).quantize(MARGIN_PLACES, rounding=ROUND_HALF_UP)
-
-
 def _figures(lines: Iterable[LineTotals]) -> tuple[dict[str, Decimal], Decimal, int]:
     sums = dict.fromkeys(LINE_FIGURES, ZERO)
     items = ZERO
@@ -260,7 +256,7 @@ def sales_summary(
     sums, item_count, _ = _figures(lines)
     summary: dict[str, Any] = {
         "base_price": sums["base_price"],
-        "margin": margin(sums["margin_total"], sums["sub_total"], sums["vat_amount"]),
+        "margin": sums["margin"],
         "margin_total": sums["margin_total"],
         "sub_total": sums["sub_total"],
         "total": sums["total"],

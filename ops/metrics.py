@@ -121,6 +121,15 @@ class DatabaseCollector:
             value=(now - oldest).total_seconds() if oldest else 0.0,
         )
 
+        warnings = GaugeMetricFamily(
+            "retail_sale_warnings",
+            "Warnings on checkouts stored as sent" + suffix + ", by account and code (docs/amounts.md).",
+            labels=["account", "code"],
+        )
+        for account, code, n in selectors.checkout_warnings_by_code(since=since):
+            warnings.add_metric([account, code], n)
+        yield warnings
+
         exports = GaugeMetricFamily(
             "retail_export_items",
             "Export items created" + suffix + ", by account, queue and status.",
@@ -145,6 +154,31 @@ class DatabaseCollector:
             oldest_age.add_metric([queue.account, queue.queue], queue.oldest_pending_age_seconds)
         yield backlog
         yield oldest_age
+
+        breakers = GaugeMetricFamily(
+            "retail_circuit_breakers",
+            "Destinations' circuit breakers by state (open: calls fail fast; closed: some failures counted).",
+            labels=["state"],
+        )
+        for state, n in selectors.circuit_breakers_by_state():
+            breakers.add_metric([state], n)
+        yield breakers
+        paused = GaugeMetricFamily(
+            "retail_export_paused_deliveries",
+            "Export deliveries waiting for their destination's circuit breaker to reopen, by queue.",
+            labels=["account", "queue"],
+        )
+        for account, queue_name, n in selectors.paused_export_deliveries():
+            paused.add_metric([account, queue_name], n)
+        yield paused
+        disabled = GaugeMetricFamily(
+            "retail_export_queue_disabled",
+            "1 for an export queue the service disabled after EXPORT_QUEUE_DISABLE_AFTER_DAYS of failure.",
+            labels=["account", "queue"],
+        )
+        for account, queue_name in selectors.disabled_export_queues():
+            disabled.add_metric([account, queue_name], 1)
+        yield disabled
 
         retries = GaugeMetricFamily(
             "retail_export_retries",

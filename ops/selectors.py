@@ -14,13 +14,42 @@ from datetime import datetime
 from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
+from core.models import CircuitBreaker
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from imports.models import ImportItem, ImportStatus
 from integrations.models import IntegrationCall
+from ledger.models import Checkout
 from ops.models import Heartbeat
 
 # Upper bounds (milliseconds) of the latency histograms: HTTP calls to integrators and destinations.
 LATENCY_BUCKETS_MS: tuple[int, ...] = (5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+
+
+def circuit_breakers_by_state() -> list[tuple[str, int]]:
+    """How many destinations' breakers are in each state (a closed one with no failure has no row)."""
+    rows = CircuitBreaker.objects.values_list("state").annotate(n=Count("id")).order_by("state")
+    return [(state, n) for state, n in rows]
+
+
+def paused_export_deliveries() -> list[tuple[str, str, int]]:
+    """(account, queue, n): pending deliveries waiting for their destination's breaker to reopen."""
+    rows = (
+        ExportDelivery.objects.filter(status=ExportStatus.PENDING, paused_until__gt=timezone.now())
+        .values_list("account__identifier", "queue__name")
+        .annotate(n=Count("id"))
+        .order_by("account__identifier", "queue__name")
+    )
+    return [(account, queue, n) for account, queue, n in rows]
+
+
+def disabled_export_queues() -> list[tuple[str, str]]:
+    """(account, queue) of the export queues the service disabled after days of failure, still off."""
+    rows = (
+        ExportQueue.objects.filter(enabled=False, disabled_at__isnull=False)
+        .values_list("account__identifier", "name")
+        .order_by("account__identifier", "name")
+    )
+    return list(rows)
 
 
 def heartbeat_at(*, name: str) -> datetime | None:
@@ -84,6 +113,25 @@ def import_items_by_status(*, since: datetime) -> list[tuple[str, str, int]]:
         .annotate(n=Count("id"))
     )
     return [(row["kind"], row["status"], row["n"]) for row in rows]
+
+
+def checkout_warnings_by_code(*, since: datetime) -> list[tuple[str, str, int]]:
+    """(account, warning code, count) over the checkouts stored since ``since`` (docs/amounts.md, warnings).
+
+    Only checkouts with warnings are read (the rest are left out by the query), and their codes counted here:
+    counting inside a JSON array is not one portable SQL aggregate."""
+    counts: dict[tuple[str, str], int] = {}
+    rows = (
+        Checkout.objects.filter(created_at__gte=since)
+        .exclude(warnings=[])
+        .values_list("account__identifier", "warnings")
+        .iterator(chunk_size=1000)
+    )
+    for account, warnings in rows:
+        for warning in warnings or ():
+            key = (account, str(warning.get("code", "")))
+            counts[key] = counts.get(key, 0) + 1
+    return sorted((account, code, n) for (account, code), n in counts.items())
 
 
 def export_items_by_queue(*, since: datetime) -> list[tuple[str, str, str, int]]:

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 
 from accounts.api_common import PosView
 from core.errors import InvalidInput, ServiceError
-from imports.schema import Node, Report
+from core.nodes import Node, Report
 from orders import definitions, selectors, services
 from orders.serializers import IncomingOrderOutputSerializer, OutgoingOrderOutputSerializer
 
@@ -79,8 +79,8 @@ _BASKET = {
             "variant_id": "tshirt-basic-m-black",
             "name": "T-shirt, black, M",
             "quantity": 2,
-            "base_price": 199.95,
-            "retail_price": 199.95,
+            "base_price": 399.9,
+            "retail_price": 399.9,
             "sales_tax_amount": 0,
             "sub_total": 399.9,
             "total": 399.9,

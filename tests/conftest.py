@@ -95,3 +95,12 @@ def other_tenant(db: None) -> Tenant:
 @pytest.fixture
 def client() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture(autouse=True)
+def _forget_breaker_states() -> None:
+    """A closed breaker remembered by this process (core.breaker's memo) must not outlive the test that read it:
+    row ids, and so breaker keys, come back after a rollback."""
+    from core import breaker
+
+    breaker.clear_memo()

@@ -19,6 +19,8 @@ from campaigns.pricing.base import (
     not_applied,
     to_decimal,
 )
+from campaigns.schema import COUNT, PERCENTAGE, STR_ID, campaign
+from core.nodes import Arr
 
 
 def matcher(campaign: CompiledCampaign) -> Callable[[LineState], bool]:
@@ -70,3 +72,17 @@ class Tag:
 
     def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
         return apply_percentage(campaign, basket, count=int(campaign.definition["count"]))
+
+
+# --- Import schemas of the family's type codes --------------------------------------------------------
+
+SINGLE_PRODUCT_SCHEMA = campaign(
+    {"product_id": STR_ID, "percentage": PERCENTAGE, "count": COUNT}, required=("product_id", "percentage", "count")
+)
+MULTIPLE_PRODUCTS_SCHEMA = campaign(
+    {"product_ids": Arr(STR_ID, min_items=1, max_items=10_000), "percentage": PERCENTAGE, "count": COUNT},
+    required=("product_ids", "percentage", "count"),
+)
+TAG_SCHEMA = campaign(
+    {"tag": STR_ID, "percentage": PERCENTAGE, "count": COUNT}, required=("tag", "percentage", "count")
+)

@@ -6,8 +6,9 @@ not in the basket is never looked at) and cached per process; ``PricingVersion``
 in the transaction of every campaign or rule write) tells each process whether its copy is current, with one
 cheap query per call.
 
-Per unit and per line: ``retail_price`` is the price of one unit before discounts; ``base_price``,
-``sub_total``, ``total`` and the tax amounts are per line (all units); the basket's are the sums of its lines.
+Per unit and per line: ``unit_price`` is the price of one unit before discounts; ``retail_price`` (as in a
+sale, docs/amounts.md), ``base_price``, ``sub_total``, ``total`` and the tax amounts are per line (all units);
+the basket's are the sums of its lines.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any
 
 from accounts.models import Account, Market
 from campaigns.models import Campaign, PricingVersion, ProductRule
-from campaigns.pricing import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES
 from campaigns.pricing.base import (
     ZERO,
     Applied,
@@ -34,9 +34,9 @@ from campaigns.pricing.base import (
     to_decimal,
 )
 from campaigns.pricing.product_rules import CompiledRule, compile_rule
+from campaigns.pricing.registry import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES, check_campaign
 from core.errors import NotFound, ServiceError
-from imports.definitions import check_campaign
-from imports.schema import INVALID, Report
+from core.nodes import INVALID, Report
 
 PROMOTION_DOMAIN = "KX_PROMOTION_DOMAIN"
 MAX_UNITS_PER_LINE = 10_000  # prices live per unit; no retail line holds more
@@ -66,9 +66,10 @@ class CompiledMarket:
 def compile_campaign(definition: Mapping[str, Any], *, source: str = "campaign") -> CompiledCampaign | None:
     """A campaign definition (as imported, or a customer-specific discount) ready to evaluate; None for a
     type the engine does not know (only possible for customer-specific discounts: imports check the type)."""
-    family = CAMPAIGN_TYPES.get(definition.get("type"))  # type: ignore[arg-type]
-    if family is None:
+    registered = CAMPAIGN_TYPES.get(definition.get("type"))  # type: ignore[arg-type]
+    if registered is None:
         return None
+    family = registered.family
     product_ids, tags = family.keys(definition)
     return CompiledCampaign(
         campaign_id=str(definition["id"]),
@@ -364,7 +365,8 @@ def _summary(
 def _line_item(
     line: PricingLine, prices: list[Decimal], applied: list[Applied], currency: str, default_taxes: Any
 ) -> dict[str, Any]:
-    retail_price = quantize(line.unit_price, currency)
+    unit_price = quantize(line.unit_price, currency)
+    before_discounts = quantize(unit_price * line.quantity, currency)
     sub_total = sum(prices, ZERO)
     taxes, vat, sales_tax = _taxes(line.taxes if line.taxes is not None else default_taxes or [], sub_total, currency)
     item: dict[str, Any] = {"line_item_id": line.line_item_id}
@@ -375,8 +377,9 @@ def _line_item(
     item.update(
         {
             "quantity": line.quantity,
-            "retail_price": retail_price,
-            "base_price": quantize(retail_price * line.quantity, currency),
+            "unit_price": unit_price,
+            "retail_price": before_discounts,
+            "base_price": before_discounts,
             "discounts": [summary for one in applied for summary in _discount_summaries(line, one)],
             "sub_total": quantize(sub_total, currency),
             "total": quantize(sub_total + sales_tax, currency),

@@ -13,6 +13,8 @@ from decimal import Decimal
 from typing import Any
 
 from campaigns.pricing.base import Basket, CompiledCampaign, Outcome, market_price
+from campaigns.schema import campaign
+from core.nodes import MarketPrice
 
 
 class FreeShipping:
@@ -45,3 +47,6 @@ class FreeShipping:
             trigger={"items": "basket", "count": units},
         )
         return Outcome(True, "applied", changes) if changes else Outcome(False, "not cheaper")
+
+
+SCHEMA = campaign({"amount_condition": MarketPrice()}, required=("amount_condition",))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from campaigns.pricing.base import PricingLine, market_price
+from core.nodes import Enum, L10nString, MarketPrice, Obj, Str
 
 
 @dataclass(frozen=True)
@@ -76,3 +77,19 @@ class ContainerDeposit:
                 },
             ),
         )
+
+
+# --- Import schema (spec: Product rule) -----------------------------------------------------------------
+
+SCHEMA = Obj(
+    {
+        "id": Str(),
+        "type": Enum(("container_deposit",)),
+        "name": Str(max_length=1000),
+        "display_name": L10nString(),
+        "tag": Str(),
+        "product_group": Str(),
+        "price": MarketPrice(),
+    },
+    required=("id", "type", "name", "display_name", "tag", "price"),
+)

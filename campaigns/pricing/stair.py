@@ -23,6 +23,16 @@ from campaigns.pricing.base import (
 )
 from campaigns.pricing.count_or_more import matcher
 from campaigns.pricing.new_price import apply_new_price, new_price_value
+from campaigns.schema import (
+    NEW_PRICE_FIELDS,
+    ONE_NEW_PRICE,
+    PERCENTAGE,
+    STR_ID,
+    campaign,
+    distinct_step_counts,
+    stairs,
+)
+from core.nodes import MarketPrice
 
 
 def choose_step(steps: list[Mapping[str, Any]], count: int) -> Mapping[str, Any] | None:
@@ -82,3 +92,28 @@ class AmountStair(Stair):
 
 class NewPriceStair(Stair):
     value = "new_price"
+
+
+# --- Import schemas of the family's type codes --------------------------------------------------------
+
+_PERCENTAGE_STEPS = stairs({"percentage": PERCENTAGE}, required=("count", "percentage"))
+NEW_PRICE_SINGLE_PRODUCT_SCHEMA = campaign(
+    {"product_id": STR_ID, "steps": stairs(NEW_PRICE_FIELDS, required=("count",), rules=(ONE_NEW_PRICE,))},
+    required=("product_id", "steps"),
+    rules=(distinct_step_counts,),
+)
+PERCENTAGE_SINGLE_PRODUCT_SCHEMA = campaign(
+    {"product_id": STR_ID, "steps": _PERCENTAGE_STEPS}, required=("product_id", "steps"), rules=(distinct_step_counts,)
+)
+PERCENTAGE_TAG_SCHEMA = campaign(
+    {"tag": STR_ID, "steps": _PERCENTAGE_STEPS}, required=("tag", "steps"), rules=(distinct_step_counts,)
+)
+AMOUNT_TAG_SCHEMA = campaign(
+    # Money, so a MarketPrice like new prices (spec rule 3) as well as a plain number.
+    {
+        "tag": STR_ID,
+        "steps": stairs({"amount_per_item": MarketPrice(positive=True)}, required=("count", "amount_per_item")),
+    },
+    required=("tag", "steps"),
+    rules=(distinct_step_counts,),
+)

@@ -7,6 +7,7 @@ from typing import Any
 
 from campaigns.pricing.base import Basket, CompiledCampaign, Outcome
 from campaigns.pricing.count_or_more import apply_percentage
+from campaigns.schema import PERCENTAGE, STR_ID, campaign
 
 
 class Tag:
@@ -15,3 +16,6 @@ class Tag:
 
     def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
         return apply_percentage(campaign, basket, count=None)
+
+
+SCHEMA = campaign({"tag": STR_ID, "percentage": PERCENTAGE}, required=("tag", "percentage"))

@@ -13,12 +13,13 @@ destination (``destination``) stays the same, and they never appear in an error 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar
 
 from exports.transforms.base import ConfigError, RenderContext, Rendered
 from integrations.secrets import MASK, searchable
 
-__all__ = ["ConfigError", "Delivery", "DeliveryResult", "RenderContext", "Rendered"]
+__all__ = ["ConfigError", "Delivery", "DeliveryResult", "RenderContext", "Rendered", "unreachable"]
 
 MASKED = (
     f"is masked ({MASK}): give the value. A stored secret is kept only at its own place and for the same "
@@ -33,6 +34,24 @@ class DeliveryResult:
     error: str = ""
     # Only meaningful when not ok: the failure is a timeout / refused connection / 503 / 522 / 524.
     retryable: bool = False
+    # Only meaningful when not ok: the destination itself failed (no connection, a timeout, a dropped connection,
+    # a 5xx or a temporary server reply), as opposed to a refusal of this request (4xx, a login, a path). Only
+    # these failures count towards the destination's circuit breaker (``exports.circuit``).
+    unreachable: bool = False
+    # Set by ``exports.circuit`` instead of sending: the destination's breaker is open; nothing was sent and it is
+    # not an attempt: the delivery waits until then, keeping its place and its retry budget.
+    paused_until: datetime | None = None
+
+    # The first bytes of what the destination answered on success (a web hook's body), for a test delivery.
+    answer: str = ""
+
+
+def unreachable(exc: BaseException, *, connecting: bool = False) -> bool:
+    """Whether a transport error says the destination is down or too slow (not that it refused this request).
+    While ``connecting`` (TCP connect, TLS or SSH handshake), any OSError or EOF is taken as such."""
+    if isinstance(exc, TimeoutError | ConnectionError | EOFError):
+        return True
+    return connecting and isinstance(exc, OSError)
 
 
 class Delivery:

@@ -47,7 +47,15 @@ from django.core.mail import BadHeaderError, EmailMessage, get_connection
 from django.core.mail.utils import DNS_NAME
 from django.core.validators import validate_email
 
-from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered, render_path
+from exports.deliveries.base import (
+    ConfigError,
+    Delivery,
+    DeliveryResult,
+    RenderContext,
+    Rendered,
+    render_path,
+    unreachable,
+)
 from exports.transforms.base import TransformError
 
 DEFAULT_SUBJECT = "Export {queue} {date}"
@@ -210,9 +218,13 @@ class EmailDelivery(Delivery):
             return _failed(f"SMTP server refused the recipients ({refused})")
         except smtplib.SMTPResponseException as exc:
             reply = exc.smtp_error.decode("utf-8", "replace") if isinstance(exc.smtp_error, bytes) else exc.smtp_error
-            return _failed(f"SMTP error {exc.smtp_code}: {reply}")
+            # 4xx: the server cannot take mail now (421 closing, 451 local error): it, not this message, failed.
+            return _failed(f"SMTP error {exc.smtp_code}: {reply}", down=400 <= exc.smtp_code < 500)
         except (smtplib.SMTPException, OSError, BadHeaderError, ValueError) as exc:
-            return _failed(f"email not sent: {exc.__class__.__name__}: {exc}")
+            down = isinstance(exc, smtplib.SMTPServerDisconnected | smtplib.SMTPConnectError) or unreachable(
+                exc, connecting=isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
+            )
+            return _failed(f"email not sent: {exc.__class__.__name__}: {exc}", down=down)
         if not sent:
             return _failed("email not sent: the mail backend sent no message")
         return DeliveryResult(ok=True)
@@ -232,9 +244,9 @@ def _attachment(rendered: Rendered, filename: str) -> MIMEBase:
     return part
 
 
-def _failed(error: str) -> DeliveryResult:
+def _failed(error: str, *, down: bool = False) -> DeliveryResult:
     # A server reply never should echo the SMTP password, but the message goes to logs shown to staff.
     password = getattr(settings, "EMAIL_HOST_PASSWORD", "")
     if password:
         error = error.replace(password, "***")
-    return DeliveryResult(ok=False, error=error, retryable=False)
+    return DeliveryResult(ok=False, error=error, retryable=False, unreachable=down)

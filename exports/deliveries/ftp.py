@@ -46,6 +46,7 @@ from exports.deliveries.base import (
     Rendered,
     refuse_masked,
     render_path,
+    unreachable,
 )
 from integrations.outbound import OutboundRefused, check_address
 
@@ -242,7 +243,8 @@ class FtpDelivery(Delivery):
             if stage in ("upload", "rename"):
                 _remove_quietly(client, temporary)
             message = str(exc) or exc.__class__.__name__
-            return DeliveryResult(ok=False, error=redact(f"FTP {stage} failed: {message}", secrets))
+            down = isinstance(exc, ftplib.error_temp) or unreachable(exc, connecting=stage == "connect")
+            return DeliveryResult(ok=False, error=redact(f"FTP {stage} failed: {message}", secrets), unreachable=down)
         finally:
             _close(client)
         return DeliveryResult(ok=True)

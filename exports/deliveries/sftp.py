@@ -45,7 +45,15 @@ from typing import Any
 
 import paramiko
 
-from exports.deliveries.base import ConfigError, Delivery, DeliveryResult, RenderContext, Rendered, refuse_masked
+from exports.deliveries.base import (
+    ConfigError,
+    Delivery,
+    DeliveryResult,
+    RenderContext,
+    Rendered,
+    refuse_masked,
+    unreachable,
+)
 from exports.deliveries.ftp import (
     DEFAULT_TIMEOUT_SECONDS,
     UPLOAD_BLOCK_BYTES,
@@ -236,7 +244,10 @@ class SftpDelivery(Delivery):
             )
         except (OSError, EOFError, paramiko.SSHException) as exc:
             message = str(exc) or exc.__class__.__name__
-            return DeliveryResult(ok=False, error=redact(f"SFTP {stage} failed: {message}", secrets))
+            # A server that accepts the connection and never speaks fails the handshake (no SSH banner).
+            connecting = stage in ("connect", "SSH handshake")
+            down = unreachable(exc, connecting=connecting) or (connecting and isinstance(exc, paramiko.SSHException))
+            return DeliveryResult(ok=False, error=redact(f"SFTP {stage} failed: {message}", secrets), unreachable=down)
         finally:
             if transport is not None:
                 transport.close()

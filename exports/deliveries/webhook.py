@@ -50,6 +50,8 @@ from integrations.secrets import (
 )
 
 RETRYABLE_STATUS = frozenset({503, 522, 524})
+# What a test delivery shows of a receiver's successful answer.
+ANSWER_CHARS = 500
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format prefix, not a secret
 MAX_TIMEOUT = 60.0
 RESERVED_HEADERS = frozenset(
@@ -259,20 +261,23 @@ class WebhookDelivery(Delivery):
         except outbound.OutboundRefused as exc:
             return DeliveryResult(ok=False, error=f"destination refused: {exc}")
         except requests.Timeout:
-            return DeliveryResult(ok=False, error="timeout", retryable=True)
+            return DeliveryResult(ok=False, error="timeout", retryable=True, unreachable=True)
         except requests.ConnectionError as exc:
             if _refused(exc):
-                return DeliveryResult(ok=False, error="connection refused", retryable=True)
-            return DeliveryResult(ok=False, error=f"connection error: {type(exc).__name__}")
+                return DeliveryResult(ok=False, error="connection refused", retryable=True, unreachable=True)
+            return DeliveryResult(ok=False, error=f"connection error: {type(exc).__name__}", unreachable=True)
         except requests.RequestException as exc:
             return DeliveryResult(ok=False, error=f"request error: {type(exc).__name__}")
         if 200 <= response.status_code < 300:
-            return DeliveryResult(ok=True, status_code=response.status_code)
+            return DeliveryResult(
+                ok=True, status_code=response.status_code, answer=redact(response.text[:ANSWER_CHARS], secrets)
+            )
         return DeliveryResult(
             ok=False,
             status_code=response.status_code,
             error=f"HTTP {response.status_code}: {redact(response.text, secrets)[:500]}",
             retryable=response.status_code in RETRYABLE_STATUS,
+            unreachable=response.status_code >= 500,
         )
 
 

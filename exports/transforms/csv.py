@@ -24,8 +24,20 @@ Configuration::
         "line_terminator": "\\r\\n", # "\\r\\n" or "\\n"
         "bom": false,                # prefix a UTF-8 byte order mark (for spreadsheet programs)
         "timezone": "Europe/Copenhagen",  # optional, for date formats
-        "skip_voided": false, "skip_if": {"path": "voided", "equals": true}
+        "skip_voided": false, "skip_if": {"path": "voided", "equals": true},
+        "language": ["da", "en"],    # L10nString cells in the first language present (then any); default: JSON
+        "required_values": ["summary.customer.identifier"],  # rows missing any of these values are left out
+        "whole_numbers_as_integers": true  # a number without a fraction is written as one (2.0 -> 2)
     }
+
+Columns besides ``path`` (exactly one of them, none with ``aggregate: count``):
+
+* ``{"header": "Account", "value": "1010"}``: a constant (string, number, boolean or null), the same in every row.
+* ``{"header": "Type", "derived": "type"}``: the sale's type, ``voided`` (``voided`` true), ``return``
+  (``summary.is_return``), ``expense`` (a line with the ``expense`` behavior) or ``sale``; of the row's entity.
+* ``"language": "da"`` or ``["da", "en"]`` on a column (over the configuration's ``language``): an L10nString
+  (``{"da": ..., "en": ...}``) is written in the first of these languages it has, else in its first language; a
+  plain string is written as it is. Without a language an object is written as JSON, as before.
 
 Rows per mode, and what a column ``path`` is relative to:
 
@@ -36,6 +48,8 @@ Rows per mode, and what a column ``path`` is relative to:
 * ``line_items_grouped``: one row per distinct ``group_by`` value (in order of first appearance); a column's
   ``aggregate`` is ``first`` (default: the value of the group's first line item), ``sum`` (exact Decimal sum of
   the path over the group; missing values count as zero) or ``count`` (line items in the group, no path).
+* ``required_values``: paths (relative to the row, ``entity.`` for the entity, as columns): a row where any of
+  them is missing, null or an empty string is left out (for grouped line items: the line item, before grouping).
 * ``payments_grouped``: one row per (``payment_type``, currency) over ``payments[n]``; the row is
   ``{"payment_type", "currency_code", "amount", "foreign_currency_amount", "count"}`` where the currency is the
   payment's ``foreign_currency`` or else the entity's ``base_currency_code``, ``amount`` and
@@ -109,6 +123,13 @@ _SIZE_CHECK_EVERY = 500
 _TIME_CHECK_CELLS = 1000
 
 
+SALE_TYPES = ("sale", "return", "expense", "voided")
+DERIVED = ("type",)
+MAX_LANGUAGES = 10
+MAX_REQUIRED_VALUES = 50
+_COLUMN_KEYS = {"header", "path", "format", "aggregate", "value", "derived", "language"}
+
+
 @dataclass(frozen=True)
 class _Column:
     header: str
@@ -116,12 +137,56 @@ class _Column:
     path: Path
     format: str  # text | number | money | date:<strftime>
     aggregate: str  # first | sum | count
+    source: str = "path"  # path | value | derived
+    constant: Any = None
+    languages: tuple[str, ...] = ()
+
+
+def sale_type(entity: dict[str, Any]) -> str:
+    """The type of a sale for a ``derived: type`` column: ``voided``, ``return``, ``expense`` or ``sale``."""
+    if entity.get("voided") is True:
+        return "voided"
+    summary = entity.get("summary")
+    summary = summary if isinstance(summary, dict) else {}
+    if summary.get("is_return") is True:
+        return "return"
+    lines = summary.get("line_items")
+    for line in lines if isinstance(lines, list) else ():
+        behavior = line.get("behavior") if isinstance(line, dict) else None
+        if isinstance(behavior, dict) and "expense" in behavior:
+            return "expense"
+    return "sale"
+
+
+def localised(value: Any, languages: tuple[str, ...]) -> Any:
+    """An L10nString in the first of ``languages`` it has, else in its first language; anything else as it is."""
+    if not languages or not isinstance(value, dict) or not value:
+        return value
+    for language in languages:
+        text = value.get(language)
+        if isinstance(text, str):
+            return text
+    first = next(iter(value.values()))
+    return first if isinstance(first, str) else value
+
+
+def _languages(raw: object, field: str) -> tuple[str, ...]:
+    items = [raw] if isinstance(raw, str) else raw
+    if (
+        not isinstance(items, list)
+        or not 1 <= len(items) <= MAX_LANGUAGES
+        or not all(isinstance(item, str) and 0 < len(item) <= 35 for item in items)
+    ):
+        raise ConfigError(field, f'must be a language such as "da", or a list of 1 to {MAX_LANGUAGES} ("da", "en")')
+    return tuple(items)
 
 
 @dataclass(frozen=True)
 class _Settings:
     mode: str
     columns: list[_Column]
+    required_values: list[tuple[bool, Path]]
+    whole_numbers: bool
     group_by: list[Path]
     group_scope: str
     include_failed_payments: bool
@@ -142,11 +207,11 @@ def _parse_column_path(text: object) -> tuple[bool, Path]:
     return False, parse_path(text)
 
 
-def _compile_column(position: int, raw: object, mode: str) -> _Column:
+def _compile_column(position: int, raw: object, mode: str, languages: tuple[str, ...]) -> _Column:
     field = f"columns[{position}]"
     if not isinstance(raw, dict):
         raise ConfigError(field, 'must be an object such as {"header": "Total", "path": "summary.total"}')
-    unknown = set(raw) - {"header", "path", "format", "aggregate"}
+    unknown = set(raw) - _COLUMN_KEYS
     if unknown:
         raise ConfigError(field, f"unknown keys: {', '.join(sorted(unknown))}")
     header = raw.get("header", "")
@@ -157,9 +222,27 @@ def _compile_column(position: int, raw: object, mode: str) -> _Column:
         raise ConfigError(f"{field}.aggregate", "is only allowed with rows line_items_grouped")
     if aggregate not in ("first", "sum", "count"):
         raise ConfigError(f"{field}.aggregate", "must be one of first, sum, count")
+    sources = [key for key in ("path", "value", "derived") if key in raw]
+    if len(sources) > 1:
+        raise ConfigError(field, f"has one of path, value and derived, not {' and '.join(sources)}")
+    source = sources[0] if sources else "path"
+    if source != "path" and aggregate != "first":
+        raise ConfigError(f"{field}.{source}", f"cannot be combined with aggregate {aggregate}")
+    if "language" in raw:
+        languages = _languages(raw["language"], f"{field}.language")
     on_entity = False
     path: Path = ()
-    if aggregate == "count":
+    constant: Any = None
+    if source == "value":
+        constant = raw["value"]
+        if not (constant is None or isinstance(constant, str | int | float | bool)) or (
+            isinstance(constant, str) and len(constant) > 1000
+        ):
+            raise ConfigError(f"{field}.value", "must be a string (at most 1000 characters), number, boolean or null")
+    elif source == "derived":
+        if raw["derived"] not in DERIVED:
+            raise ConfigError(f"{field}.derived", f"must be one of {', '.join(DERIVED)}")
+    elif aggregate == "count":
         if "path" in raw:
             raise ConfigError(f"{field}.path", "must be left out with aggregate count")
     else:
@@ -179,7 +262,22 @@ def _compile_column(position: int, raw: object, mode: str) -> _Column:
             check_date_format(column_format[5:])
         except ValueError as error:
             raise ConfigError(f"{field}.format", f"date format {error}") from error
-    return _Column(header, on_entity, path, column_format, aggregate)
+    return _Column(header, on_entity, path, column_format, aggregate, source, constant, languages)
+
+
+def _required_values(config: dict[str, Any]) -> list[tuple[bool, Path]]:
+    raw = config.get("required_values", [])
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or len(raw) > MAX_REQUIRED_VALUES:
+        raise ConfigError("required_values", f"must be a list of at most {MAX_REQUIRED_VALUES} paths")
+    paths = []
+    for position, text in enumerate(raw):
+        try:
+            paths.append(_parse_column_path(text))
+        except ValueError as error:
+            raise ConfigError(f"required_values[{position}]", str(error)) from error
+    return paths
 
 
 def _compile(config: dict[str, Any]) -> _Settings:
@@ -190,7 +288,8 @@ def _compile(config: dict[str, Any]) -> _Settings:
         raise ConfigError("columns", "must be a non-empty list of columns")
     if len(columns) > MAX_COLUMNS:
         raise ConfigError("columns", f"must have at most {MAX_COLUMNS} columns")
-    compiled = [_compile_column(position, column, mode) for position, column in enumerate(columns)]
+    languages = _languages(config["language"], "language") if "language" in config else ()
+    compiled = [_compile_column(position, column, mode, languages) for position, column in enumerate(columns)]
     group_by: list[Path] = []
     if mode == "line_items_grouped":
         raw_group_by = config.get("group_by")
@@ -222,6 +321,8 @@ def _compile(config: dict[str, Any]) -> _Settings:
     return _Settings(
         mode=mode,
         columns=compiled,
+        required_values=_required_values(config),
+        whole_numbers=require_bool(config, "whole_numbers_as_integers", True),
         group_by=group_by,
         group_scope=group_scope,
         include_failed_payments=require_bool(config, "include_failed_payments", False),
@@ -239,6 +340,13 @@ def _cell_formatter(column: _Column, settings: _Settings) -> Callable[[Any, Any]
     """A function (value, currency) -> cell text for one column, built once per render."""
     separator = settings.decimal_separator
     zone = settings.timezone
+    whole_numbers = settings.whole_numbers
+
+    def plain_number(value: Any) -> str | None:
+        number = to_decimal(value)
+        if whole_numbers and number is not None and number.is_finite() and number == number.to_integral_value():
+            return str(int(number))  # 2.0 -> 2: a quantity reads as the whole number it is
+        return format_number(value, decimal_separator=separator)
 
     def as_text(value: Any) -> str:
         if value is None:
@@ -246,7 +354,7 @@ def _cell_formatter(column: _Column, settings: _Settings) -> Callable[[Any, Any]
         if isinstance(value, bool):
             return "true" if value else "false"
         if isinstance(value, int | float | Decimal):
-            number = format_number(value, decimal_separator=separator)
+            number = plain_number(value)
             return number if number is not None else ""
         if isinstance(value, str):
             return neutralise_formula(value)
@@ -262,7 +370,7 @@ def _cell_formatter(column: _Column, settings: _Settings) -> Callable[[Any, Any]
     if column.format == "number":
 
         def number(value: Any, currency: Any) -> str:
-            text = format_number(value, decimal_separator=separator)
+            text = plain_number(value) if not isinstance(value, bool) else None
             return text if text is not None else as_text(value)
 
         return number
@@ -315,6 +423,15 @@ def _charged(formatter: Callable[[Any, Any], str], budget: RenderBudget) -> Call
         return text
 
     return cell
+
+
+def _value(column: _Column, row: dict[str, Any], entity: dict[str, Any]) -> Any:
+    """A column's value in a row: its constant, its derived value or the value at its path (localised)."""
+    if column.source == "value":
+        return column.constant
+    if column.source == "derived":
+        return sale_type(entity)
+    return localised(resolve(entity if column.on_entity else row, column.path), column.languages)
 
 
 class CsvTransform(Transform):
@@ -383,23 +500,25 @@ class CsvTransform(Transform):
         pairs = list(zip(columns, formatters, strict=True))
 
         row_currency = settings.mode == "reconciliations"
+        required = settings.required_values
 
         def cells(row: dict[str, Any], entity: dict[str, Any]) -> list[str]:
             currency = (row_currency and row.get("currency_code")) or entity.get("base_currency_code")
-            return [
-                formatter(resolve(entity if column.on_entity else row, column.path), currency)
-                for column, formatter in pairs
-            ]
+            return [formatter(_value(column, row, entity), currency) for column, formatter in pairs]
+
+        def complete(row: dict[str, Any], entity: dict[str, Any]) -> bool:
+            return all(resolve(entity if on_entity else row, path) not in (None, "") for on_entity, path in required)
 
         if settings.mode == "entity":
             for element in elements:
-                yield cells(element.entity, element.entity)
+                if complete(element.entity, element.entity):
+                    yield cells(element.entity, element.entity)
         elif settings.mode in ("line_items", "reconciliations", "tax_summaries"):
             list_path = _ROW_LISTS[settings.mode]
             for element in elements:
                 items = resolve(element.entity, list_path)
                 for item in items if isinstance(items, list) else ():
-                    if isinstance(item, dict):
+                    if isinstance(item, dict) and complete(item, element.entity):
                         yield cells(item, element.entity)
         else:
             scopes: Iterable[Iterable[Element]] = (
@@ -410,7 +529,8 @@ class CsvTransform(Transform):
                     yield from self._line_item_groups(scope, settings, pairs)
                 else:
                     for row, entity in self._payment_groups(scope, settings):
-                        yield cells(row, entity)
+                        if complete(row, entity):
+                            yield cells(row, entity)
 
     def _line_item_groups(
         self, elements: Iterable[Element], settings: _Settings, pairs: list[tuple[_Column, Callable[[Any, Any], str]]]
@@ -420,7 +540,10 @@ class CsvTransform(Transform):
         for element in elements:
             items = resolve(element.entity, _ROW_LISTS["line_items"])
             for item in items if isinstance(items, list) else ():
-                if not isinstance(item, dict):
+                if not isinstance(item, dict) or not all(
+                    resolve(element.entity if on_entity else item, path) not in (None, "")
+                    for on_entity, path in settings.required_values
+                ):
                     continue
                 key = _group_key([resolve(item, path) for path in settings.group_by])
                 group = groups.get(key)
@@ -440,7 +563,7 @@ class CsvTransform(Transform):
                 elif column.aggregate == "count":
                     value = count
                 else:
-                    value = resolve(entity if column.on_entity else first_item, column.path)
+                    value = _value(column, first_item, entity)
                 row.append(formatter(value, currency))
             yield row
 

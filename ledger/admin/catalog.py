@@ -22,7 +22,7 @@ from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOn
 from core import jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONDecoder, DecimalJSONEncoder
-from imports.schema import Obj
+from core.nodes import Obj
 from ledger.models import Expense, NewsletterSignup, Product, ProductEditEvent
 from ledger.serializers import catalog as schemas
 from ledger.services import catalog as services

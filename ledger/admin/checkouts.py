@@ -7,6 +7,9 @@ a sale are what its register close statement summed. Changing any of them would 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
@@ -34,6 +37,7 @@ class SaleLineInline(ReadOnlyAdminMixin, admin.TabularInline):
         "sales_tax_amount",
         "total",
         "margin_total",
+        "margin",
     )
     readonly_fields = fields
     extra = 0
@@ -56,6 +60,23 @@ class SaleTaxInline(ReadOnlyAdminMixin, admin.TabularInline):
     can_delete = False
 
 
+class HasWarningsFilter(admin.SimpleListFilter):
+    """Checkouts and sales stored with warnings (what the spec does not state but looked odd)."""
+
+    title = "warnings"
+    parameter_name = "has_warnings"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:  # type: ignore[type-arg]
+        return [("yes", "With warnings"), ("no", "Without warnings")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:  # type: ignore[type-arg]
+        if self.value() == "yes":
+            return queryset.exclude(warnings=[])
+        if self.value() == "no":
+            return queryset.filter(warnings=[])
+        return queryset
+
+
 class DocumentAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     search_fields = ["identifier"]
     # These tables grow without bound; skip the unfiltered COUNT(*) on every search.
@@ -66,11 +87,33 @@ class DocumentAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     def document_pretty(self, obj: Checkout | Sale) -> SafeString | None:
         return pretty_json(obj.document)
 
+    @admin.display(description="warnings")
+    def warnings_list(self, obj: Checkout | Sale) -> SafeString | str:
+        """Each warning as ``field: message (code)``; stored as sent all the same."""
+        if not obj.warnings:
+            return "-"
+        return format_html_join(
+            "", "<div><code>{}</code>: {} ({})</div>", ((w["field"], w["message"], w["code"]) for w in obj.warnings)
+        )
+
+    @admin.display(description="warnings", boolean=False)
+    def warning_count(self, obj: Checkout | Sale) -> int:
+        return len(obj.warnings or ())
+
 
 @admin.register(Checkout)
 class CheckoutAdmin(DocumentAdmin):
-    list_display = ["identifier", "voided", "register", "stock_location", "account", "timestamp", "created_at"]
-    list_filter = ["account", "voided", ("stock_location", AccountScopedRelatedFilter)]
+    list_display = [
+        "identifier",
+        "voided",
+        "warning_count",
+        "register",
+        "stock_location",
+        "account",
+        "timestamp",
+        "created_at",
+    ]
+    list_filter = ["account", "voided", HasWarningsFilter, ("stock_location", AccountScopedRelatedFilter)]
     list_select_related = ["account", "register", "stock_location"]
     fields = [
         "account",
@@ -82,9 +125,10 @@ class CheckoutAdmin(DocumentAdmin):
         "timestamp",
         "created_at",
         "body_hash",
+        "warnings_list",
         "document_pretty",
     ]
-    readonly_fields = ["document_pretty"]
+    readonly_fields = ["warnings_list", "document_pretty"]
     inlines = [SaleInline]
 
 
@@ -95,13 +139,14 @@ class SaleAdmin(DocumentAdmin):
         "kind",
         "voided",
         "total",
+        "warning_count",
         "base_currency_code",
         "register",
         "stock_location",
         "account",
         "timestamp",
     ]
-    list_filter = ["account", "kind", "voided", ("stock_location", AccountScopedRelatedFilter)]
+    list_filter = ["account", "kind", "voided", HasWarningsFilter, ("stock_location", AccountScopedRelatedFilter)]
     list_select_related = ["account", "register", "stock_location"]
     search_fields = ["identifier", "checkout__identifier"]
     fields = [
@@ -118,7 +163,8 @@ class SaleAdmin(DocumentAdmin):
         "period",
         "timestamp",
         "created_at",
+        "warnings_list",
         "document_pretty",
     ]
-    readonly_fields = ["document_pretty"]
+    readonly_fields = ["warnings_list", "document_pretty"]
     inlines = [SaleLineInline, SalePaymentInline, SaleTaxInline]

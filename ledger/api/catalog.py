@@ -36,7 +36,7 @@ from accounts.api_common import PosView, read_json_body
 from accounts.authentication import INVALID_CREDENTIALS, ApiPrincipal
 from accounts.models import Scope
 from core.errors import InvalidInput
-from imports.schema import Obj
+from core.nodes import Obj
 from ledger.models import Expense, NewsletterSignup, Product
 from ledger.selectors import catalog as selectors
 from ledger.serializers import catalog as schemas

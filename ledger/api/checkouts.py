@@ -68,7 +68,8 @@ _BASKET = {
             "id": "tshirt-basic",
             "product_group": "tops",
             "quantity": 2,
-            "retail_price": 125,
+            "retail_price": 250,
+            "cost_price": 120,
             "base_price": 250,
             "sub_total": 250,
             "total": 250,
@@ -98,6 +99,7 @@ CHECKOUT_EXAMPLE = {
     "voided": False,
     "timestamp": "2025-01-15T09:05:00Z",
     "created_at": "2025-01-15T09:05:01Z",
+    "warnings": [],
     "sales": [{"id": 40, "identifier": "sale-20250115-0001", "sequence_number": 1, "kind": "sale", "total": 250}],
     "document": CHECKOUT_DOCUMENT_EXAMPLE,
 }
@@ -116,6 +118,7 @@ SALE_EXAMPLE = {
     "timestamp": "2025-01-15T09:05:00Z",
     "created_at": "2025-01-15T09:05:01Z",
     "ecommerce_groups": [],
+    "warnings": [],
     "document": {
         "base_currency_code": "DKK",
         "identifier": "sale-20250115-0001",
@@ -175,6 +178,9 @@ class CheckoutViewSet(ReadOnlyViewSet):
         filter_parameter("checkout_identifier", "Only the sales of this checkout."),
         filter_parameter("kind", "Only sales of this kind.", enum=SaleKind.values),
         filter_parameter("is_return", "true: only returns; false: no returns.", enum=["true", "false"]),
+        filter_parameter(
+            "has_warnings", "true: only sales stored with warnings; false: only without.", enum=["true", "false"]
+        ),
         VOIDED_FILTER,
         FROM_FILTER,
         TO_FILTER,
@@ -201,7 +207,12 @@ class CheckoutPosView(PosView):
         description=(
             "The spec's Checkout. Stored once per `identifier`: the same body again answers 200 with the "
             "stored checkout and `created: false`; another body under a used identifier answers 409. In a "
-            "checkout of several sales each sale part carries its own `payments`."
+            "checkout of several sales each sale part carries its own `payments`.\n\n"
+            "Refused (400) only for what the spec states or what cannot be true in any reading (missing or "
+            "mistyped fields, payments that do not cover the total, `total_tax_amount` differing from its parts, "
+            "more than one return, ...). A relation the spec does not state (e.g. `total_discounts = base_price - "
+            "sub_total`) is answered in `warnings`: the checkout is stored and exported exactly as sent. The "
+            "lists are in docs/amounts.md."
         ),
         parameters=AUTH_PARAMETERS,
         request={"application/json": {"type": "object"}},

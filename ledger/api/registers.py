@@ -28,7 +28,7 @@ from accounts.api import (
 )
 from accounts.api_common import PosView
 from core.errors import InvalidInput
-from imports.schema import Obj, Report
+from core.nodes import Obj, Report
 from ledger.models import RegisterCloseStatement
 from ledger.selectors import registers as selectors
 from ledger.serializers.registers import (
@@ -46,8 +46,8 @@ REGISTER_ID = OpenApiParameter("register_id", str, OpenApiParameter.PATH, descri
 
 _SUMMARY_EXAMPLE = {
     "base_price": 250.0,
-    "margin": 0.4,
-    "margin_total": 80.0,
+    "margin": 80.0,
+    "margin_total": 200.0,
     "sub_total": 250.0,
     "total": 250.0,
     "total_discounts": 0.0,

@@ -26,8 +26,8 @@ from accounts.api import (
 )
 from accounts.api_common import PosView
 from core.errors import InvalidInput, PayloadTooLarge, ServiceError
+from core.nodes import INVALID, Report
 from exports.entities.stock_events import to_json
-from imports.schema import INVALID, Report
 from ledger.models import StockEvent, StockEventType, StockLevel
 from ledger.selectors import stock as selectors
 from ledger.serializers.stock import (

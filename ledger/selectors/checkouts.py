@@ -72,6 +72,7 @@ def sales(
     checkout_identifier: str | None = None,
     kind: str | None = None,
     is_return: bool | None = None,
+    has_warnings: bool | None = None,
     voided: bool | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
@@ -84,6 +85,8 @@ def sales(
         queryset = queryset.filter(kind=kind)
     if is_return is not None:
         queryset = queryset.filter(kind=SaleKind.RETURN) if is_return else queryset.exclude(kind=SaleKind.RETURN)
+    if has_warnings is not None:
+        queryset = queryset.exclude(warnings=[]) if has_warnings else queryset.filter(warnings=[])
     return _within(
         queryset,
         register=register,

@@ -1,6 +1,6 @@
 """Input schemas and output serializers of the catalog: products, expenses, newsletter signups.
 
-Bodies are validated with the schema nodes of ``imports.schema`` (not DRF input serializers) so that every
+Bodies are validated with the schema nodes of ``core.nodes`` (not DRF input serializers) so that every
 error names its exact path (``retail_price.se``, ``taxes[1].rate``) and numbers stay ``Decimal`` as
 ``read_json_body`` parsed them. The DRF ``*RequestSerializer`` classes below only document those bodies in
 the OpenAPI schema; ``PRODUCT``, ``EXPENSE`` and ``NEWSLETTER_SIGNUP`` are what validates.
@@ -19,8 +19,7 @@ from rest_framework import serializers
 from accounts.serializers import TaxSerializer
 from accounts.validation import TAX_TYPES
 from campaigns.serializers import L10nStringField, MarketPriceField
-from core.serializers import JSONField
-from imports.schema import (
+from core.nodes import (
     INVALID,
     Arr,
     Enum,
@@ -33,6 +32,7 @@ from imports.schema import (
     Str,
     Url,
 )
+from core.serializers import JSONField
 from ledger.models import Expense, NewsletterSignup, Product
 from ledger.selectors.catalog import product_document
 

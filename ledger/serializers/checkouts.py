@@ -55,6 +55,7 @@ class SaleFilterSerializer(CheckoutFilterSerializer):
     checkout_identifier = serializers.CharField(max_length=255, required=False, allow_blank=True)
     kind = serializers.ChoiceField(choices=SaleKind.choices, required=False, allow_blank=True)
     is_return = OptionalBooleanField()
+    has_warnings = OptionalBooleanField()
 
 
 # --- Output ---------------------------------------------------------------------------------------------
@@ -67,6 +68,18 @@ class DocumentField(JSONField):
 
 def amount_field(**kwargs: Any) -> serializers.DecimalField:
     return serializers.DecimalField(max_digits=20, decimal_places=6, coerce_to_string=False, **kwargs)
+
+
+class WarningSerializer(serializers.Serializer):
+    field = serializers.CharField(help_text="Path in the posted checkout body, e.g. `sales[0].basket.total_discounts`.")
+    message = serializers.CharField()
+    code = serializers.CharField(help_text="e.g. `total_discounts_mismatch`; the list is in docs/amounts.md.")
+
+    class Meta:
+        ref_name = "CheckoutWarning"
+
+
+WARNINGS_HELP = "What the spec does not state but looked odd; the checkout was stored and exported exactly as sent."
 
 
 class CheckoutSaleOutputSerializer(serializers.ModelSerializer):
@@ -90,6 +103,7 @@ class CheckoutOutputSerializer(serializers.ModelSerializer):
         source="period.sequence_number", read_only=True, help_text="Sequence number of the register period."
     )
     sales = serializers.SerializerMethodField(help_text="The sales of the checkout, in the order posted.")
+    warnings = WarningSerializer(many=True, read_only=True, help_text=WARNINGS_HELP)
     document = DocumentField(read_only=True, help_text="The exported JSON form (spec: Checkout).")
 
     class Meta:
@@ -104,6 +118,7 @@ class CheckoutOutputSerializer(serializers.ModelSerializer):
             "timestamp",
             "created_at",
             "sales",
+            "warnings",
             "document",
         ]
         read_only_fields = fields
@@ -148,6 +163,9 @@ class SaleOutputSerializer(serializers.ModelSerializer):
     is_return = serializers.SerializerMethodField()
     total = amount_field(read_only=True)
     ecommerce_groups = serializers.SerializerMethodField()
+    warnings = WarningSerializer(
+        many=True, read_only=True, help_text="The checkout's warnings about this sale (paths in the checkout body)."
+    )
     document = DocumentField(read_only=True, help_text="The exported JSON form (spec: Sale).")
 
     class Meta:
@@ -167,6 +185,7 @@ class SaleOutputSerializer(serializers.ModelSerializer):
             "timestamp",
             "created_at",
             "ecommerce_groups",
+            "warnings",
             "document",
         ]
         read_only_fields = fields

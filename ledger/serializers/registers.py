@@ -6,13 +6,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.nodes import Arr, Currency, Int, Num, Obj, Str
 from core.serializers import JSONField
-from imports.schema import Arr, Currency, Int, Num, Obj, Str
 from ledger.definitions import CASHIER
 from ledger.models import RegisterCloseStatement, RegisterPeriod
 from ledger.statements import EVENT_COUNT_KEYS
 
-# --- POS bodies (validated with imports.schema nodes: exact error paths, unknown keys ignored) -------------
+# --- POS bodies (validated with core.nodes nodes: exact error paths, unknown keys ignored) -------------
 
 EVENT_COUNT = Int(minimum=0, maximum=1_000_000_000)
 

@@ -1,6 +1,6 @@
 """Stock: the schema of posted stock events and the serializers of the stock read API (spec: Stock event).
 
-Posted events are validated with the schema nodes of ``imports.schema`` (every error names its exact path,
+Posted events are validated with the schema nodes of ``core.nodes`` (every error names its exact path,
 ``[3].new_stock_value``); the read API answers with DRF ``ModelSerializer``s.
 """
 
@@ -14,7 +14,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.models import StockLocation
-from imports.schema import INVALID, Enum, Node, Num, Obj, Report, Str, join
+from core.nodes import INVALID, Enum, Node, Num, Obj, Report, Str, join
 from ledger.models import StockEvent, StockEventType, StockLevel
 
 # --- Input: posted stock events ---------------------------------------------------------------------------

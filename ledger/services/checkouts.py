@@ -1,9 +1,10 @@
 """Checkouts and the sales they yield (spec: Checkout, Sale, Discount Summary, Tax Summary, Expense, Events).
 
 A checkout is validated (``ledger.definitions.CHECKOUT``, then against the account's records), cleaned
-(timing strings derived, source filled in, private customer fields dropped) and stored with one ``Sale``
-per sale part, the rows a register close statement sums, its stock moves and its export items, in one
-transaction. Posting the same checkout again stores nothing: registers retry when an answer is lost.
+(timing strings derived, source filled in, private customer fields dropped) and stored with its warnings
+(what the spec does not state but looked odd; docs/amounts.md) and one ``Sale`` per sale part, the rows a
+register close statement sums, its stock moves and its export items, in one transaction. Posting the same
+checkout again stores nothing: registers retry when an answer is lost.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import Account, Register
 from core.errors import Conflict, InvalidInput
+from core.nodes import INVALID
 from exports import services as export_services
 from exports.entities import checkouts as checkout_entity
 from exports.entities import sales as sale_entity
 from exports.models import EntityType
-from imports.schema import INVALID, MAX_AMOUNT
 from ledger.definitions import check_checkout, is_expense_line
 from ledger.models import (
     Checkout,
@@ -64,6 +65,7 @@ class _SalePlan:
     document: dict[str, Any]
     lines: list[dict[str, Any]] = field(default_factory=list)
     payments: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
 
 # --- Idempotency ------------------------------------------------------------------------------------
@@ -183,14 +185,18 @@ def _fill_source(source: dict[str, Any], register: Register, errors: list[dict[s
     return {**source, **filled}
 
 
-def _margin_total(line: dict[str, Any]) -> Decimal:
+def line_margins(line: dict[str, Any]) -> tuple[Decimal, Decimal]:
+    """A line's ``(margin_total, margin)``, as amounts (docs/amounts.md): ``margin_total`` is the amount the margin
+    is measured on (the line's net: ``sub_total - vat_amount``) and ``margin`` the profit, ``margin_total`` less
+    the line's ``cost_price`` (a line amount) where a cost is known. What the register sent wins."""
     if "margin_total" in line:
-        return Decimal(line["margin_total"])
-    if "cost_price" in line:
-        return (Decimal(line["sub_total"]) - Decimal(line["vat_amount"])) - Decimal(line["cost_price"]) * Decimal(
-            line["quantity"]
-        )
-    return Decimal(0)
+        margin_total = Decimal(line["margin_total"])
+    else:
+        margin_total = Decimal(line["sub_total"]) - Decimal(line["vat_amount"])
+    if "margin" in line:
+        return margin_total, Decimal(line["margin"])
+    cost = Decimal(line["cost_price"]) if "cost_price" in line else Decimal(0)
+    return margin_total, margin_total - cost
 
 
 def _kind(basket: dict[str, Any]) -> str:
@@ -201,8 +207,9 @@ def _kind(basket: dict[str, Any]) -> str:
     return SaleKind.SALE
 
 
-def _check_expenses(*, account: Account, parts: Sequence[dict[str, Any]], errors: list[dict[str, str]]) -> None:
-    """Spec: Expense. Every expense line names an expense configured for the account (one query)."""
+def _check_expenses(*, account: Account, parts: Sequence[dict[str, Any]], warnings: list[dict[str, str]]) -> None:
+    """Spec: Expense. An expense line naming no expense configured for the account is a warning (one query): the
+    register booked money out of the drawer, and the expense may have been deleted since."""
     used = [
         (i, j, line["behavior"]["expense"]["identifier"])
         for i, part in enumerate(parts)
@@ -218,7 +225,7 @@ def _check_expenses(*, account: Account, parts: Sequence[dict[str, Any]], errors
     )
     for i, j, expense_id in used:
         if expense_id not in known:
-            errors.append(
+            warnings.append(
                 {
                     "field": f"sales[{i}].basket.line_items[{j}].behavior.expense.identifier",
                     "message": f"'{expense_id[:100]}' is not an expense of this account",
@@ -227,14 +234,19 @@ def _check_expenses(*, account: Account, parts: Sequence[dict[str, Any]], errors
             )
 
 
-def _plan_sales(*, checkout: dict[str, Any], common: dict[str, Any], errors: list[dict[str, str]]) -> list[_SalePlan]:
-    """One plan per sale part: its exported document (spec: Sale) and the figures of its rows."""
+def _plan_sales(
+    *, checkout: dict[str, Any], common: dict[str, Any], warnings: Sequence[dict[str, str]]
+) -> list[_SalePlan]:
+    """One plan per sale part: its exported document (spec: Sale), the figures of its rows and its warnings."""
     parts = checkout["sales"]
+    split = len(parts) > 1 and any("payments" in part for part in parts)
     plans = []
     for i, part in enumerate(parts):
         basket = part["basket"]
-        # One sale: its payments are the checkout's. Several (an exchange): each part carries its own.
-        payments = checkout["payments"] if len(parts) == 1 else part.get("payments", [])
+        # One sale: its payments are the checkout's. Several (an exchange): each part carries its own; when
+        # none does, the checkout's payments are booked with the first sale (a warning says so).
+        own_payments = part.get("payments", []) if split else None
+        payments = own_payments if own_payments is not None else (checkout["payments"] if i == 0 else [])
         document: dict[str, Any] = {
             "base_currency_code": common["base_currency_code"],
             "identifier": part["identifier"],
@@ -255,17 +267,9 @@ def _plan_sales(*, checkout: dict[str, Any], common: dict[str, Any], errors: lis
         if "fiscal_rules_data" in part:
             document["fiscal_rules_data"] = part["fiscal_rules_data"]
         lines = []
-        for j, line in enumerate(basket["line_items"]):
-            margin_total = _margin_total(line)
-            if abs(margin_total) >= MAX_AMOUNT:
-                errors.append(
-                    {
-                        "field": f"sales[{i}].basket.line_items[{j}].cost_price",
-                        "message": "gives a margin beyond any retail amount",
-                        "code": "out_of_range",
-                    }
-                )
-            lines.append({**line, "margin_total": margin_total})
+        for line in basket["line_items"]:
+            margin_total, margin = line_margins(line)
+            lines.append({**line, "margin_total": margin_total, "margin": margin})
         plans.append(
             _SalePlan(
                 index=i,
@@ -276,6 +280,7 @@ def _plan_sales(*, checkout: dict[str, Any], common: dict[str, Any], errors: lis
                 document=document,
                 lines=lines,
                 payments=[p for p in payments if p["success"]],
+                warnings=[w for w in warnings if w["field"].startswith(f"sales[{i}].")],
             )
         )
     return plans
@@ -326,13 +331,14 @@ def record_checkout(*, account: Account, body: Any) -> CheckoutResult:
     timing = derive_timing(cleaned["timing"], default_timezone=account.timezone)
     if timing is None:
         errors.append({"field": "timing.timezone", "message": "is not a tz database time zone", "code": "invalid"})
-    _check_expenses(account=account, parts=cleaned["sales"], errors=errors)
+    warnings = list(report.warnings)
+    _check_expenses(account=account, parts=cleaned["sales"], warnings=warnings)
     voided = bool(cleaned.get("voided", False))
     for part in cleaned["sales"]:
         if "customer" in part["basket"]:
             part["basket"]["customer"] = strip_customer(part["basket"]["customer"])
     common = {"base_currency_code": cleaned["base_currency_code"], "source": source, "timing": timing, "voided": voided}
-    plans = _plan_sales(checkout=cleaned, common=common, errors=errors)
+    plans = _plan_sales(checkout=cleaned, common=common, warnings=warnings)
     if errors:
         raise InvalidInput(errors)
     assert timing is not None  # an unknown time zone is an error above
@@ -349,6 +355,7 @@ def record_checkout(*, account: Account, body: Any) -> CheckoutResult:
             voided=voided,
             document=document,
             plans=plans,
+            warnings=warnings,
         )
     except IntegrityError:
         # A concurrent post won the race for the checkout (a retry) or for a sale identifier.
@@ -385,6 +392,7 @@ def _store(
     voided: bool,
     document: dict[str, Any],
     plans: Sequence[_SalePlan],
+    warnings: list[dict[str, str]],
 ) -> Checkout:
     stock_location = register.stock_location
     with transaction.atomic():
@@ -399,6 +407,7 @@ def _store(
             timestamp=at,
             body_hash=digest,
             document=document,
+            warnings=warnings,
         )
         sales = Sale.objects.bulk_create(
             [
@@ -416,6 +425,7 @@ def _store(
                     total=plan.total,
                     timestamp=at,
                     document=plan.document,
+                    warnings=plan.warnings,
                 )
                 for plan in plans
             ]
@@ -472,6 +482,7 @@ def _store_rows(*, account: Account, period: RegisterPeriod, sales: Sequence[Sal
                     vat_amount=line["vat_amount"],
                     sales_tax_amount=line["sales_tax_amount"],
                     margin_total=line["margin_total"],
+                    margin=line["margin"],
                 )
             )
             taxes.extend(_tax_row(own, tax, group) for tax in line.get("taxes", ()))

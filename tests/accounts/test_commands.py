@@ -6,11 +6,19 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from accounts import selectors
 from accounts.models import Account, ApiKey, Integration, Market, Register, StockLocation
+from campaigns.models import Campaign, ProductRule
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def var_dir(settings, tmp_path):
+    """bootstrap_demo keeps its key under VAR_DIR: a directory of each test's own."""
+    settings.VAR_DIR = tmp_path
 
 
 def run(*args: str) -> list[str]:
@@ -57,6 +65,23 @@ def test_bootstrap_demo_creates_the_demo_tenant_and_a_working_key_and_curl():
     assert Market.objects.get(account__identifier="demo").currency == "DKK"
     assert StockLocation.objects.get(account__identifier="demo").identifier == "shop-1"
     assert Register.objects.get(account__identifier="demo").stock_location.identifier == "shop-1"
+    assert list(Campaign.objects.filter(account__identifier="demo").values_list("campaign_id", flat=True)) == [
+        "coffee-20"
+    ]
+    assert list(ProductRule.objects.filter(account__identifier="demo").values_list("rule_id", flat=True)) == ["pant-a"]
+    assert lines[0].startswith("====") and lines[-1].startswith("===="), "the last lines are boxed"
+    assert lines[-2] == curl
+
+
+def test_bootstrap_demo_keeps_its_key_between_runs_in_var_and_mints_one_when_it_stops_working(tmp_path):
+    first = next(line for line in run("bootstrap_demo") if line.startswith("rk_"))
+    assert (tmp_path / "demo-api-key").read_text().strip() == first
+    assert (tmp_path / "demo-api-key").stat().st_mode & 0o077 == 0, "the key file is readable by its owner only"
+    again = next(line for line in run("bootstrap_demo") if line.startswith("rk_"))
+    assert again == first and ApiKey.objects.filter(account__identifier="demo").count() == 1
+    ApiKey.objects.filter(account__identifier="demo").update(revoked_at=timezone.now())
+    minted = next(line for line in run("bootstrap_demo") if line.startswith("rk_"))
+    assert minted != first and (tmp_path / "demo-api-key").read_text().strip() == minted
 
 
 def test_bootstrap_demo_runs_again_without_duplicating_the_tenant():
@@ -65,3 +90,4 @@ def test_bootstrap_demo_runs_again_without_duplicating_the_tenant():
     assert Account.objects.filter(identifier="demo").count() == 1
     assert StockLocation.objects.filter(account__identifier="demo").count() == 1
     assert Register.objects.filter(account__identifier="demo").count() == 1
+    assert Campaign.objects.filter(account__identifier="demo").count() == 1

@@ -46,7 +46,8 @@ NOT_IN_THE_ADMIN = {
 
 
 @pytest.mark.parametrize(
-    "app_label", ["accounts", "orders", "campaigns", "imports", "exports", "ledger", "integrations", "giftcards"]
+    "app_label",
+    ["core", "accounts", "orders", "campaigns", "imports", "exports", "ledger", "integrations", "giftcards"],
 )
 def test_every_model_of_the_app_is_registered(app_label: str) -> None:
     unregistered = [

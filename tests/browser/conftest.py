@@ -77,3 +77,20 @@ def admin_page(page: Page, superuser: User) -> Page:
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def shoot(page: Page, name: str, width: int | None = None) -> None:
+    """With ``SCREENSHOTS=1`` (``make screenshots``), save the whole page as ``docs/screenshots/<name>.png``
+    (``width``: in a window that wide, for a list whose columns run off the usual one)."""
+    if not os.environ.get("SCREENSHOTS"):
+        return
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    size = page.viewport_size
+    if width and size:
+        page.set_viewport_size({"width": width, "height": size["height"]})
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, animations="disabled")
+    if width and size:
+        page.set_viewport_size(size)

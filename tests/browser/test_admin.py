@@ -31,8 +31,9 @@ def rows(page: Page):
 def test_superuser_logs_in_to_the_styled_admin(page: Page, superuser, artifacts: Path) -> None:
     log_in(page)
 
-    expect(page.locator("#site-name")).to_have_text("Django administration")
-    expect(page.locator("#content-main")).to_contain_text("Import items")
+    expect(page.locator("#site-name")).to_have_text("Retail back-office")
+    expect(page.locator("#content-main")).to_contain_text("Shops and registers")
+    expect(page.locator("#content-main")).to_contain_text("Import log")
     # The admin stylesheet is served: the header has its coloured background, not the browser default.
     background = page.evaluate("getComputedStyle(document.querySelector('#header')).backgroundColor")
     assert background not in ("", "rgba(0, 0, 0, 0)", "transparent")

@@ -219,7 +219,8 @@ def test_the_unit_price_defaults_to_the_products_retail_price_for_the_market(pos
 
     answer = priced(price(pos, basket(line(quantity=3))))
 
-    assert lines_by_id(answer)["li-1"]["retail_price"] == Decimal("9.95")
+    assert lines_by_id(answer)["li-1"]["unit_price"] == Decimal("9.95")
+    assert lines_by_id(answer)["li-1"]["retail_price"] == Decimal("29.85")  # the line's, as in a sale
     assert answer["total"] == Decimal("25.38")
 
 

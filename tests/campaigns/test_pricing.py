@@ -17,7 +17,7 @@ import pytest
 from accounts.models import Market
 from campaigns import services
 from campaigns.models import Campaign, PricingVersion
-from campaigns.pricing import PricingLine, PricingResult, clear_cache, compile_market, evaluate, price_basket
+from campaigns.pricing.engine import PricingLine, PricingResult, clear_cache, compile_market, evaluate, price_basket
 from core.errors import ServiceError
 from ledger.definitions import SALE_SUMMARY, SaleReport
 from tests.conftest import Tenant
@@ -677,9 +677,10 @@ def test_discount_summary_names_the_campaign_its_type_and_trigger() -> None:
 
 def test_line_amounts_per_unit_and_per_line() -> None:
     item = price([fifteen_off_3], [line("l1", "p", 3, "9.95")]).summary["line_items"][0]
-    # retail_price per unit; base_price, sub_total, total and taxes for the whole line
-    assert (item["retail_price"], item["base_price"], item["sub_total"], item["total"]) == (
+    # unit_price per unit; retail_price (as in a sale), base_price, sub_total, total and taxes for the whole line
+    assert (item["unit_price"], item["retail_price"], item["base_price"], item["sub_total"], item["total"]) == (
         D("9.95"),
+        D("29.85"),
         D("29.85"),
         D("25.38"),
         D("25.38"),
@@ -747,7 +748,7 @@ def test_deposit_line_shape() -> None:
     )
     _parent, deposit = result.summary["line_items"]
     assert deposit["line_item_id"] == "l1-deposit-pant"
-    assert (deposit["quantity"], deposit["retail_price"], deposit["base_price"]) == (6, D("1.50"), D("9.00"))
+    assert (deposit["quantity"], deposit["unit_price"], deposit["retail_price"]) == (6, D("1.50"), D("9.00"))
     assert deposit["name"] == {"da": "Pant", "en": "Deposit"}
     assert deposit["product_group"] == "deposits"
     assert deposit["behavior"] == {
@@ -775,7 +776,7 @@ def test_explanation_lists_each_unit_before_and_after() -> None:
 
 
 def test_explanation_is_none_unless_asked() -> None:
-    from campaigns.pricing import compile_market, evaluate
+    from campaigns.pricing.engine import compile_market, evaluate
 
     result = evaluate(compiled=compile_market([fifteen_off_3], []), market=market(), lines=[line("l", "p", 1, "1")])
     assert result.explanation is None

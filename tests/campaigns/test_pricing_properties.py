@@ -8,7 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from campaigns.pricing import CAMPAIGN_TYPES, PricingLine, PricingResult
+from campaigns.pricing.engine import PricingLine, PricingResult
+from campaigns.pricing.registry import CAMPAIGN_TYPES
 from tests.campaigns.test_pricing import campaign, deposit_rule, price, sale_summary_errors, shipping
 
 PRODUCTS = ("a", "b", "c", "d")

@@ -1,5 +1,5 @@
-"""The worked examples of the README's "Pricing a basket" section, priced through the stored campaigns and rules
-(imported as an integrator would, then ``price_basket``): the documentation cannot drift from the engine."""
+"""The worked examples of the "Pricing a basket" page (docs/pricing.md), priced through the stored campaigns and
+rules (imported as an integrator would, then ``price_basket``): the documentation cannot drift from the engine."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from accounts.models import Market
 from campaigns import services
-from campaigns.pricing import PricingLine, price_basket
+from campaigns.pricing.engine import PricingLine, price_basket
 from tests.campaigns.test_pricing import campaign, deposit_rule
 from tests.conftest import Tenant
 

@@ -20,7 +20,7 @@ from core.declare import Body, Field, components_of, optional, rule
 from core.errors import InvalidInput
 from core.nodes import INVALID, Arr, Components, Int, Node, Num, Obj, Report, Str, join
 from imports.bodies import ExternalOrder, IncomingOrder, IncomingOrdersRequest, LineItem
-from imports.definitions import EXTERNAL_ORDER, INCOMING_ORDER
+from orders.definitions import EXTERNAL_ORDER, INCOMING_ORDER
 from tests.imports.conftest import order
 
 
@@ -30,7 +30,7 @@ def outcome(node: Node, value: Any) -> tuple[Any, list[dict[str, str]], list[dic
     return (None if cleaned is INVALID else cleaned), report.errors, report.warnings
 
 
-# --- The declared order bodies check exactly as imports.definitions -------------------------------------------
+# --- The declared order bodies check exactly as orders.definitions -------------------------------------------
 
 
 def field_rule_cases() -> list[Any]:

@@ -49,6 +49,7 @@ def embedded_env(tmp_path: Path) -> dict[str, str]:
         WEB_CONCURRENCY="1",
         WORKER_CONCURRENCY="1",
         PYTHONUNBUFFERED="1",
+        OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",  # as `make run` sets it: the demo queue delivers to the service
     )
     return env
 
@@ -94,10 +95,17 @@ def test_runall_serves_imports_and_materialises_them_then_stops_cleanly(embedded
         assert answer.json() == {"status": "OK", "message": "Import of 1 order(s) initiated"}
 
         def materialised() -> bool:
-            logs = requests.get(f"{base}/api/v1/import-logs/?{api_query}", timeout=10).json()["results"]
-            return [entry["status"] for entry in logs] == ["success"]
+            logs = requests.get(f"{base}/api/v1/import-logs/?identifier=runall-1&{api_query}", timeout=10).json()
+            return [entry["status"] for entry in logs["results"]] == ["success"]
 
         wait_until(materialised, timeout=60, message="runall's worker to materialise the order")
+
+        def delivered_to_the_demo_receiver() -> bool:
+            items = requests.get(f"{base}/api/v1/export-logs/?{api_query}", timeout=10).json()["results"]
+            return [item["status"] for item in items] == ["success"]
+
+        wait_until(delivered_to_the_demo_receiver, timeout=60, message="the demo queue to deliver the order's state")
+        assert "demo receiver: delivery" in log_text()
         assert "apikey=" not in log_text(), "no request line carrying the key may reach the logs"
     finally:
         if process.poll() is None:

@@ -283,14 +283,16 @@ def test_retry_failed_items_of_the_selected_queues(admin_client, tenant) -> None
     assert statuses == {"f-1": "pending", "f-2": "pending", "s-1": "success"}
 
 
-def test_the_add_and_change_forms_offer_a_preview_of_the_unsaved_transform(admin_client, tenant) -> None:
-    target = admin_url(ExportQueue, "preview_unsaved")
+def test_the_forms_offer_a_live_preview_and_the_change_form_a_test_delivery(admin_client, tenant) -> None:
+    target = admin_url(ExportQueue, "preview_live")
     add_page = admin_client.get(admin_url(ExportQueue, "add")).content.decode()
-    assert f'formaction="{target}"' in add_page
+    assert f'data-preview-url="{target}"' in add_page
+    assert "test-delivery-button" not in add_page
     queue = make_queue(tenant, "https://example.com/hook")
     change_page = admin_client.get(admin_url(ExportQueue, "change", queue.pk)).content.decode()
-    assert f'formaction="{target}"' in change_page
+    assert f'data-preview-url="{target}"' in change_page
     assert f'name="_queue" value="{queue.pk}"' in change_page
+    assert f'formaction="{admin_url(ExportQueue, "test_delivery", queue.pk)}"' in change_page
 
 
 def test_the_unsaved_preview_renders_the_transform_as_typed_and_saves_nothing(admin_client, tenant, client) -> None:

@@ -29,6 +29,9 @@ QUEUE_FIELDS = {
     "daily_at",
     "transform",
     "delivery",
+    "failing_since",
+    "disabled_at",
+    "disabled_reason",
     "created_at",
     "updated_at",
 }
@@ -47,6 +50,8 @@ LOG_FIELDS = {
     "delivery_id",
     "created_at",
     "finished_at",
+    "paused_until",
+    "pause_reason",
     "attempt_log",
 }
 

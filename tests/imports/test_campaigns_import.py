@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from campaigns.models import Campaign, ProductRule
-from imports.definitions import CAMPAIGN_TYPES, check_campaign
+from campaigns.pricing.registry import CAMPAIGN_TYPES, check_campaign
+from core.nodes import Report
 from imports.models import ImportItem, ImportKind, ImportStatus
-from imports.schema import Report
 from tests.factories import MarketFactory
 from tests.imports.conftest import post
 

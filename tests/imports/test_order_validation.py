@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from imports.definitions import EXTERNAL_ORDER, INCOMING_ORDER, OUTGOING_ORDER_STATE_CHANGE
-from imports.schema import INVALID, Report
+from core.nodes import INVALID, Report
+from orders.definitions import EXTERNAL_ORDER, INCOMING_ORDER, OUTGOING_ORDER_STATE_CHANGE
 from tests.imports.conftest import order
 
 

@@ -35,12 +35,6 @@ def _form(tenant: Tenant, **change: Any) -> dict[str, Any]:
     }
 
 
-def test_the_add_form_lists_each_kinds_placeholders(admin_client: Client, tenant: Tenant) -> None:
-    page = admin_client.get(_url("add")).content.decode()
-
-    assert "giftcard_pay: {code}, {id}, {amount}" in page
-
-
 def test_an_integration_is_added_through_the_service_checks(admin_client: Client, tenant: Tenant) -> None:
     response = admin_client.post(_url("add"), _form(tenant))
 
@@ -119,3 +113,26 @@ def test_the_call_log_is_view_only(admin_client: Client, tenant: Tenant) -> None
     assert admin_client.get(reverse("admin:integrations_integrationcall_add")).status_code == 403
     change = admin_client.post(reverse("admin:integrations_integrationcall_change", args=[logged.pk]), {"error": "x"})
     assert change.status_code == 403
+
+
+def test_query_and_headers_are_rows_of_the_json_the_api_takes_with_secrets_masked(
+    admin_client: Client, tenant: Tenant
+) -> None:
+    query = {"q": "{search_term}", "k": "api-key-value"}
+    data = _form(tenant, kind="customer_lookup", url="https://erp.example.com/customers", query=json.dumps(query))
+    data["secret_fields"] = '["query.k"]'
+    assert admin_client.post(_url("add"), data).status_code == 302
+    integration = RuntimeIntegration.objects.get()
+    assert integration.query == query and integration.headers == {"Authorization": SECRET}
+
+    form = admin_client.get(_url("change", integration.pk)).context["adminform"].form
+    assert json.loads(form["headers"].value()) == {"Authorization": "********"}
+    assert json.loads(form["query"].value()) == {"q": "{search_term}", "k": "********"}
+    page = str(form["headers"])
+    assert 'class="rows-value"' in page and 'class="rows-editor"' in page and "admin-s3cret" not in page
+
+
+def test_the_add_form_lists_each_kinds_placeholders(admin_client: Client) -> None:
+    page = admin_client.get(_url("add")).content.decode()
+    script = page.split('<script id="kind-placeholders" type="application/json">')[1].split("</script>")[0]
+    assert json.loads(script)["giftcard_pay"][:3] == ["{code}", "{id}", "{amount}"]

@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-import pytest
 from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,7 +21,7 @@ from accounts.models import Register
 from ledger.models import Checkout, RegisterCloseStatement, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax
 from ledger.selectors.registers import period_figures
 from ledger.services.registers import close_register, open_period_for, open_register
-from ledger.statements import CountedAmount, StatementContext, margin, statement_document, timing
+from ledger.statements import CountedAmount, StatementContext, statement_document, timing
 from tests.conftest import Tenant
 
 D = Decimal
@@ -40,7 +39,7 @@ class Line:
     quantity: Decimal
     total: Decimal
     vat_amount: Decimal
-    margin_total: Decimal = ZERO
+    margin: Decimal | None = None  # the profit amount; None: no cost known, the whole net amount
     discount: Decimal = ZERO  # base_price = total + discount
 
     @property
@@ -54,7 +53,8 @@ class Line:
             "total_tax_amount": self.vat_amount,
             "vat_amount": self.vat_amount,
             "sales_tax_amount": D(0),
-            "margin_total": self.margin_total,
+            "margin_total": self.total - self.vat_amount,
+            "margin": self.margin if self.margin is not None else self.total - self.vat_amount,
         }
 
 
@@ -212,15 +212,15 @@ def _summary(
     total: str,
     discounts: str,
     vat: str,
+    margin: str,
     margin_total: str,
-    margin_ratio: str,
     count: int,
     items: str,
     payments: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "base_price": D(base_price),
-        "margin": D(margin_ratio),
+        "margin": D(margin),
         "margin_total": D(margin_total),
         "sub_total": D(total),
         "total": D(total),
@@ -239,7 +239,8 @@ def _summary(
 
 EUR_54 = {"amount": {"EUR": D("54.00")}, "credit": {"EUR": D("54.00")}, "count": {"EUR": 1}, "count_credit": {"EUR": 1}}
 
-# Worked out by hand from DAY (VAT 25% included in every price; margin = margin_total / (total - VAT)).
+# Worked out by hand from DAY (VAT 25% included in every price; margin_total = total - VAT, margin = margin_total -
+# cost: the profit; a line without a cost, the expense, has its whole net amount as margin).
 EXPECTED_SUMMARY = {
     "id": "reg-1-1",
     "opened_at": D("1736928000.0"),
@@ -249,8 +250,8 @@ EXPECTED_SUMMARY = {
         total="564.95",  # 704.95 - 100 - 40
         discounts="50.00",
         vat="112.99",  # 140.99 - 20 - 8
-        margin_total="182.96",  # 212.96 - 30 + 0
-        margin_ratio="0.4048",  # 182.96 / (564.95 - 112.99) = 182.96 / 451.96
+        margin="150.96",  # 212.96 - 30 - 32
+        margin_total="451.96",  # 564.95 - 112.99
         count=6,  # A B C D R E; V is voided
         items="6",  # 6 sold - 1 returned + 1 expense
         payments=[
@@ -271,8 +272,8 @@ EXPECTED_SUMMARY = {
         total="704.95",  # 200 + 25 + 399.95 + 30 + 50
         discounts="50.00",
         vat="140.99",  # 40 + 5 + 79.99 + 6 + 10
-        margin_total="212.96",  # 60 + 8 + 119.96 + 10 + 15
-        margin_ratio="0.3776",  # 212.96 / 563.96
+        margin="212.96",  # 60 + 8 + 119.96 + 10 + 15
+        margin_total="563.96",  # 704.95 - 140.99
         count=4,
         items="6",
         payments=[
@@ -292,8 +293,8 @@ EXPECTED_SUMMARY = {
         total="-100.00",
         discounts="0",
         vat="-20.00",
-        margin_total="-30.00",
-        margin_ratio="0.3750",  # -30 / -80
+        margin="-30.00",
+        margin_total="-80.00",
         count=1,
         items="-1",
         payments=[{"type": "cash", "totals": _totals("-100.00", "0", "-100.00", 1, 0, 1)}],
@@ -303,8 +304,8 @@ EXPECTED_SUMMARY = {
         total="-40.00",
         discounts="0",
         vat="-8.00",
-        margin_total="0",
-        margin_ratio="0",
+        margin="-32.00",
+        margin_total="-32.00",
         count=1,
         items="1",
         payments=[{"type": "cash", "totals": _totals("-40.00", "0", "-40.00", 1, 0, 1)}],
@@ -315,8 +316,8 @@ EXPECTED_SUMMARY = {
             total="15.00",
             discounts="0",
             vat="3.00",
-            margin_total="18.00",
-            margin_ratio="1.5000",  # 18 / 12
+            margin="-14.00",  # 8 + 10 - 32
+            margin_total="12.00",
             count=3,
             items="3",
         ),
@@ -325,8 +326,8 @@ EXPECTED_SUMMARY = {
             total="549.95",
             discounts="50.00",
             vat="109.99",
-            margin_total="164.96",
-            margin_ratio="0.3749",  # 164.96 / 439.96
+            margin="164.96",
+            margin_total="439.96",
             count=4,
             items="3",
         ),
@@ -337,8 +338,8 @@ EXPECTED_SUMMARY = {
             total="55.00",
             discounts="0",
             vat="11.00",
-            margin_total="18.00",
-            margin_ratio="0.4091",  # 18 / 44
+            margin="18.00",
+            margin_total="44.00",
             count=2,
             items="2",
         ),
@@ -347,8 +348,8 @@ EXPECTED_SUMMARY = {
             total="649.95",
             discounts="50.00",
             vat="129.99",
-            margin_total="194.96",
-            margin_ratio="0.3750",  # 194.96 / 519.96 = 0.374951...
+            margin="194.96",
+            margin_total="519.96",
             count=3,
             items="4",
         ),
@@ -359,8 +360,8 @@ EXPECTED_SUMMARY = {
             total="-100.00",
             discounts="0",
             vat="-20.00",
-            margin_total="-30.00",
-            margin_ratio="0.3750",
+            margin="-30.00",
+            margin_total="-80.00",
             count=1,
             items="-1",
         ),
@@ -521,20 +522,6 @@ def test_the_next_period_opens_with_the_cash_the_close_left_in_the_drawer(tenant
 # --- Pure parts ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("margin_total", "sub_total", "vat", "expected"),
-    [
-        (D("60"), D("200"), D("40"), D("0.3750")),
-        (D("-30"), D("-100"), D("-20"), D("0.3750")),
-        (D("5"), D("10"), D("10"), D("0")),  # no net revenue: 0, not a division by zero
-        (D("1"), D("3"), D("0"), D("0.3333")),
-        (D("0.00005"), D("1"), D("0"), D("0.0001")),  # half up
-    ],
-)
-def test_margin_is_the_margin_total_over_the_net_revenue_to_four_places(margin_total, sub_total, vat, expected):
-    assert margin(margin_total, sub_total, vat) == expected
-
-
 def test_timing_uses_the_iso_week_year_at_a_year_boundary():
     at = datetime(2024, 12, 30, 23, 59, 59, 999000, tzinfo=UTC)
 
@@ -626,7 +613,7 @@ def test_all_equals_sales_plus_returns_plus_expenses(tenant, register, specs):
         for figure in ("base_price", "sub_total", "total", "total_discounts", "total_tax_amount", "vat_amount"):
             parts = summary["sales"][figure] + summary["returns"][figure] + summary["expenses"][figure]
             assert summary["all"][figure] == parts, figure
-        for figure in ("margin_total", "count", "item_count"):
+        for figure in ("margin", "margin_total", "count", "item_count"):
             assert summary["all"][figure] == sum(summary[k][figure] for k in ("sales", "returns", "expenses"))
         by_group = summary["all_by_product_group"].values()
         assert sum((g["total"] for g in by_group), D(0)) == summary["all"]["total"]

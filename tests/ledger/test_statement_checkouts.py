@@ -36,16 +36,18 @@ def _line_item(spec: SaleSpec, n: int, i: int) -> dict[str, Any]:
         "line_item_id": f"li-{i}",
         "id": f"p-{n}-{i}",
         "quantity": line.quantity,
-        "retail_price": abs(line.total + line.discount) / abs(line.quantity),
+        "retail_price": line.total + line.discount,
         "base_price": line.total + line.discount,
         "sub_total": line.total,
         "total": line.total,
         "total_tax_amount": line.vat_amount,
         "vat_amount": line.vat_amount,
         "sales_tax_amount": D(0),
-        "margin_total": line.margin_total,
+        "margin_total": line.total - line.vat_amount,
         "taxes": [{"amount": line.vat_amount, "rate": D("0.25"), "name": "VAT", "type": "vat"}],
     }
+    if line.margin is not None:
+        item["margin"] = line.margin
     if line.product_group:
         item["product_group"] = line.product_group
     if spec.kind == "expense":

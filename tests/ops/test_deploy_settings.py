@@ -20,7 +20,7 @@ django.setup()
 from django.conf import settings as s
 names = ["DEBUG", "SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_HSTS_SECONDS",
          "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD", "SECURE_CONTENT_TYPE_NOSNIFF", "X_FRAME_OPTIONS",
-         "SECURE_PROXY_SSL_HEADER", "TASK_ROUTING"]
+         "SECURE_PROXY_SSL_HEADER", "TASK_ROUTING", "DEMO_RECEIVER", "OUTBOUND_ALLOWED_NETWORKS"]
 values = {name: getattr(s, name) for name in names}
 values["STATICFILES_BACKEND"] = s.STORAGES["staticfiles"]["BACKEND"]
 print(json.dumps(values))
@@ -64,7 +64,9 @@ def test_check_deploy_is_clean_in_production(tmp_path):
 
 
 def test_production_turns_the_secure_settings_on(tmp_path):
-    done = run([sys.executable, "-c", PRINT_SETTINGS], production_env(tmp_path, SECURE_PROXY_SSL_HEADER="true"))
+    # DEMO_RECEIVER=true is ignored: the demo's receiver is never routed in production.
+    environment = production_env(tmp_path, SECURE_PROXY_SSL_HEADER="true", DEMO_RECEIVER="true")
+    done = run([sys.executable, "-c", PRINT_SETTINGS], environment)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
         "DEBUG": False,
@@ -78,6 +80,8 @@ def test_production_turns_the_secure_settings_on(tmp_path):
         "X_FRAME_OPTIONS": "DENY",
         "SECURE_PROXY_SSL_HEADER": ["HTTP_X_FORWARDED_PROTO", "https"],
         "TASK_ROUTING": True,
+        "DEMO_RECEIVER": False,
+        "OUTBOUND_ALLOWED_NETWORKS": [],
         "STATICFILES_BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage",
     }
 

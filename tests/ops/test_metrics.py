@@ -177,7 +177,8 @@ def test_the_business_metrics_cost_a_fixed_number_of_queries(web, tenant, django
         make_item(queue)
         make_attempt(make_delivery(queue))
     make_call(tenant.account)
-    with django_assert_max_num_queries(8):
+    # 9, and 3 of issue 12: breakers by state, paused deliveries, disabled queues
+    with django_assert_max_num_queries(12):
         metrics.render()
 
 
@@ -248,3 +249,29 @@ def test_the_exposition_has_no_raw_ids_or_keys(web, tenant) -> None:
     body = web.get("/metrics").content.decode()
     assert "987654" not in body
     assert not re.search(r"rk_[0-9a-f]{8}", body)
+
+
+def test_circuit_breakers_paused_deliveries_and_disabled_queues_are_gauged(web, tenant) -> None:
+    """Issue 12: what the breakers hold back, for an alert."""
+    from django.utils import timezone
+
+    from core import breaker
+    from exports.models import ExportQueue
+
+    for _ in range(5):
+        breaker.record_failure("acct:1|https://erp.example.com:443", error="timeout")
+    breaker.record_failure("acct:1|https://other.example.com:443", error="timeout")
+    queue = make_queue(tenant.account, "hooks")
+    paused = make_delivery(queue, status=ExportStatus.PENDING)
+    paused.paused_until = timezone.now() + timedelta(seconds=30)
+    paused.save(update_fields=["paused_until"])
+    make_queue(tenant.account, "dead")
+    ExportQueue.objects.filter(name="dead").update(enabled=False, disabled_at=timezone.now(), disabled_reason="x")
+
+    samples = scrape(web)
+
+    assert value(samples, "retail_circuit_breakers", state="open") == 1
+    assert value(samples, "retail_circuit_breakers", state="closed") == 1
+    assert value(samples, "retail_export_paused_deliveries", account="acme", queue="hooks") == 1
+    assert value(samples, "retail_export_queue_disabled", account="acme", queue="dead") == 1
+    assert value(samples, "retail_export_queue_disabled", account="acme", queue="hooks") is None

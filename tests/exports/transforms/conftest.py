@@ -60,7 +60,7 @@ def make_sale(identifier: str = "sale-1", **overrides: Any) -> dict[str, Any]:
                     "barcode": "5701234567890",
                     "quantity": 2,
                     "base_price": 100.0,
-                    "retail_price": 50.0,
+                    "retail_price": 100.0,  # the line's, before discounts (docs/amounts.md)
                     "sales_tax_amount": 0,
                     "sub_total": 72.0,
                     "total": 90.0,

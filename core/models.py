@@ -1,0 +1,37 @@
+"""Tables of ``core``: state every process shares, for every app (issue 12)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class BreakerState(models.TextChoices):
+    CLOSED = "closed"
+    OPEN = "open"
+    HALF_OPEN = "half_open"
+
+
+class CircuitBreaker(models.Model):
+    """One destination's circuit breaker (``core.breaker``): a row shared by every web and worker process.
+
+    ``failures`` counts consecutive failures; ``open_until`` ends an open breaker's cool-down; ``trial_until``
+    is the lease of the one trial call of a half-open breaker (another may be claimed once it has run out: the
+    process making it died). ``trips`` counts the openings since the last success (the cool-down grows with it);
+    ``failing_since`` is the first failure since the last success.
+    """
+
+    key = models.CharField(max_length=300, unique=True)
+    state = models.CharField(max_length=16, choices=BreakerState.choices, default=BreakerState.CLOSED)
+    failures = models.PositiveIntegerField(default=0)
+    trips = models.PositiveIntegerField(default=0)
+    open_until = models.DateTimeField(null=True, blank=True)
+    trial_until = models.DateTimeField(null=True, blank=True)
+    failing_since = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.state}"

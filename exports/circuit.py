@@ -1,0 +1,213 @@
+"""Exports behind a circuit breaker per destination, and queues disabled after days of failure (issue 12).
+
+``deliver`` stands between ``exports.services`` and a delivery's ``deliver``: it asks the destination's breaker
+(``core.breaker``; the key is the account and the web hook URL's origin, the FTP/SFTP server or the SMTP relay)
+and either sends and reports the outcome to the breaker, or sends nothing and answers a ``DeliveryResult`` with
+``paused_until``: the breaker is open. Such a delivery is **paused**, not failed: ``pause`` takes its lease's
+attempt back (the spec's retry rule, ``exports.retry``, counts real attempts only), records no attempt, keeps its
+items pending and makes it due again when the breaker may let a call through. Only failures of the destination
+itself (``DeliveryResult.unreachable``: no connection, a timeout, a 5xx, a temporary server reply) count towards
+the breaker; any other answer shows the destination is up and closes it.
+
+``note_outcomes`` keeps each queue's ``failing_since`` (the first failure since its last success). A queue whose
+destination has failed that way for ``EXPORT_QUEUE_DISABLE_AFTER_DAYS`` is disabled, as Svix disables an endpoint:
+``enabled`` turns off with ``disabled_at`` and ``disabled_reason``, nothing new is queued for it (``enqueue`` and
+the cron windows take enabled queues only), and its pending items end as failures carrying the reason, so that
+staff can send them again (the queue's ``retry``) once it works. ``enable_queue`` (the admin action, ``POST
+/api/v1/export-queues/{id}/enable``, or ``enabled: true`` in a ``PATCH``) turns it back on and resets its breaker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.models import Account
+from core import breaker
+from core.errors import ServiceError
+from exports.deliveries import REGISTRY as DELIVERIES
+from exports.deliveries.base import DeliveryResult, RenderContext, Rendered
+from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
+
+__all__ = (
+    "deliver",
+    "describe",
+    "destination_of",
+    "disable_queue",
+    "enable_queue",
+    "give_back_attempts",
+    "key_of",
+    "note_outcomes",
+    "pause",
+    "paused",
+)
+
+
+def destination_of(delivery: dict[str, Any]) -> str:
+    """Where a delivery configuration sends to, as ``scheme://host:port`` ("" when it cannot say)."""
+    kind = delivery.get("type")
+    if kind == "webhook":
+        return breaker.origin(str(delivery.get("url") or ""))
+    if kind in ("ftp", "sftp"):
+        host = str(delivery.get("host") or "").strip().lower()
+        port = delivery.get("port") or (21 if kind == "ftp" else 22)
+        return f"{kind}://{host}:{port}" if host else ""
+    if kind == "email":  # the operator's relay (Django's EMAIL_* settings), whatever the queue
+        return f"smtp://{str(settings.EMAIL_HOST).lower()}:{settings.EMAIL_PORT}"
+    return ""
+
+
+def key_of(queue: ExportQueue) -> str | None:
+    """The breaker key of the queue's destination, or None (an unknown configuration: nothing to guard)."""
+    destination = destination_of(queue.delivery if isinstance(queue.delivery, dict) else {})
+    return breaker.destination_key(account_id=queue.account_id, destination=destination) if destination else None
+
+
+def pause_message(until: datetime) -> str:
+    return f"paused: destination circuit open until {until.isoformat(timespec='seconds')}"
+
+
+def deliver(rendered: Rendered, *, queue: ExportQueue, delivery_id: str, context: RenderContext) -> DeliveryResult:
+    """The queue's delivery of ``rendered``, unless its destination's breaker is open (then nothing is sent and the
+    result carries ``paused_until``)."""
+    if queue.disabled_at is not None and not queue.enabled:
+        return DeliveryResult(ok=False, error=f"not sent: the export queue is disabled ({queue.disabled_reason})")
+    config = queue.delivery
+    key = key_of(queue)
+    decision = breaker.allow(key) if key is not None else breaker.ALLOWED
+    if not decision.allowed:
+        until = decision.retry_at or timezone.now()
+        return DeliveryResult(ok=False, error=pause_message(until), paused_until=until)
+    try:
+        result = DELIVERIES[config["type"]].deliver(rendered, config=config, delivery_id=delivery_id, context=context)
+    except BaseException:
+        if key is not None and decision.trial:
+            breaker.release(key)  # no verdict on the destination: the next caller makes the trial
+        raise
+    if key is not None:
+        if result.ok or not result.unreachable:
+            breaker.record_success(key)  # the destination answered (a refusal of this request is not its failure)
+        else:
+            breaker.record_failure(key, error=result.error)
+    return result
+
+
+def describe(queue: ExportQueue) -> str:
+    """The state of the queue's destination breaker, in words (the admin's queue page)."""
+    return breaker.describe(key_of(queue))
+
+
+def paused(queue: ExportQueue) -> DeliveryResult | None:
+    """The paused result ``deliver`` would give now, asked before costly work (rendering a cron window's file);
+    None when the breaker may let the call through (``deliver`` then decides)."""
+    key = key_of(queue)
+    decision = breaker.peek(key) if key is not None else breaker.ALLOWED
+    if decision.allowed:
+        return None
+    until = decision.retry_at or timezone.now()
+    return DeliveryResult(ok=False, error=pause_message(until), paused_until=until)
+
+
+def pause(delivery: ExportDelivery, result: DeliveryResult) -> None:
+    """Make ``delivery`` (leased, not sent: ``result.paused_until``) wait for its destination: it is due at the
+    breaker's reopening and its last attempt's outcome stays as it was (saved by the caller, with
+    ``give_back_attempts`` for the lease's count)."""
+    assert result.paused_until is not None
+    delivery.attempts = max(0, delivery.attempts - 1)
+    delivery.lease_until = None
+    delivery.next_attempt_at = max(delivery.next_attempt_at, result.paused_until)
+    delivery.paused_until = result.paused_until
+    delivery.pause_reason = result.error[:300]
+
+
+def give_back_attempts(delivery_pks: Iterable[int]) -> None:
+    """The attempt each lease counted, given back to these paused deliveries: a pause is not an attempt. Relative
+    (``attempts - 1``), so that it never writes back a count another worker changed."""
+    pks = list(delivery_pks)
+    if pks:
+        ExportDelivery.objects.filter(pk__in=pks, attempts__gt=0).update(attempts=F("attempts") - 1)
+
+
+def note_outcomes(outcomes: Iterable[tuple[ExportQueue, DeliveryResult]]) -> list[int]:
+    """Keep each queue's ``failing_since`` from these outcomes (sent or paused; skipped ones left out) and disable
+    the queues failing for ``EXPORT_QUEUE_DISABLE_AFTER_DAYS``. Returns the ids of the queues disabled. Runs in the
+    transaction that records the outcomes."""
+    now = timezone.now()
+    queues: dict[int, ExportQueue] = {}
+    succeeded: set[int] = set()
+    failed: set[int] = set()
+    for queue, result in outcomes:
+        queues[queue.pk] = queue
+        if result.ok:
+            succeeded.add(queue.pk)
+        elif result.paused_until is None:
+            failed.add(queue.pk)
+    failed -= succeeded
+    if succeeded:
+        ExportQueue.objects.filter(pk__in=succeeded, failing_since__isnull=False).update(failing_since=None)
+    if failed:
+        ExportQueue.objects.filter(pk__in=failed, failing_since__isnull=True).update(failing_since=now)
+    days = float(settings.EXPORT_QUEUE_DISABLE_AFTER_DAYS)
+    watched = set(queues) - succeeded
+    if days <= 0 or not watched:
+        return []
+    since = now - timedelta(days=days)
+    disabled: list[int] = []
+    for queue in ExportQueue.objects.filter(pk__in=watched, enabled=True, failing_since__lte=since):
+        assert queue.failing_since is not None
+        since_text = queue.failing_since.isoformat(timespec="seconds")
+        reason = (
+            f"disabled automatically: every delivery has failed since {since_text} "
+            f"(EXPORT_QUEUE_DISABLE_AFTER_DAYS={days:g}); enable the queue once its destination works"
+        )
+        if disable_queue(queue=queue, reason=reason):
+            disabled.append(queue.pk)
+    return disabled
+
+
+def disable_queue(*, queue: ExportQueue, reason: str) -> bool:
+    """Issue 12 (as Svix disables an endpoint): turn the queue off with ``reason``; its pending items end as
+    failures carrying the reason (the queue's ``retry`` sends them again). False when it was off already."""
+    now = timezone.now()
+    with transaction.atomic():
+        if not ExportQueue.objects.filter(pk=queue.pk, enabled=True).update(
+            enabled=False, disabled_at=now, disabled_reason=reason, updated_at=now
+        ):
+            return False
+        pending = ExportDelivery.objects.filter(queue_id=queue.pk, status=ExportStatus.PENDING)
+        ExportItem.objects.filter(queue_id=queue.pk, status=ExportStatus.PENDING).update(
+            status=ExportStatus.FAILURE, message=reason
+        )
+        pending.update(
+            status=ExportStatus.FAILURE,
+            error=reason[:2000],
+            finished_at=now,
+            lease_until=None,
+            paused_until=None,
+            pause_reason="",
+        )
+    queue.enabled, queue.disabled_at, queue.disabled_reason = False, now, reason
+    return True
+
+
+def enable_queue(*, account: Account, queue: ExportQueue) -> ExportQueue:
+    """Issue 12: turn a queue on again (after an automatic disable: staff say its destination works): the reason
+    is cleared and the destination's breaker closed, so the next delivery is sent at once."""
+    if queue.account_id != account.pk:
+        raise ServiceError("the queue belongs to another account", field="queue")
+    with transaction.atomic():
+        queue.enabled = True
+        queue.disabled_at = None
+        queue.disabled_reason = ""
+        queue.failing_since = None
+        queue.save(update_fields=["enabled", "disabled_at", "disabled_reason", "failing_since", "updated_at"])
+    key = key_of(queue)
+    if key is not None:
+        breaker.reset(keys=[key])
+    return queue
