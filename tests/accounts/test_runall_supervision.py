@@ -140,7 +140,9 @@ def poll_health(running: Runall, stop: threading.Event) -> threading.Thread:
 
 
 def materialised(running: Runall) -> bool:
-    logs = requests.get(f"{running.base}/api/v1/import-logs/?{running.api_query}", timeout=10).json()["results"]
+    logs = requests.get(
+        f"{running.base}/api/v1/import-logs/?identifier=runall-1&{running.api_query}", timeout=10
+    ).json()["results"]
     return [entry["status"] for entry in logs] == ["success"]
 
 

@@ -120,8 +120,6 @@ def running_worker(
         "EXPORT_RETRY_BASE_DELAY": "0.2",
         "EXPORT_LEASE_SECONDS": "3",
         "EXPORT_SWEEP_GRACE_SECONDS": "0",
-        # The filesystem broker is polled; once a second would make every test wait for it.
-        "CELERY_FILESYSTEM_POLLING_INTERVAL": "0.1",
         "PYTHONUNBUFFERED": "1",
         **extra_env,
     }
