@@ -7,6 +7,7 @@ VAR_DIR, whatever the suite itself runs on), as tests/e2e/test_runall.py does.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import signal
@@ -22,7 +23,7 @@ import requests
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from accounts.management.commands.runall import RestartPolicy
+from accounts.management.commands.runall import Child, Command, RestartPolicy
 from tests.e2e.test_runall import ORDER, ROOT, embedded_env, manage  # noqa: F401 - embedded_env is a fixture
 from tests.e2e.waiting import wait_until
 
@@ -212,3 +213,29 @@ def test_a_broker_killed_by_sigkill_is_started_again_and_the_worker_takes_tasks_
     wait_until(lambda: materialised(runall), timeout=60, message="the worker, reconnected, to run the import")
     assert runall.process.poll() is None
     assert "runall: restarted worker" not in runall.log(), "the worker reconnects by itself"
+
+
+def test_a_child_that_reports_an_unrecoverable_error_but_keeps_running_is_killed_and_restarted():
+    stuck = "import time; print('consumer: Unrecoverable error: ConnectionError', flush=True); time.sleep(60)"
+    child = Child("worker", [sys.executable, "-c", stuck], policy=policy(first_delay=0.1, max_restarts=1))
+    command = Command(stdout=io.StringIO())
+    command.width = len(child.name)
+    command.output_lock = threading.Lock()
+    command.env = dict(os.environ)
+    stop_signal: list[int] = []
+    command._start(child)
+    supervisor = threading.Thread(target=command._supervise, args=([child], stop_signal), daemon=True)
+    supervisor.start()
+    try:
+        wait_until(
+            lambda: child.given_up, timeout=30, message="runall to kill the stuck child, restart it once, give up"
+        )
+    finally:
+        stop_signal.append(signal.SIGTERM)
+        supervisor.join(timeout=10)
+        if child.process is not None and child.process.poll() is None:
+            child.process.kill()
+    output = command.stdout.getvalue()
+    assert output.count("worker reported an unrecoverable error; killing it") == 2
+    assert "restarted worker" in output
+    assert "GIVING UP on worker" in output

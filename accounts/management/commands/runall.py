@@ -37,6 +37,9 @@ STOP_TIMEOUT_SECONDS = 20.0
 
 # Whose death stops runall; every other child is restarted.
 ESSENTIAL = "web"
+# Celery's consumer logs this when the broker connection breaks in a way it does not recover from; the worker may
+# stay alive without consuming, so runall treats the line as the worker's death.
+STUCK_MARKER = "Unrecoverable error"
 POLL_SECONDS = 0.2
 
 
@@ -90,6 +93,8 @@ class Child:
     restart_at: float | None = None  # dead, waiting for its restart
     given_up: bool = False
     restarts: int = 0
+    # Set by its output reader when a line says the child is broken while it keeps running (STUCK_MARKER).
+    stuck: threading.Event = field(default_factory=threading.Event, repr=False)
 
     @property
     def pid(self) -> int | None:
@@ -241,7 +246,12 @@ class Command(BaseCommand):
                     continue
                 assert child.process is not None
                 if child.process.poll() is None:
-                    continue
+                    if not (child.policy is not None and child.stuck.is_set()):
+                        continue
+                    # Alive but no longer consuming (docs/operations.md): as good as dead.
+                    self._say(f"{child.name} reported an unrecoverable error; killing it")
+                    _kill_group(child.process)
+                    child.process.wait()
                 returncode = child.process.returncode
                 # A Celery worker killed by SIGKILL leaves its pool processes behind, in its session.
                 _kill_group(child.process)
@@ -275,10 +285,11 @@ class Command(BaseCommand):
             start_new_session=True,
         )
         child.started_at = time.monotonic()
+        child.stuck = threading.Event()
         assert child.process.stdout is not None
         child.reader = threading.Thread(
             target=_copy_output,
-            args=(child.process.stdout, f"{child.name:<{self.width}} | ", self.output_lock),
+            args=(child.process.stdout, f"{child.name:<{self.width}} | ", self.output_lock, child.stuck),
             daemon=True,
         )
         child.reader.start()
@@ -290,9 +301,11 @@ class Command(BaseCommand):
             self.stdout.flush()
 
 
-def _copy_output(stream: IO[bytes], prefix: str, lock: threading.Lock) -> None:
+def _copy_output(stream: IO[bytes], prefix: str, lock: threading.Lock, stuck: threading.Event) -> None:
     for raw in iter(stream.readline, b""):
         line = raw.decode("utf-8", errors="replace").rstrip("\n")
+        if STUCK_MARKER in line:
+            stuck.set()
         with lock:
             sys.stdout.write(prefix + line + "\n")
             sys.stdout.flush()
