@@ -25,9 +25,11 @@ from core.jsonenc import DecimalJSONEncoder
 
 # --- "Price a basket": staff try the market's campaigns and product rules on a basket (issue 5, section 3) ----
 
+# The demo account's campaign (20% off tag "coffee") and deposit rule (tag "pant-a") apply to these lines, so a
+# newcomer's first "Price" shows a discount and a deposit (examples/discount_campaigns.json, product_rules.json).
 EXAMPLE_LINE_ITEMS = [
-    {"line_item_id": "li-1", "id": "tshirt-basic", "quantity": 3, "unit_price": Decimal("9.95")},
-    {"line_item_id": "li-2", "id": "cola-33cl", "quantity": 2, "unit_price": Decimal("12.00"), "tags": ["can"]},
+    {"line_item_id": "li-1", "id": "p1", "quantity": 2, "unit_price": Decimal("25.00"), "tags": ["coffee"]},
+    {"line_item_id": "li-2", "id": "cola", "quantity": 1, "unit_price": Decimal("20.00"), "tags": ["pant-a"]},
     {
         "line_item_id": "ship",
         "id": "shipping",

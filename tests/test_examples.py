@@ -12,7 +12,10 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.urls import reverse
 from rest_framework.test import APIClient
+
+from campaigns.admin import PriceBasketForm
 
 pytestmark = pytest.mark.django_db
 
@@ -85,3 +88,15 @@ def test_every_example_the_docs_name_exists_and_every_example_is_named_and_poste
     assert named <= present, f"the docs name examples that do not exist: {sorted(named - present)}"
     posted = set(re.findall(r'"([\w-]+\.json)"', Path(__file__).read_text()))
     assert present <= posted, f"examples no test posts: {sorted(present - posted)}"
+
+
+def test_the_admins_price_a_basket_example_shows_the_demo_campaign_and_deposit(demo, admin_client):
+    form = PriceBasketForm()
+    answer = admin_client.post(
+        reverse("admin:campaigns_campaign_price_basket"),
+        {"account": "demo", "market": "dk", "customer": "", "line_items": form.fields["line_items"].initial},
+    )
+    assert answer.status_code == 200
+    page = answer.content.decode()
+    assert "coffee-20" in page, "a newcomer's first Price shows the demo campaign's discount"
+    assert "pant-a" in page, "and the demo deposit rule's deposit line"
