@@ -10,4 +10,4 @@ class ExportsConfig(AppConfig):
         from core import outbox
         from exports import checks, services  # noqa: F401 - the checks register on import
 
-        outbox.register(services.enqueue)
+        outbox.register(services.offered)

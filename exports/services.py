@@ -107,6 +107,12 @@ def enqueue(*, account: Account, entity_type: str, entries: Sequence[ExportEntry
     return len(items)
 
 
+def offered(*, account: Account, entity_type: str, entries: Sequence[ExportEntry]) -> int:
+    """The outbox's sink (``core.outbox.offer``, registered in ``ExportsConfig.ready``): ``enqueue``, looked up
+    when called."""
+    return enqueue(account=account, entity_type=entity_type, entries=entries)
+
+
 def _markets_of(entries: Sequence[ExportEntry]) -> dict[int, str]:
     ids = {e.stock_location_id for e in entries if e.stock_location_id is not None}
     return dict(StockLocation.objects.filter(pk__in=ids).values_list("pk", "market__identifier"))

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_exports_registered_itself_as_the_outbox_sink() -> None:
-    assert export_services.enqueue in outbox._sinks
+    assert export_services.offered in outbox._sinks
 
 
 def test_an_offer_outside_the_entitys_transaction_is_refused() -> None:
