@@ -240,6 +240,82 @@ def at_fixed_rate(rate: float, until: float, stop: threading.Event, work: Callab
 # --- The run -----------------------------------------------------------------------------------------
 
 
+class Load:
+    """The soak's load: order imports and POS checkouts posted at fixed rates from threads (one HTTP session per
+    thread), each accepted request's latency and identifiers recorded in ``stats``. Shared by ``bench/soak.py``
+    and ``bench/soak_embedded.py``."""
+
+    def __init__(
+        self,
+        *,
+        args: argparse.Namespace,
+        run_id: str,
+        import_url: str,
+        checkout_url: str,
+        stats: Stats,
+        stop: threading.Event,
+        started: float,
+    ) -> None:
+        self.args = args
+        self.run_id = run_id
+        self.import_url = import_url
+        self.checkout_url = checkout_url
+        self.stats = stats
+        self.stop = stop
+        self.started = started
+        self.until = started + args.minutes * 60
+        self.local = threading.local()
+
+    def session(self) -> requests.Session:
+        if getattr(self.local, "session", None) is None:
+            self.local.session = requests.Session()
+        return self.local.session  # type: ignore[no-any-return]
+
+    def one_import(self, n: int) -> None:
+        identifiers = [f"soak-{self.run_id}-o{n:06d}-{i}" for i in range(self.args.orders_per_import)]
+        orders = [harness.make_order(random.Random(n * 100 + i), ident) for i, ident in enumerate(identifiers)]
+        body = json.dumps({"orders": orders}).encode()
+        latency = post_until_accepted(
+            self.session(),
+            self.import_url,
+            body,
+            lambda r: r.status_code == 200 and r.json().get("status") == "OK",
+            self.stats,
+            f"import {n}",
+        )
+        if latency is not None:
+            with self.stats.lock:
+                self.stats.import_latencies.append(latency)
+                self.stats.imported.extend(identifiers)
+
+    def one_checkout(self, n: int) -> None:
+        identifier = f"soak-{self.run_id}-c{n:06d}"
+        body = json.dumps(checkout_body(identifier, n), default=_decimal_as_number).encode()
+        latency = post_until_accepted(
+            self.session(), self.checkout_url, body, lambda r: r.status_code in (200, 201), self.stats, f"checkout {n}"
+        )
+        if latency is not None:
+            with self.stats.lock:
+                self.stats.checkout_latencies.append(latency)
+                self.stats.checkouts.append(identifier)
+
+    def thread(self, rate: float, work: Callable[[int], None], name: str) -> threading.Thread:
+        def loop() -> None:
+            try:
+                at_fixed_rate(rate, self.until, self.stop, work)
+            except Exception:
+                self.stats.event(self.started, f"{name} load thread crashed:\n{traceback.format_exc()}")
+                self.stop.set()
+
+        return threading.Thread(target=loop, daemon=True)
+
+    def threads(self) -> list[threading.Thread]:
+        return [
+            self.thread(self.args.import_rate, self.one_import, "import"),
+            self.thread(self.args.checkout_rate, self.one_checkout, "checkout"),
+        ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="of load (CI: 2)")
@@ -390,52 +466,17 @@ def run(
     stats = Stats()
     stop = threading.Event()
     started = time.monotonic()
-    load_until = started + args.minutes * 60
+    load_until = started + args.minutes * 60  # the load threads stop then (Load.until)
     workers = [children.running[-1]]
-    local = threading.local()
-
-    def session() -> requests.Session:
-        if getattr(local, "session", None) is None:
-            local.session = requests.Session()
-        return local.session  # type: ignore[no-any-return]
-
-    def one_import(n: int) -> None:
-        identifiers = [f"soak-{run_id}-o{n:06d}-{i}" for i in range(args.orders_per_import)]
-        orders = [harness.make_order(random.Random(n * 100 + i), ident) for i, ident in enumerate(identifiers)]
-        body = json.dumps({"orders": orders}).encode()
-        latency = post_until_accepted(
-            session(),
-            import_url,
-            body,
-            lambda r: r.status_code == 200 and r.json().get("status") == "OK",
-            stats,
-            f"import {n}",
-        )
-        if latency is not None:
-            with stats.lock:
-                stats.import_latencies.append(latency)
-                stats.imported.extend(identifiers)
-
-    def one_checkout(n: int) -> None:
-        identifier = f"soak-{run_id}-c{n:06d}"
-        body = json.dumps(checkout_body(identifier, n), default=_decimal_as_number).encode()
-        latency = post_until_accepted(
-            session(), checkout_url, body, lambda r: r.status_code in (200, 201), stats, f"checkout {n}"
-        )
-        if latency is not None:
-            with stats.lock:
-                stats.checkout_latencies.append(latency)
-                stats.checkouts.append(identifier)
-
-    def load(rate: float, work: Callable[[int], None], name: str) -> Callable[[], None]:
-        def loop() -> None:
-            try:
-                at_fixed_rate(rate, load_until, stop, work)
-            except Exception:
-                stats.event(started, f"{name} load thread crashed:\n{traceback.format_exc()}")
-                stop.set()
-
-        return loop
+    load = Load(
+        args=args,
+        run_id=run_id,
+        import_url=import_url,
+        checkout_url=checkout_url,
+        stats=stats,
+        stop=stop,
+        started=started,
+    )
 
     def beat() -> None:
         """What the beat does for recovery: both sweepers, every few seconds (errors while Redis is down are
@@ -495,8 +536,7 @@ def run(
                 replace_worker(f"supervisor restart ({status})")
 
     threads = [
-        threading.Thread(target=load(args.import_rate, one_import, "import"), daemon=True),
-        threading.Thread(target=load(args.checkout_rate, one_checkout, "checkout"), daemon=True),
+        *load.threads(),
         threading.Thread(target=faults, daemon=True),
     ]
     background = [threading.Thread(target=beat, daemon=True), threading.Thread(target=supervisor, daemon=True)]

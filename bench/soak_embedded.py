@@ -26,9 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
-import json
 import os
-import random
 import re
 import shutil
 import signal
@@ -36,9 +34,7 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -201,51 +197,15 @@ def run(
     figures = Figures()
     stop = threading.Event()
     started = time.monotonic()
-    load_until = started + args.minutes * 60
-    local = threading.local()
-
-    def session() -> requests.Session:
-        if getattr(local, "session", None) is None:
-            local.session = requests.Session()
-        return local.session  # type: ignore[no-any-return]
-
-    def one_import(n: int) -> None:
-        identifiers = [f"soak-{run_id}-o{n:06d}-{i}" for i in range(args.orders_per_import)]
-        orders = [harness.make_order(random.Random(n * 100 + i), ident) for i, ident in enumerate(identifiers)]
-        body = json.dumps({"orders": orders}).encode()
-        latency = soak.post_until_accepted(
-            session(),
-            import_url,
-            body,
-            lambda r: r.status_code == 200 and r.json().get("status") == "OK",
-            stats,
-            f"import {n}",
-        )
-        if latency is not None:
-            with stats.lock:
-                stats.import_latencies.append(latency)
-                stats.imported.extend(identifiers)
-
-    def one_checkout(n: int) -> None:
-        identifier = f"soak-{run_id}-c{n:06d}"
-        body = json.dumps(soak.checkout_body(identifier, n), default=soak._decimal_as_number).encode()
-        latency = soak.post_until_accepted(
-            session(), checkout_url, body, lambda r: r.status_code in (200, 201), stats, f"checkout {n}"
-        )
-        if latency is not None:
-            with stats.lock:
-                stats.checkout_latencies.append(latency)
-                stats.checkouts.append(identifier)
-
-    def load(rate: float, work: Callable[[int], None], name: str) -> Callable[[], None]:
-        def loop() -> None:
-            try:
-                soak.at_fixed_rate(rate, load_until, stop, work)
-            except Exception:
-                stats.event(started, f"{name} load thread crashed:\n{traceback.format_exc()}")
-                stop.set()
-
-        return loop
+    load = soak.Load(
+        args=args,
+        run_id=run_id,
+        import_url=import_url,
+        checkout_url=checkout_url,
+        stats=stats,
+        stop=stop,
+        started=started,
+    )
 
     def watch() -> None:
         """/health/live twice a second (the web server keeps answering), runall's memory every 5 s."""
@@ -295,8 +255,7 @@ def run(
         )
 
     threads = [
-        threading.Thread(target=load(args.import_rate, one_import, "import"), daemon=True),
-        threading.Thread(target=load(args.checkout_rate, one_checkout, "checkout"), daemon=True),
+        *load.threads(),
     ]
     background = [threading.Thread(target=watch, daemon=True), threading.Thread(target=kill_the_worker, daemon=True)]
     print(
