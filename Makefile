@@ -48,4 +48,4 @@ screenshots: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy accounts orders campaigns imports integrations exports ledger giftcards ops config
+	$(BIN)/mypy accounts orders campaigns imports integrations exports ledger giftcards pos ops config

@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "exports",
     "ledger",
     "giftcards",
+    "pos",
     "ops",
 ]
 
