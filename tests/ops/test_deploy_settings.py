@@ -244,7 +244,7 @@ def test_a_preloaded_worker_does_not_warm_again(tmp_path):
 
 
 def test_runall_serves_with_the_production_gunicorn_configuration():
-    from accounts.management.commands.runall import child_commands
+    from ops.management.commands.runall import child_commands
 
     web = next(child for child in child_commands() if child.name == "web")
     assert web.argv[web.argv.index("--config") + 1] == str(ROOT / "config" / "gunicorn.conf.py")
