@@ -88,8 +88,8 @@ def call(
     *,
     account: Account,
     kind: str,
-    values: Mapping[str, Any],
     integration: RuntimeIntegration | None = None,
+    values: Mapping[str, Any],
 ) -> CallResult:
     """Call the account's ``kind`` integration with these placeholder values (see the module docstring).
 

@@ -173,7 +173,7 @@ def price_basket_view(model_admin: CampaignAdmin, request: HttpRequest) -> HttpR
                 warnings=unpriced_rule_warnings(account=account, market=basket["market"]),
                 answer=json.dumps(result.summary, indent=2, ensure_ascii=False, cls=DecimalJSONEncoder),
             )
-    return TemplateResponse(request, "admin/pos/price_basket.html", context)
+    return TemplateResponse(request, "admin/campaigns/campaign/price_basket.html", context)
 
 
 register_tool(CampaignTool(name="price_basket", label="Price a basket", view=price_basket_view))
