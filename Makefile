@@ -3,7 +3,8 @@
 # make test  installs the development tools too and runs the whole test suite (SQLite and the embedded broker by default;
 #            DATABASE_URL and CELERY_BROKER_URL switch to PostgreSQL and Redis).
 # make screenshots  runs the admin's browser tests with SCREENSHOTS=1, which saves the main pages to docs/screenshots/.
-# make lint  ruff check, ruff format --check and mypy (django-stubs) on the apps.
+# make lint  the import contracts of the layers (lint-imports, pyproject.toml), ruff check, ruff format --check and
+#            mypy (django-stubs) on the apps.
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
@@ -46,6 +47,7 @@ screenshots: install
 	SCREENSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider tests/browser/test_exports_admin.py tests/browser/test_integrations_admin.py
 
 lint: install
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy accounts orders campaigns imports integrations exports ledger giftcards ops config
+	$(BIN)/mypy accounts orders campaigns imports integrations exports ledger giftcards pos ops config

@@ -8,6 +8,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 
 from accounts.money import is_currency_code
+from accounts.validation import validate_taxes
 from core.jsonenc import DecimalJSONField
 
 identifier_validator = RegexValidator(
@@ -67,8 +68,6 @@ class Market(AccountOwned):
     def clean(self) -> None:
         if not is_currency_code(self.currency):
             raise ValidationError({"currency": f"'{self.currency}' is not an ISO 4217 currency code."})
-        from accounts.validation import validate_taxes
-
         problems = validate_taxes(self.default_taxes)
         if problems:
             raise ValidationError({"default_taxes": "; ".join(problems)})

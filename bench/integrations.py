@@ -1,4 +1,4 @@
-"""The overhead ``integrations.client.call`` adds over calling the integrator directly, in one run.
+"""The overhead ``integrations.runtime.call`` adds over calling the integrator directly, in one run.
 
     .venv/bin/python bench/integrations.py [--calls 2000] [--warmup 100]
 
@@ -68,8 +68,8 @@ def main() -> int:
     logging.getLogger("integrations").setLevel(logging.WARNING)
 
     from accounts.models import Account
-    from integrations.client import call
     from integrations.models import RuntimeIntegration
+    from integrations.runtime import call
     from tests.integrations.reference_server import DEFAULTS, running
 
     method, path, query, _ = DEFAULTS["product_search"]

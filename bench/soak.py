@@ -365,10 +365,10 @@ def main() -> int:
 
     django.setup()
     from accounts import services as account_services
-    from accounts.management.commands.runall import gunicorn_extra_args
     from accounts.models import Account
     from exports import services as export_services
     from exports.models import ExportQueue
+    from ops.management.commands.runall import gunicorn_extra_args
     from tests.exports.receiver import running_receiver
 
     account = Account.objects.get(identifier=harness.ACCOUNT)

@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from rest_framework.routers import SimpleRouter
 
 from accounts.api import ReadOnlyViewSet, filter_parameter, read_only_schema
-from campaigns import pos_api, selectors
+from campaigns import selectors
 from campaigns.models import Campaign, ProductRule
 from campaigns.serializers import (
     CampaignFilterSerializer,
@@ -110,9 +110,6 @@ class ProductRuleViewSet(ReadOnlyViewSet):
 
     def select(self, **filters: Any) -> QuerySet[ProductRule]:
         return selectors.product_rules(account=self.account, **filters)
-
-
-pos_urls: list[Any] = pos_api.urls  # the POS API of campaigns (/api/v1/pos/baskets/price)
 
 
 def register(router: SimpleRouter) -> None:

@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from accounts.models import Market
 from campaigns.models import Campaign, ProductRule
-from core.serializers import JSONField
+from core.serializers import JSONField, L10nStringField, MarketPriceField
 
 # An empty parameter (``?market=``) means no filter, as if it were left out.
 
@@ -29,26 +29,6 @@ class ProductRuleFilterSerializer(serializers.Serializer):
 @extend_schema_field(OpenApiTypes.OBJECT)
 class DefinitionField(JSONField):
     """The campaign or rule exactly as imported."""
-
-
-@extend_schema_field(
-    {
-        "oneOf": [{"type": "string"}, {"type": "object", "additionalProperties": {"type": "string"}}],
-        "description": "L10nString: a string, or an object mapping a language code to a string.",
-    }
-)
-class L10nStringField(JSONField):
-    pass
-
-
-@extend_schema_field(
-    {
-        "oneOf": [{"type": "number"}, {"type": "object", "additionalProperties": {"type": "number"}}],
-        "description": "MarketPrice: a number, or an object mapping a market identifier to a number.",
-    }
-)
-class MarketPriceField(JSONField):
-    pass
 
 
 class CampaignOutputSerializer(serializers.ModelSerializer):
@@ -107,7 +87,7 @@ class ProductRuleOutputSerializer(serializers.ModelSerializer):
 
 
 # --- Basket pricing (POST /api/v1/pos/baskets/price): documentation of the body and the answer -------------
-# The body is validated by ``campaigns.baskets.BASKET`` (schema nodes naming the exact field); these serializers
+# The body is validated by ``pos.baskets.BASKET`` (schema nodes naming the exact field); these serializers
 # only describe it in the OpenAPI schema, with which amounts are per unit and which per line.
 
 PER_UNIT = "Per unit."

@@ -11,6 +11,7 @@ from integrations import api as integrations_api
 from integrations import pos_api as integrations_pos_api
 from ledger import api as ledger_api
 from orders import api as orders_api
+from pos import pos_api as basket_pos_api
 
 router = SimpleRouter()
 router.trailing_slash = "/?"  # with and without the slash; DRF 3.18's constructor only takes a boolean
@@ -26,7 +27,7 @@ integrations_api.register(router)
 urlpatterns = [
     *orders_api.pos_urls,
     *ledger_api.pos_urls,
-    *campaigns_api.pos_urls,
+    *basket_pos_api.urls,
     *integrations_pos_api.pos_urls,
     *giftcards_pos_api.pos_urls,
     *router.urls,

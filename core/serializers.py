@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.jsonenc import DecimalJSONEncoder
@@ -15,3 +16,23 @@ class JSONField(serializers.JSONField):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("encoder", DecimalJSONEncoder)
         super().__init__(**kwargs)
+
+
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "string"}, {"type": "object", "additionalProperties": {"type": "string"}}],
+        "description": "L10nString: a string, or an object mapping a language code to a string.",
+    }
+)
+class L10nStringField(JSONField):
+    """The spec's L10nString, as stored (campaign and rule names, product names and descriptions)."""
+
+
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "number"}, {"type": "object", "additionalProperties": {"type": "number"}}],
+        "description": "MarketPrice: a number, or an object mapping a market identifier to a number.",
+    }
+)
+class MarketPriceField(JSONField):
+    """The spec's MarketPrice, as stored (deposit rule prices, product retail prices)."""

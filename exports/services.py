@@ -36,7 +36,7 @@ from django.utils import timezone
 from accounts.models import Account, StockLocation
 from core import outbound, outbox
 from core.errors import Conflict, ServiceError
-from exports import circuit, retry
+from exports import circuit, retry, tasks
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult
 from exports.entities import REGISTRY as ENTITIES
@@ -149,8 +149,6 @@ def hand_off(by_queue: Mapping[int, Sequence[int]], countdown: float | None = No
     deliveries, these first). A failure here only delays them: the sweeper hands over what is still pending once
     its ``handed_off_at`` is older than the grace period. Cron windows go by a task of their own, routed to the
     cron queue, so that a big file never waits in front of real-time web hooks (settings: TASK_ROUTING)."""
-    from exports import tasks
-
     task = tasks.deliver_cron if cron else tasks.deliver
     for queue_id, delivery_ids in by_queue.items():
         if countdown is None and _at_cap(queue_id):

@@ -36,10 +36,10 @@ from accounts.money import minor_unit
 from core.errors import Conflict, NotFound, ServiceError
 from giftcards import selectors
 from giftcards.models import CustomerAccountPayment, GiftCard, GiftCardMove, GiftCardStatus, MoveAction
-from integrations import client
+from integrations import runtime
 from integrations.answers import require_valid, validate
-from integrations.client import BadAnswer, IntegrationFailed, IntegrationTimeout, NotConfigured
 from integrations.customers import CREDIT_PAYMENT_TYPES, credit_refusal, normalise_balance
+from integrations.errors import BadAnswer, IntegrationFailed, IntegrationTimeout, NotConfigured
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ def _recording(what: str, answer: Any) -> Iterator[None]:
 
 def _ask_giftcard(*, account: Account, kind: str, values: Mapping[str, Any], code: str | None) -> dict[str, Any]:
     """Call a gift card integration and return its Gift card entity, checked (spec shape, and the same card)."""
-    result = client.call(account=account, kind=kind, values=values)
+    result = runtime.call(account=account, kind=kind, values=values)
     try:
         answer: dict[str, Any] = require_valid(kind, result.data)
     except BadAnswer as exc:
@@ -469,7 +469,7 @@ def read_customer_account(*, account: Account, customer_id: str, currency_code: 
         "currency_code": currency_code,
         "shop_id": place_values(account=account, shop_id=shop_id)["shop_id"],
     }
-    result = client.call(account=account, kind="customer_account_read", values=values)
+    result = runtime.call(account=account, kind="customer_account_read", values=values)
     if result.status_code != 200:
         raise IntegrationFailed(
             f"The integrator answered {result.status_code}, not 200", upstream_status=result.status_code
@@ -483,7 +483,7 @@ def _customer(*, account: Account, customer_id: str, shop_id: str) -> dict[str, 
     """The customer ``customer_id`` from the customer lookup, balance normalised; None when no lookup is
     configured (nothing then tells the service the credit limit)."""
     try:
-        result = client.call(
+        result = runtime.call(
             account=account,
             kind="customer_lookup",
             values={"search_term": customer_id, **place_values(account=account, shop_id=shop_id)},
@@ -618,7 +618,7 @@ def pay_customer_account(
         "shop_id": places["shop_id"],
     }
     try:
-        result = client.call(account=account, kind="customer_account_pay", values=values)
+        result = runtime.call(account=account, kind="customer_account_pay", values=values)
         if result.status_code != 200:
             raise IntegrationFailed(
                 f"The integrator answered {result.status_code}, not 200: the payment failed",

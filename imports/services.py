@@ -30,6 +30,7 @@ from campaigns import services as campaign_services
 from campaigns.pricing import registry as campaign_types
 from core.errors import ServiceError
 from core.nodes import INVALID, Node, Report
+from imports import tasks
 from imports.models import ImportItem, ImportKind, ImportStatus
 from ledger.serializers.stock import IMPORTED_STOCK_EVENT
 from ledger.services import stock as stock_services
@@ -189,8 +190,6 @@ def _log_rows(
 
 def _hand_off(account_id: int, item_ids: list[int]) -> None:
     """After commit: give the pending items to Celery. A failure here only delays them (sweeper)."""
-    from imports import tasks
-
     for start in range(0, len(item_ids), MATERIALISE_CHUNK):
         chunk = item_ids[start : start + MATERIALISE_CHUNK]
         try:

@@ -27,7 +27,7 @@ from core.jsonenc import DecimalJSONEncoder
 from core.secrets import MASK
 from core.widgets import RowsWidget
 from integrations import runtime, services
-from integrations.client import KINDS
+from integrations.kinds import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
 
 _JSON_WIDGET = forms.Textarea(attrs={"rows": 6, "cols": 90, "class": "vLargeTextField json-config config-code"})

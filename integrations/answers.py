@@ -36,7 +36,7 @@ from core.nodes import (
     Str,
     join,
 )
-from integrations.client import BadAnswer
+from integrations.errors import BadAnswer
 from ledger.serializers.catalog import PRODUCT, TAXES
 
 # Far above any useful result list; bounds the work of validating an integrator's answer.

@@ -26,7 +26,7 @@ from accounts.api import (
 )
 from core.secrets import MASK
 from integrations import selectors, services
-from integrations.client import KINDS
+from integrations.kinds import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.serializers import (
     IntegrationCallFilterSerializer,

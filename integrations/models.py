@@ -11,7 +11,7 @@ from django.db import models
 from accounts.models import AccountOwned
 from core.jsonenc import DecimalJSONField
 from core.secrets import URL_PATH, mask_url
-from integrations.client import KINDS
+from integrations.kinds import KINDS
 
 KIND_CHOICES = [(kind, kind.replace("_", " ")) for kind in KINDS]
 DEFAULT_TIMEOUT = Decimal("5")

@@ -3,7 +3,7 @@ scope; spec: Endpoints B, Runtime integrations; E-commerce product, Product, Cus
 Customer-specific discount, Shipping option).
 
 While a cashier works, the shop app asks here and the service asks the account's integrator
-(``integrations.client.call``), checks the answer against its spec model (``integrations.answers``) and
+(``integrations.runtime.call``), checks the answer against its spec model (``integrations.answers``) and
 answers the app. Every failure is a JSON error: no integration of the kind is a 404 (``not_configured``), an
 integrator that is down or answers something else than JSON is a 502 (``integration_failed``), a slow one a
 504 (``integration_timeout``), a JSON answer of the wrong shape a 502 (``bad_answer``) naming the field.
@@ -34,7 +34,8 @@ from core.errors import InvalidInput, NotFound, ServiceError
 from core.nodes import INVALID, Obj, Report, Str
 from core.serializers import JSONField
 from integrations import answers, customers, services
-from integrations.client import BadAnswer, IntegrationFailed, call
+from integrations.errors import BadAnswer, IntegrationFailed
+from integrations.runtime import call
 from ledger.models import Product
 from ledger.selectors import catalog as catalog_selectors
 from ledger.serializers.catalog import ProductOutputSerializer

@@ -1,5 +1,21 @@
-"""The body of ``integrations.client.call``: render the request, send it through the SSRF guard, log it, parse
-and transform the answer (spec: Endpoints B, Runtime integrations).
+"""Calling an account's runtime integrations (spec: Endpoints B, Runtime integrations).
+
+``call`` renders the request, sends it through the SSRF guard, logs it, parses and transforms the answer. The
+POS endpoints, gift cards and customer accounts call it and catch ``IntegrationFailed`` (``integrations.errors``):
+
+* ``call(account=, kind=, values=)`` finds the account's enabled configuration of ``kind`` (``NotConfigured``, a
+  404, when there is none), renders its URL, query, headers and body templates with ``values`` (placeholders such
+  as ``{search_term}``), sends the request through the SSRF guard (``core.outbound``) with the
+  configuration's timeout, redirects not followed, TLS verified, logs the call (kind, status, duration, error;
+  never secrets), parses the JSON answer, applies the configuration's ``transform`` and returns the result.
+* Anything short of a 2xx JSON answer raises ``IntegrationFailed`` (a 502 to the POS; ``IntegrationTimeout``, a
+  504, for a timeout), with a message a cashier can act on and the upstream status when there was one. Callers
+  validate the shape of the result themselves (each kind has its spec model) and raise ``BadAnswer`` (502) naming
+  the field.
+* The timeout covers the whole call, the answer to its last byte. While a POS request is served (``core.budget``)
+  a call gets at most what is left of the request's ``POS_INTEGRATION_BUDGET_SECONDS``; with nothing left it is
+  not made (``IntegrationNotCalled``, a 504). Nor is it while the integrator's circuit breaker is open (it failed
+  ``BREAKER_FAILURE_THRESHOLD`` times in a row: ``core.breaker``): the same 504, at once.
 
 Each configuration gets its own guarded ``requests`` session (a connection pool kept alive to the integrator),
 cached per process and rebuilt when the configuration changes (``updated_at``).
@@ -41,13 +57,7 @@ from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
 from core.secrets import hidden, integration_secrets, redact, redact_data
 from integrations import selectors, templates
-from integrations.client import (
-    CallResult,
-    IntegrationFailed,
-    IntegrationNotCalled,
-    IntegrationTimeout,
-    NotConfigured,
-)
+from integrations.errors import IntegrationFailed, IntegrationNotCalled, IntegrationTimeout, NotConfigured
 from integrations.models import IntegrationCall, RuntimeIntegration
 
 logger = logging.getLogger(__name__)
@@ -58,6 +68,13 @@ _CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
+class CallResult:
+    data: Any  # the parsed JSON answer after the configuration's transform
+    status_code: int
+    duration_ms: int
+
+
+@dataclass(frozen=True)
 class Rendered:
     method: str
     url: str
@@ -65,6 +82,29 @@ class Rendered:
     headers: dict[str, str]
     body: bytes | None
     secrets: list[str]
+
+
+def call(
+    *,
+    account: Account,
+    kind: str,
+    integration: RuntimeIntegration | None = None,
+    values: Mapping[str, Any],
+) -> CallResult:
+    """Call the account's ``kind`` integration with these placeholder values (see the module docstring).
+
+    ``integration`` (optional) is a configuration to use instead of the enabled one of ``kind`` (the "test this
+    integration" action; it must belong to ``account``). On a failure the exception also carries ``answer``:
+    the integrator's parsed JSON error body when there was one (e.g. ``{"error": "insufficient balance"}``).
+
+    Call it outside your own ``transaction.atomic()``: a database transaction must not stay open while an
+    integrator is slow, and the call-log row written here is lost with a rolled-back transaction.
+    """
+    if integration is None:
+        integration = configuration(account=account, kind=kind)
+    elif integration.account_id != account.pk:
+        raise NotConfigured(f"No {kind} integration is configured for this account.", field="kind")
+    return perform(account=account, integration=integration, values=values)
 
 
 def configuration(*, account: Account, kind: str) -> RuntimeIntegration:

@@ -12,7 +12,7 @@ from typing import Any
 from rest_framework import serializers
 
 from core.serializers import JSONField
-from integrations.client import KINDS
+from integrations.kinds import KINDS
 from integrations.models import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, IntegrationCall, Method, RuntimeIntegration
 from integrations.services import MAX_SECRET_FIELDS, masked
 

@@ -1,7 +1,7 @@
 """Configuring runtime integrations and testing them (spec: Endpoints B, Runtime integrations).
 
 A configuration is checked as a whole on save so that a call can never fail on its own templates: every
-placeholder must be one of the kind's (``client.KINDS``), the URL must be http(s) with a literal host, header
+placeholder must be one of the kind's (``kinds.KINDS``), the URL must be http(s) with a literal host, header
 names and values must be sendable, the transform must compile (JMESPath). Errors name the field
 (``query.q``, ``headers.Authorization``, ``body.amount``...).
 
@@ -26,9 +26,11 @@ from django.utils import timezone
 from accounts.models import Account, Market
 from core import secrets
 from core.errors import InvalidInput, ServiceError
-from integrations import runtime, selectors, templates
-from integrations.client import KINDS, IntegrationFailed, call
+from integrations import answers, runtime, selectors, templates
+from integrations.errors import IntegrationFailed
+from integrations.kinds import KINDS
 from integrations.models import MAX_TIMEOUT, MIN_TIMEOUT, CustomerDiscountsAnswer, Method, RuntimeIntegration
+from integrations.runtime import call
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
 # Set by the service on every request: a configured one would be overridden or break the request framing.
@@ -299,8 +301,6 @@ def test_runtime_integration(
     """Call the integrator with sample values (the kind's ``SAMPLE_VALUES`` overridden by ``values``), even
     when the configuration is disabled, and report field by field where the answer does not match the kind's
     spec model: ``{ok, status_code, duration_ms, data, problems: [{field, message}]}``. Logged like any call."""
-    from integrations import answers  # written alongside; imported here so a missing module cannot break boot
-
     merged = {**SAMPLE_VALUES.get(integration.kind, {}), **(values or {})}
     started = time.perf_counter()
     try:
@@ -332,7 +332,7 @@ def customer_discounts_answer(*, account: Account, customer_id: str, market: Mar
     integrator once. ``refresh`` asks it anyway and remembers the new answer (the POS endpoint of a customer's
     discounts does: attaching a customer fetches them fresh). A failure is not remembered: the next basket asks
     again. A changed or disabled configuration does not use what an earlier one answered. Raises what
-    ``integrations.client.call`` raises (``NotConfigured`` without an enabled configuration).
+    ``integrations.runtime.call`` raises (``NotConfigured`` without an enabled configuration).
     """
     max_age = settings.POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS
     key = {"customer_id": customer_id, "market": market.identifier, "currency_code": market.currency}

@@ -1,6 +1,6 @@
 """The placeholder templates of a runtime integration's url, query, headers and body (spec: Endpoints B).
 
-``{name}`` is replaced by the call's value of ``name``; only the kind's placeholders (``client.KINDS``) may be
+``{name}`` is replaced by the call's value of ``name``; only the kind's placeholders (``kinds.KINDS``) may be
 used, checked when the configuration is saved. ``{{`` and ``}}`` stand for literal braces.
 
 * URL: values placed in the path are percent-encoded (``/`` too, so a value cannot change the path); values in

@@ -52,7 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     environment first), and no other session (an xdist worker, another checkout) shares it."""
     from django.conf import settings
 
-    from config.embedded_broker import EmbeddedBroker
+    from ops.embedded_broker import EmbeddedBroker
 
     if not settings.EMBEDDED_BROKER:
         return

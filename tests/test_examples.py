@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from campaigns.admin import PriceBasketForm
+from pos.admin import PriceBasketForm
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,6 @@ from rest_framework import serializers
 
 from accounts.serializers import TaxSerializer
 from accounts.validation import TAX_TYPES
-from campaigns.serializers import L10nStringField, MarketPriceField
 from core.nodes import (
     INVALID,
     Arr,
@@ -32,7 +31,7 @@ from core.nodes import (
     Str,
     Url,
 )
-from core.serializers import JSONField
+from core.serializers import JSONField, L10nStringField, MarketPriceField
 from ledger.models import Expense, NewsletterSignup, Product
 from ledger.selectors.catalog import product_document
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from integrations.answers import describe, require_valid, validate
-from integrations.client import KINDS, BadAnswer
+from integrations.errors import BadAnswer
+from integrations.kinds import KINDS
 
 GIFTCARD: dict[str, Any] = {
     "amount": Decimal("100"),

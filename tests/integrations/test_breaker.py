@@ -15,8 +15,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from core.models import BreakerState, CircuitBreaker
-from integrations.client import IntegrationFailed, IntegrationNotCalled, call
+from integrations.errors import IntegrationFailed, IntegrationNotCalled
 from integrations.models import IntegrationCall
+from integrations.runtime import call
 from tests.conftest import Tenant, make_tenant
 from tests.integrations.reference_server import ReferenceIntegrator
 from tests.ledger.conftest import PosApi

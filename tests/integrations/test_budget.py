@@ -16,8 +16,9 @@ from rest_framework.test import APIClient
 
 from core import budget
 from integrations import runtime
-from integrations.client import IntegrationNotCalled, IntegrationTimeout, call
+from integrations.errors import IntegrationNotCalled, IntegrationTimeout
 from integrations.models import IntegrationCall
+from integrations.runtime import call
 from tests.conftest import Tenant
 from tests.integrations.reference_server import ReferenceIntegrator
 from tests.ledger.conftest import PosApi

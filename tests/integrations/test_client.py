@@ -1,4 +1,4 @@
-"""``integrations.client.call`` against the reference integrator on 127.0.0.1 (spec: Endpoints B), plus
+"""``integrations.runtime.call`` against the reference integrator on 127.0.0.1 (spec: Endpoints B), plus
 ``responses`` unit tests of what it sends on an https URL."""
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ import requests
 import responses
 
 from integrations import runtime
-from integrations.client import KINDS, IntegrationFailed, IntegrationTimeout, NotConfigured, call
+from integrations.errors import IntegrationFailed, IntegrationTimeout, NotConfigured
+from integrations.kinds import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
+from integrations.runtime import call
 from tests.conftest import Tenant
 from tests.integrations.reference_server import DEFAULTS, PRODUCTS, ReferenceIntegrator
 

@@ -15,8 +15,9 @@ from django.urls import reverse
 
 from core.secrets import suggest
 from integrations import services
-from integrations.client import IntegrationFailed, call
+from integrations.errors import IntegrationFailed
 from integrations.models import IntegrationCall, RuntimeIntegration
+from integrations.runtime import call
 from tests.api.conftest import AdminApi, error_fields, results
 from tests.conftest import Tenant
 from tests.integrations.reference_server import Received, ReferenceIntegrator

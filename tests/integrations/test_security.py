@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from core import outbound
-from integrations.client import IntegrationFailed, NotConfigured, call
+from integrations.errors import IntegrationFailed, NotConfigured
 from integrations.models import IntegrationCall, RuntimeIntegration
+from integrations.runtime import call
 from tests.api.conftest import AdminApi, results
 from tests.conftest import Tenant
 from tests.integrations.reference_server import ReferenceIntegrator

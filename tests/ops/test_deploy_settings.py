@@ -206,7 +206,7 @@ class Process:
 
 conf[%(hook)r](Process)
 from django.db import connections
-views = ("config.urls", "campaigns.pos_api", "integrations.pos_api", "ledger.api.checkouts")
+views = ("config.urls", "pos.pos_api", "integrations.pos_api", "ledger.api.checkouts")
 print(json.dumps({
     "imported": [name for name in views if name in sys.modules and name not in before],
     "threads": [thread.name for thread in threading.enumerate()],
@@ -221,7 +221,7 @@ def test_the_master_warms_the_preloaded_application_without_a_connection_or_a_th
     assert done.returncode == 0, done.stderr
     warmed = json.loads(done.stdout)
     # The URL configuration (every view module) is imported before any worker is forked: no request pays for it.
-    assert warmed["imported"] == ["config.urls", "campaigns.pos_api", "integrations.pos_api", "ledger.api.checkouts"]
+    assert warmed["imported"] == ["config.urls", "pos.pos_api", "integrations.pos_api", "ledger.api.checkouts"]
     # Nothing a forked worker would share with its siblings.
     assert (warmed["threads"], warmed["open_connections"]) == (["MainThread"], [])
     [line] = warmed["log"]
@@ -233,7 +233,7 @@ def test_without_preload_each_worker_warms_itself_before_serving(tmp_path):
     done = run([sys.executable, "-c", WARM % {"preload": False, "hook": "post_worker_init"}], production_env(tmp_path))
     assert done.returncode == 0, done.stderr
     warmed = json.loads(done.stdout)
-    assert warmed["imported"] == ["config.urls", "campaigns.pos_api", "integrations.pos_api", "ledger.api.checkouts"]
+    assert warmed["imported"] == ["config.urls", "pos.pos_api", "integrations.pos_api", "ledger.api.checkouts"]
     assert warmed["log"][0].startswith("worker warmed (ms): ")
 
 
@@ -244,7 +244,7 @@ def test_a_preloaded_worker_does_not_warm_again(tmp_path):
 
 
 def test_runall_serves_with_the_production_gunicorn_configuration():
-    from accounts.management.commands.runall import child_commands
+    from ops.management.commands.runall import child_commands
 
     web = next(child for child in child_commands() if child.name == "web")
     assert web.argv[web.argv.index("--config") + 1] == str(ROOT / "config" / "gunicorn.conf.py")

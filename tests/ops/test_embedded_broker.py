@@ -1,4 +1,4 @@
-"""The embedded default's broker (config.embedded_broker, issue 12): safe under concurrent producers and consumers,
+"""The embedded default's broker (ops.embedded_broker, issue 12): safe under concurrent producers and consumers,
 and what the settings point at when no CELERY_BROKER_URL is set."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from kombu import Connection
 
-from config import embedded_broker
-from config.embedded_broker import EmbeddedBroker
+from ops import embedded_broker
+from ops.embedded_broker import EmbeddedBroker
 
 PRODUCERS = 4
 CONSUMERS = 4

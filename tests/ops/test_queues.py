@@ -13,9 +13,10 @@ from unittest import mock
 import pytest
 from django.utils import timezone
 
-from config.celery import app, worker_queues
+from config.celery import app
 from exports import services
 from exports.models import ExportDelivery, ExportQueue
+from ops.management.commands.runall import child_commands, worker_queues
 from tests.e2e.conftest import use_queue
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,8 @@ TASKS = [
 PROBE = """
 import json, django
 django.setup()
-from config.celery import app, worker_queues
+from config.celery import app
+from ops.management.commands.runall import worker_queues
 print(json.dumps({
     "routes": {name: app.amqp.router.route({}, name)["queue"].name for name in %r},
     "worker_queues": worker_queues(),
@@ -105,9 +107,8 @@ def test_the_test_harness_private_queue_still_takes_every_task():
 
 
 def test_runall_has_its_one_worker_consume_every_queue():
-    from accounts.management.commands.runall import child_commands
-
-    with mock.patch("config.celery.worker_queues", return_value=["celery", "imports", "exports", "exports-cron"]):
+    queues = ["celery", "imports", "exports", "exports-cron"]
+    with mock.patch("ops.management.commands.runall.worker_queues", return_value=queues):
         worker = next(child for child in child_commands() if child.name == "worker")
     assert worker.argv[worker.argv.index("--queues") + 1] == "celery,imports,exports,exports-cron"
 

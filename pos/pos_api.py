@@ -1,7 +1,7 @@
 """The POS API of campaigns (``/api/v1/pos/...``, keys with the ``pos`` scope): the shop app prices a basket
 on every change (issue 5; spec: Discount campaign, Product rule, Discount Summary, Tax Summary, sale ``summary``).
 
-The view reads the body, validates it with ``campaigns.baskets.BASKET``, calls one service and answers the
+The view reads the body, validates it with ``pos.baskets.BASKET``, calls one service and answers the
 priced basket: the spec's sale ``summary`` object itself, plus ``explanation`` with ``?explain=true``.
 """
 
@@ -17,9 +17,9 @@ from rest_framework.response import Response
 
 from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
 from accounts.api_common import PosView
-from campaigns import baskets
 from campaigns.serializers import BasketPriceInputSerializer, PricedBasketSerializer
 from core.errors import ServiceError
+from pos import baskets
 
 TRUE_WORDS = ("true", "1", "yes")
 FALSE_WORDS = ("false", "0", "no", "")

@@ -19,7 +19,7 @@ from core.errors import InvalidInput, ServiceError
 from core.nodes import INVALID, Arr, Enum, L10nString, Node, Num, Obj, Report, Str, join
 from integrations import answers as integration_answers
 from integrations import services as integration_services
-from integrations.client import IntegrationFailed, NotConfigured
+from integrations.errors import IntegrationFailed, NotConfigured
 from ledger.definitions import ID, Behavior
 from ledger.models import Product
 from ledger.selectors import catalog as catalog_selectors

@@ -1,5 +1,5 @@
 """``manage.py runall``: the web server, a Celery worker and Celery beat in one foreground command, and on the
-embedded default (no ``CELERY_BROKER_URL``) the embedded broker they share (``config.embedded_broker``).
+embedded default (no ``CELERY_BROKER_URL``) the embedded broker they share (``ops.embedded_broker``).
 
 Each child's output is prefixed with its name. runall supervises them: a worker, beat or broker that dies is
 started again after a delay (``RUNALL_RESTART_DELAY_SECONDS``, doubling up to ``RUNALL_RESTART_MAX_DELAY_SECONDS``,
@@ -11,7 +11,7 @@ terminal) sees it. SIGINT and SIGTERM stop every child: the web server, worker a
 
 Settings: ``RUN_BIND`` (default 127.0.0.1:8000), ``WEB_CONCURRENCY`` (gunicorn workers, default 2),
 ``WORKER_CONCURRENCY`` (Celery worker processes, default 2). The one worker consumes every Celery queue
-(``config.celery.worker_queues``), so queue routing (``TASK_ROUTING``) needs no second worker here.
+(``worker_queues`` below), so queue routing (``TASK_ROUTING``) needs no second worker here.
 """
 
 from __future__ import annotations
@@ -28,8 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from celery import Celery, current_app
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from gunicorn.config import KNOWN_SETTINGS
+
+from ops import embedded_broker
 
 # How long the children get to finish their current work after a stop signal before they are killed.
 STOP_TIMEOUT_SECONDS = 20.0
@@ -110,8 +114,6 @@ def gunicorn_extra_args() -> list[str]:
     Recent gunicorn masters open a control socket at one fixed path in the home directory,
     so that two servers on one machine (a benchmark beside ``make run``) would contend for it; we use none.
     """
-    from gunicorn.config import KNOWN_SETTINGS
-
     known = {flag for setting in KNOWN_SETTINGS for flag in setting.cli or ()}
     return ["--no-control-socket"] if "--no-control-socket" in known else []
 
@@ -119,8 +121,6 @@ def gunicorn_extra_args() -> list[str]:
 def embedded_broker_child() -> Child | None:
     """The embedded broker, when the settings use it and no other process serves its socket already (a second
     redis-server on the same path would take the socket from the first)."""
-    from config import embedded_broker
-
     directory = Path(settings.EMBEDDED_BROKER_DIR)
     if not settings.EMBEDDED_BROKER or embedded_broker.answers(directory):
         return None
@@ -128,9 +128,20 @@ def embedded_broker_child() -> Child | None:
     return Child("broker", embedded_broker.server_argv(directory))
 
 
-def child_commands() -> list[Child]:
-    from config.celery import worker_queues
+def worker_queues(app: Celery | None = None) -> list[str]:
+    """Every queue a task can be sent to, the default first: what a single worker must consume to run them all
+    (runall, a small installation). ``app`` defaults to the current Celery app (``config.celery.app``, made
+    current when the settings package loads), which ops, below config in the layers, does not import."""
+    conf = (app or current_app).conf
+    queues = [str(conf.task_default_queue)]
+    for route in (conf.task_routes or {}).values():
+        name = route.get("queue") if isinstance(route, dict) else None
+        if name and name not in queues:
+            queues.append(str(name))
+    return queues
 
+
+def child_commands() -> list[Child]:
     python = sys.executable
     return [
         Child(
@@ -203,8 +214,6 @@ class Command(BaseCommand):
             if broker is not None:
                 # Everything else connects to it at start: it answers first.
                 self._start(broker)
-                from config import embedded_broker
-
                 assert broker.process is not None
                 try:
                     embedded_broker.wait_until_answering(Path(settings.EMBEDDED_BROKER_DIR), broker.process)

@@ -23,7 +23,7 @@ import requests
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from accounts.management.commands.runall import Child, Command, RestartPolicy
+from ops.management.commands.runall import Child, Command, RestartPolicy
 from tests.e2e.test_runall import ORDER, ROOT, embedded_env, manage  # noqa: F401 - embedded_env is a fixture
 from tests.e2e.waiting import wait_until
 

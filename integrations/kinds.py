@@ -1,0 +1,35 @@
+"""The kinds of runtime integration (spec: Runtime integrations) and the placeholders each may use.
+
+Its own module, importing nothing, because the models (the ``kind`` field's choices), the template checks and the
+call path all read it.
+"""
+
+from __future__ import annotations
+
+# The kinds of runtime integration (the field ``kind``, admin and REST alike), with the placeholders each one's
+# templates may use (documented in the README and the admin help text).
+KINDS: dict[str, tuple[str, ...]] = {
+    "product_search": ("search_term", "market", "currency_code", "shop_id", "limit"),
+    "product_lookup": ("barcode", "market", "currency_code", "shop_id"),
+    "customer_lookup": ("search_term", "market", "shop_id"),
+    "customer_discounts": ("customer_id", "market", "currency_code"),
+    "shipping_options": (
+        "shop_id",
+        "currency_code",
+        "market",
+        "name",
+        "street",
+        "city",
+        "postal_code",
+        "country",
+        "country_code",
+        "email",
+        "phone",
+    ),
+    "giftcard_create": ("amount", "currency_code", "shop_id", "market"),
+    "giftcard_activate": ("code", "id", "amount", "currency_code", "shop_id", "sale_id"),
+    "giftcard_read": ("code", "currency_code", "shop_id"),
+    "giftcard_pay": ("code", "id", "amount", "currency_code", "shop_id", "sale_id"),
+    "customer_account_read": ("customer_id", "currency_code", "shop_id"),
+    "customer_account_pay": ("customer_id", "amount", "currency_code", "purchase_amount", "payment_type", "shop_id"),
+}
