@@ -223,6 +223,38 @@ class Bool(Node):
         return {"type": "boolean"}
 
 
+class AnyValue(Node):
+    """Any JSON value, kept as it came (spec: ``fiscal_rules_data``, whose content the spec does not show)."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        return value
+
+
+class AnyObject(Node):
+    """A free-form object whose content the spec does not show (payment metadata, an integrator's private
+    ``external_giftcard``): any object, kept as it came."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if not isinstance(value, dict):
+            return self.wrong_type("an object", value, path, report)
+        return value
+
+    def json_schema(self, components: Components) -> Schema:
+        return {"type": "object"}
+
+
+class AnyArray(Node):
+    """A free-form array (payment ``receipts``), kept as it came."""
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if not isinstance(value, list):
+            return self.wrong_type("an array", value, path, report)
+        return value
+
+    def json_schema(self, components: Components) -> Schema:
+        return {"type": "array", "items": {}}
+
+
 class Int(Node):
     def __init__(self, *, minimum: int | None = None, maximum: int = 1_000_000) -> None:
         self.minimum = minimum

@@ -25,21 +25,19 @@ from accounts.api import (
     response_example,
 )
 from accounts.api_common import PosView
-from core.errors import InvalidInput, PayloadTooLarge, ServiceError
-from core.nodes import INVALID, Report
+from core.errors import PayloadTooLarge, ServiceError
 from ledger.models import StockEvent, StockEventType, StockLevel
 from ledger.outbox import stock_event_json as to_json
 from ledger.selectors import stock as selectors
 from ledger.serializers.stock import (
-    POS_STOCK_EVENT,
+    MAX_EVENTS_PER_REQUEST,
+    POS_STOCK_EVENTS,
     StockEventFilterSerializer,
     StockEventOutputSerializer,
     StockLevelFilterSerializer,
     StockLevelOutputSerializer,
 )
 from ledger.services import stock as services
-
-MAX_EVENTS_PER_REQUEST = 1000
 
 STOCK_LOCATION_FILTER = filter_parameter("stock_location", "Only this stock location (identifier), e.g. shop-1.")
 PRODUCT_FILTER = filter_parameter("product_id", "Only this product id.")
@@ -168,11 +166,11 @@ POS_RESPONSE_EXAMPLE = {
 }
 
 
-def posted_events(body: Any) -> tuple[list[Any], list[str]]:
-    """The body as a list of events with the path of each: a single object (paths without an index) or an
-    array of 1 to ``MAX_EVENTS_PER_REQUEST`` objects (``[i]``)."""
+def posted_events(body: Any) -> list[str]:
+    """The path of each posted event: a single object (a path without an index) or an array of 1 to
+    ``MAX_EVENTS_PER_REQUEST`` objects (``[i]``). Another body is refused here, with its own status and code."""
     if isinstance(body, dict):
-        return [body], [""]
+        return [""]
     if not isinstance(body, list):
         raise ServiceError(
             "The body must be a stock event object or an array of them", field="body", code="invalid_type"
@@ -183,7 +181,7 @@ def posted_events(body: Any) -> tuple[list[Any], list[str]]:
         raise PayloadTooLarge(
             f"At most {MAX_EVENTS_PER_REQUEST} stock events per request", field="body", code="too_many_items"
         )
-    return body, [f"[{i}]" for i in range(len(body))]
+    return [f"[{i}]" for i in range(len(body))]
 
 
 class StockEventsPosView(PosView):
@@ -203,7 +201,7 @@ class StockEventsPosView(PosView):
             "refused here."
         ),
         parameters=AUTH_PARAMETERS,
-        request={"application/json": OpenApiTypes.OBJECT},
+        request={"application/json": POS_STOCK_EVENTS},
         responses={201: OpenApiResponse(OpenApiTypes.OBJECT, description="Recorded."), **error_responses(400)},
         examples=[
             request_example("Goods received and a stock count", POS_REQUEST_EXAMPLE),  # type: ignore[arg-type]
@@ -211,11 +209,9 @@ class StockEventsPosView(PosView):
         ],
     )
     def post(self, request: Request) -> Response:
-        raw, paths = posted_events(self.body())
-        report = Report()
-        events = [POS_STOCK_EVENT.check(item, item_path, report) for item, item_path in zip(raw, paths, strict=True)]
-        if report.errors or any(e is INVALID for e in events):
-            raise InvalidInput(report.errors)
+        body = self.body()
+        paths = posted_events(body)
+        events = POS_STOCK_EVENTS.validated(body)
         recorded = services.record_stock_events(account=self.account, events=events, paths=paths)
         levels = {(e.stock_location_id, e.product_id, e.variant_id): e for e in recorded}
         body = {
