@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 
 from accounts.money import is_currency_code
+from accounts.validation import TAX_TYPES
 from core.declare import Body, Field, optional, rule
 from core.nodes import (
     INVALID,
@@ -142,7 +143,10 @@ class Literal(Node):
 
 # --- Shared pieces -----------------------------------------------------------------------------------
 
-TAX_TYPE = Enum(("vat", "sales_tax"))
+TAX_TYPE = Enum(TAX_TYPES)
+# One choice each; named in the schema by ``ENUM_NAME_OVERRIDES`` (config/settings.py).
+GIFTCARD_PAYMENT_TYPES = ("giftcard.integration",)
+VOUCHER_PAYMENT_TYPES = ("voucher.integration",)
 
 
 class TaxSummary(Body, schema_name="SaleTaxSummary"):
@@ -241,7 +245,7 @@ class GiftcardBehavior(Body, schema_name="SaleGiftcardBehavior"):
 
     code = ID
     integration_id = ID
-    payment_type_id = optional(Enum(("giftcard.integration",)))
+    payment_type_id = optional(Enum(GIFTCARD_PAYMENT_TYPES))
     report = optional(AnyObject())
 
 
@@ -250,7 +254,7 @@ class VoucherBehavior(Body, schema_name="SaleVoucherBehavior"):
 
     code = ID
     integration_id = ID
-    payment_type_id = optional(Enum(("voucher.integration",)))
+    payment_type_id = optional(Enum(VOUCHER_PAYMENT_TYPES))
     report = optional(AnyObject())
 
 
@@ -259,7 +263,7 @@ class GiftcardUseBehavior(Body, schema_name="SaleGiftcardUseBehavior"):
 
     code = ID
     integration_id = ID
-    payment_type_id = optional(Enum(("giftcard.integration",)))
+    payment_type_id = optional(Enum(GIFTCARD_PAYMENT_TYPES))
 
 
 class VoucherUseBehavior(Body, schema_name="SaleVoucherUseBehavior"):
@@ -267,7 +271,7 @@ class VoucherUseBehavior(Body, schema_name="SaleVoucherUseBehavior"):
 
     code = ID
     integration_id = ID
-    payment_type_id = optional(Enum(("voucher.integration",)))
+    payment_type_id = optional(Enum(VOUCHER_PAYMENT_TYPES))
 
 
 class ExpenseBehavior(Body, schema_name="SaleExpenseBehavior"):
