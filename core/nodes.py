@@ -224,35 +224,36 @@ class Bool(Node):
 
 
 class AnyValue(Node):
-    """Any JSON value, kept as it came (spec: ``fiscal_rules_data``, whose content the spec does not show)."""
+    """A value whose content the spec does not show, kept as it came: any JSON value (``fiscal_rules_data``);
+    its subclasses take one JSON type only."""
+
+    python_type: type = object
+    expected = "any value"
+    schema: Schema = {}
 
     def check(self, value: Any, path: str, report: Report) -> Any:
-        return value
-
-
-class AnyObject(Node):
-    """A free-form object whose content the spec does not show (payment metadata, an integrator's private
-    ``external_giftcard``): any object, kept as it came."""
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, dict):
-            return self.wrong_type("an object", value, path, report)
+        if not isinstance(value, self.python_type):
+            return self.wrong_type(self.expected, value, path, report)
         return value
 
     def json_schema(self, components: Components) -> Schema:
-        return {"type": "object"}
+        return dict(self.schema)
 
 
-class AnyArray(Node):
-    """A free-form array (payment ``receipts``), kept as it came."""
+class AnyObject(AnyValue):
+    """A free-form object (payment metadata, an integrator's private ``external_giftcard``)."""
 
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, list):
-            return self.wrong_type("an array", value, path, report)
-        return value
+    python_type = dict
+    expected = "an object"
+    schema = {"type": "object"}
 
-    def json_schema(self, components: Components) -> Schema:
-        return {"type": "array", "items": {}}
+
+class AnyArray(AnyValue):
+    """A free-form array (payment ``receipts``)."""
+
+    python_type = list
+    expected = "an array"
+    schema = {"type": "array", "items": {}}
 
 
 class Int(Node):

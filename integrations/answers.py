@@ -119,10 +119,8 @@ class EcommerceProduct(Body, schema_name="IntegratorEcommerceProduct"):
     """Spec: E-commerce product. No variants: each element is a concrete product or variant; only the price is
     required (a POS cannot sell what it cannot price)."""
 
-    id = optional(TEXT)
-    variant_id = optional(TEXT)
-    name = optional(NAME)
-    variant_name = optional(NAME)
+    id = variant_id = optional(TEXT)
+    name = variant_name = optional(NAME)
     description = optional(Blankable(L10nString(max_length=10_000)))
     barcode = optional(TEXT)
     image_url = optional(Blankable(Str(max_length=2048)))
@@ -137,9 +135,7 @@ class Customer(Body, schema_name="IntegratorCustomer"):
     """Spec: Customer (lookup and general model). Only ``identifier`` is required."""
 
     identifier = Str()
-    name = optional(TEXT)
-    street = optional(TEXT)
-    city = optional(TEXT)
+    name = street = city = optional(TEXT)
     postal_code = optional(Blankable(Str(max_length=32)))
     country = optional(TEXT)
     country_code = optional(Blankable(Str(max_length=2)))

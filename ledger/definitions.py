@@ -350,13 +350,8 @@ class Dimension(Body, schema_name="SaleDimension"):
 class LineItem(Body, schema_name="SaleLineItem"):
     """Spec: Sale, line item. Amounts are the line's (docs/amounts.md)."""
 
-    base_price = AMOUNT
-    retail_price = AMOUNT
-    sales_tax_amount = AMOUNT
-    sub_total = AMOUNT
-    total = AMOUNT
-    total_tax_amount = AMOUNT
-    vat_amount = AMOUNT
+    # The line's amounts, all required (a chain declares them in this order).
+    base_price = retail_price = sales_tax_amount = sub_total = total = total_tax_amount = vat_amount = AMOUNT
     quantity = AMOUNT
     line_item_id = ID
     barcode = optional(ID)
@@ -400,13 +395,8 @@ class PurchaseType(Body, schema_name="SalePurchaseType"):
 class SaleSummary(Body):
     """Spec: Sale, summary: the sale's amounts and its line items."""
 
-    base_price = AMOUNT
-    sales_tax_amount = AMOUNT
-    sub_total = AMOUNT
-    total = AMOUNT
-    total_discounts = AMOUNT
-    total_tax_amount = AMOUNT
-    vat_amount = AMOUNT
+    # The sale's amounts, all required (a chain declares them in this order).
+    base_price = sales_tax_amount = sub_total = total = total_discounts = total_tax_amount = vat_amount = AMOUNT
     comment = optional(TEXT)
     return_reference = optional(ID)
     customer = optional(SaleCustomer)
@@ -460,14 +450,9 @@ class Source(Body, schema_name="SaleSource"):
     """Where the sale was made: the register (required) and, as the app knows them, its market, shop and
     cashier."""
 
-    market_id = optional(SOURCE_TEXT)
-    market_name = optional(SOURCE_TEXT)
-    shop_id = optional(SOURCE_TEXT)
-    shop_name = optional(SOURCE_TEXT)
+    market_id = market_name = shop_id = shop_name = optional(SOURCE_TEXT)
     register_id = SOURCE_TEXT
-    register_name = optional(SOURCE_TEXT)
-    cashier_id = optional(SOURCE_TEXT)
-    cashier_name = optional(SOURCE_TEXT)
+    register_name = cashier_id = cashier_name = optional(SOURCE_TEXT)
 
 
 class Timing(Body, schema_name="SaleTiming"):

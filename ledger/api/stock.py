@@ -25,6 +25,7 @@ from accounts.api import (
     response_example,
 )
 from accounts.api_common import PosView
+from accounts.serializers import ErrorOutputSerializer
 from core.errors import PayloadTooLarge, ServiceError
 from ledger.models import StockEvent, StockEventType, StockLevel
 from ledger.outbox import stock_event_json as to_json
@@ -202,7 +203,13 @@ class StockEventsPosView(PosView):
         ),
         parameters=AUTH_PARAMETERS,
         request={"application/json": POS_STOCK_EVENTS},
-        responses={201: OpenApiResponse(OpenApiTypes.OBJECT, description="Recorded."), **error_responses(400)},
+        responses={
+            201: OpenApiResponse(OpenApiTypes.OBJECT, description="Recorded."),
+            **error_responses(400),
+            413: OpenApiResponse(
+                ErrorOutputSerializer, description=f"More than {MAX_EVENTS_PER_REQUEST} events (`too_many_items`)."
+            ),
+        },
         examples=[
             request_example("Goods received and a stock count", POS_REQUEST_EXAMPLE),  # type: ignore[arg-type]
             response_example("Recorded", POS_RESPONSE_EXAMPLE, status_code=201),
