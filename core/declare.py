@@ -199,7 +199,7 @@ class BodySchemaExtension(OpenApiSerializerExtension):
     """drf-spectacular: a body class given as ``extend_schema(request=...)`` is a component like a serializer's,
     named ``<schema_name>Request`` (``COMPONENT_SPLIT_REQUEST``); nested bodies become components of their own."""
 
-    target_class = Body
+    target_class: type = Body
     match_subclasses = True
 
     def get_name(self, auto_schema: Any, direction: str) -> str:

@@ -166,6 +166,13 @@ POS_RESPONSE_EXAMPLE = {
     ],
 }
 
+_TOO_MANY = f"At most {MAX_EVENTS_PER_REQUEST} stock events per request"
+TOO_MANY_EXAMPLE = {
+    "status": "ERROR",
+    "message": _TOO_MANY,
+    "errors": [{"field": "body", "message": _TOO_MANY, "code": "too_many_items"}],
+}
+
 
 def posted_events(body: Any) -> list[str]:
     """The path of each posted event: a single object (a path without an index) or an array of 1 to
@@ -179,9 +186,7 @@ def posted_events(body: Any) -> list[str]:
     if not body:
         raise ServiceError("The body must contain at least one stock event", field="body", code="empty")
     if len(body) > MAX_EVENTS_PER_REQUEST:
-        raise PayloadTooLarge(
-            f"At most {MAX_EVENTS_PER_REQUEST} stock events per request", field="body", code="too_many_items"
-        )
+        raise PayloadTooLarge(_TOO_MANY, field="body", code="too_many_items")
     return [f"[{i}]" for i in range(len(body))]
 
 
@@ -207,7 +212,9 @@ class StockEventsPosView(PosView):
             201: OpenApiResponse(OpenApiTypes.OBJECT, description="Recorded."),
             **error_responses(400),
             413: OpenApiResponse(
-                ErrorOutputSerializer, description=f"More than {MAX_EVENTS_PER_REQUEST} events (`too_many_items`)."
+                ErrorOutputSerializer,
+                description=f"More than {MAX_EVENTS_PER_REQUEST} events.",
+                examples=[response_example("Too many events", TOO_MANY_EXAMPLE, status_code=413)],
             ),
         },
         examples=[
