@@ -86,52 +86,12 @@ class ProductRuleOutputSerializer(serializers.ModelSerializer):
         ref_name = "ProductRule"
 
 
-# --- Basket pricing (POST /api/v1/pos/baskets/price): documentation of the body and the answer -------------
-# The body is validated by ``pos.baskets.BASKET`` (schema nodes naming the exact field); these serializers
-# only describe it in the OpenAPI schema, with which amounts are per unit and which per line.
+# --- Basket pricing (POST /api/v1/pos/baskets/price): the answer ------------------------------------------
+# The body is declared once by ``pos.baskets.Basket`` (validation and request schema); these serializers
+# describe the priced basket, with which amounts are per unit and which per line.
 
 PER_UNIT = "Per unit."
 PER_LINE = "Per line: all units of the line together."
-
-
-class _TaxInputSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    rate = serializers.DecimalField(max_digits=7, decimal_places=6, coerce_to_string=False, help_text="0..1")
-    type = serializers.CharField(help_text="`vat` (included in prices) or `sales_tax` (added on top).")
-
-
-class _CustomerInputSerializer(serializers.Serializer):
-    identifier = serializers.CharField(help_text="Enables members_only campaigns.")
-
-
-class BasketLineInputSerializer(serializers.Serializer):
-    line_item_id = serializers.CharField(help_text="Unique within the basket.")
-    id = serializers.CharField(required=False, help_text="Product id.")
-    variant_id = serializers.CharField(required=False)
-    quantity = serializers.IntegerField(min_value=1, max_value=10_000, help_text="Whole units (2.0 means 2).")
-    unit_price = serializers.DecimalField(
-        max_digits=15,
-        decimal_places=6,
-        coerce_to_string=False,
-        required=False,
-        help_text=(
-            "Per unit, before discounts. Optional for a product known to the service: then its `retail_price` "
-            "for the market; a product without one (variable price) needs it."
-        ),
-    )
-    name = L10nStringField(required=False, help_text="Default: the product's name.")
-    tags = serializers.ListField(child=serializers.CharField(), required=False, max_length=100)
-    product_group = serializers.CharField(required=False, help_text="Default: the product's product_group.")
-    taxes = _TaxInputSerializer(
-        many=True, required=False, help_text="Default: the product's taxes, else the market's default taxes."
-    )
-    behavior = JSONField(required=False, help_text='`{"shipping": {...}}` marks a shipping line.')
-
-
-class BasketPriceInputSerializer(serializers.Serializer):
-    market = serializers.CharField(help_text="Identifier of a market of the account, e.g. `dk`.")
-    customer = _CustomerInputSerializer(required=False)
-    line_items = BasketLineInputSerializer(many=True, help_text="1 to 1000 lines.")
 
 
 def _money(help_text: str) -> serializers.DecimalField:

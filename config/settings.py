@@ -440,6 +440,10 @@ SPECTACULAR_SETTINGS = {
         "StockLocationKindEnum": "accounts.models.StockLocation.Kind",
         "SaleKindEnum": "ledger.models.SaleKind",
         "RuntimeIntegrationKindEnum": "integrations.models.KIND_CHOICES",
+        # The POS bodies' enums (core.declare): a tax's type, a sold or used gift card's and voucher's payment type.
+        "TaxTypeEnum": "accounts.validation.TAX_TYPES",
+        "GiftcardPaymentTypeEnum": "ledger.definitions.GIFTCARD_PAYMENT_TYPES",
+        "VoucherPaymentTypeEnum": "ledger.definitions.VOUCHER_PAYMENT_TYPES",
     },
     # Swagger UI served from this service (no CDN), so /api/docs/ works offline and behind firewalls.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -41,7 +41,7 @@ from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.settings import spectacular_settings
 
 from core.errors import InvalidInput
-from core.nodes import Components, Node, Obj, Report, Schema, with_description
+from core.nodes import INVALID, Components, Node, Obj, Report, Schema, with_description
 
 RuleFunction = Callable[[dict[str, Any], str, Report], None]
 
@@ -122,7 +122,8 @@ class BodyMeta(type, Node):
         node = Obj(
             {key: f.node for key, f in fields.items()},
             required=[key for key, f in fields.items() if f.required],
-            rules=rules,
+            # The plain functions (with their docstrings), not the wrappers: no call of its own per rule.
+            rules=[r.function for r in rules],
         )
         # The class's own ``check`` is the Obj's bound method (found before the metaclass's): a body nested in
         # another costs no call of its own, so the declared tree checks as fast as the hand-written one.
@@ -182,22 +183,73 @@ def components_of(bodies: Iterable[BodyMeta], *, suffix: str = "") -> dict[str, 
     return components.schemas
 
 
+def published(object_schema: Callable[[Components], Schema], auto_schema: Any, direction: str) -> Schema:
+    """drf-spectacular: the schema of a request (or answer) body, the components it refers to registered."""
+    split = direction == "request" and spectacular_settings.COMPONENT_SPLIT_REQUEST
+    components = Components(suffix="Request" if split else "")
+    schema = object_schema(components)
+    for name, sub in components.schemas.items():
+        auto_schema.registry.register_on_missing(
+            ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=components.owners[name], schema=sub)
+        )
+    return schema
+
+
 class BodySchemaExtension(OpenApiSerializerExtension):
     """drf-spectacular: a body class given as ``extend_schema(request=...)`` is a component like a serializer's,
     named ``<schema_name>Request`` (``COMPONENT_SPLIT_REQUEST``); nested bodies become components of their own."""
 
-    target_class = Body
+    target_class: type = Body
     match_subclasses = True
 
     def get_name(self, auto_schema: Any, direction: str) -> str:
         return str(self.target.schema_name)
 
     def map_serializer(self, auto_schema: Any, direction: str) -> Schema:
-        split = direction == "request" and spectacular_settings.COMPONENT_SPLIT_REQUEST
-        components = Components(suffix="Request" if split else "")
-        schema: Schema = self.target.object_schema(components)
-        for name, sub in components.schemas.items():
-            auto_schema.registry.register_on_missing(
-                ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=components.owners[name], schema=sub)
-            )
-        return schema
+        return published(self.target.object_schema, auto_schema, direction)
+
+
+class OneOrMany(Node):
+    """A request body that is one object of a declared body or an array of 1 to ``max_items`` of them (the POS
+    stock events). It checks each object at its own path (``""`` for one, ``[3]`` in an array) and cleans to the
+    list; the view answers an envelope that is neither, or too long, before (its own status codes). Published as
+    a component of its own, the ``oneOf`` of the two forms (``OneOrManySchemaExtension``)."""
+
+    def __init__(self, body: BodyMeta, *, max_items: int, schema_name: str) -> None:
+        self.body = body
+        self.max_items = max_items
+        self.schema_name = schema_name
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if isinstance(value, dict):
+            cleaned = self.body.check(value, path, report)
+            return INVALID if cleaned is INVALID else [cleaned]
+        if not isinstance(value, list):
+            return self.wrong_type("an object or an array", value, path, report)
+        out = [self.body.check(item, f"{path}[{i}]", report) for i, item in enumerate(value)]
+        return INVALID if any(item is INVALID for item in out) else out
+
+    def validated(self, value: Any) -> list[Any]:
+        """The cleaned objects, or ``InvalidInput`` (400) naming every error with its path."""
+        report = Report()
+        cleaned = self.check(value, "", report)
+        if report.errors:
+            raise InvalidInput(report.errors)
+        result: list[Any] = cleaned
+        return result
+
+    def object_schema(self, components: Components) -> Schema:
+        one = self.body.json_schema(components)
+        return {
+            "oneOf": [one, {"type": "array", "items": one, "minItems": 1, "maxItems": self.max_items}],
+            "description": f"One object, or an array of 1 to {self.max_items}.",
+        }
+
+    def json_schema(self, components: Components) -> Schema:
+        return components.ref(self.schema_name, self, lambda: self.object_schema(components))
+
+
+class OneOrManySchemaExtension(BodySchemaExtension):
+    """drf-spectacular: a ``OneOrMany`` given as ``extend_schema(request=...)``, as ``BodySchemaExtension``."""
+
+    target_class = OneOrMany

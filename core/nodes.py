@@ -223,6 +223,39 @@ class Bool(Node):
         return {"type": "boolean"}
 
 
+class AnyValue(Node):
+    """A value whose content the spec does not show, kept as it came: any JSON value (``fiscal_rules_data``);
+    its subclasses take one JSON type only."""
+
+    python_type: type = object
+    expected = "any value"
+    schema: Schema = {}
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        if not isinstance(value, self.python_type):
+            return self.wrong_type(self.expected, value, path, report)
+        return value
+
+    def json_schema(self, components: Components) -> Schema:
+        return dict(self.schema)
+
+
+class AnyObject(AnyValue):
+    """A free-form object (payment metadata, an integrator's private ``external_giftcard``)."""
+
+    python_type = dict
+    expected = "an object"
+    schema = {"type": "object"}
+
+
+class AnyArray(AnyValue):
+    """A free-form array (payment ``receipts``)."""
+
+    python_type = list
+    expected = "an array"
+    schema = {"type": "array", "items": {}}
+
+
 class Int(Node):
     def __init__(self, *, minimum: int | None = None, maximum: int = 1_000_000) -> None:
         self.minimum = minimum

@@ -21,50 +21,58 @@ from rest_framework.response import Response
 
 from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
 from accounts.api_common import PosView
+from core.declare import Body, Field, optional
 from core.errors import InvalidInput
-from core.nodes import INVALID, Currency, Num, Obj, Report, Str
+from core.nodes import INVALID, Currency, Num, Report, Str
 from giftcards import services
 from giftcards.models import CustomerAccountPayment
 
 SHOP_ID = Str(max_length=64)
 IDENTIFIER = Str()
-
-CREATE = Obj(
-    {"amount": Num(positive=True), "currency_code": Currency(), "shop_id": SHOP_ID},
-    required=("amount", "currency_code"),
-)
-ACTIVATE = Obj({"sale_id": Str(), "shop_id": SHOP_ID}, required=("sale_id",))
-PAY = Obj(
-    {
-        "amount": Num(positive=True),
-        "currency_code": Currency(),
-        "identifier": IDENTIFIER,
-        "sale_id": Str(),
-        "shop_id": SHOP_ID,
-    },
-    required=("amount", "currency_code"),
-)
-ACCOUNT_PAY = Obj(
-    {
-        "amount": Num(positive=True),
-        "currency_code": Currency(),
-        "purchase_amount": Num(minimum=0),
-        "payment_type": Str(max_length=64),
-        "identifier": IDENTIFIER,
-        "shop_id": SHOP_ID,
-    },
-    required=("amount", "currency_code", "payment_type"),
-)
-QUERY = Obj({"currency_code": Currency(), "shop_id": SHOP_ID})
+AMOUNT = Field(Num(positive=True), description="In `currency_code`.")
 
 
-def checked(node: Obj, value: Any) -> dict[str, Any]:
-    report = Report()
-    cleaned = node.check(value, "", report)
-    if cleaned is INVALID or report.errors:
-        raise InvalidInput(report.errors)
-    result: dict[str, Any] = cleaned
-    return result
+class CreateGiftCard(Body, schema_name="PosGiftCardCreate"):
+    """A gift card added to the basket."""
+
+    amount = AMOUNT
+    currency_code = Currency()
+    shop_id = optional(SHOP_ID)
+
+
+class ActivateGiftCard(Body, schema_name="PosGiftCardActivate"):
+    """The paid sale that sold the card."""
+
+    sale_id = Field(Str(), description="A stored sale with a line item whose `behavior.giftcard.code` is the card's.")
+    shop_id = optional(SHOP_ID)
+
+
+class PayWithGiftCard(Body, schema_name="PosGiftCardPay"):
+    """A payment with the card."""
+
+    amount = AMOUNT
+    currency_code = Currency()
+    identifier = optional(IDENTIFIER, description="The app's id of the payment: the same again answers the first.")
+    sale_id = optional(Str())
+    shop_id = optional(SHOP_ID)
+
+
+class PayFromCustomerAccount(Body, schema_name="PosCustomerAccountPay"):
+    """A payment from the customer's account."""
+
+    amount = AMOUNT
+    currency_code = Currency()
+    purchase_amount = optional(Num(minimum=0))
+    payment_type = Str(max_length=64)
+    identifier = optional(IDENTIFIER, description="The app's id of the payment: the same again answers the first.")
+    shop_id = optional(SHOP_ID)
+
+
+class Query(Body, schema_name="PosGiftCardQuery"):
+    """The query parameters of the reads (the credentials share the query string)."""
+
+    currency_code = optional(Currency())
+    shop_id = optional(SHOP_ID)
 
 
 def path_value(value: str, name: str) -> str:
@@ -76,7 +84,10 @@ def path_value(value: str, name: str) -> str:
 
 def query_values(request: Request, *names: str) -> dict[str, Any]:
     """The named query parameters, checked (the credentials share the query string)."""
-    return checked(QUERY, {name: request.query_params[name] for name in names if name in request.query_params})
+    result: dict[str, Any] = Query.validated(
+        {name: request.query_params[name] for name in names if name in request.query_params}
+    )
+    return result
 
 
 class IntegrationPosView(PosView):
@@ -115,7 +126,7 @@ class GiftCardCreateView(IntegrationPosView):
         summary="Create a gift card",
         description="Calls the `giftcard_create` integration and records the created, inactive card (status 1).",
         parameters=AUTH_PARAMETERS,
-        request={"application/json": {"type": "object"}},
+        request={"application/json": CreateGiftCard},
         responses={201: OpenApiResponse(description="The Gift card entity."), **error_responses(400, 404), **UPSTREAM},
         examples=[
             request_example("create", {"amount": 500, "currency_code": "DKK", "shop_id": "shop-1"}),
@@ -123,7 +134,7 @@ class GiftCardCreateView(IntegrationPosView):
         ],
     )
     def post(self, request: Request) -> Response:
-        body = checked(CREATE, self.body())
+        body = CreateGiftCard.validated(self.body())
         card = services.create_giftcard(
             account=self.account,
             amount=Decimal(body["amount"]),
@@ -145,7 +156,7 @@ class GiftCardActivateView(IntegrationPosView):
             "same sale answers the active card."
         ),
         parameters=AUTH_PARAMETERS,
-        request={"application/json": {"type": "object"}},
+        request={"application/json": ActivateGiftCard},
         responses={
             200: OpenApiResponse(description="The Gift card entity."),
             **error_responses(400, 404, 409),
@@ -158,7 +169,7 @@ class GiftCardActivateView(IntegrationPosView):
     )
     def post(self, request: Request, code: str) -> Response:
         code = path_value(code, "code")
-        body = checked(ACTIVATE, self.body())
+        body = ActivateGiftCard.validated(self.body())
         result = services.activate_giftcard(
             account=self.account, code=code, sale_id=body["sale_id"], shop_id=body.get("shop_id", "")
         )
@@ -196,7 +207,7 @@ class GiftCardPayView(IntegrationPosView):
             "answers the first result (`replayed: true`) without paying twice."
         ),
         parameters=AUTH_PARAMETERS,
-        request={"application/json": {"type": "object"}},
+        request={"application/json": PayWithGiftCard},
         responses={
             200: OpenApiResponse(description="The card after the payment."),
             **error_responses(400, 404, 409),
@@ -211,7 +222,7 @@ class GiftCardPayView(IntegrationPosView):
     )
     def post(self, request: Request, code: str) -> Response:
         code = path_value(code, "code")
-        body = checked(PAY, self.body())
+        body = PayWithGiftCard.validated(self.body())
         result = services.pay_giftcard(
             account=self.account,
             code=code,
@@ -297,7 +308,7 @@ class CustomerAccountPayView(IntegrationPosView):
             "The same `identifier` again answers the first result without paying twice."
         ),
         parameters=AUTH_PARAMETERS,
-        request={"application/json": {"type": "object"}},
+        request={"application/json": PayFromCustomerAccount},
         responses={200: OpenApiResponse(description="The payment."), **error_responses(400, 404, 409), **UPSTREAM},
         examples=[
             request_example(
@@ -328,7 +339,7 @@ class CustomerAccountPayView(IntegrationPosView):
     )
     def post(self, request: Request, customer_id: str) -> Response:
         customer_id = path_value(customer_id, "customer_id")
-        body = checked(ACCOUNT_PAY, self.body())
+        body = PayFromCustomerAccount.validated(self.body())
         result = services.pay_customer_account(
             account=self.account,
             customer_id=customer_id,

@@ -23,15 +23,16 @@ from decimal import Decimal
 from typing import Any
 
 from campaigns.pricing.registry import check_campaign
+from core.declare import Body, optional
 from core.nodes import (
     INVALID,
+    AnyObject,
     Arr,
     Bool,
     Currency,
     L10nString,
     Node,
     Num,
-    Obj,
     Report,
     Str,
     join,
@@ -70,15 +71,6 @@ class Blankable(Node):
         return self.inner.check(value, path, report)
 
 
-class AnyObject(Node):
-    """Integrator-private JSON (``external_giftcard``): any object, passed back to the integrator untouched."""
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, dict):
-            return self.wrong_type("an object", value, path, report)
-        return value
-
-
 class OneOf(Node):
     """A value that must be one of a few numbers (gift card ``status``)."""
 
@@ -96,11 +88,18 @@ class OneOf(Node):
         return value
 
 
+class DeprecatedBalance(Body, schema_name="IntegratorCustomerBalance"):
+    """Spec: Customer ``balance``, the deprecated object form."""
+
+    identifier = Str()
+    balance = Num()
+
+
 class Balance(Node):
     """Spec: Customer ``balance``: a number, or the deprecated object ``{identifier, balance}`` (both required).
     Kept in the form it came in; ``integrations.customers.normalise_balance`` flattens it."""
 
-    deprecated = Obj({"identifier": Str(), "balance": Num()}, required=("identifier", "balance"))
+    deprecated = DeprecatedBalance
     number = Num()
 
     def check(self, value: Any, path: str, report: Report) -> Any:
@@ -115,78 +114,70 @@ TEXT = Blankable(Str(max_length=1000))
 NAME = Blankable(L10nString())
 MONEY = Num(minimum=0)
 
-# Spec: E-commerce product. No variants: each element is a concrete product or variant; only the price is
-# required (a POS cannot sell what it cannot price).
-ECOMMERCE_PRODUCT = Obj(
-    {
-        "id": TEXT,
-        "variant_id": TEXT,
-        "name": NAME,
-        "variant_name": NAME,
-        "description": Blankable(L10nString(max_length=10_000)),
-        "barcode": TEXT,
-        "image_url": Blankable(Str(max_length=2048)),
-        "product_group": TEXT,
-        "retail_price": MONEY,
-        "sale_price": MONEY,
-        "cost_price": MONEY,
-        "taxes": TAXES,
-    },
-    required=("retail_price",),
-)
 
-# Spec: Customer (lookup and general model). Only ``identifier`` is required.
-CUSTOMER = Obj(
-    {
-        "identifier": Str(),
-        "name": TEXT,
-        "street": TEXT,
-        "city": TEXT,
-        "postal_code": Blankable(Str(max_length=32)),
-        "country": TEXT,
-        "country_code": Blankable(Str(max_length=2)),
-        "phone": Blankable(Str(max_length=64)),
-        "email": Blankable(Str(max_length=320)),
-        "additional_info": Blankable(Str(max_length=10_000)),
-        "organization_number": Blankable(Str(max_length=64)),
-        "balance": Balance(),
-        "balance_overdue": Num(),
-        "credit_limit": Num(minimum=0),
-        "block_sales": Bool(),
-    },
-    required=("identifier",),
-)
+class EcommerceProduct(Body, schema_name="IntegratorEcommerceProduct"):
+    """Spec: E-commerce product. No variants: each element is a concrete product or variant; only the price is
+    required (a POS cannot sell what it cannot price)."""
 
-# Spec: Shipping option. All four fields are required; the subtitle may be empty. Titles are shown as they
-# come and copied into the sale's shipping behavior, whose ``method_title`` is an L10nString: accepted too.
-SHIPPING_OPTION = Obj(
-    {
-        "id": Str(),
-        "price": MONEY,
-        "title": L10nString(),
-        "subtitle": Blankable(L10nString()),
-    },
-    required=("id", "price", "title", "subtitle"),
-)
+    id = variant_id = optional(TEXT)
+    name = variant_name = optional(NAME)
+    description = optional(Blankable(L10nString(max_length=10_000)))
+    barcode = optional(TEXT)
+    image_url = optional(Blankable(Str(max_length=2048)))
+    product_group = optional(TEXT)
+    retail_price = MONEY
+    sale_price = optional(MONEY)
+    cost_price = optional(MONEY)
+    taxes = optional(TAXES)
 
-# Spec: Gift card entity, returned in full by all four gift card actions.
-GIFTCARD = Obj(
-    {
-        "amount": MONEY,
-        "code": Str(),
-        "create_date": Num(minimum=0),
-        "currency_code": Currency(),
-        "expiry_date": Num(minimum=0),
-        "id": Str(),
-        "status": OneOf((1, 2, 3), "1 (created), 2 (active), 3 (used)"),
-        "external_giftcard": AnyObject(),
-    },
-    required=("amount", "code", "create_date", "currency_code", "expiry_date", "id", "status"),
-)
 
-# Spec: Customer account payment entity: the balance (read) or the amount actually used (pay). A balance
-# may be negative (the customer owes), so no minimum here; the payment service checks what it asked for.
-CUSTOMER_ACCOUNT = Obj({"amount": Num()}, required=("amount",))
+class Customer(Body, schema_name="IntegratorCustomer"):
+    """Spec: Customer (lookup and general model). Only ``identifier`` is required."""
+
+    identifier = Str()
+    name = street = city = optional(TEXT)
+    postal_code = optional(Blankable(Str(max_length=32)))
+    country = optional(TEXT)
+    country_code = optional(Blankable(Str(max_length=2)))
+    phone = optional(Blankable(Str(max_length=64)))
+    email = optional(Blankable(Str(max_length=320)))
+    additional_info = optional(Blankable(Str(max_length=10_000)))
+    organization_number = optional(Blankable(Str(max_length=64)))
+    balance = optional(Balance())
+    balance_overdue = optional(Num())
+    credit_limit = optional(Num(minimum=0))
+    block_sales = optional(Bool())
+
+
+class ShippingOption(Body, schema_name="IntegratorShippingOption"):
+    """Spec: Shipping option. All four fields are required; the subtitle may be empty. Titles are shown as they
+    come and copied into the sale's shipping behavior, whose ``method_title`` is an L10nString: accepted too."""
+
+    id = Str()
+    price = MONEY
+    title = L10nString()
+    subtitle = Blankable(L10nString())
+
+
+class GiftCard(Body, schema_name="IntegratorGiftCard"):
+    """Spec: Gift card entity, returned in full by all four gift card actions."""
+
+    amount = MONEY
+    code = Str()
+    create_date = Num(minimum=0)
+    currency_code = Currency()
+    expiry_date = Num(minimum=0)
+    id = Str()
+    status = OneOf((1, 2, 3), "1 (created), 2 (active), 3 (used)")
+    external_giftcard = optional(AnyObject())
+
+
+class CustomerAccount(Body, schema_name="IntegratorCustomerAccount"):
+    """Spec: Customer account payment entity: the balance (read) or the amount actually used (pay). A balance
+    may be negative (the customer owes), so no minimum here; the payment service checks what it asked for."""
+
+    amount = Num()
+
 
 # Campaign price fields that the spec's customer-specific discount gives as plain numbers (one market, one
 # currency per request), at the top level and in stair steps.
@@ -217,19 +208,19 @@ class CustomerDiscount(Node):
 
 # The spec model of each kind: an element node for the array kinds, an object node for the others.
 ARRAY_KINDS: dict[str, Node] = {
-    "product_search": ECOMMERCE_PRODUCT,
-    "customer_lookup": CUSTOMER,
+    "product_search": EcommerceProduct,
+    "customer_lookup": Customer,
     "customer_discounts": CustomerDiscount(),
-    "shipping_options": SHIPPING_OPTION,
+    "shipping_options": ShippingOption,
 }
 OBJECT_KINDS: dict[str, Node] = {
     "product_lookup": PRODUCT,
-    "giftcard_create": GIFTCARD,
-    "giftcard_activate": GIFTCARD,
-    "giftcard_read": GIFTCARD,
-    "giftcard_pay": GIFTCARD,
-    "customer_account_read": CUSTOMER_ACCOUNT,
-    "customer_account_pay": CUSTOMER_ACCOUNT,
+    "giftcard_create": GiftCard,
+    "giftcard_activate": GiftCard,
+    "giftcard_read": GiftCard,
+    "giftcard_pay": GiftCard,
+    "customer_account_read": CustomerAccount,
+    "customer_account_pay": CustomerAccount,
 }
 
 

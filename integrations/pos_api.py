@@ -30,8 +30,9 @@ from accounts.api import AUTH_PARAMETERS, error_responses, request_example, resp
 from accounts.api_common import PosView
 from accounts.models import Account, Market, StockLocation
 from accounts.serializers import ErrorOutputSerializer
+from core.declare import Body, Field, optional
 from core.errors import InvalidInput, NotFound, ServiceError
-from core.nodes import INVALID, Obj, Report, Str
+from core.nodes import Str
 from core.serializers import JSONField
 from integrations import answers, customers, services
 from integrations.errors import BadAnswer, IntegrationFailed
@@ -191,30 +192,34 @@ def customer_discounts(*, account: Account, customer_id: str, market: Market) ->
     return found
 
 
-ADDRESS_FIELDS = ("name", "street", "city", "postal_code", "country", "country_code", "email", "phone")
 TEXT = Str(max_length=1000, allow_blank=True)
-SHIPPING_REQUEST = Obj(
-    {
-        "address": Obj(
-            {
-                **{name: TEXT for name in ADDRESS_FIELDS},
-                "postal_code": Str(max_length=32, allow_blank=True),
-                "country_code": Str(max_length=2, allow_blank=True),
-                "email": Str(max_length=320, allow_blank=True),
-                "phone": Str(max_length=64, allow_blank=True),
-            }
-        ),
-        "stock_location": Str(max_length=64),
-    },
-    required=("address", "stock_location"),
-)
+
+
+class ShippingAddress(Body, schema_name="PosShippingAddress"):
+    """The customer's address (every part may be blank)."""
+
+    name = optional(TEXT)
+    street = optional(TEXT)
+    city = optional(TEXT)
+    postal_code = optional(Str(max_length=32, allow_blank=True))
+    country = optional(TEXT)
+    country_code = optional(Str(max_length=2, allow_blank=True))
+    email = optional(Str(max_length=320, allow_blank=True))
+    phone = optional(Str(max_length=64, allow_blank=True))
+
+
+class ShippingOptionsRequest(Body, schema_name="PosShippingOptions"):
+    """The address to ship to and the shop the sale is made in."""
+
+    address = ShippingAddress
+    stock_location = Field(Str(max_length=64), description="The shop (stock location identifier).")
 
 
 def shipping_options(*, account: Account, address: dict[str, Any], stock_location: str) -> list[dict[str, Any]]:
     """Spec: Shipping options: the customer's address, the shop and its base currency in; the options out. The
     one the customer chooses goes into the sale's shipping behavior as ``method_id`` (with ``method_title``)."""
     place = resolve_place(account=account, shop_id=stock_location)
-    values = {**{name: str(address.get(name, "")) for name in ADDRESS_FIELDS}, **place.values()}
+    values = {**{name: str(address.get(name, "")) for name in ShippingAddress.fields}, **place.values()}
     result = call(account=account, kind="shipping_options", values=values)
     found: list[dict[str, Any]] = answers.require_valid("shipping_options", result.data)
     return found
@@ -478,25 +483,12 @@ class ShippingOptionsView(PosView):
         "market's currency; answers the options `{id, price, title, subtitle}`. Put the chosen one on the sale's "
         "shipping line as `behavior.shipping.method_id` (its `title` as `method_title`)." + _NOT_CONFIGURED,
         parameters=AUTH_PARAMETERS,
-        request=inline_serializer(
-            "PosShippingOptionsRequest",
-            {
-                "stock_location": serializers.CharField(max_length=64),
-                "address": inline_serializer(
-                    "PosShippingAddress",
-                    {name: serializers.CharField(required=False, allow_blank=True) for name in ADDRESS_FIELDS},
-                ),
-            },
-        ),
+        request={"application/json": ShippingOptionsRequest},
         responses=_responses(_results("PosShippingOptionsResult"), 400, 404),
         examples=[request_example("address", _SHIPPING_REQUEST), response_example("options", _SHIPPING_EXAMPLE)],
     )
     def post(self, request: Request) -> Response:
-        body = self.body()
-        report = Report()
-        cleaned = SHIPPING_REQUEST.check(body, "", report)
-        if report.errors or cleaned is INVALID:
-            raise InvalidInput(report.errors)
+        cleaned = ShippingOptionsRequest.validated(self.body())
         found = shipping_options(
             account=self.account, address=cleaned["address"], stock_location=cleaned["stock_location"]
         )

@@ -1,42 +1,51 @@
-"""The spec's POS models as validation schemas (spec: Sale, Discount Summary, Tax Summary, Checkout).
+"""The spec's POS bodies declared once (``core.declare``): Checkout, Sale, Discount Summary, Tax Summary, Payment,
+the register's cashier, a newsletter signup (spec: Sale, Discount Summary, Tax Summary, Checkout).
 
-Field names, types and required fields, with the exact path of every error; the rules across fields (a
-sale or a return, never both; totals that must add up; shipping per ``ecom_id``) are ``rules`` attached
-to the nodes. A rule refuses (an error) only what the spec states or what cannot be true in any reading; a
-relation the spec does not state is a *warning*: the checkout is stored as sent, with its warnings (the lists
-are in docs/amounts.md). ``SALE_SUMMARY`` is the one validated node for the spec's ``sale.summary`` shape, used for
-a checkout's sale parts and for the basket of orders a shop places.
+Each class validates (field names, types, required fields, the exact path of every error) and is the request
+schema ``/api/schema/`` publishes. The rules across fields that concern the body's shape (a tax is named; an item
+range is an index or a start and an end; one return per checkout) are ``@rule``s here; the accounting checks (a
+sale or a return, totals that add up, shipping per ``ecom_id``, payments that cover the total) are the functions
+of ``ledger.checks``, attached to the bodies they read. ``SaleSummary`` is the one declaration of the spec's
+``sale.summary``, used for a checkout's sale parts and for the basket of orders a shop places.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from accounts.money import is_currency_code, minor_unit
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
+
+from accounts.money import is_currency_code
+from accounts.validation import TAX_TYPES
+from core.declare import Body, Field, optional, rule
 from core.nodes import (
     INVALID,
+    AnyArray,
+    AnyObject,
+    AnyValue,
     Arr,
     Bool,
+    Components,
     Currency,
     Enum,
     Int,
     L10nString,
     Node,
     Num,
-    Obj,
     Report,
+    Schema,
     Str,
     Url,
     join,
+    nullable,
 )
+from ledger import checks
+from ledger.checks import SaleReport
 
 MAX_LINE_ITEMS = 1000
 MAX_PAYMENTS = 100
 MAX_SALES_PER_CHECKOUT = 10
-MAX_WARNINGS = 100
-DEFAULT_MINOR_UNIT = 2  # when a report does not name its currency
 MAX_SEQUENCE_NUMBER = 2**53 - 1  # the largest integer a JSON client holds exactly
 # Unix seconds; the upper bound refuses milliseconds sent by mistake (and dates no clock should show).
 MAX_TIMESTAMP = 4_102_444_800  # 2100-01-01T00:00:00Z
@@ -45,22 +54,6 @@ ID = Str()
 TEXT = Str(max_length=10_000, allow_blank=True)
 OPTIONAL_TEXT = Str(allow_blank=True)
 AMOUNT = Num()  # amounts may be negative: returns, expenses, cashback, cash rounding
-
-
-class AnyObject(Node):
-    """A free-form object whose content the spec does not show (payment metadata, reports)."""
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, dict):
-            return self.wrong_type("an object", value, path, report)
-        return value
-
-
-class AnyArray(Node):
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        if not isinstance(value, list):
-            return self.wrong_type("an array", value, path, report)
-        return value
 
 
 class MapOf(Node):
@@ -82,6 +75,13 @@ class MapOf(Node):
             ok = ok and cleaned is not INVALID
             out[key] = cleaned
         return out if ok else INVALID
+
+    def json_schema(self, components: Components) -> Schema:
+        return {
+            "type": "object",
+            "additionalProperties": self.value.json_schema(components),
+            "maxProperties": self.max_items,
+        }
 
 
 class OneKeyOf(Node):
@@ -105,12 +105,26 @@ class OneKeyOf(Node):
         cleaned = node.check(value[key], join(path, key), report)
         return INVALID if cleaned is INVALID else {key: cleaned}
 
+    def json_schema(self, components: Components) -> Schema:
+        return {
+            "oneOf": [
+                {"type": "object", "properties": {key: node.json_schema(components)}, "required": [key]}
+                for key, node in self.fields.items()
+            ],
+            "description": f"Exactly one of: {', '.join(f'`{key}`' for key in self.fields)}.",
+        }
+
 
 class NumberOrObject(Node):
+    """A discount's value: a number, or an object the spec does not detail (kept as it came)."""
+
     def check(self, value: Any, path: str, report: Report) -> Any:
         if isinstance(value, dict):
             return value
         return AMOUNT.check(value, path, report)
+
+    def json_schema(self, components: Components) -> Schema:
+        return {"oneOf": [AMOUNT.json_schema(components), {"type": "object"}]}
 
 
 class Literal(Node):
@@ -122,117 +136,172 @@ class Literal(Node):
             return report.error(path, f"must be {str(self.expected).lower()}", "invalid")
         return value
 
+    def json_schema(self, components: Components) -> Schema:
+        kind = "boolean" if isinstance(self.expected, bool) else "string"
+        return {"type": kind, "enum": [self.expected]}
+
 
 # --- Shared pieces -----------------------------------------------------------------------------------
 
-TAX_TYPE = Enum(("vat", "sales_tax"))
+TAX_TYPE = Enum(TAX_TYPES)
+# One choice each; named in the schema by ``ENUM_NAME_OVERRIDES`` (config/settings.py).
+GIFTCARD_PAYMENT_TYPES = ("giftcard.integration",)
+VOUCHER_PAYMENT_TYPES = ("voucher.integration",)
 
 
-def _tax_name_required(obj: dict[str, Any], path: str, report: Report) -> None:
-    # Spec: Tax Summary names it ``tax_name``; the sale example uses ``name``. Either is accepted.
-    if "tax_name" not in obj and "name" not in obj:
-        report.error(join(path, "tax_name"), "is required (tax_name, or name)", "required")
+class TaxSummary(Body, schema_name="SaleTaxSummary"):
+    """Spec: Tax Summary."""
 
+    amount = AMOUNT
+    rate = Num(minimum=0, maximum=100)
+    tax_name = optional(ID)
+    name = optional(ID)
+    type = TAX_TYPE
 
-TAX_SUMMARY = Obj(
-    {"amount": AMOUNT, "rate": Num(minimum=0, maximum=100), "tax_name": ID, "name": ID, "type": TAX_TYPE},
-    required=("amount", "rate", "type"),
-    rules=(_tax_name_required,),
-)
+    @rule
+    def tax_name_required(obj: dict[str, Any], path: str, report: Report) -> None:
+        """`tax_name` or `name` is required (the spec's Tax Summary says `tax_name`, its sale example `name`)."""
+        if "tax_name" not in obj and "name" not in obj:
+            report.error(join(path, "tax_name"), "is required (tax_name, or name)", "required")
+
 
 INDEX = Int(minimum=0, maximum=1_000_000)
 
 
-def _index_or_range(obj: dict[str, Any], path: str, report: Report) -> None:
-    if "index" in obj:
-        if "start_index" in obj or "end_index" in obj:
-            report.error(path, "has either index or start_index and end_index, not both", "exactly_one")
-    elif "start_index" not in obj or "end_index" not in obj:
-        report.error(path, "needs index, or start_index and end_index", "required")
-    elif obj["start_index"] > obj["end_index"]:
-        report.error(join(path, "end_index"), "must not be less than start_index", "out_of_range")
+class ItemRange(Body, schema_name="SaleDiscountItemRange"):
+    """The line items a discount applies to: one `index`, or `start_index` to `end_index`."""
+
+    index = optional(INDEX)
+    start_index = optional(INDEX)
+    end_index = optional(INDEX)
+
+    @rule
+    def index_or_range(obj: dict[str, Any], path: str, report: Report) -> None:
+        """Either `index`, or `start_index` and `end_index` (not less than `start_index`)."""
+        if "index" in obj:
+            if "start_index" in obj or "end_index" in obj:
+                report.error(path, "has either index or start_index and end_index, not both", "exactly_one")
+        elif "start_index" not in obj or "end_index" not in obj:
+            report.error(path, "needs index, or start_index and end_index", "required")
+        elif obj["start_index"] > obj["end_index"]:
+            report.error(join(path, "end_index"), "must not be less than start_index", "out_of_range")
 
 
-ITEM_RANGE = Obj({"index": INDEX, "start_index": INDEX, "end_index": INDEX}, rules=(_index_or_range,))
 DISCOUNT_TYPES = ("amount", "amount_per_item", "percentage", "percentage_with_max", "new_price", "new_price_per_item")
 
-DISCOUNT = Obj(
-    {
-        "id": ID,
-        "name": L10nString(),
-        "application": OneKeyOf(
-            {
-                "basket": Literal(True),
-                "line_item": ID,
-                "line_items": MapOf(ITEM_RANGE),
-            }
-        ),
-        "mode": OneKeyOf(
-            {
-                "manual": Literal(True),
-                "automatic": Obj(
-                    {"domain": Enum(("KX_SALE_PRICE_DOMAIN", "KX_PROMOTION_DOMAIN")), "identifier": ID},
-                    required=("domain", "identifier"),
-                ),
-            }
-        ),
-        "type": OneKeyOf({name: NumberOrObject() for name in DISCOUNT_TYPES}),
-        "trigger": Obj(
-            {"items": Enum(("basket", "line_item", "items")), "count": Num(minimum=0)},
-            required=("items",),
-        ),
-    },
-    required=("id", "application", "mode", "type"),
-)
 
-DISCOUNT_SUMMARY = Obj({"amount": AMOUNT, "discount": DISCOUNT}, required=("amount", "discount"))
+class AutomaticMode(Body, schema_name="SaleDiscountAutomaticMode"):
+    domain = Enum(("KX_SALE_PRICE_DOMAIN", "KX_PROMOTION_DOMAIN"))
+    identifier = ID
 
-ADDRESS = Obj(
-    {
-        "city": OPTIONAL_TEXT,
-        "country": OPTIONAL_TEXT,
-        "country_code": Str(max_length=2, allow_blank=True),
-        "name": OPTIONAL_TEXT,
-        "postal_code": OPTIONAL_TEXT,
-        "street": Str(max_length=1000, allow_blank=True),
-    }
-)
 
-BEHAVIORS: dict[str, Obj] = {
-    "shipping": Obj(
-        {
-            "address": ADDRESS,
-            "customer_info": Obj({"email": OPTIONAL_TEXT, "phone": OPTIONAL_TEXT}),
-            "method_id": ID,
-        }
-    ),
-    "giftcard": Obj(
-        {"code": ID, "integration_id": ID, "payment_type_id": Enum(("giftcard.integration",)), "report": AnyObject()},
-        required=("code", "integration_id"),
-    ),
-    "voucher": Obj(
-        {"code": ID, "integration_id": ID, "payment_type_id": Enum(("voucher.integration",)), "report": AnyObject()},
-        required=("code", "integration_id"),
-    ),
-    "giftcard_use": Obj(
-        {"code": ID, "integration_id": ID, "payment_type_id": Enum(("giftcard.integration",))},
-        required=("code", "integration_id"),
-    ),
-    "voucher_use": Obj(
-        {"code": ID, "integration_id": ID, "payment_type_id": Enum(("voucher.integration",))},
-        required=("code", "integration_id"),
-    ),
-    "expense": Obj(
-        {"identifier": ID, "image_urls": Arr(Url(), max_items=100)},
-        required=("identifier", "image_urls"),
-    ),
-    "customer_account_deposit": Obj(
-        {"customer_id": ID, "payment_type_id": ID}, required=("customer_id", "payment_type_id")
-    ),
-    "container_deposit": Obj(
-        {"product_id": ID, "tag": ID, "rule_id": ID, "parent_line_item_id": ID},
-        required=("product_id", "tag", "rule_id", "parent_line_item_id"),
-    ),
+class DiscountTrigger(Body, schema_name="SaleDiscountTrigger"):
+    items = Enum(("basket", "line_item", "items"))
+    count = optional(Num(minimum=0))
+
+
+class Discount(Body, schema_name="SaleDiscount"):
+    """Spec: Discount Summary, `discount`."""
+
+    id = ID
+    name = optional(L10nString())
+    application = OneKeyOf({"basket": Literal(True), "line_item": ID, "line_items": MapOf(ItemRange)})
+    mode = OneKeyOf({"manual": Literal(True), "automatic": AutomaticMode})
+    type = OneKeyOf({name: NumberOrObject() for name in DISCOUNT_TYPES})
+    trigger = optional(DiscountTrigger)
+
+
+class DiscountSummary(Body, schema_name="SaleDiscountSummary"):
+    """Spec: Discount Summary."""
+
+    amount = AMOUNT
+    discount = Discount
+
+
+class Address(Body, schema_name="SaleShippingAddress"):
+    city = optional(OPTIONAL_TEXT)
+    country = optional(OPTIONAL_TEXT)
+    country_code = optional(Str(max_length=2, allow_blank=True))
+    name = optional(OPTIONAL_TEXT)
+    postal_code = optional(OPTIONAL_TEXT)
+    street = optional(Str(max_length=1000, allow_blank=True))
+
+
+class CustomerInfo(Body, schema_name="SaleShippingCustomerInfo"):
+    email = optional(OPTIONAL_TEXT)
+    phone = optional(OPTIONAL_TEXT)
+
+
+class ShippingBehavior(Body, schema_name="SaleShippingBehavior"):
+    """A shipping line: the items with its `ecom_id` are shipped to `address`."""
+
+    address = optional(Address)
+    customer_info = optional(CustomerInfo)
+    method_id = optional(ID)
+
+
+class GiftcardBehavior(Body, schema_name="SaleGiftcardBehavior"):
+    """A gift card sold."""
+
+    code = ID
+    integration_id = ID
+    payment_type_id = optional(Enum(GIFTCARD_PAYMENT_TYPES))
+    report = optional(AnyObject())
+
+
+class VoucherBehavior(Body, schema_name="SaleVoucherBehavior"):
+    """A voucher sold."""
+
+    code = ID
+    integration_id = ID
+    payment_type_id = optional(Enum(VOUCHER_PAYMENT_TYPES))
+    report = optional(AnyObject())
+
+
+class GiftcardUseBehavior(Body, schema_name="SaleGiftcardUseBehavior"):
+    """A gift card used."""
+
+    code = ID
+    integration_id = ID
+    payment_type_id = optional(Enum(GIFTCARD_PAYMENT_TYPES))
+
+
+class VoucherUseBehavior(Body, schema_name="SaleVoucherUseBehavior"):
+    """A voucher used."""
+
+    code = ID
+    integration_id = ID
+    payment_type_id = optional(Enum(VOUCHER_PAYMENT_TYPES))
+
+
+class ExpenseBehavior(Body, schema_name="SaleExpenseBehavior"):
+    """An expense paid out of the drawer."""
+
+    identifier = ID
+    image_urls = Arr(Url(), max_items=100)
+
+
+class CustomerAccountDepositBehavior(Body, schema_name="SaleCustomerAccountDepositBehavior"):
+    customer_id = ID
+    payment_type_id = ID
+
+
+class ContainerDepositBehavior(Body, schema_name="SaleContainerDepositBehavior"):
+    product_id = ID
+    tag = ID
+    rule_id = ID
+    parent_line_item_id = ID
+
+
+BEHAVIORS: dict[str, Node] = {
+    "shipping": ShippingBehavior,
+    "giftcard": GiftcardBehavior,
+    "voucher": VoucherBehavior,
+    "giftcard_use": GiftcardUseBehavior,
+    "voucher_use": VoucherUseBehavior,
+    "expense": ExpenseBehavior,
+    "customer_account_deposit": CustomerAccountDepositBehavior,
+    "container_deposit": ContainerDepositBehavior,
 }
 
 
@@ -256,508 +325,250 @@ class Behavior(Node):
         cleaned = BEHAVIORS[key].check(value[key], join(path, key), report)
         return INVALID if cleaned is INVALID else {key: cleaned}
 
-
-DIMENSION = Obj(
-    {
-        "id": ID,
-        "name": L10nString(),
-        "value": Obj(
-            {"id": ID, "name": L10nString(), "color": Str(max_length=7)},
-            required=("id", "name"),
-        ),
-    },
-    required=("id",),
-)
-
-LINE_ITEM = Obj(
-    {
-        "base_price": AMOUNT,
-        "retail_price": AMOUNT,
-        "sales_tax_amount": AMOUNT,
-        "sub_total": AMOUNT,
-        "total": AMOUNT,
-        "total_tax_amount": AMOUNT,
-        "vat_amount": AMOUNT,
-        "quantity": AMOUNT,
-        "line_item_id": ID,
-        "barcode": ID,
-        "cost_price": AMOUNT,
-        "ecom_id": ID,
-        "id": ID,
-        "image_url": Url(),
-        "product_group": ID,
-        "variant_id": ID,
-        "comment": TEXT,
-        "margin": AMOUNT,
-        "margin_total": AMOUNT,
-        "name": L10nString(),
-        "behavior": Behavior(),
-        "dimensions": Arr(DIMENSION, max_items=50),
-        "discounts": Arr(DISCOUNT_SUMMARY, max_items=100),
-        "tags": Arr(ID, max_items=100),
-        "taxes": Arr(TAX_SUMMARY, max_items=20),
-    },
-    required=(
-        "base_price",
-        "retail_price",
-        "sales_tax_amount",
-        "sub_total",
-        "total",
-        "total_tax_amount",
-        "vat_amount",
-        "quantity",
-        "line_item_id",
-    ),
-)
-
-SALE_CUSTOMER = Obj(
-    {
-        "identifier": ID,
-        "name": Str(max_length=1000, allow_blank=True),
-        "street": Str(max_length=1000, allow_blank=True),
-        "city": OPTIONAL_TEXT,
-        "postal_code": OPTIONAL_TEXT,
-        "country": OPTIONAL_TEXT,
-        "country_code": Str(max_length=2, allow_blank=True),
-        "email": Str(max_length=320, allow_blank=True),
-        "phone": Str(max_length=64, allow_blank=True),
-        "organization_number": OPTIONAL_TEXT,
-    },
-    required=("identifier",),
-)
-
-SALE_SUMMARY_FIELDS: dict[str, Node] = {
-    "base_price": AMOUNT,
-    "sales_tax_amount": AMOUNT,
-    "sub_total": AMOUNT,
-    "total": AMOUNT,
-    "total_discounts": AMOUNT,
-    "total_tax_amount": AMOUNT,
-    "vat_amount": AMOUNT,
-    "comment": TEXT,
-    "return_reference": ID,
-    "customer": SALE_CUSTOMER,
-    "is_return": Bool(),
-    "line_items": Arr(LINE_ITEM, max_items=MAX_LINE_ITEMS),
-    "margin": AMOUNT,
-    "margin_total": AMOUNT,
-    "purchase_type": Obj({"name": ID, "identifier": ID}, required=("name", "identifier")),
-    "taxes": Arr(TAX_SUMMARY, max_items=100),
-}
-SALE_SUMMARY_REQUIRED = (
-    "base_price",
-    "sales_tax_amount",
-    "sub_total",
-    "total",
-    "total_discounts",
-    "total_tax_amount",
-    "vat_amount",
-    "is_return",
-    "line_items",
-    "taxes",
-)
+    def json_schema(self, components: Components) -> Schema:
+        return {
+            "type": "object",
+            "properties": {key: nullable(body.json_schema(components)) for key, body in BEHAVIORS.items()},
+            "description": "At most one behavior (a key given as null counts as absent).",
+        }
 
 
-# --- Rules across the fields of a sale summary (decided; see the README's "Checkouts and sales") --------
+class DimensionValue(Body, schema_name="SaleDimensionValue"):
+    id = ID
+    name = L10nString()
+    color = optional(Str(max_length=7))
 
 
-@dataclass
-class SaleReport(Report):
-    """A ``Report`` that knows the currency the amounts are in, so totals compare at its minor unit.
+class Dimension(Body, schema_name="SaleDimension"):
+    """A variant's dimension (size, colour) and its value."""
 
-    A plain ``Report`` works too: its amounts are then compared at two decimals, the minor unit of
-    nearly every currency."""
-
-    currency: str | None = None
-
-    def warn(self, path: str, message: str, code: str = "unknown_field") -> None:
-        # A checkout's warnings are stored with it and counted in /metrics: keep more than a plain report.
-        if len(self.warnings) < MAX_WARNINGS:
-            self.warnings.append({"field": path, "message": message, "code": code})
+    id = ID
+    name = optional(L10nString())
+    value = optional(DimensionValue)
 
 
-def minor(report: Report) -> Decimal:
-    """One minor unit of the report's currency (0.01 for DKK, 1 for JPY)."""
-    currency = getattr(report, "currency", None)
-    places = minor_unit(currency) if currency and is_currency_code(currency) else DEFAULT_MINOR_UNIT
-    return Decimal(1).scaleb(-places)
+class LineItem(Body, schema_name="SaleLineItem"):
+    """Spec: Sale, line item. Amounts are the line's (docs/amounts.md)."""
+
+    # The line's amounts, all required (a chain declares them in this order).
+    base_price = retail_price = sales_tax_amount = sub_total = total = total_tax_amount = vat_amount = AMOUNT
+    quantity = AMOUNT
+    line_item_id = ID
+    barcode = optional(ID)
+    cost_price = optional(AMOUNT)
+    ecom_id = optional(ID)
+    id = optional(ID)
+    image_url = optional(Url())
+    product_group = optional(ID)
+    variant_id = optional(ID)
+    comment = optional(TEXT)
+    margin = optional(AMOUNT)
+    margin_total = optional(AMOUNT)
+    name = optional(L10nString())
+    behavior = optional(Behavior())
+    dimensions = optional(Arr(Dimension, max_items=50))
+    discounts = optional(Arr(DiscountSummary, max_items=100))
+    tags = optional(Arr(ID, max_items=100))
+    taxes = optional(Arr(TaxSummary, max_items=20))
 
 
-def _q(amount: Decimal | int, unit: Decimal) -> Decimal:
-    return Decimal(amount).quantize(unit, rounding=ROUND_HALF_UP)
+class SaleCustomer(Body):
+    """Spec: Sale, customer."""
+
+    identifier = ID
+    name = optional(Str(max_length=1000, allow_blank=True))
+    street = optional(Str(max_length=1000, allow_blank=True))
+    city = optional(OPTIONAL_TEXT)
+    postal_code = optional(OPTIONAL_TEXT)
+    country = optional(OPTIONAL_TEXT)
+    country_code = optional(Str(max_length=2, allow_blank=True))
+    email = optional(Str(max_length=320, allow_blank=True))
+    phone = optional(Str(max_length=64, allow_blank=True))
+    organization_number = optional(OPTIONAL_TEXT)
 
 
-def _mismatch(
-    report: Report,
-    path: str,
-    field: str,
-    stated: Decimal | int,
-    expected: Decimal,
-    unit: Decimal,
-    *,
-    slack: int = 0,
-    what: str = "is",
-    warning: str | None = None,
-) -> None:
-    """An error on ``path.field`` when ``stated`` and ``expected``, each rounded to the minor unit, differ
-    by more than ``slack`` minor units; with ``warning`` (its code) a warning instead."""
-    if abs(_q(stated, unit) - _q(expected, unit)) > unit * slack:
-        if warning is None:
-            report.error(join(path, field), f"{what} {stated}, but must be {_q(expected, unit)}", "total_mismatch")
-        else:
-            report.warn(join(path, field), f"{what} {stated}, expected {_q(expected, unit)}", warning)
+class PurchaseType(Body, schema_name="SalePurchaseType"):
+    name = ID
+    identifier = ID
 
 
-LINE_AMOUNTS = ("base_price", "sub_total", "total", "total_tax_amount", "vat_amount", "sales_tax_amount")
-SUMMED_AMOUNTS = LINE_AMOUNTS
+class SaleSummary(Body):
+    """Spec: Sale, summary: the sale's amounts and its line items."""
+
+    # The sale's amounts, all required (a chain declares them in this order).
+    base_price = sales_tax_amount = sub_total = total = total_discounts = total_tax_amount = vat_amount = AMOUNT
+    comment = optional(TEXT)
+    return_reference = optional(ID)
+    customer = optional(SaleCustomer)
+    is_return = Bool()
+    line_items = Arr(LineItem, max_items=MAX_LINE_ITEMS)
+    margin = optional(AMOUNT)
+    margin_total = optional(AMOUNT)
+    purchase_type = optional(PurchaseType)
+    taxes = Arr(TaxSummary, max_items=100)
+
+    sale_or_return = rule(checks.sale_or_return)
+    expense = rule(checks.expense)
+    line_totals = rule(checks.line_totals)
+    summary_totals = rule(checks.summary_totals)
+    shipping_per_ecom_group = rule(checks.shipping_per_ecom_group)
 
 
-def is_expense_line(line: dict[str, Any]) -> bool:
-    return "expense" in (line.get("behavior") or {})
+class Payment(Body, schema_name="SalePayment"):
+    """Spec: Sale, payment: a successful entry counts towards the total (cash rounding and cashback are signed
+    entries)."""
+
+    amount = AMOUNT
+    foreign_currency = optional(Currency())
+    foreign_currency_amount = optional(AMOUNT)
+    identifier = ID
+    payment_type = ID
+    success = Bool()
+    error = optional(TEXT)
+    metadata = optional(AnyObject())
+    receipts = optional(AnyArray())
 
 
-def _sale_or_return(summary: dict[str, Any], path: str, report: Report) -> None:
-    """Spec: "either a sale or a return, never both". A return has every quantity below zero and no
-    positive amount; a sale (and an expense) has every quantity above zero."""
-    is_return = summary["is_return"]
-    for i, line in enumerate(summary["line_items"]):
-        at = f"{path}.line_items[{i}]" if path else f"line_items[{i}]"
-        if is_return and line["quantity"] >= 0:
-            report.error(join(at, "quantity"), "must be negative in a return", "return_quantity")
-        elif not is_return and line["quantity"] <= 0:
-            report.error(
-                join(at, "quantity"), "must be positive in a sale (a return has is_return true)", "sale_quantity"
-            )
-        if is_return:
-            for name in LINE_AMOUNTS:
-                if line[name] > 0:
-                    report.error(join(at, name), "must not be positive in a return", "return_amount")
-    if is_return and summary["total"] > 0:
-        report.error(join(path, "total"), "must not be positive in a return", "return_amount")
+class ShopAddress(Body, schema_name="ReceiptShopAddress"):
+    city = optional(OPTIONAL_TEXT)
+    name = optional(OPTIONAL_TEXT)
+    street = optional(OPTIONAL_TEXT)
+    zip = optional(OPTIONAL_TEXT)
 
 
-def _expense(summary: dict[str, Any], path: str, report: Report) -> None:
-    """Spec: Expense. Money paid out of the drawer: only expense lines, not a return, each line a
-    positive quantity with amounts at or below zero."""
-    lines = summary["line_items"]
-    if not any(is_expense_line(line) for line in lines):
-        return
-    if summary["is_return"]:
-        report.error(join(path, "is_return"), "must be false for an expense", "expense_return")
-    for i, line in enumerate(lines):
-        at = f"{path}.line_items[{i}]" if path else f"line_items[{i}]"
-        if not is_expense_line(line):
-            report.error(
-                join(at, "behavior"), "must be an expense: an expense sale has only expense lines", "mixed_expense"
-            )
-            continue
-        for name in LINE_AMOUNTS:
-            if line[name] > 0:
-                report.error(join(at, name), "must not be positive for an expense", "expense_amount")
+class ReceiptMetadata(Body):
+    footer = optional(TEXT)
+    header = optional(TEXT)
+    shop_address = optional(ShopAddress)
+    vat_number = optional(OPTIONAL_TEXT)
 
 
-def _line_totals(summary: dict[str, Any], path: str, report: Report) -> None:
-    """Refused: ``total_tax_amount`` is its parts, ``vat_amount + sales_tax_amount``. Warnings: relations the spec
-    does not state (``total = sub_total + sales_tax_amount``; a ``retail_price`` that looks per unit; margins that
-    disagree with the line's cost)."""
-    unit = minor(report)
-    for i, line in enumerate(summary["line_items"]):
-        at = f"{path}.line_items[{i}]" if path else f"line_items[{i}]"
-        _mismatch(
-            report,
-            at,
-            "total_tax_amount",
-            line["total_tax_amount"],
-            line["vat_amount"] + line["sales_tax_amount"],
-            unit,
-        )
-        _mismatch(
-            report,
-            at,
-            "total",
-            line["total"],
-            line["sub_total"] + line["sales_tax_amount"],
-            unit,
-            warning="line_total_mismatch",
-        )
-        _line_amounts(line, at, unit, report)
+SOURCE_TEXT = Str(max_length=255)
 
 
-def _line_amounts(line: dict[str, Any], at: str, unit: Decimal, report: Report) -> None:
-    quantity = Decimal(line["quantity"])
-    retail_price = Decimal(line["retail_price"])
-    base_price = Decimal(line["base_price"])
-    if (
-        abs(quantity) != 1
-        and _q(retail_price, unit) != _q(base_price, unit)
-        and _q(retail_price * quantity, unit) == _q(base_price, unit)
-    ):
-        report.warn(
-            join(at, "retail_price"),
-            f"is {line['retail_price']}, the price of one unit: a line's retail_price is the line's, "
-            f"{_q(base_price, unit)} (quantity x unit price)",
-            "retail_price_per_unit",
-        )
-    if "margin" in line and "margin_total" in line and "cost_price" in line:
-        _mismatch(
-            report,
-            at,
-            "margin",
-            line["margin"],
-            Decimal(line["margin_total"]) - Decimal(line["cost_price"]),
-            unit,
-            warning="margin_mismatch",
-        )
+class Source(Body, schema_name="SaleSource"):
+    """Where the sale was made: the register (required) and, as the app knows them, its market, shop and
+    cashier."""
+
+    market_id = market_name = shop_id = shop_name = optional(SOURCE_TEXT)
+    register_id = SOURCE_TEXT
+    register_name = cashier_id = cashier_name = optional(SOURCE_TEXT)
 
 
-def _summary_totals(summary: dict[str, Any], path: str, report: Report) -> None:
-    """Refused: ``total_tax_amount`` differing from its parts (``vat_amount + sales_tax_amount``, and the
-    ``taxes`` that break it down). Warnings: each amount the sum of its lines (within one minor unit per line:
-    lines round apart) and ``total_discounts = base_price - sub_total``, relations the spec does not state."""
-    unit = minor(report)
-    lines = summary["line_items"]
-    _mismatch(
-        report,
-        path,
-        "total_tax_amount",
-        summary["total_tax_amount"],
-        Decimal(summary["vat_amount"]) + Decimal(summary["sales_tax_amount"]),
-        unit,
-    )
-    for name in SUMMED_AMOUNTS:
-        expected = sum((Decimal(line[name]) for line in lines), Decimal(0))
-        _mismatch(report, path, name, summary[name], expected, unit, slack=len(lines), warning="line_sum_mismatch")
-    _mismatch(
-        report,
-        path,
-        "total_discounts",
-        summary["total_discounts"],
-        summary["base_price"] - summary["sub_total"],
-        unit,
-        warning="total_discounts_mismatch",
-    )
-    taxes = summary["taxes"]
-    if taxes:
-        expected = sum((Decimal(tax["amount"]) for tax in taxes), Decimal(0))
-        # Reported on taxes: total_tax_amount is fixed by its parts above, so the tax summary is what is off.
-        _mismatch(
-            report,
-            path,
-            "taxes",
-            expected,
-            Decimal(summary["total_tax_amount"]),
-            unit,
-            slack=len(taxes),
-            what="sum to",
-        )
+class Timing(Body, schema_name="SaleTiming"):
+    timestamp = Field(Num(minimum=0, maximum=MAX_TIMESTAMP), description="Unix seconds.")
+    timestamp_string = optional(Str(max_length=64))
+    timezone = optional(Str(max_length=64))
+    timestamp_date_string = optional(Str(max_length=32))
+    timestamp_week_string = optional(Str(max_length=16))
 
 
-def _shipping_per_ecom_group(summary: dict[str, Any], path: str, report: Report) -> None:
-    """Spec: line item ``behavior.shipping``: group the items with an ``ecom_id``; each group has one
-    shipping item."""
-    for ecom_id, indexes in ecommerce_groups(summary["line_items"]).items():
-        shipping = [i for i in indexes if "shipping" in (summary["line_items"][i].get("behavior") or {})]
-        if not shipping:
-            at = f"{path}.line_items[{indexes[0]}]" if path else f"line_items[{indexes[0]}]"
-            report.error(
-                join(at, "behavior.shipping"),
-                f"the items with ecom_id '{ecom_id[:100]}' need one item with the shipping behavior",
-                "shipping_required",
-            )
-        for i in shipping[1:]:
-            at = f"{path}.line_items[{i}]" if path else f"line_items[{i}]"
-            report.error(
-                join(at, "behavior.shipping"),
-                f"the items with ecom_id '{ecom_id[:100]}' already have a shipping item",
-                "one_shipping",
-            )
+class Cashier(Body, schema_name="RegisterCashier"):
+    """The cashier, as the register shows them."""
 
-
-def ecommerce_groups(line_items: list[dict[str, Any]]) -> dict[str, list[int]]:
-    """Indexes of the line items with an ``ecom_id``, by ``ecom_id``, in the order they appear."""
-    groups: dict[str, list[int]] = {}
-    for i, line in enumerate(line_items):
-        if line.get("ecom_id") is not None:
-            groups.setdefault(line["ecom_id"], []).append(i)
-    return groups
-
-
-SALE_SUMMARY = Obj(
-    SALE_SUMMARY_FIELDS,
-    required=SALE_SUMMARY_REQUIRED,
-    rules=(_sale_or_return, _expense, _line_totals, _summary_totals, _shipping_per_ecom_group),
-)
-
-PAYMENT = Obj(
-    {
-        "amount": AMOUNT,
-        "foreign_currency": Currency(),
-        "foreign_currency_amount": AMOUNT,
-        "identifier": ID,
-        "payment_type": ID,
-        "success": Bool(),
-        "error": TEXT,
-        "metadata": AnyObject(),
-        "receipts": AnyArray(),
-    },
-    required=("amount", "identifier", "payment_type", "success"),
-)
-
-RECEIPT_METADATA = Obj(
-    {
-        "footer": TEXT,
-        "header": TEXT,
-        "shop_address": Obj(
-            {"city": OPTIONAL_TEXT, "name": OPTIONAL_TEXT, "street": OPTIONAL_TEXT, "zip": OPTIONAL_TEXT}
-        ),
-        "vat_number": OPTIONAL_TEXT,
-    }
-)
-
-SOURCE = Obj(
-    {
-        name: Str(max_length=255)
-        for name in (
-            "market_id",
-            "market_name",
-            "shop_id",
-            "shop_name",
-            "register_id",
-            "register_name",
-            "cashier_id",
-            "cashier_name",
-        )
-    },
-    required=("register_id",),
-)
-
-TIMING = Obj(
-    {
-        "timestamp": Num(minimum=0, maximum=MAX_TIMESTAMP),
-        "timestamp_string": Str(max_length=64),
-        "timezone": Str(max_length=64),
-        "timestamp_date_string": Str(max_length=32),
-        "timestamp_week_string": Str(max_length=16),
-    },
-    required=("timestamp",),
-)
-
-CASHIER = Obj(
-    {
-        "display_name": Str(max_length=64),
-        "full_name": Str(max_length=1000),
-        "identifier": ID,
-        "image_url": Url(https_only=True),
-    },
-    required=("display_name", "identifier"),
-)
+    display_name = Str(max_length=64)
+    full_name = optional(Str(max_length=1000))
+    identifier = ID
+    image_url = optional(Url(https_only=True))
 
 
 # --- Checkout (spec: Checkout) -------------------------------------------------------------------------
 
+PAYMENTS = Arr(Payment, max_items=MAX_PAYMENTS)
 
-class AnyValue(Node):
-    """Any JSON value (spec: ``fiscal_rules_data``, whose content is not shown)."""
+
+class SalePart(Body, schema_name="CheckoutSale"):
+    """One sale of a checkout."""
+
+    identifier = ID
+    sequence_number = Int(minimum=0, maximum=MAX_SEQUENCE_NUMBER)
+    basket = SaleSummary
+    fiscal_rules_data = optional(AnyValue())
+    # Extension (decided): in a checkout of several sales each part carries its own payments.
+    payments = optional(PAYMENTS, description="In a checkout of several sales, this sale's own payments.")
+
+
+class Checkout(Body):
+    """Spec: Checkout. Its amounts compare at the minor unit of `base_currency_code`."""
+
+    identifier = ID
+    voided = optional(Bool())
+    timing = Timing
+    source = Source
+    base_currency_code = Currency()
+    payments = PAYMENTS
+    receipt_metadata = optional(ReceiptMetadata)
+    sales = Arr(SalePart, min_items=1, max_items=MAX_SALES_PER_CHECKOUT)
+
+    @rule
+    def one_return_at_most(checkout: dict[str, Any], path: str, report: Report) -> None:
+        """At most one of the sales is a return."""
+        returns = [i for i, part in enumerate(checkout["sales"]) if part["basket"]["is_return"]]
+        for i in returns[1:]:
+            report.error(join(path, f"sales[{i}].basket.is_return"), "a checkout has at most one return", "one_return")
+
+    @rule
+    def unique_sale_identifiers(checkout: dict[str, Any], path: str, report: Report) -> None:
+        """Each sale of the checkout has its own `identifier`."""
+        seen: set[str] = set()
+        for i, part in enumerate(checkout["sales"]):
+            if part["identifier"] in seen:
+                report.error(
+                    join(path, f"sales[{i}].identifier"), "is used by another sale of this checkout", "duplicate"
+                )
+            seen.add(part["identifier"])
+
+    payments_cover_totals = rule(checks.payments_cover_totals)
+
+
+# --- Newsletter signup -----------------------------------------------------------------------------------
+
+
+class Email(Str):
+    """An e-mail address (RFC 5321 length), trimmed; the domain is lower-cased, the local part kept."""
+
+    def __init__(self) -> None:
+        super().__init__(max_length=320)
 
     def check(self, value: Any, path: str, report: Report) -> Any:
-        return value
+        value = super().check(value.strip() if isinstance(value, str) else value, path, report)
+        if value is INVALID:
+            return value
+        try:
+            validate_email(value)
+        except DjangoValidationError:
+            return report.error(path, "is not a valid e-mail address", "invalid_email")
+        local, _, domain = value.rpartition("@")
+        return f"{local}@{domain.lower()}"
+
+    def json_schema(self, components: Components) -> Schema:
+        return {**super().json_schema(components), "format": "email"}
 
 
-PAYMENTS = Arr(PAYMENT, max_items=MAX_PAYMENTS)
-
-SALE_PART = Obj(
-    {
-        "identifier": ID,
-        "sequence_number": Int(minimum=0, maximum=MAX_SEQUENCE_NUMBER),
-        "basket": SALE_SUMMARY,
-        "fiscal_rules_data": AnyValue(),
-        # Extension (decided): in a checkout of several sales each part carries its own payments.
-        "payments": PAYMENTS,
-    },
-    required=("identifier", "sequence_number", "basket"),
-)
+NAME_PART = Str(max_length=255, allow_blank=True)  # a blank name is left out of the event
 
 
-def paid(payments: list[dict[str, Any]]) -> Decimal:
-    """The sum of the successful payment entries (cash rounding and cashback are signed entries)."""
-    return sum((Decimal(p["amount"]) for p in payments if p["success"]), Decimal(0))
+class PosNewsletterSignup(Body):
+    """A newsletter signup from the POS or a second-screen app (declared once: it validates and is the
+    request schema)."""
+
+    email = Email()
+    first_name = optional(NAME_PART)
+    last_name = optional(NAME_PART)
+    name = optional(NAME_PART)
+    register_id = optional(Str(max_length=64), description="A register of the account.")
+    shop_id = optional(Str(max_length=64), description="A stock location identifier.")
+    timestamp = optional(Num(minimum=0), description="Unix seconds; now if absent.")
+    identifier = optional(
+        Str(max_length=255),
+        description="The app's own id of this signup: posting it again records nothing and answers the stored one.",
+    )
 
 
-def _one_return_at_most(checkout: dict[str, Any], path: str, report: Report) -> None:
-    returns = [i for i, part in enumerate(checkout["sales"]) if part["basket"]["is_return"]]
-    for i in returns[1:]:
-        report.error(join(path, f"sales[{i}].basket.is_return"), "a checkout has at most one return", "one_return")
-
-
-def _unique_sale_identifiers(checkout: dict[str, Any], path: str, report: Report) -> None:
-    seen: set[str] = set()
-    for i, part in enumerate(checkout["sales"]):
-        if part["identifier"] in seen:
-            report.error(join(path, f"sales[{i}].identifier"), "is used by another sale of this checkout", "duplicate")
-        seen.add(part["identifier"])
-
-
-def _cover(
-    report: Report, path: str, paid_amount: Decimal, total: Decimal, unit: Decimal, *, refuse: bool, warning: str
-) -> None:
-    """Payments that fall short of ``total`` (less than a sale's, or less refunded than a return's) are refused
-    when ``refuse``; payments beyond it are a warning (change or a tip not booked as its own entry)."""
-    paid_q, total_q = _q(paid_amount, unit), _q(total, unit)
-    if paid_q == total_q:
-        return
-    short = abs(paid_q) < abs(total_q) or (paid_q * total_q < 0)
-    message = f"sum to {paid_q}, but the total is {total_q}"
-    if short and refuse:
-        report.error(join(path, "payments"), message + ": the payments do not cover it", "payments_short")
-    else:
-        report.warn(join(path, "payments"), message, warning)
-
-
-def _payments_cover_totals(checkout: dict[str, Any], path: str, report: Report) -> None:
-    """Refused: successful payments that do not cover the checkout's total. Warnings: payments beyond it, and
-    in a checkout of several sales (an exchange) a sale whose own payments are missing or differ from its
-    total. A voided checkout was never paid."""
-    if checkout.get("voided"):
-        return
-    unit = minor(SaleReport(currency=checkout["base_currency_code"]))
-    sales = checkout["sales"]
-    if len(sales) > 1:
-        for i, part in enumerate(sales):
-            at = join(path, f"sales[{i}]")
-            if "payments" not in part:
-                report.warn(
-                    join(at, "payments"),
-                    "is missing: the checkout's payments are booked with its first sale",
-                    "payments_not_split",
-                )
-            else:
-                _cover(
-                    report,
-                    at,
-                    paid(part["payments"]),
-                    Decimal(part["basket"]["total"]),
-                    unit,
-                    refuse=False,
-                    warning="sale_payments_mismatch",
-                )
-    total = sum((Decimal(part["basket"]["total"]) for part in sales), Decimal(0))
-    _cover(report, path, paid(checkout["payments"]), total, unit, refuse=True, warning="payments_exceed_total")
-
-
-CHECKOUT = Obj(
-    {
-        "identifier": ID,
-        "voided": Bool(),
-        "timing": TIMING,
-        "source": SOURCE,
-        "base_currency_code": Currency(),
-        "payments": PAYMENTS,
-        "receipt_metadata": RECEIPT_METADATA,
-        "sales": Arr(SALE_PART, min_items=1, max_items=MAX_SALES_PER_CHECKOUT),
-    },
-    required=("identifier", "timing", "source", "base_currency_code", "payments", "sales"),
-    rules=(_one_return_at_most, _unique_sale_identifiers, _payments_cover_totals),
-)
+# The names other apps and the benches read (``orders.definitions``, ``bench/validation.py``).
+CASHIER = Cashier
+SALE_SUMMARY = SaleSummary
+CHECKOUT = Checkout
 
 
 def check_checkout(body: Any) -> tuple[Any, SaleReport]:
@@ -765,4 +576,4 @@ def check_checkout(body: Any) -> tuple[Any, SaleReport]:
     compare at the minor unit of its ``base_currency_code``."""
     currency = body.get("base_currency_code") if isinstance(body, dict) else None
     report = SaleReport(currency=currency if is_currency_code(currency) else None)
-    return CHECKOUT.check(body, "", report), report
+    return Checkout.check(body, "", report), report

@@ -1,9 +1,10 @@
 """Pricing a basket on request (issue 5, spec: Discount campaign, Product rule, Product, sale ``summary``).
 
 The POS endpoint ``POST /api/v1/pos/baskets/price`` and the admin's "Price a basket" page share this module:
-``BASKET`` validates the request body (errors name the exact field), ``price_basket_request`` fills in what the
-service knows about each product (its price, product group and taxes for the market) and hands the basket to the
-pricing engine (``campaigns.pricing.price_basket``). Nothing is written.
+``Basket`` validates the request body (errors name the exact field) and is its request schema,
+``price_basket_request`` fills in what the service knows about each product (its price, product group and taxes
+for the market) and hands the basket to the pricing engine (``campaigns.pricing.price_basket``). Nothing is
+written.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 from accounts import selectors as account_selectors
 from accounts.models import Account, Market
 from campaigns.pricing.engine import PricingLine, PricingResult, price_basket
+from core.declare import Body, Field, optional, rule
 from core.errors import InvalidInput, ServiceError
-from core.nodes import INVALID, Arr, Enum, L10nString, Node, Num, Obj, Report, Str, join
+from core.nodes import Arr, Enum, L10nString, Node, Num, Report, Str, join
 from integrations import answers as integration_answers
 from integrations import services as integration_services
 from integrations.errors import IntegrationFailed, NotConfigured
@@ -49,62 +51,69 @@ class Quantity(Node):
         return value
 
 
-def _unique_line_item_ids(obj: dict[str, Any], path: str, report: Report) -> None:
-    seen: dict[str, int] = {}
-    for i, line in enumerate(obj["line_items"]):
-        identifier = line["line_item_id"]
-        if identifier in seen:
-            report.error(
-                join(path, f"line_items[{i}].line_item_id"),
-                f"'{identifier[:100]}' is already used by line_items[{seen[identifier]}]",
-                "duplicate",
-            )
-        else:
-            seen[identifier] = i
-
-
 # A product's or a line's tax definition (spec: Product ``taxes``), not a Tax Summary: no amount.
-TAX = Obj(
-    {"name": ID, "rate": Num(minimum=0, maximum=1), "type": Enum(("vat", "sales_tax"))},
-    required=("name", "rate", "type"),
-)
+class BasketTax(Body):
+    """A tax of the line (spec: Product `taxes`)."""
 
-LINE_ITEM = Obj(
-    {
-        "line_item_id": ID,
-        "id": ID,
-        "variant_id": ID,
-        "quantity": Quantity(),
-        "unit_price": Num(minimum=0),
-        "name": L10nString(),
-        "tags": Arr(ID, max_items=100),
-        "product_group": ID,
-        "taxes": Arr(TAX, max_items=20),
-        "behavior": Behavior(),
-    },
-    required=("line_item_id", "quantity"),
-)
+    name = ID
+    rate = Field(Num(minimum=0, maximum=1), description="A fraction: 0.25 for 25%.")
+    type = Field(Enum(("vat", "sales_tax")), description="`vat` (included in prices) or `sales_tax` (added on top).")
 
-BASKET = Obj(
-    {
-        "market": Str(max_length=32),
-        "customer": Obj({"identifier": ID}, required=("identifier",)),
-        "line_items": Arr(LINE_ITEM, min_items=1, max_items=MAX_LINE_ITEMS),
-    },
-    required=("market", "line_items"),
-    rules=(_unique_line_item_ids,),
-)
+
+class BasketCustomer(Body):
+    identifier = Field(ID, description="Enables members_only campaigns.")
+
+
+class BasketLine(Body):
+    """A line of the basket; what it leaves out is the product's, when the service knows it."""
+
+    line_item_id = Field(ID, description="Unique within the basket.")
+    id = optional(ID, description="Product id.")
+    variant_id = optional(ID)
+    quantity = Field(Quantity(), description="Whole units (2.0 means 2).")
+    unit_price = optional(
+        Num(minimum=0),
+        description="Per unit, before discounts. Optional for a product known to the service: then its "
+        "`retail_price` for the market; a product without one (variable price) needs it.",
+    )
+    name = optional(L10nString(), description="Default: the product's name.")
+    tags = optional(Arr(ID, max_items=100))
+    product_group = optional(ID, description="Default: the product's product_group.")
+    taxes = optional(
+        Arr(BasketTax, max_items=20), description="Default: the product's taxes, else the market's default taxes."
+    )
+    behavior = optional(Behavior(), description='`{"shipping": {...}}` marks a shipping line.')
+
+
+class Basket(Body):
+    """A basket to price (nothing is stored)."""
+
+    market = Field(Str(max_length=32), description="Identifier of a market of the account, e.g. `dk`.")
+    customer = optional(BasketCustomer)
+    line_items = Arr(BasketLine, min_items=1, max_items=MAX_LINE_ITEMS)
+
+    @rule
+    def unique_line_item_ids(obj: dict[str, Any], path: str, report: Report) -> None:
+        """Each line's `line_item_id` is unique within the basket."""
+        seen: dict[str, int] = {}
+        for i, line in enumerate(obj["line_items"]):
+            identifier = line["line_item_id"]
+            if identifier in seen:
+                report.error(
+                    join(path, f"line_items[{i}].line_item_id"),
+                    f"'{identifier[:100]}' is already used by line_items[{seen[identifier]}]",
+                    "duplicate",
+                )
+            else:
+                seen[identifier] = i
 
 
 def validate_basket(body: Any) -> dict[str, Any]:
     """The cleaned request body (unknown fields dropped). Raises InvalidInput naming every bad field."""
     if not isinstance(body, dict):
         raise ServiceError("The body must be a JSON object", field="body", code="invalid_type")
-    report = Report()
-    cleaned = BASKET.check(body, "", report)
-    if report.errors or cleaned is INVALID:
-        raise InvalidInput(report.errors)
-    return cleaned  # type: ignore[no-any-return]
+    cleaned: dict[str, Any] = Basket.validated(body)
+    return cleaned
 
 
 def market_price(price: Any, market: Market) -> Decimal | None:

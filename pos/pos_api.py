@@ -1,7 +1,7 @@
 """The POS API of campaigns (``/api/v1/pos/...``, keys with the ``pos`` scope): the shop app prices a basket
 on every change (issue 5; spec: Discount campaign, Product rule, Discount Summary, Tax Summary, sale ``summary``).
 
-The view reads the body, validates it with ``pos.baskets.BASKET``, calls one service and answers the
+The view reads the body, validates it with ``pos.baskets.Basket``, calls one service and answers the
 priced basket: the spec's sale ``summary`` object itself, plus ``explanation`` with ``?explain=true``.
 """
 
@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
 from accounts.api_common import PosView
-from campaigns.serializers import BasketPriceInputSerializer, PricedBasketSerializer
+from campaigns.serializers import PricedBasketSerializer
 from core.errors import ServiceError
 from pos import baskets
 
@@ -159,7 +159,7 @@ PRICE_DOCS: dict[str, Any] = {
             description="`true` adds `explanation`: which campaigns fired on which units and why others did not.",
         ),
     ],
-    "request": BasketPriceInputSerializer,
+    "request": {"application/json": baskets.Basket},
     "responses": {200: PricedBasketSerializer, **error_responses(400)},
     "examples": [
         request_example("basket", _REQUEST),

@@ -37,6 +37,7 @@ from accounts.authentication import INVALID_CREDENTIALS, ApiPrincipal
 from accounts.models import Scope
 from core.errors import InvalidInput
 from core.nodes import Obj
+from ledger.definitions import PosNewsletterSignup
 from ledger.models import Expense, NewsletterSignup, Product
 from ledger.selectors import catalog as selectors
 from ledger.serializers import catalog as schemas
@@ -45,7 +46,6 @@ from ledger.serializers.catalog import (
     ExpenseRequestSerializer,
     NewsletterSignupFilterSerializer,
     NewsletterSignupOutputSerializer,
-    NewsletterSignupRequestSerializer,
     ProductFilterSerializer,
     ProductOutputSerializer,
     ProductRequestSerializer,
@@ -369,7 +369,7 @@ class NewsletterSignupPosView(PosView):
             "`register_id` sets the shop too; `shop_id` alone names a stock location."
         ),
         parameters=AUTH_PARAMETERS,
-        request=NewsletterSignupRequestSerializer,
+        request={"application/json": PosNewsletterSignup},
         responses={201: NewsletterSignupOutputSerializer, **error_responses(400)},
         examples=[
             request_example("newsletter signup", SIGNUP_REQUEST_EXAMPLE),
@@ -377,7 +377,7 @@ class NewsletterSignupPosView(PosView):
         ],
     )
     def post(self, request: Request) -> Response:
-        data = checked(schemas.NEWSLETTER_SIGNUP, self.body())
+        data = PosNewsletterSignup.validated(self.body())
         signup, created = services.record_newsletter_signup(account=self.account, data=data)
         answer = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(NewsletterSignupOutputSerializer(signup).data, status=answer)

@@ -24,6 +24,7 @@ from accounts.api import (
     response_example,
 )
 from accounts.api_common import PosView
+from ledger import definitions
 from ledger.models import Checkout, Sale, SaleKind
 from ledger.selectors import checkouts as selectors
 from ledger.serializers.checkouts import (
@@ -215,7 +216,7 @@ class CheckoutPosView(PosView):
             "lists are in docs/amounts.md."
         ),
         parameters=AUTH_PARAMETERS,
-        request={"application/json": {"type": "object"}},
+        request={"application/json": definitions.Checkout},
         responses={
             201: PosCheckoutOutputSerializer,
             200: OpenApiResponse(PosCheckoutOutputSerializer, description="A replay of a stored checkout."),

@@ -27,15 +27,11 @@ from accounts.api import (
     response_example,
 )
 from accounts.api_common import PosView
-from core.errors import InvalidInput
-from core.nodes import Obj, Report
 from ledger.models import RegisterCloseStatement
 from ledger.selectors import registers as selectors
 from ledger.serializers.registers import (
-    CLOSE_REGISTER_BODY,
-    OPEN_REGISTER_BODY,
-    CloseRegisterInputSerializer,
-    OpenRegisterInputSerializer,
+    CloseRegister,
+    OpenRegister,
     RegisterCloseStatementFilterSerializer,
     RegisterCloseStatementOutputSerializer,
     RegisterPeriodOutputSerializer,
@@ -161,14 +157,6 @@ PERIOD_EXAMPLE = {
 }
 
 
-def _validated(node: Obj, body: Any) -> dict[str, Any]:
-    report = Report()
-    cleaned = node.check(body, "", report)
-    if report.errors:
-        raise InvalidInput(report.errors)
-    return cleaned
-
-
 class OpenRegisterView(PosView):
     @extend_schema(
         tags=["pos: registers"],
@@ -177,7 +165,7 @@ class OpenRegisterView(PosView):
         "close left in it (counted cash minus the deposit). 409 when the register is open already. A sale "
         "posted to a closed register opens it implicitly the same way.",
         parameters=[*AUTH_PARAMETERS, REGISTER_ID],
-        request=OpenRegisterInputSerializer,
+        request={"application/json": OpenRegister},
         responses={201: RegisterPeriodOutputSerializer, **error_responses(400, 404, 409)},
         examples=[
             request_example("Open with 1000 in the drawer", {"cash_total_at_open": 1000}),
@@ -185,7 +173,7 @@ class OpenRegisterView(PosView):
         ],
     )
     def post(self, request: Request, register_id: str) -> Response:
-        data = _validated(OPEN_REGISTER_BODY, self.body())
+        data = OpenRegister.validated(self.body())
         cash = data.get("cash_total_at_open")
         period = services.open_register(
             account=self.account,
@@ -204,7 +192,7 @@ class CloseRegisterView(PosView):
         "type (cash in the base currency and each foreign currency taken in cash, and the register's types "
         "configured with `should_be_reconciled`). 409 when the register is not open.",
         parameters=[*AUTH_PARAMETERS, REGISTER_ID],
-        request=CloseRegisterInputSerializer,
+        request={"application/json": CloseRegister},
         responses={201: RegisterCloseStatementOutputSerializer, **error_responses(400, 404, 409)},
         examples=[
             request_example("Close", CLOSE_EXAMPLE),
@@ -212,7 +200,7 @@ class CloseRegisterView(PosView):
         ],
     )
     def post(self, request: Request, register_id: str) -> Response:
-        data = _validated(CLOSE_REGISTER_BODY, self.body())
+        data = CloseRegister.validated(self.body())
         identifier = data.get("identifier", "")
         if identifier:
             replayed = selectors.statement_of_close(

@@ -25,21 +25,20 @@ from accounts.api import (
     response_example,
 )
 from accounts.api_common import PosView
-from core.errors import InvalidInput, PayloadTooLarge, ServiceError
-from core.nodes import INVALID, Report
+from accounts.serializers import ErrorOutputSerializer
+from core.errors import PayloadTooLarge, ServiceError
 from ledger.models import StockEvent, StockEventType, StockLevel
 from ledger.outbox import stock_event_json as to_json
 from ledger.selectors import stock as selectors
 from ledger.serializers.stock import (
-    POS_STOCK_EVENT,
+    MAX_EVENTS_PER_REQUEST,
+    POS_STOCK_EVENTS,
     StockEventFilterSerializer,
     StockEventOutputSerializer,
     StockLevelFilterSerializer,
     StockLevelOutputSerializer,
 )
 from ledger.services import stock as services
-
-MAX_EVENTS_PER_REQUEST = 1000
 
 STOCK_LOCATION_FILTER = filter_parameter("stock_location", "Only this stock location (identifier), e.g. shop-1.")
 PRODUCT_FILTER = filter_parameter("product_id", "Only this product id.")
@@ -167,12 +166,19 @@ POS_RESPONSE_EXAMPLE = {
     ],
 }
 
+_TOO_MANY = f"At most {MAX_EVENTS_PER_REQUEST} stock events per request"
+TOO_MANY_EXAMPLE = {
+    "status": "ERROR",
+    "message": _TOO_MANY,
+    "errors": [{"field": "body", "message": _TOO_MANY, "code": "too_many_items"}],
+}
 
-def posted_events(body: Any) -> tuple[list[Any], list[str]]:
-    """The body as a list of events with the path of each: a single object (paths without an index) or an
-    array of 1 to ``MAX_EVENTS_PER_REQUEST`` objects (``[i]``)."""
+
+def posted_events(body: Any) -> list[str]:
+    """The path of each posted event: a single object (a path without an index) or an array of 1 to
+    ``MAX_EVENTS_PER_REQUEST`` objects (``[i]``). Another body is refused here, with its own status and code."""
     if isinstance(body, dict):
-        return [body], [""]
+        return [""]
     if not isinstance(body, list):
         raise ServiceError(
             "The body must be a stock event object or an array of them", field="body", code="invalid_type"
@@ -180,10 +186,8 @@ def posted_events(body: Any) -> tuple[list[Any], list[str]]:
     if not body:
         raise ServiceError("The body must contain at least one stock event", field="body", code="empty")
     if len(body) > MAX_EVENTS_PER_REQUEST:
-        raise PayloadTooLarge(
-            f"At most {MAX_EVENTS_PER_REQUEST} stock events per request", field="body", code="too_many_items"
-        )
-    return body, [f"[{i}]" for i in range(len(body))]
+        raise PayloadTooLarge(_TOO_MANY, field="body", code="too_many_items")
+    return [f"[{i}]" for i in range(len(body))]
 
 
 class StockEventsPosView(PosView):
@@ -203,19 +207,25 @@ class StockEventsPosView(PosView):
             "refused here."
         ),
         parameters=AUTH_PARAMETERS,
-        request={"application/json": OpenApiTypes.OBJECT},
-        responses={201: OpenApiResponse(OpenApiTypes.OBJECT, description="Recorded."), **error_responses(400)},
+        request={"application/json": POS_STOCK_EVENTS},
+        responses={
+            201: OpenApiResponse(OpenApiTypes.OBJECT, description="Recorded."),
+            **error_responses(400),
+            413: OpenApiResponse(
+                ErrorOutputSerializer,
+                description=f"More than {MAX_EVENTS_PER_REQUEST} events.",
+                examples=[response_example("Too many events", TOO_MANY_EXAMPLE, status_code=413)],
+            ),
+        },
         examples=[
             request_example("Goods received and a stock count", POS_REQUEST_EXAMPLE),  # type: ignore[arg-type]
             response_example("Recorded", POS_RESPONSE_EXAMPLE, status_code=201),
         ],
     )
     def post(self, request: Request) -> Response:
-        raw, paths = posted_events(self.body())
-        report = Report()
-        events = [POS_STOCK_EVENT.check(item, item_path, report) for item, item_path in zip(raw, paths, strict=True)]
-        if report.errors or any(e is INVALID for e in events):
-            raise InvalidInput(report.errors)
+        body = self.body()
+        paths = posted_events(body)
+        events = POS_STOCK_EVENTS.validated(body)
         recorded = services.record_stock_events(account=self.account, events=events, paths=paths)
         levels = {(e.stock_location_id, e.product_id, e.variant_id): e for e in recorded}
         body = {

@@ -3,7 +3,8 @@
 Bodies are validated with the schema nodes of ``core.nodes`` (not DRF input serializers) so that every
 error names its exact path (``retail_price.se``, ``taxes[1].rate``) and numbers stay ``Decimal`` as
 ``read_json_body`` parsed them. The DRF ``*RequestSerializer`` classes below only document those bodies in
-the OpenAPI schema; ``PRODUCT``, ``EXPENSE`` and ``NEWSLETTER_SIGNUP`` are what validates.
+the OpenAPI schema; ``PRODUCT`` and ``EXPENSE`` are what validates. The newsletter signup the POS posts is a
+declared body, ``ledger.definitions.PosNewsletterSignup``: it validates and is its own request schema.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import validate_email
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -63,24 +62,6 @@ class Money(Num):
         if isinstance(value, Decimal) and value != value.quantize(Decimal(1).scaleb(-MONEY_DECIMALS)):
             return report.error(path, f"must have at most {MONEY_DECIMALS} decimals", "too_precise")
         return value
-
-
-class Email(Str):
-    """An e-mail address (RFC 5321 length), trimmed; the domain is lower-cased, the local part kept."""
-
-    def __init__(self) -> None:
-        super().__init__(max_length=320)
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        value = super().check(value.strip() if isinstance(value, str) else value, path, report)
-        if value is INVALID:
-            return value
-        try:
-            validate_email(value)
-        except DjangoValidationError:
-            return report.error(path, "is not a valid e-mail address", "invalid_email")
-        local, _, domain = value.rpartition("@")
-        return f"{local}@{domain.lower()}"
 
 
 class Price(MarketPrice):
@@ -146,21 +127,6 @@ EXPENSE = Obj(EXPENSE_FIELDS, required=("id", "name"))
 EXPENSE_REPLACE = Obj(EXPENSE_FIELDS, required=("name",))
 EXPENSE_PATCH = Obj(EXPENSE_FIELDS)
 
-NAME_PART = Str(max_length=255, allow_blank=True)  # a blank name is left out of the event
-NEWSLETTER_SIGNUP = Obj(
-    {
-        "email": Email(),
-        "first_name": NAME_PART,
-        "last_name": NAME_PART,
-        "name": NAME_PART,
-        "register_id": Str(max_length=64),
-        "shop_id": Str(max_length=64),
-        "timestamp": Num(minimum=0),
-        "identifier": Str(max_length=255),
-    },
-    required=("email",),
-)
-
 
 def validated(node: Obj, body: Any, *, partial: bool = False) -> tuple[dict[str, Any], Report]:
     """The body checked by ``node``: ``(cleaned, report)``; ``cleaned`` is empty when there are errors.
@@ -223,30 +189,6 @@ class ExpenseRequestSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "ExpenseRequest"
-
-
-class NewsletterSignupRequestSerializer(serializers.Serializer):
-    email = serializers.EmailField(max_length=320)
-    first_name = serializers.CharField(max_length=255, required=False)
-    last_name = serializers.CharField(max_length=255, required=False)
-    name = serializers.CharField(max_length=255, required=False)
-    register_id = serializers.CharField(max_length=64, required=False, help_text="A register of the account.")
-    shop_id = serializers.CharField(max_length=64, required=False, help_text="A stock location identifier.")
-    timestamp = serializers.DecimalField(
-        max_digits=20,
-        decimal_places=6,
-        required=False,
-        coerce_to_string=False,
-        help_text="Unix seconds; now if absent.",
-    )
-    identifier = serializers.CharField(
-        max_length=255,
-        required=False,
-        help_text="The app's own id of this signup: posting it again records nothing and answers the stored one.",
-    )
-
-    class Meta:
-        ref_name = "NewsletterSignupRequest"
 
 
 # --- Filters -------------------------------------------------------------------------------------------

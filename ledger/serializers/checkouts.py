@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from accounts.models import Register, StockLocation
 from core.serializers import JSONField
-from ledger.definitions import ecommerce_groups
+from ledger.checks import ecommerce_groups
 from ledger.models import Checkout, Sale, SaleKind
 
 # --- Filters (query parameters of the lists) ------------------------------------------------------------

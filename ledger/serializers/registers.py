@@ -1,4 +1,4 @@
-"""Bodies of the register POS endpoints (schema nodes) and the statement read API's serializers."""
+"""Bodies of the register POS endpoints (declared bodies) and the statement read API's serializers."""
 
 from __future__ import annotations
 
@@ -6,75 +6,57 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.nodes import Arr, Currency, Int, Num, Obj, Str
+from core.declare import Body, BodyMeta, Field, optional
+from core.nodes import Arr, Currency, Int, Num, Str
 from core.serializers import JSONField
-from ledger.definitions import CASHIER
+from ledger.definitions import Cashier
 from ledger.models import RegisterCloseStatement, RegisterPeriod
 from ledger.statements import EVENT_COUNT_KEYS
 
-# --- POS bodies (validated with core.nodes nodes: exact error paths, unknown keys ignored) -------------
+# --- POS bodies (declared once: they validate and are the request schemas) ----------------------------------
 
 EVENT_COUNT = Int(minimum=0, maximum=1_000_000_000)
 
-COUNTED_AMOUNT = Obj(
+
+class CountedAmount(Body):
+    """What was counted for one payment type (and currency) at the close."""
+
+    payment_type_identifier = Field(Str(), description="e.g. cash, card.external.")
+    currency_code = optional(Currency(), description="ISO 4217; the base currency when absent.")
+    counted = Field(Num(), description="Checked against the currency's minor unit.")
+    deposited_amount = optional(Num(minimum=0), description="Cash in the base currency only; default 0.")
+
+
+# Spec: Events counted: an optional count per event the spec names (``ledger.statements.EVENT_COUNT_KEYS``).
+EventCounts = BodyMeta(
+    "EventCounts",
+    (Body,),
     {
-        "payment_type_identifier": Str(),
-        "currency_code": Currency(),  # absent: the base currency
-        "counted": Num(),  # checked against the currency's minor unit by the service
-        "deposited_amount": Num(minimum=0),
+        "__doc__": "Spec: Events counted, each a count of the period.",
+        **dict.fromkeys(EVENT_COUNT_KEYS, optional(EVENT_COUNT)),
     },
-    required=("payment_type_identifier", "counted"),
 )
 
-CLOSE_REGISTER_BODY = Obj(
-    {
-        "counted": Arr(COUNTED_AMOUNT, max_items=200),
-        "comment": Str(max_length=10_000, allow_blank=True),
-        "event_counts": Obj(dict.fromkeys(EVENT_COUNT_KEYS, EVENT_COUNT)),
-        "cashier": CASHIER,
-        # The app's own id of this close (optional): closing again with it answers the same statement (200).
-        "identifier": Str(max_length=255),
-    }
-)
 
-OPEN_REGISTER_BODY = Obj({"cash_total_at_open": Num(minimum=0)})
+class CloseRegister(Body):
+    """The close of a register period."""
 
-
-class CountedAmountSerializer(serializers.Serializer):
-    """OpenAPI description of a ``counted`` entry (validation is ``COUNTED_AMOUNT``)."""
-
-    payment_type_identifier = serializers.CharField(help_text="e.g. cash, card.external.")
-    currency_code = serializers.CharField(required=False, help_text="ISO 4217; the base currency when absent.")
-    counted = serializers.DecimalField(max_digits=20, decimal_places=6)
-    deposited_amount = serializers.DecimalField(
-        max_digits=20, decimal_places=6, required=False, help_text="Cash in the base currency only; default 0."
+    counted = optional(Arr(CountedAmount, max_items=200))
+    comment = optional(Str(max_length=10_000, allow_blank=True), description="Reason for a reconciliation difference.")
+    event_counts = optional(EventCounts)
+    cashier = optional(Cashier)
+    identifier = optional(
+        Str(max_length=255),
+        description="The app's own id of this close: closing again with it answers the same statement (200).",
     )
 
 
-class CloseRegisterInputSerializer(serializers.Serializer):
-    """OpenAPI description of the close body (validation is ``CLOSE_REGISTER_BODY``)."""
+class OpenRegister(Body):
+    """The opening of a register period."""
 
-    counted = CountedAmountSerializer(many=True, required=False)
-    comment = serializers.CharField(required=False, help_text="Reason for a reconciliation difference.")
-    event_counts = serializers.DictField(
-        child=serializers.IntegerField(min_value=0), required=False, help_text="Spec: Events counted."
+    cash_total_at_open = optional(
+        Num(minimum=0), description="Cash in the drawer at opening; default: what the last close left in it."
     )
-    cashier = serializers.DictField(required=False, help_text="{identifier, display_name, full_name?}")
-
-    class Meta:
-        ref_name = "CloseRegister"
-
-
-class OpenRegisterInputSerializer(serializers.Serializer):
-    cash_total_at_open = serializers.DecimalField(
-        max_digits=20,
-        decimal_places=6,
-        required=False,
-        help_text="Cash in the drawer at opening; default: what the last close left in it.",
-    )
-
-    class Meta:
-        ref_name = "OpenRegister"
 
 
 # --- Output -------------------------------------------------------------------------------------------

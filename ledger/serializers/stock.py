@@ -1,7 +1,7 @@
 """Stock: the schema of posted stock events and the serializers of the stock read API (spec: Stock event).
 
-Posted events are validated with the schema nodes of ``core.nodes`` (every error names its exact path,
-``[3].new_stock_value``); the read API answers with DRF ``ModelSerializer``s.
+Posted events are validated by their declared body, ``PosStockEvent`` (every error names its exact path,
+``[3].new_stock_value``), which is also their request schema; the read API answers with DRF ``ModelSerializer``s.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.models import StockLocation
-from core.nodes import INVALID, Enum, Node, Num, Obj, Report, Str, join
+from core.declare import Body, OneOrMany, optional, rule
+from core.nodes import INVALID, Components, Enum, Node, Num, Report, Schema, Str, join
 from ledger.models import StockEvent, StockEventType, StockLevel
 
 # --- Input: posted stock events ---------------------------------------------------------------------------
@@ -59,6 +60,15 @@ class Timestamp(Node):
             return report.error(path, "must be Unix seconds between 0 and 10^11", "out_of_range")
         return datetime.fromtimestamp(float(value), tz=UTC)
 
+    def json_schema(self, components: Components) -> Schema:
+        return {
+            "oneOf": [
+                {"type": "string", "format": "date-time", "description": "ISO 8601 with a time zone."},
+                {"type": "number", "minimum": 0, "maximum": MAX_EPOCH, "exclusiveMaximum": True},
+            ],
+            "description": "An ISO 8601 date and time with a time zone, or Unix seconds.",
+        }
+
 
 ID = Str()
 QUANTITY = Quantity()
@@ -89,40 +99,36 @@ def _amount_rule(obj: dict[str, Any], path: str, report: Report) -> None:
         report.error(join(path, "stock_count_id"), "is required for a stock count", "required")
 
 
-def _event_node(type_node: Enum, *, type_required: bool) -> Obj:
-    return Obj(
-        {
-            "type": type_node,
-            "product_id": ID,
-            "variant_id": ID,
-            "stock_location_id": ID,
-            "adjustment": QUANTITY,
-            "new_stock_value": QUANTITY,
-            "stock_count_id": ID,
-            "timestamp": Timestamp(),
-            # The sender's own id of the event (optional): posting it again records nothing (a lost answer).
-            "identifier": ID,
-        },
-        required=(*(("type",) if type_required else ()), "product_id", "stock_location_id"),
-        rules=(_amount_rule,),
+class PosStockEvent(Body):
+    """Spec: Stock event, as the POS posts it: goods received, a stock count or an external reset.
+    ``stock_count_expected`` and ``stock_count_diff`` are not read: the service computes them from its own
+    level (unknown: ignored)."""
+
+    type = Enum(POS_TYPES, hints={StockEventType.SALE: FROM_SALES, StockEventType.RETURN: FROM_SALES})
+    product_id = ID
+    variant_id = optional(ID)
+    stock_location_id = ID
+    adjustment = optional(QUANTITY)
+    new_stock_value = optional(QUANTITY)
+    stock_count_id = optional(ID)
+    timestamp = optional(Timestamp(), description="Default: now.")
+    identifier = optional(ID, description="The sender's own id of the event: posting it again records nothing.")
+
+    amount = rule(_amount_rule)
+
+
+class ImportedStockEvent(PosStockEvent):
+    """Spec: Stock event, imported from an ERP or a warehouse system: an external reset."""
+
+    type = Enum(
+        (StockEventType.EXTERNAL_RESET,),
+        hints={t: ONLY_EXTERNAL for t in StockEventType.values if t != StockEventType.EXTERNAL_RESET},
     )
 
 
-# POST /api/v1/pos/stock-events: goods received, stock counts and external resets. ``stock_count_expected``
-# and ``stock_count_diff`` are not read: the service computes them from its own level (unknown: ignored).
-POS_STOCK_EVENT = _event_node(
-    Enum(POS_TYPES, hints={StockEventType.SALE: FROM_SALES, StockEventType.RETURN: FROM_SALES}),
-    type_required=True,
-)
-
-
-_EXTERNAL_RESET = _event_node(
-    Enum(
-        (StockEventType.EXTERNAL_RESET,),
-        hints={t: ONLY_EXTERNAL for t in StockEventType.values if t != StockEventType.EXTERNAL_RESET},
-    ),
-    type_required=True,
-)
+# POST /api/v1/pos/stock-events: one event or an array of them.
+MAX_EVENTS_PER_REQUEST = 1000
+POS_STOCK_EVENTS = OneOrMany(PosStockEvent, max_items=MAX_EVENTS_PER_REQUEST, schema_name="PosStockEvents")
 
 
 class _ExternalResetByDefault(Node):
@@ -131,7 +137,7 @@ class _ExternalResetByDefault(Node):
     def check(self, value: Any, path: str, report: Report) -> Any:
         if isinstance(value, dict) and value.get("type") is None:
             value = {**value, "type": StockEventType.EXTERNAL_RESET}
-        return _EXTERNAL_RESET.check(value, path, report)
+        return ImportedStockEvent.check(value, path, report)
 
 
 # POST /imports/stock_events: external resets from an ERP or a warehouse system.

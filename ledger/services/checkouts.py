@@ -26,7 +26,8 @@ from accounts.models import Account, Register
 from core import outbox
 from core.errors import Conflict, InvalidInput
 from core.nodes import INVALID
-from ledger.definitions import check_checkout, is_expense_line
+from ledger.checks import is_expense_line
+from ledger.definitions import check_checkout
 from ledger.models import (
     Checkout,
     Expense,
