@@ -27,6 +27,9 @@ The class is the body's one declaration:
 * it is the request schema: ``LineItem.json_schema(components)`` refers to the component it adds; the view says
   ``extend_schema(request=LineItem)`` and drf-spectacular publishes it (``BodySchemaExtension``), with a
   component per nested body, the class docstring and the rules' docstrings as descriptions.
+
+A request whose root is not an object (a bare array of items, an array or an object) is a ``Payload``:
+``payload("StateChanges", Arr(StateChange), "...")`` names a node so that it is published the same way.
 """
 
 from __future__ import annotations
@@ -37,11 +40,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
-from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.plumbing import ResolvedComponent, list_hash
 from drf_spectacular.settings import spectacular_settings
 
 from core.errors import InvalidInput
-from core.nodes import Components, Node, Obj, Report, Schema, with_description
+from core.nodes import Components, Enum, Node, Obj, Report, Schema, with_description
 
 RuleFunction = Callable[[dict[str, Any], str, Report], None]
 
@@ -182,6 +185,60 @@ def components_of(bodies: Iterable[BodyMeta], *, suffix: str = "") -> dict[str, 
     return components.schemas
 
 
+class Choices(Enum):
+    """An ``Enum`` of a model field's choices (``OrderState.choices``). Its schema carries the enum id
+    drf-spectacular gives those choices, so a body and the model's serializers share one enum component instead
+    of two of one name (a warning, and a name made of a hash)."""
+
+    def __init__(self, choices: Iterable[tuple[str, str]], *, hints: dict[str, str] | None = None) -> None:
+        self.choices = [(value, label) for value, label in choices if value not in ("", None)]
+        super().__init__([value for value, _ in self.choices], hints=hints)
+
+    def json_schema(self, components: Components) -> Schema:
+        return {**super().json_schema(components), "x-spec-enum-id": list_hash(self.choices)}
+
+
+class Payload:
+    """A request body whose root is a node other than an object (made by ``payload``): published like a body."""
+
+    node: ClassVar[Node]
+    schema_name: ClassVar[str]
+
+
+def payload(schema_name: str, node: Node, description: str) -> type[Payload]:
+    """A named request body of any node (``extend_schema(request=payload("StateChanges", Arr(...), "..."))``);
+    the description says why its root is what it is."""
+    return type(schema_name, (Payload,), {"node": node, "schema_name": schema_name, "__doc__": description})
+
+
+def _register(auto_schema: Any, components: Components) -> None:
+    for name, sub in components.schemas.items():
+        auto_schema.registry.register_on_missing(
+            ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=components.owners[name], schema=sub)
+        )
+
+
+def _components(direction: str) -> Components:
+    split = direction == "request" and spectacular_settings.COMPONENT_SPLIT_REQUEST
+    return Components(suffix="Request" if split else "")
+
+
+class PayloadSchemaExtension(OpenApiSerializerExtension):
+    """drf-spectacular: a ``Payload`` given as ``extend_schema(request=...)`` is a component of its node's schema."""
+
+    target_class = Payload
+    match_subclasses = True
+
+    def get_name(self, auto_schema: Any, direction: str) -> str:
+        return str(self.target.schema_name)
+
+    def map_serializer(self, auto_schema: Any, direction: str) -> Schema:
+        components = _components(direction)
+        schema = with_description(self.target.node.json_schema(components), inspect.cleandoc(self.target.__doc__))
+        _register(auto_schema, components)
+        return schema
+
+
 class BodySchemaExtension(OpenApiSerializerExtension):
     """drf-spectacular: a body class given as ``extend_schema(request=...)`` is a component like a serializer's,
     named ``<schema_name>Request`` (``COMPONENT_SPLIT_REQUEST``); nested bodies become components of their own."""
@@ -193,11 +250,7 @@ class BodySchemaExtension(OpenApiSerializerExtension):
         return str(self.target.schema_name)
 
     def map_serializer(self, auto_schema: Any, direction: str) -> Schema:
-        split = direction == "request" and spectacular_settings.COMPONENT_SPLIT_REQUEST
-        components = Components(suffix="Request" if split else "")
+        components = _components(direction)
         schema: Schema = self.target.object_schema(components)
-        for name, sub in components.schemas.items():
-            auto_schema.registry.register_on_missing(
-                ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=components.owners[name], schema=sub)
-            )
+        _register(auto_schema, components)
         return schema

@@ -19,7 +19,7 @@ from campaigns.pricing.base import (
     not_applied,
     to_decimal,
 )
-from campaigns.schema import COUNT, PERCENTAGE, STR_ID, campaign
+from campaigns.schema import COUNT, PERCENTAGE, STR_ID, Campaign
 from core.nodes import Arr
 
 
@@ -74,15 +74,28 @@ class Tag:
         return apply_percentage(campaign, basket, count=int(campaign.definition["count"]))
 
 
-# --- Import schemas of the family's type codes --------------------------------------------------------
+# --- Import bodies of the family's type codes ---------------------------------------------------------
 
-SINGLE_PRODUCT_SCHEMA = campaign(
-    {"product_id": STR_ID, "percentage": PERCENTAGE, "count": COUNT}, required=("product_id", "percentage", "count")
-)
-MULTIPLE_PRODUCTS_SCHEMA = campaign(
-    {"product_ids": Arr(STR_ID, min_items=1, max_items=10_000), "percentage": PERCENTAGE, "count": COUNT},
-    required=("product_ids", "percentage", "count"),
-)
-TAG_SCHEMA = campaign(
-    {"tag": STR_ID, "percentage": PERCENTAGE, "count": COUNT}, required=("tag", "percentage", "count")
-)
+
+class SingleProductBody(Campaign, schema_name="PercentageCountOrMoreSingleProductCampaign"):
+    """`percentage` off every unit of the product once at least `count` of them are in the basket."""
+
+    product_id = STR_ID
+    percentage = PERCENTAGE
+    count = COUNT
+
+
+class MultipleProductsBody(Campaign, schema_name="PercentageCountOrMoreMultipleProductsCampaign"):
+    """`percentage` off every unit of the listed products once at least `count` of them are in the basket."""
+
+    product_ids = Arr(STR_ID, min_items=1, max_items=10_000)
+    percentage = PERCENTAGE
+    count = COUNT
+
+
+class TagBody(Campaign, schema_name="PercentageCountOrMoreTagCampaign"):
+    """`percentage` off every unit with the tag once at least `count` of them are in the basket."""
+
+    tag = STR_ID
+    percentage = PERCENTAGE
+    count = COUNT
