@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from campaigns.pricing.registry import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES
+
 pytestmark = pytest.mark.django_db
 
 IMPORT_PATHS = [
@@ -54,3 +56,106 @@ def test_unknown_api_paths_answer_a_json_404(client):
     response = client.get("/imports/no_such_thing")
     assert response.status_code == 404
     assert response.json()["status"] == "ERROR"
+
+
+# --- Every import and POS body is declared field by field ---------------------------------------------------
+
+# The POS operations whose bodies are declared in parallel (ledger, gift cards, integrations, the basket). The
+# test fails for an operation of this set once it is declared, so the set only shrinks: empty it as they land.
+NOT_YET_DECLARED = {
+    ("POST", "/api/v1/pos/baskets/price/"),
+    ("POST", "/api/v1/pos/checkouts/"),
+    ("POST", "/api/v1/pos/customer-accounts/{customer_id}/pay/"),
+    ("POST", "/api/v1/pos/giftcards/"),
+    ("POST", "/api/v1/pos/giftcards/{code}/activate/"),
+    ("POST", "/api/v1/pos/giftcards/{code}/pay/"),
+    ("POST", "/api/v1/pos/newsletter-signups/"),
+    ("POST", "/api/v1/pos/registers/{register_id}/close"),
+    ("POST", "/api/v1/pos/registers/{register_id}/open"),
+    ("POST", "/api/v1/pos/shipping-options/"),
+    ("POST", "/api/v1/pos/stock-events/"),
+}
+PRIMITIVES = {"string", "number", "integer", "boolean"}
+
+
+def resolved(schema: dict, schemas: dict) -> dict:
+    while True:
+        if "$ref" in schema:
+            schema = schemas[schema["$ref"].rsplit("/", 1)[-1]]
+        elif len(schema.get("allOf", [])) == 1:
+            schema = schema["allOf"][0]
+        else:
+            return schema
+
+
+def described(schema: dict, schemas: dict) -> bool:
+    """An object with properties, an array of such (or of typed values, as ids), or a oneOf of such: not a bare
+    ``object``, not ``{}``."""
+    schema = resolved(schema, schemas)
+    if schema.get("oneOf"):
+        return all(described(branch, schemas) for branch in schema["oneOf"])
+    if schema.get("type") == "array":
+        items = resolved(schema.get("items", {}), schemas)
+        return items.get("type") in PRIMITIVES or described(items, schemas)
+    return schema.get("type", "object") == "object" and bool(schema.get("properties"))
+
+
+def body_operations(schema: dict) -> dict[tuple[str, str], dict]:
+    """Every POST, PUT and PATCH under /imports/ and /api/v1/pos/, and every DELETE under /imports/."""
+    found = {}
+    for route, operations in schema["paths"].items():
+        methods = {"post", "put", "patch"} | ({"delete"} if route.startswith("/imports/") else set())
+        if route.startswith(("/imports/", "/api/v1/pos/")):
+            found.update({(m.upper(), route): op for m, op in operations.items() if m in methods})
+    return found
+
+
+def undeclared(schema: dict) -> set[tuple[str, str]]:
+    schemas = schema["components"]["schemas"]
+    missing = set()
+    for key, operation in body_operations(schema).items():
+        body = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
+        if body is None or not described(body, schemas):
+            missing.add(key)
+    return missing
+
+
+def test_the_check_refuses_a_bare_object_and_accepts_declared_shapes():
+    schemas = {"Item": {"type": "object", "properties": {"id": {"type": "string"}}}, "Bare": {"type": "object"}}
+    item, bare = {"$ref": "#/components/schemas/Item"}, {"$ref": "#/components/schemas/Bare"}
+
+    assert described(item, schemas) and described({"type": "array", "items": item}, schemas)
+    assert described({"oneOf": [{"type": "array", "items": {"type": "string"}}, item]}, schemas)
+    assert not described(bare, schemas)
+    assert not described({}, schemas)
+    assert not described({"type": "array", "items": bare}, schemas)
+    assert not described({"oneOf": [item, bare]}, schemas)
+
+
+def test_every_import_and_pos_operation_has_a_request_body_declared_field_by_field(schema):
+    missing = undeclared(schema)
+
+    assert {op for op in body_operations(schema) if op[1].startswith("/imports/")} >= {
+        ("POST", "/imports/incoming_orders"),
+        ("DELETE", "/imports/discount_campaigns"),
+        ("POST", "/imports/stock_events"),
+    }
+    assert sorted(missing - NOT_YET_DECLARED) == [], "undeclared request bodies"
+    assert sorted(NOT_YET_DECLARED - missing) == [], "declared now (or gone): take them out of NOT_YET_DECLARED"
+
+
+def test_a_campaign_is_one_of_the_registered_types_by_its_type(schema):
+    schemas = schema["components"]["schemas"]
+    for route, key, registered in (
+        ("/imports/discount_campaigns", "campaigns", CAMPAIGN_TYPES),
+        ("/imports/product_rules", "product_rules", PRODUCT_RULE_TYPES),
+    ):
+        body = schema["paths"][route]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        item = resolved(resolved(body, schemas)["properties"][key], schemas)["items"]
+        assert item["discriminator"]["propertyName"] == "type"
+        assert set(item["discriminator"]["mapping"]) == set(registered)
+        assert set(item["discriminator"]["mapping"].values()) == {branch["$ref"] for branch in item["oneOf"]}
+        for branch in item["oneOf"]:
+            body_of_type = resolved(branch, schemas)
+            assert {"id", "type", "name", "display_name"} <= set(body_of_type["properties"])
+            assert "type" in body_of_type["required"]

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rest_framework.views import APIView
 
-import tests.imports.test_order_validation as order_cases
+import tests.orders.test_order_validation as order_cases
 from core.declare import Body, Field, components_of, optional, rule
 from core.errors import InvalidInput
 from core.nodes import INVALID, Arr, Components, Int, Node, Num, Obj, Report, Str, join
