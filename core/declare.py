@@ -211,46 +211,42 @@ def payload(schema_name: str, node: Node, description: str) -> type[Payload]:
     return type(schema_name, (Payload,), {"node": node, "schema_name": schema_name, "__doc__": description})
 
 
-def _register(auto_schema: Any, components: Components) -> None:
-    for name, sub in components.schemas.items():
-        auto_schema.registry.register_on_missing(
-            ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=components.owners[name], schema=sub)
-        )
-
-
-def _components(direction: str) -> Components:
-    split = direction == "request" and spectacular_settings.COMPONENT_SPLIT_REQUEST
-    return Components(suffix="Request" if split else "")
-
-
-class PayloadSchemaExtension(OpenApiSerializerExtension):
-    """drf-spectacular: a ``Payload`` given as ``extend_schema(request=...)`` is a component of its node's schema."""
-
-    target_class = Payload
-    match_subclasses = True
-
-    def get_name(self, auto_schema: Any, direction: str) -> str:
-        return str(self.target.schema_name)
-
-    def map_serializer(self, auto_schema: Any, direction: str) -> Schema:
-        components = _components(direction)
-        schema = with_description(self.target.node.json_schema(components), inspect.cleandoc(self.target.__doc__))
-        _register(auto_schema, components)
-        return schema
-
-
-class BodySchemaExtension(OpenApiSerializerExtension):
-    """drf-spectacular: a body class given as ``extend_schema(request=...)`` is a component like a serializer's,
+class DeclaredSchemaExtension(OpenApiSerializerExtension):
+    """drf-spectacular: a declaration given as ``extend_schema(request=...)`` is a component like a serializer's,
     named ``<schema_name>Request`` (``COMPONENT_SPLIT_REQUEST``); nested bodies become components of their own."""
 
-    target_class = Body
     match_subclasses = True
 
     def get_name(self, auto_schema: Any, direction: str) -> str:
         return str(self.target.schema_name)
 
+    def schema_of(self, components: Components) -> Schema:
+        raise NotImplementedError
+
     def map_serializer(self, auto_schema: Any, direction: str) -> Schema:
-        components = _components(direction)
-        schema: Schema = self.target.object_schema(components)
-        _register(auto_schema, components)
+        split = direction == "request" and spectacular_settings.COMPONENT_SPLIT_REQUEST
+        components = Components(suffix="Request" if split else "")
+        schema = self.schema_of(components)
+        for name, sub in components.schemas.items():
+            auto_schema.registry.register_on_missing(
+                ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=components.owners[name], schema=sub)
+            )
         return schema
+
+
+class BodySchemaExtension(DeclaredSchemaExtension):
+    """A body class: its fields."""
+
+    target_class = Body
+
+    def schema_of(self, components: Components) -> Schema:
+        return self.target.object_schema(components)  # type: ignore[no-any-return]
+
+
+class PayloadSchemaExtension(DeclaredSchemaExtension):
+    """A payload: its node's schema, with the payload's description."""
+
+    target_class = Payload
+
+    def schema_of(self, components: Components) -> Schema:
+        return with_description(self.target.node.json_schema(components), inspect.cleandoc(self.target.__doc__))

@@ -197,7 +197,7 @@ class OrderShipping(Shipping, schema_name="PosOrderShipping"):
     """Spec: Shipping (incoming order), in its general-order-model form: the address is required and the method
     texts are plain strings, since the receiving shop shows them as they are."""
 
-    address = ShippingAddress
+    address = Field(ShippingAddress)
     method_title = optional(Str(max_length=1000))
     method_subtitle = optional(Str(max_length=1000))
 

@@ -109,29 +109,33 @@ def steps_of(step: type[Step]) -> Arr:
     return Arr(step, min_items=1, max_items=100)
 
 
-class NewPriceSingleProductBody(StairCampaign, schema_name="NewPriceStairSingleProductCampaign"):
+class OnProduct(StairCampaign, schema_name="ProductStairCampaign"):
+    product_id = STR_ID
+
+
+class OnTag(StairCampaign, schema_name="TagStairCampaign"):
+    tag = STR_ID
+
+
+class NewPriceSingleProductBody(OnProduct, schema_name="NewPriceStairSingleProductCampaign"):
     """The step's new price for every unit of the product."""
 
-    product_id = STR_ID
     steps = steps_of(NewPriceStep)
 
 
-class PercentageSingleProductBody(StairCampaign, schema_name="PercentageStairSingleProductCampaign"):
+class PercentageSingleProductBody(OnProduct, schema_name="PercentageStairSingleProductCampaign"):
     """The step's `percentage` off every unit of the product."""
 
-    product_id = STR_ID
     steps = steps_of(PercentageStep)
 
 
-class PercentageTagBody(StairCampaign, schema_name="PercentageStairTagCampaign"):
+class PercentageTagBody(OnTag, schema_name="PercentageStairTagCampaign"):
     """The step's `percentage` off every unit with the tag."""
 
-    tag = STR_ID
     steps = steps_of(PercentageStep)
 
 
-class AmountTagBody(StairCampaign, schema_name="AmountStairTagCampaign"):
+class AmountTagBody(OnTag, schema_name="AmountStairTagCampaign"):
     """The step's `amount_per_item` off every unit with the tag."""
 
-    tag = STR_ID
     steps = steps_of(AmountStep)
