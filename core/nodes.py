@@ -477,7 +477,8 @@ class OneOfBy(Node):
 
     An object naming no known choice is checked against ``common`` (the fields every choice has), and its key
     against the known names, so that it gets every error it would get anyway. The schema is a ``oneOf`` of the
-    choices (each a body, so a ``$ref``) with a ``discriminator`` on ``key``."""
+    choices (each a body, so a ``$ref`` to its component, whose ``key`` then lists the names that choose it) with a
+    ``discriminator`` on ``key``."""
 
     def __init__(self, key: str, choices: Mapping[str, Node], *, common: Node) -> None:
         self.key = key
@@ -497,6 +498,16 @@ class OneOfBy(Node):
 
     def json_schema(self, components: Components) -> Schema:
         refs = {name: node.json_schema(components) for name, node in self.choices.items()}
+        names_of: dict[str, list[str]] = {}
+        for name, ref in refs.items():
+            names_of.setdefault(ref["$ref"], []).append(name)
+        for target, names in names_of.items():
+            # Each choice's key takes only its own names, so that exactly one branch of the oneOf matches for a
+            # validator that does not read the discriminator too (the fields of the choices overlap). Under an
+            # allOf: drf-spectacular would make a named enum component of a bare ``enum``, one per choice.
+            properties = components.schemas[target.rsplit("/", 1)[-1]]["properties"]
+            key = properties[self.key]
+            properties[self.key] = {**key, "allOf": [*key.get("allOf", ()), {"enum": names}]}
         return {
             "oneOf": list({ref["$ref"]: ref for ref in refs.values()}.values()),
             "discriminator": {"propertyName": self.key, "mapping": {name: ref["$ref"] for name, ref in refs.items()}},

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import yaml
+from jsonschema import Draft4Validator
 
 from campaigns.pricing.registry import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES
 
@@ -144,14 +147,19 @@ def test_every_import_and_pos_operation_has_a_request_body_declared_field_by_fie
     assert sorted(NOT_YET_DECLARED - missing) == [], "declared now (or gone): take them out of NOT_YET_DECLARED"
 
 
+def items_of(schema: dict, route: str, key: str) -> dict:
+    schemas = schema["components"]["schemas"]
+    body = schema["paths"][route]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    return resolved(resolved(body, schemas)["properties"][key], schemas)["items"]
+
+
 def test_a_campaign_is_one_of_the_registered_types_by_its_type(schema):
     schemas = schema["components"]["schemas"]
     for route, key, registered in (
         ("/imports/discount_campaigns", "campaigns", CAMPAIGN_TYPES),
         ("/imports/product_rules", "product_rules", PRODUCT_RULE_TYPES),
     ):
-        body = schema["paths"][route]["post"]["requestBody"]["content"]["application/json"]["schema"]
-        item = resolved(resolved(body, schemas)["properties"][key], schemas)["items"]
+        item = items_of(schema, route, key)
         assert item["discriminator"]["propertyName"] == "type"
         assert set(item["discriminator"]["mapping"]) == set(registered)
         assert set(item["discriminator"]["mapping"].values()) == {branch["$ref"] for branch in item["oneOf"]}
@@ -159,3 +167,46 @@ def test_a_campaign_is_one_of_the_registered_types_by_its_type(schema):
             body_of_type = resolved(branch, schemas)
             assert {"id", "type", "name", "display_name"} <= set(body_of_type["properties"])
             assert "type" in body_of_type["required"]
+            codes = [code for code, ref in item["discriminator"]["mapping"].items() if ref == branch["$ref"]]
+            assert [part["enum"] for part in body_of_type["properties"]["type"]["allOf"] if "enum" in part] == [codes]
+
+
+def as_json_schema(value: Any) -> Any:
+    """OpenAPI 3.0 to JSON Schema draft 4 (whose boolean ``exclusiveMinimum`` 3.0 shares): ``nullable`` becomes a
+    null alternative."""
+    if isinstance(value, list):
+        return [as_json_schema(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    converted = {k: as_json_schema(v) for k, v in value.items() if k not in ("nullable", "discriminator")}
+    return {"anyOf": [converted, {"type": "null"}]} if value.get("nullable") else converted
+
+
+def test_every_request_example_matches_its_declared_schema(schema):
+    components = as_json_schema({"components": schema["components"]})
+    checked = 0
+    for (method, route), operation in body_operations(schema).items():
+        if (method, route) in NOT_YET_DECLARED:
+            continue
+        content = operation["requestBody"]["content"]["application/json"]
+        assert content.get("examples"), f"{method} {route}: no request example"
+        validator = Draft4Validator({**components, **as_json_schema(content["schema"])})
+        for name, example in content["examples"].items():
+            problems = [
+                f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(example["value"])
+            ]
+            assert problems == [], f"{method} {route} example {name!r}"
+            checked += 1
+    assert checked >= 10
+
+
+def test_a_campaign_matches_the_branch_of_its_type_only(schema):
+    """The types' fields overlap (this one has every field a new-price campaign requires): the branches' `type`
+    enums keep the oneOf exact for a validator that does not read the discriminator."""
+    item = items_of(schema, "/imports/discount_campaigns", "campaigns")
+    validator = Draft4Validator({**as_json_schema({"components": schema["components"]}), **as_json_schema(item)})
+    campaign = {"id": "c", "name": "n", "display_name": "d", "priority": 1, "product_id": "p", "count": 2}
+    campaign["percentage"] = 0.1
+
+    assert list(validator.iter_errors({**campaign, "type": "percentage_discount-count_or_more-single_product"})) == []
+    assert list(validator.iter_errors({**campaign, "type": "no_such_type"}))
