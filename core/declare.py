@@ -185,6 +185,30 @@ def components_of(bodies: Iterable[BodyMeta], *, suffix: str = "") -> dict[str, 
     return components.schemas
 
 
+class BodySchemaExtension(OpenApiSerializerExtension):
+    """drf-spectacular: a body class given as ``extend_schema(request=...)`` is a component like a serializer's,
+    named ``<schema_name>Request`` (``COMPONENT_SPLIT_REQUEST``); nested bodies become components of their own."""
+
+    target_class = Body
+    match_subclasses = True
+
+    def get_name(self, auto_schema: Any, direction: str) -> str:
+        return str(self.target.schema_name)
+
+    def map_serializer(self, auto_schema: Any, direction: str) -> Schema:
+        split = direction == "request" and spectacular_settings.COMPONENT_SPLIT_REQUEST
+        components = Components(suffix="Request" if split else "")
+        schema: Schema = self.target.object_schema(components)
+        for name, sub in components.schemas.items():
+            auto_schema.registry.register_on_missing(
+                ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=components.owners[name], schema=sub)
+            )
+        return schema
+
+
+# --- Additions for the import bodies (issue 13): model choices, and requests whose root is not an object ------
+
+
 class Choices(Enum):
     """An ``Enum`` of a model field's choices (``OrderState.choices``). Its schema carries the enum id
     drf-spectacular gives those choices, so a body and the model's serializers share one enum component instead
@@ -204,6 +228,11 @@ class Payload:
     node: ClassVar[Node]
     schema_name: ClassVar[str]
 
+    @classmethod
+    def object_schema(cls, components: Components) -> Schema:
+        """The node's schema, with the payload's description."""
+        return with_description(cls.node.json_schema(components), inspect.cleandoc(cls.__doc__ or ""))
+
 
 def payload(schema_name: str, node: Node, description: str) -> type[Payload]:
     """A named request body of any node (``extend_schema(request=payload("StateChanges", Arr(...), "..."))``);
@@ -211,42 +240,7 @@ def payload(schema_name: str, node: Node, description: str) -> type[Payload]:
     return type(schema_name, (Payload,), {"node": node, "schema_name": schema_name, "__doc__": description})
 
 
-class DeclaredSchemaExtension(OpenApiSerializerExtension):
-    """drf-spectacular: a declaration given as ``extend_schema(request=...)`` is a component like a serializer's,
-    named ``<schema_name>Request`` (``COMPONENT_SPLIT_REQUEST``); nested bodies become components of their own."""
+class PayloadSchemaExtension(BodySchemaExtension):
+    """drf-spectacular: a ``Payload`` given as ``extend_schema(request=...)``, as ``BodySchemaExtension``."""
 
-    match_subclasses = True
-
-    def get_name(self, auto_schema: Any, direction: str) -> str:
-        return str(self.target.schema_name)
-
-    def schema_of(self, components: Components) -> Schema:
-        raise NotImplementedError
-
-    def map_serializer(self, auto_schema: Any, direction: str) -> Schema:
-        split = direction == "request" and spectacular_settings.COMPONENT_SPLIT_REQUEST
-        components = Components(suffix="Request" if split else "")
-        schema = self.schema_of(components)
-        for name, sub in components.schemas.items():
-            auto_schema.registry.register_on_missing(
-                ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=components.owners[name], schema=sub)
-            )
-        return schema
-
-
-class BodySchemaExtension(DeclaredSchemaExtension):
-    """A body class: its fields."""
-
-    target_class = Body
-
-    def schema_of(self, components: Components) -> Schema:
-        return self.target.object_schema(components)  # type: ignore[no-any-return]
-
-
-class PayloadSchemaExtension(DeclaredSchemaExtension):
-    """A payload: its node's schema, with the payload's description."""
-
-    target_class = Payload
-
-    def schema_of(self, components: Components) -> Schema:
-        return with_description(self.target.node.json_schema(components), inspect.cleandoc(self.target.__doc__))
+    target_class = Payload  # type: ignore[assignment]  # a Payload is published as a Body is
