@@ -14,7 +14,7 @@ from django.conf import settings
 
 from campaigns.pricing.registry import CAMPAIGN, PRODUCT_RULE
 from core.declare import Body, payload
-from core.nodes import Arr, Components, Node, Obj, Report, Schema, join, nullable
+from core.nodes import Arr, Components, Node, Report, Schema, join, nullable
 from ledger.serializers import stock
 from orders.definitions import ExternalOrder, IncomingOrder, OutgoingOrderStateChange
 
@@ -30,10 +30,9 @@ class ImportedStockEvent(Node):
         return stock.IMPORTED_STOCK_EVENT.check(value, path, report)
 
     def json_schema(self, components: Components) -> Schema:
-        event: Obj = stock._EXTERNAL_RESET
-
         def build() -> Schema:
-            schema = event.json_schema(components)
+            # The ledger's event with every field and rule; here its ``type`` may be left out.
+            schema = stock._EXTERNAL_RESET.json_schema(components)
             schema["required"] = [name for name in schema["required"] if name != "type"]
             schema["properties"]["type"] = nullable({**schema["properties"]["type"], "default": "external_reset"})
             schema["description"] = "\n".join(
@@ -46,7 +45,7 @@ class ImportedStockEvent(Node):
             )
             return schema
 
-        return components.ref("ImportedStockEvent", ImportedStockEvent, build)
+        return components.ref("ImportedStockReset", ImportedStockEvent, build)
 
 
 IMPORTED_STOCK_EVENT = ImportedStockEvent()
