@@ -32,6 +32,18 @@ class Campaign(Body, schema_name="DiscountCampaign"):
     continue_evaluation = optional(Bool(), description="Units it discounts stay open for later campaigns.")
 
 
+class OnProduct(Body, schema_name="CampaignOnProduct"):
+    """The product a campaign looks at (the bases of a type's body give its fields in order)."""
+
+    product_id = STR_ID
+
+
+class OnTag(Body, schema_name="CampaignOnTag"):
+    """The tag a campaign looks at."""
+
+    tag = STR_ID
+
+
 class ProductRule(Body):
     """Spec: Product rule, the fields every type has; the type's own fields come with its `type`."""
 

@@ -19,7 +19,8 @@ from campaigns.pricing.base import (
     not_applied,
     to_decimal,
 )
-from campaigns.schema import COUNT, PERCENTAGE, STR_ID, Campaign
+from campaigns.schema import COUNT, PERCENTAGE, STR_ID, Campaign, OnProduct, OnTag
+from core.declare import Body
 from core.nodes import Arr
 
 
@@ -77,25 +78,30 @@ class Tag:
 # --- Import bodies of the family's type codes ---------------------------------------------------------
 
 
-class SingleProductBody(Campaign, schema_name="PercentageCountOrMoreSingleProductCampaign"):
-    """`percentage` off every unit of the product once at least `count` of them are in the basket."""
+class PercentageFromCount(Body, schema_name="PercentageFromCount"):
+    """`percentage` off every eligible unit once at least `count` of them are in the basket."""
 
-    product_id = STR_ID
     percentage = PERCENTAGE
     count = COUNT
 
 
-class MultipleProductsBody(Campaign, schema_name="PercentageCountOrMoreMultipleProductsCampaign"):
-    """`percentage` off every unit of the listed products once at least `count` of them are in the basket."""
+class OnProducts(Body, schema_name="CampaignOnProducts"):
+    """The products a campaign looks at."""
 
     product_ids = Arr(STR_ID, min_items=1, max_items=10_000)
-    percentage = PERCENTAGE
-    count = COUNT
 
 
-class TagBody(Campaign, schema_name="PercentageCountOrMoreTagCampaign"):
+class SingleProductBody(
+    Campaign, OnProduct, PercentageFromCount, schema_name="PercentageCountOrMoreSingleProductCampaign"
+):
+    """`percentage` off every unit of the product once at least `count` of them are in the basket."""
+
+
+class MultipleProductsBody(
+    Campaign, OnProducts, PercentageFromCount, schema_name="PercentageCountOrMoreMultipleProductsCampaign"
+):
+    """`percentage` off every unit of the listed products once at least `count` of them are in the basket."""
+
+
+class TagBody(Campaign, OnTag, PercentageFromCount, schema_name="PercentageCountOrMoreTagCampaign"):
     """`percentage` off every unit with the tag once at least `count` of them are in the basket."""
-
-    tag = STR_ID
-    percentage = PERCENTAGE
-    count = COUNT

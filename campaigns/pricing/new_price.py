@@ -22,7 +22,7 @@ from campaigns.pricing.base import (
     not_applied,
 )
 from campaigns.pricing.count_or_more import matcher
-from campaigns.schema import COUNT, STR_ID, Campaign, NewPrices
+from campaigns.schema import COUNT, Campaign, NewPrices, OnProduct
 
 NEW_PRICE_FIELDS = ("new_price_per_item", "new_price_per_item_if_cheaper")
 
@@ -76,10 +76,8 @@ class CountOrMoreSingleProduct(SingleProduct):
 # --- Import bodies of the family's type codes ---------------------------------------------------------
 
 
-class SingleProductBody(Campaign, NewPrices, schema_name="NewPriceSingleProductCampaign"):
+class SingleProductBody(Campaign, OnProduct, NewPrices, schema_name="NewPriceSingleProductCampaign"):
     """A new price for every unit of the product."""
-
-    product_id = STR_ID
 
 
 class CountOrMoreSingleProductBody(SingleProductBody, schema_name="NewPriceCountOrMoreSingleProductCampaign"):

@@ -23,7 +23,7 @@ from campaigns.pricing.base import (
 )
 from campaigns.pricing.count_or_more import matcher
 from campaigns.pricing.new_price import apply_new_price, new_price_value
-from campaigns.schema import PERCENTAGE, STR_ID, NewPrices, StairCampaign, Step
+from campaigns.schema import PERCENTAGE, NewPrices, OnProduct, OnTag, StairCampaign, Step
 from core.nodes import Arr, MarketPrice
 
 
@@ -109,33 +109,25 @@ def steps_of(step: type[Step]) -> Arr:
     return Arr(step, min_items=1, max_items=100)
 
 
-class OnProduct(StairCampaign, schema_name="ProductStairCampaign"):
-    product_id = STR_ID
-
-
-class OnTag(StairCampaign, schema_name="TagStairCampaign"):
-    tag = STR_ID
-
-
-class NewPriceSingleProductBody(OnProduct, schema_name="NewPriceStairSingleProductCampaign"):
+class NewPriceSingleProductBody(StairCampaign, OnProduct, schema_name="NewPriceStairSingleProductCampaign"):
     """The step's new price for every unit of the product."""
 
     steps = steps_of(NewPriceStep)
 
 
-class PercentageSingleProductBody(OnProduct, schema_name="PercentageStairSingleProductCampaign"):
+class PercentageSingleProductBody(StairCampaign, OnProduct, schema_name="PercentageStairSingleProductCampaign"):
     """The step's `percentage` off every unit of the product."""
 
     steps = steps_of(PercentageStep)
 
 
-class PercentageTagBody(OnTag, schema_name="PercentageStairTagCampaign"):
+class PercentageTagBody(StairCampaign, OnTag, schema_name="PercentageStairTagCampaign"):
     """The step's `percentage` off every unit with the tag."""
 
     steps = steps_of(PercentageStep)
 
 
-class AmountTagBody(OnTag, schema_name="AmountStairTagCampaign"):
+class AmountTagBody(StairCampaign, OnTag, schema_name="AmountStairTagCampaign"):
     """The step's `amount_per_item` off every unit with the tag."""
 
     steps = steps_of(AmountStep)
