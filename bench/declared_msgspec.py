@@ -1,4 +1,4 @@
-"""Prototype for bench/validation.py: the incoming order (orders.definitions.INCOMING_ORDER) as msgspec Structs.
+"""Prototype for bench/validation.py: the incoming order (orders.definitions.IncomingOrder) as msgspec Structs.
 
 Two ways in: ``msgspec.convert`` of the values core.jsonparse made, or ``msgspec.json.decode`` of the bytes
 (each item through ``msgspec.Raw``, so that one bad item refuses only itself). msgspec stops at the first

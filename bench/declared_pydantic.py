@@ -1,4 +1,4 @@
-"""Prototype for bench/validation.py: the incoming order (orders.definitions.INCOMING_ORDER) as pydantic v2 models.
+"""Prototype for bench/validation.py: the incoming order (orders.definitions.IncomingOrder) as pydantic v2 models.
 
 Fed the values core.jsonparse made (Decimal for fractions, int for whole numbers), with as much as possible left
 to pydantic-core (Rust), to give pydantic its best figure: strict models; strings by length and pattern; numbers

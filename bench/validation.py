@@ -5,8 +5,9 @@ Run: .venv/bin/python bench/validation.py [--rounds 15]  (no server or database 
 The same 100-order batch (3 line items each, as the bounded parser hands it over: Decimal fractions, int whole
 numbers), valid and with every tenth order broken, is checked order by order by:
 
-* the nodes as they are (``orders.definitions.INCOMING_ORDER``);
-* the same nodes declared as classes (``imports.bodies.IncomingOrder``, built with ``core.declare``);
+* the nodes as an ``Obj`` tree (``IncomingOrder.node``: what the hand-written ``INCOMING_ORDER`` was, and what
+  the class builds from its fields);
+* the declared body the import validates with (``orders.definitions.IncomingOrder``, built with ``core.declare``);
 * pydantic v2 models (``bench/declared_pydantic.py``): validation with the errors translated and the cleaned
   document dumped, and validation alone (the floor);
 * msgspec Structs (``bench/declared_msgspec.py``) by ``msgspec.convert`` of the parsed values;
@@ -54,9 +55,11 @@ from rest_framework.views import APIView  # noqa: E402
 from bench import declared_checkout, declared_msgspec, declared_pydantic  # noqa: E402
 from core import jsonparse  # noqa: E402
 from core.nodes import Report  # noqa: E402
-from imports.bodies import IncomingOrder, IncomingOrdersRequest  # noqa: E402
+from imports.bodies import IncomingOrdersRequest  # noqa: E402
 from ledger.definitions import Checkout, SaleReport  # noqa: E402
-from orders.definitions import INCOMING_ORDER  # noqa: E402
+from orders.definitions import IncomingOrder  # noqa: E402
+
+INCOMING_ORDER = IncomingOrder.node
 
 
 class DiscountSerializer(serializers.Serializer):
@@ -215,14 +218,14 @@ def drf(order: Any) -> tuple[Any, list[dict[str, str]]]:
 
 
 CANDIDATES: dict[str, Callable[[Any], Any]] = {
-    "nodes (orders.definitions)": nodes,
-    "declared nodes (core.declare)": declared,
+    "nodes (the Obj tree, IncomingOrder.node)": nodes,
+    "declared nodes (orders.definitions.IncomingOrder)": declared,
     "pydantic 2: validate+errors+dump": pydantic,
     "pydantic 2: validate only": declared_pydantic.validate_only,
     "msgspec: convert+to_builtins": declared_msgspec.check,
     "DRF serializers": drf,
 }
-BASE = "nodes (orders.definitions)"
+BASE = "nodes (the Obj tree, IncomingOrder.node)"
 
 
 def calibrate(run: Callable[[], Any], floor: float = 0.02) -> int:

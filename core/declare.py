@@ -27,6 +27,9 @@ The class is the body's one declaration:
 * it is the request schema: ``LineItem.json_schema(components)`` refers to the component it adds; the view says
   ``extend_schema(request=LineItem)`` and drf-spectacular publishes it (``BodySchemaExtension``), with a
   component per nested body, the class docstring and the rules' docstrings as descriptions.
+
+A request whose root is not an object (a bare array of items, an array or an object) is a ``Payload``:
+``payload("StateChanges", Arr(StateChange), "...")`` names a node so that it is published the same way.
 """
 
 from __future__ import annotations
@@ -37,11 +40,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
-from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.plumbing import ResolvedComponent, list_hash
 from drf_spectacular.settings import spectacular_settings
 
 from core.errors import InvalidInput
-from core.nodes import INVALID, Components, Node, Obj, Report, Schema, with_description
+from core.nodes import INVALID, Components, Enum, Node, Obj, Report, Schema, with_description
 
 RuleFunction = Callable[[dict[str, Any], str, Report], None]
 
@@ -253,3 +256,43 @@ class OneOrManySchemaExtension(BodySchemaExtension):
     """drf-spectacular: a ``OneOrMany`` given as ``extend_schema(request=...)``, as ``BodySchemaExtension``."""
 
     target_class = OneOrMany
+
+
+# --- Additions for the import bodies (issue 13): model choices, and requests whose root is not an object ------
+
+
+class Choices(Enum):
+    """An ``Enum`` of a model field's choices (``OrderState.choices``). Its schema carries the enum id
+    drf-spectacular gives those choices, so a body and the model's serializers share one enum component instead
+    of two of one name (a warning, and a name made of a hash)."""
+
+    def __init__(self, choices: Iterable[tuple[str, str]], *, hints: dict[str, str] | None = None) -> None:
+        self.choices = [(value, label) for value, label in choices if value not in ("", None)]
+        super().__init__([value for value, _ in self.choices], hints=hints)
+
+    def json_schema(self, components: Components) -> Schema:
+        return {**super().json_schema(components), "x-spec-enum-id": list_hash(self.choices)}
+
+
+class Payload:
+    """A request body whose root is a node other than an object (made by ``payload``): published like a body."""
+
+    node: ClassVar[Node]
+    schema_name: ClassVar[str]
+
+    @classmethod
+    def object_schema(cls, components: Components) -> Schema:
+        """The node's schema, with the payload's description."""
+        return with_description(cls.node.json_schema(components), inspect.cleandoc(cls.__doc__ or ""))
+
+
+def payload(schema_name: str, node: Node, description: str) -> type[Payload]:
+    """A named request body of any node (``extend_schema(request=payload("StateChanges", Arr(...), "..."))``);
+    the description says why its root is what it is."""
+    return type(schema_name, (Payload,), {"node": node, "schema_name": schema_name, "__doc__": description})
+
+
+class PayloadSchemaExtension(BodySchemaExtension):
+    """drf-spectacular: a ``Payload`` given as ``extend_schema(request=...)``, as ``BodySchemaExtension``."""
+
+    target_class = Payload  # a Payload is published as a Body is

@@ -15,7 +15,7 @@ The input is what ``core.jsonparse`` made of the bytes: fractions are ``Decimal`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cache
@@ -503,6 +503,48 @@ class Obj(Node):
         if described:
             out["description"] = "\n".join(f"- {text}" for text in described)
         return out
+
+
+class OneOfBy(Node):
+    """An object whose ``key`` names the node that checks it (a campaign's ``type`` picks its type's body).
+
+    An object naming no known choice is checked against ``common`` (the fields every choice has), and its key
+    against the known names, so that it gets every error it would get anyway. The schema is a ``oneOf`` of the
+    choices (each a body, so a ``$ref`` to its component, whose ``key`` then lists the names that choose it) with a
+    ``discriminator`` on ``key``."""
+
+    def __init__(self, key: str, choices: Mapping[str, Node], *, common: Node) -> None:
+        self.key = key
+        self.choices = choices
+        self.common = common
+        self.names = Enum(choices)
+
+    def check(self, value: Any, path: str, report: Report) -> Any:
+        name = value.get(self.key) if isinstance(value, dict) else None
+        chosen = self.choices.get(name) if isinstance(name, str) else None
+        if chosen is not None:
+            return chosen.check(value, path, report)
+        self.common.check(value, path, report)
+        if isinstance(name, str):
+            self.names.check(name, join(path, self.key), report)
+        return INVALID
+
+    def json_schema(self, components: Components) -> Schema:
+        refs = {name: node.json_schema(components) for name, node in self.choices.items()}
+        names_of: dict[str, list[str]] = {}
+        for name, ref in refs.items():
+            names_of.setdefault(ref["$ref"], []).append(name)
+        for target, names in names_of.items():
+            # Each choice's key takes only its own names, so that exactly one branch of the oneOf matches for a
+            # validator that does not read the discriminator too (the fields of the choices overlap). Under an
+            # allOf: drf-spectacular would make a named enum component of a bare ``enum``, one per choice.
+            properties = components.schemas[target.rsplit("/", 1)[-1]]["properties"]
+            key = properties[self.key]
+            properties[self.key] = {**key, "allOf": [*key.get("allOf", ()), {"enum": names}]}
+        return {
+            "oneOf": list({ref["$ref"]: ref for ref in refs.values()}.values()),
+            "discriminator": {"propertyName": self.key, "mapping": {name: ref["$ref"] for name, ref in refs.items()}},
+        }
 
 
 def nullable(schema: Schema) -> Schema:

@@ -30,9 +30,8 @@ from campaigns import services as campaign_services
 from campaigns.pricing import registry as campaign_types
 from core.errors import ServiceError
 from core.nodes import INVALID, Node, Report
-from imports import tasks
+from imports import bodies, tasks
 from imports.models import ImportItem, ImportKind, ImportStatus
-from ledger.serializers.stock import IMPORTED_STOCK_EVENT
 from ledger.services import stock as stock_services
 from orders import definitions
 from orders import selectors as order_selectors
@@ -210,8 +209,8 @@ def _queue(rows: list[ImportItem], account: Account) -> None:
 # --- Orders ------------------------------------------------------------------------------------------
 
 ORDER_KINDS: dict[str, tuple[Node, str]] = {
-    ImportKind.INCOMING_ORDER: (definitions.INCOMING_ORDER, "order"),
-    ImportKind.EXTERNAL_ORDER: (definitions.EXTERNAL_ORDER, "external order"),
+    ImportKind.INCOMING_ORDER: (definitions.IncomingOrder, "order"),
+    ImportKind.EXTERNAL_ORDER: (definitions.ExternalOrder, "external order"),
 }
 
 
@@ -277,7 +276,7 @@ def queue_outgoing_order_state_changes(
     """Spec: Endpoints A, outgoing order state changes. Applied in order when materialised."""
     checked = _check_all(
         changes,
-        definitions.OUTGOING_ORDER_STATE_CHANGE.check,
+        definitions.OutgoingOrderStateChange.check,
         id_field="order_identifier",
         unique=False,
         refused=refused,
@@ -426,7 +425,9 @@ def import_stock_events(
 ) -> Outcome:
     """Spec: Stock event, type ``external_reset``. Valid events are applied in the request, in the order
     posted (not queued: a reset is cheap and the sender wants its effect now); the rest are reported."""
-    checked = _check_all(events, IMPORTED_STOCK_EVENT.check, id_field="product_id", unique=False, refused=refused)
+    checked = _check_all(
+        events, bodies.IMPORTED_STOCK_EVENT.check, id_field="product_id", unique=False, refused=refused
+    )
     valid = [c for c in checked if c.ok]
     moves, errors = stock_services.moves_from(
         account=account, events=[c.cleaned for c in valid], paths=["" for _ in valid]

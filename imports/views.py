@@ -22,8 +22,9 @@ from accounts.api_common import read_json, read_json_body
 from accounts.authentication import ApiKeyAuthentication, ApiPrincipal, HasImportsScope
 from accounts.models import Market, StockLocation
 from core import jsonparse
-from core.errors import PayloadTooLarge, ServiceError
-from imports import docs, services
+from core.errors import InvalidInput, PayloadTooLarge, ServiceError
+from core.nodes import Report
+from imports import bodies, docs, services
 from imports.models import ImportKind
 
 STATUS_CODES = {"OK": 200, "PARTIAL": 207, "ERROR": 400}
@@ -86,6 +87,7 @@ class ImportView(APIView):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasImportsScope]
     parser_classes: list[type] = []  # the body is read by read_json_body, with its own limits
+    schema = docs.ImportSchema()
 
     def body(self, request: Request) -> jsonparse.Parsed:
         return read_json(request)
@@ -119,12 +121,10 @@ class ImportView(APIView):
             request.META.get("HTTP_TRANSFER_ENCODING")
         )
         if has_body:
-            body = read_json_body(request)
-            listed = body.get("ids") if isinstance(body, dict) else body
-            if not isinstance(listed, list) or not all(isinstance(i, str) and i.strip() for i in listed):
-                raise ServiceError(
-                    'The body must be an array of id strings or {"ids": [...]}', field="ids", code="invalid_type"
-                )
+            report = Report()
+            listed = bodies.DELETION_IDS.check(read_json_body(request), "", report)
+            if report.errors:
+                raise InvalidInput(report.errors, message=report.errors[0]["message"])
             ids.extend(listed)
         if not ids:
             raise ServiceError("Name the ids to delete in ?ids=a,b or in the body", field="ids", code="required")

@@ -1,25 +1,41 @@
-"""Order bodies as validation schemas, declared once for every door orders come in by: the import endpoints
-(spec: Incoming order, External order, Basket, LineItem, Discount, Payment, Shipping, Outgoing order state
-change) and the POS order endpoints (spec: Order, general model; Order state; Cashier). The nodes come from
-``core.nodes``; the basket of an order a shop places is the ledger's ``SALE_SUMMARY`` node, because it carries
-the full sale.summary shape, and the Cashier is the ledger's.
+"""The order bodies, declared once (``core.declare``) for every door orders come in by: each class validates
+(cleaned value, every error with its field path and code, unknown fields as warnings) and is the request schema
+``/api/schema/`` publishes.
+
+* the import endpoints (spec: Incoming order, External order, Basket, LineItem, Discount, Customer, Payment,
+  Shipping, Outgoing order state change); ``imports.bodies`` wraps them in the requests' envelopes;
+* the POS order endpoints (spec: Order, general model; Order states; Cashier). The basket of an order a shop
+  places is the ledger's ``SALE_SUMMARY`` node, because it carries the full sale.summary shape, and the Cashier
+  is the ledger's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from core.nodes import Arr, Currency, Enum, Int, L10nString, Node, Num, Obj, Report, Str, Url, join
+from core.declare import Body, Choices, Field, optional, rule
+from core.nodes import Arr, Components, Currency, Enum, Int, L10nString, Node, Num, Report, Schema, Str, Url, join
 from ledger import definitions as ledger_definitions
 from orders.models import OrderState
+
+MAX_LINE_ITEMS = 1000
+MAX_DISCOUNTS = 100
+
+LINE_ITEM_DISCOUNT_TYPES = ("amount", "amount_per_item", "percentage", "new_price", "new_price_per_item")
+BASKET_DISCOUNT_TYPES = ("amount", "percentage", "new_price")
+PER_ITEM_ONLY = {
+    t: f"'{t}' is only allowed on line items, not on the basket" for t in ("amount_per_item", "new_price_per_item")
+}
 
 STOCK_LOCATION_IDENTIFIER = Str(max_length=64)
 
 
-def shipping_needs_payment(obj: dict[str, Any], path: str, report: Report) -> None:
-    """Spec: shipping is "meaningful only together with payment". Decided: refused, so that an integrator (or a
-    shop) learns of it instead of seeing the order handled as Reserve & Collect."""
-    if "shipping" in obj and "payment" not in obj:
+@rule
+def shipping_needs_payment(order: dict[str, Any], path: str, report: Report) -> None:
+    """`shipping` requires `payment`: a Ship from Store order is pre-paid."""
+    # Spec: shipping is "meaningful only together with payment". Decided: refused, so that an integrator (or a
+    # shop) learns of it instead of seeing the order handled as Reserve & Collect.
+    if "shipping" in order and "payment" not in order:
         report.error(
             join(path, "shipping"),
             "shipping requires payment (a Ship from Store order is pre-paid); "
@@ -30,132 +46,121 @@ def shipping_needs_payment(obj: dict[str, Any], path: str, report: Report) -> No
 
 # --- Imported orders (spec: Incoming order, External order, Basket, LineItem, Discount, Payment, Shipping) ---
 
-MAX_LINE_ITEMS = 1000
-MAX_DISCOUNTS = 100
 
-# --- Orders (spec: Incoming order, External order, Basket, LineItem, Discount, Payment, Shipping) -----
+class LineItemDiscount(Body, schema_name="OrderLineItemDiscount"):
+    """Spec: Discount, on a line item."""
 
-LINE_ITEM_DISCOUNT_TYPES = ("amount", "amount_per_item", "percentage", "new_price", "new_price_per_item")
-BASKET_DISCOUNT_TYPES = ("amount", "percentage", "new_price")
+    name = Str()
+    type = Enum(LINE_ITEM_DISCOUNT_TYPES)
+    amount = Field(Num(minimum=0), description="An amount, a new price, or for `percentage` a fraction (0.1 = 10%).")
 
-
-def _percentage_between_0_and_1(obj: dict[str, Any], path: str, report: Report) -> None:
-    if obj.get("type") == "percentage" and not 0 <= obj["amount"] <= 1:
-        report.error(join(path, "amount"), "a percentage discount must be between 0 and 1", "out_of_range")
-
-
-def _discount(types: tuple[str, ...], hints: dict[str, str] | None = None) -> Obj:
-    return Obj(
-        {
-            "name": Str(),
-            "type": Enum(types, hints=hints),
-            "amount": Num(minimum=0),
-        },
-        required=("name", "type", "amount"),
-        rules=(_percentage_between_0_and_1,),
-    )
+    @rule
+    def percentage_between_0_and_1(discount: dict[str, Any], path: str, report: Report) -> None:
+        """A `percentage` discount's `amount` lies between 0 and 1."""
+        if discount.get("type") == "percentage" and not 0 <= discount["amount"] <= 1:
+            report.error(join(path, "amount"), "a percentage discount must be between 0 and 1", "out_of_range")
 
 
-LINE_ITEM_DISCOUNT = _discount(LINE_ITEM_DISCOUNT_TYPES)
-BASKET_DISCOUNT = _discount(
-    BASKET_DISCOUNT_TYPES,
-    hints={
-        t: f"'{t}' is only allowed on line items, not on the basket" for t in ("amount_per_item", "new_price_per_item")
-    },
-)
+class BasketDiscount(LineItemDiscount, schema_name="OrderBasketDiscount"):
+    """Spec: Discount, on the whole basket (no per-item types)."""
 
-LINE_ITEM = Obj(
-    {
-        "product_identifier": Str(),
-        "variant_identifier": Str(),
-        "barcode": Str(),
-        "image_url": Url(),
-        "name": Str(max_length=1000),
-        "quantity": Int(minimum=1),
-        "price": Num(positive=True),
-        "discounts": Arr(LINE_ITEM_DISCOUNT, max_items=MAX_DISCOUNTS),
-    },
-    required=("product_identifier", "name", "quantity", "price"),
-)
-
-BASKET = Obj(
-    {
-        "currency": Currency(),
-        "line_items": Arr(LINE_ITEM, min_items=1, max_items=MAX_LINE_ITEMS),
-        "discounts": Arr(BASKET_DISCOUNT, max_items=MAX_DISCOUNTS),
-    },
-    required=("currency", "line_items"),
-)
-
-INCOMING_CUSTOMER = Obj(
-    {
-        "customer_identifier": Str(),
-        "name": Str(max_length=1000),
-        "phone_number": Str(max_length=64),
-        "email": Str(max_length=320),
-    }
-)
-
-EXTERNAL_CUSTOMER = Obj(
-    {"customer_identifier": Str(), "name": Str(max_length=1000)},
-    required=("customer_identifier",),
-)
-
-PAYMENT = Obj({"reference": Str(max_length=1000)}, required=("reference",))
-
-SHIPPING_ADDRESS = Obj(
-    {
-        "street": Str(max_length=1000, allow_blank=True),
-        "city": Str(allow_blank=True),
-        "postal_code": Str(max_length=32, allow_blank=True),
-        # The general order model adds these; accepted on import so nothing the integrator sends is lost.
-        "name": Str(max_length=1000, allow_blank=True),
-        "country": Str(allow_blank=True),
-        "country_code": Str(max_length=2, allow_blank=True),
-    }
-)
-
-SHIPPING = Obj(
-    {
-        "address": SHIPPING_ADDRESS,
-        "method_id": Str(),
-        "method_title": L10nString(),
-        "method_subtitle": L10nString(),
-    }
-)
+    type = Enum(BASKET_DISCOUNT_TYPES, hints=PER_ITEM_ONLY)
 
 
-ORDER_IDENTIFIER = Str()
+class LineItem(Body, schema_name="OrderLineItem"):
+    """Spec: LineItem."""
 
-INCOMING_ORDER = Obj(
-    {
-        "order_identifier": ORDER_IDENTIFIER,
-        "basket": BASKET,
-        "customer": INCOMING_CUSTOMER,
-        "payment": PAYMENT,
-        "shipping": SHIPPING,
-    },
-    required=("order_identifier", "basket"),
-    rules=(shipping_needs_payment,),
-)
+    product_identifier = Str()
+    variant_identifier = optional(Str())
+    barcode = optional(Str())
+    image_url = optional(Url())
+    name = Str(max_length=1000)
+    quantity = Int(minimum=1)
+    price = Field(Num(positive=True), description="The unit price, VAT included, before the discounts.")
+    discounts = optional(Arr(LineItemDiscount, max_items=MAX_DISCOUNTS))
 
-EXTERNAL_ORDER = Obj(
-    {"order_identifier": ORDER_IDENTIFIER, "basket": BASKET, "customer": EXTERNAL_CUSTOMER},
-    required=("order_identifier", "basket"),
-)
+
+class Basket(Body, schema_name="OrderBasket"):
+    """Spec: Basket."""
+
+    currency = Currency()
+    line_items = Arr(LineItem, min_items=1, max_items=MAX_LINE_ITEMS)
+    discounts = optional(Arr(BasketDiscount, max_items=MAX_DISCOUNTS))
+
+
+class IncomingCustomer(Body, schema_name="IncomingOrderCustomer"):
+    """Spec: Incoming order, customer."""
+
+    customer_identifier = optional(Str())
+    name = optional(Str(max_length=1000))
+    phone_number = optional(Str(max_length=64))
+    email = optional(Str(max_length=320))
+
+
+class ExternalCustomer(Body, schema_name="ExternalOrderCustomer"):
+    """Spec: External order, customer."""
+
+    customer_identifier = Str()
+    name = optional(Str(max_length=1000))
+
+
+class Payment(Body, schema_name="OrderPayment"):
+    """Spec: Payment. Its presence makes a Ship from Store order pre-paid."""
+
+    reference = Str(max_length=1000)
+
+
+class ShippingAddress(Body, schema_name="OrderShippingAddress"):
+    """Spec: Shipping, address. `name`, `country` and `country_code` come from the general order model (accepted
+    on import so that nothing the integrator sends is lost)."""
+
+    street = optional(Str(max_length=1000, allow_blank=True))
+    city = optional(Str(allow_blank=True))
+    postal_code = optional(Str(max_length=32, allow_blank=True))
+    name = optional(Str(max_length=1000, allow_blank=True))
+    country = optional(Str(allow_blank=True))
+    country_code = optional(Str(max_length=2, allow_blank=True))
+
+
+class Shipping(Body, schema_name="OrderShipping"):
+    """Spec: Shipping."""
+
+    address = optional(ShippingAddress)
+    method_id = optional(Str())
+    method_title = optional(L10nString())
+    method_subtitle = optional(L10nString())
+
+
+class IncomingOrder(Body):
+    """Spec: Incoming order. `order_identifier` is unique per stock location."""
+
+    order_identifier = Str()
+    basket = Basket
+    customer = optional(IncomingCustomer)
+    payment = optional(Payment)
+    shipping = optional(Shipping)
+    shipping_needs_payment = shipping_needs_payment
+
+
+class ExternalOrder(Body):
+    """Spec: External order."""
+
+    order_identifier = Str()
+    basket = Basket
+    customer = optional(ExternalCustomer)
+
 
 # --- Outgoing order state change (spec: Outgoing order state change, Cashier) ---------------------------
 
-OUTGOING_ORDER_STATE_CHANGE = Obj(
-    {
-        "stock_location": Str(max_length=64),
-        "order_identifier": ORDER_IDENTIFIER,
-        "state": Enum(OrderState.values),
-        "comment": Str(max_length=10_000, allow_blank=True),
-        "cashier": ledger_definitions.CASHIER,
-    },
-    required=("stock_location", "order_identifier", "state"),
-)
+
+class OutgoingOrderStateChange(Body):
+    """Spec: Outgoing order state change: an integrator moves an order this service placed with it."""
+
+    stock_location = STOCK_LOCATION_IDENTIFIER
+    order_identifier = Str()
+    state = Choices(OrderState.choices)
+    comment = optional(Str(max_length=10_000, allow_blank=True))
+    cashier = optional(ledger_definitions.CASHIER)
 
 
 # --- Orders placed by shops (the POS order endpoints) ------------------------------------------------------
@@ -173,47 +178,47 @@ class CashierOrIdentifier(Node):
             return ledger_definitions.CASHIER.check(value, path, report)
         return self.wrong_type("a Cashier object or a cashier identifier", value, path, report)
 
-
-INCOMING_ORDER_STATE_CHANGE = Obj(
-    {
-        "state": Enum(OrderState.values),
-        "comment": Str(max_length=10_000, allow_blank=True),
-        "cashier": CashierOrIdentifier(),
-    },
-    required=("state",),
-)
-
-# Spec, "Shipping (incoming order)" in its general-order-model form: the address is required there and the
-# method texts are plain strings, since the receiving shop shows them as they are.
-ORDER_SHIPPING = Obj(
-    {
-        "address": SHIPPING_ADDRESS,
-        "method_id": Str(),
-        "method_title": Str(max_length=1000),
-        "method_subtitle": Str(max_length=1000),
-    },
-    required=("address",),
-)
+    def json_schema(self, components: Components) -> Schema:
+        return {
+            "oneOf": [self.identifier.json_schema(components), ledger_definitions.CASHIER.json_schema(components)],
+            "description": "A Cashier object, or the identifier of a cashier of the account.",
+        }
 
 
-ORDER = Obj(
-    {
-        "order_identifier": ORDER_IDENTIFIER,
-        "basket": ledger_definitions.SALE_SUMMARY,
-        "customer": INCOMING_CUSTOMER,
-        "payment": PAYMENT,
-        "shipping": ORDER_SHIPPING,
-    },
-    required=("order_identifier", "basket"),
-    rules=(shipping_needs_payment,),
-)
+class IncomingOrderStateChange(Body, schema_name="PosIncomingOrderStateChange"):
+    """Spec: Order states: a shop moves one of its incoming orders."""
 
-OUTGOING_ORDER = Obj(
-    {
-        "stock_location": STOCK_LOCATION_IDENTIFIER,
-        # A stock location identifier of the account, or "external" for the integrated external system.
-        "destination": STOCK_LOCATION_IDENTIFIER,
-        "order": ORDER,
-    },
-    required=("stock_location", "destination", "order"),
-)
+    state = Choices(OrderState.choices)
+    comment = optional(Str(max_length=10_000, allow_blank=True))
+    cashier = optional(CashierOrIdentifier())
+
+
+class OrderShipping(Shipping, schema_name="PosOrderShipping"):
+    """Spec: Shipping (incoming order), in its general-order-model form: the address is required and the method
+    texts are plain strings, since the receiving shop shows them as they are."""
+
+    address = Field(ShippingAddress)
+    method_title = optional(Str(max_length=1000))
+    method_subtitle = optional(Str(max_length=1000))
+
+
+class Order(Body, schema_name="PosOrder"):
+    """Spec: Order, general model; the basket is the full sale.summary shape."""
+
+    order_identifier = Str()
+    basket = ledger_definitions.SALE_SUMMARY
+    customer = optional(IncomingCustomer)
+    payment = optional(Payment)
+    shipping = optional(OrderShipping)
+    shipping_needs_payment = shipping_needs_payment
+
+
+class OutgoingOrder(Body, schema_name="PosOutgoingOrder"):
+    """An order a shop places, with another shop of the account or with the external system."""
+
+    stock_location = STOCK_LOCATION_IDENTIFIER
+    destination = Field(
+        STOCK_LOCATION_IDENTIFIER,
+        description="A stock location identifier of the account, or `external` for the integrated external system.",
+    )
+    order = Order

@@ -1,8 +1,8 @@
 """The POS API of orders (``/api/v1/pos/...``, keys with the ``pos`` scope): a shop moves its incoming orders
 and places outgoing orders (spec: Order, general model; Order states; Cashier; Events).
 
-Each view reads the body, validates it with ``orders.definitions``, calls one service and answers the order
-as the back-office API shows it.
+Each view reads the body, validates it with its declared body in ``orders.definitions`` (which is also the
+request schema published), calls one service and answers the order as the back-office API shows it.
 """
 
 from __future__ import annotations
@@ -17,20 +17,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.api_common import PosView
-from core.errors import InvalidInput, ServiceError
-from core.nodes import Node, Report
+from core.declare import BodyMeta
+from core.errors import ServiceError
 from orders import definitions, selectors, services
 from orders.serializers import IncomingOrderOutputSerializer, OutgoingOrderOutputSerializer
 
 
-def validated(node: Node, body: Any) -> dict[str, Any]:
+def validated(declared: BodyMeta, body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ServiceError("The body must be a JSON object", field="body", code="invalid_type")
-    report = Report()
-    cleaned = node.check(body, "", report)
-    if report.errors:
-        raise InvalidInput(report.errors)
-    return cleaned  # type: ignore[no-any-return]
+    return declared.validated(body)  # type: ignore[no-any-return]
 
 
 # --- OpenAPI ------------------------------------------------------------------------------------------------
@@ -121,7 +117,7 @@ STATE_CHANGE_DOCS: dict[str, Any] = {
     ),
     "tags": ["pos"],
     "parameters": [*PATH_PARAMETERS, *AUTH_PARAMETERS],
-    "request": {"application/json": OpenApiTypes.OBJECT},
+    "request": {"application/json": definitions.IncomingOrderStateChange},
     "responses": {
         200: IncomingOrderOutputSerializer,
         400: OpenApiResponse(OpenApiTypes.OBJECT, description="Invalid body or unknown cashier."),
@@ -209,7 +205,7 @@ OUTGOING_ORDER_DOCS: dict[str, Any] = {
     ),
     "tags": ["pos"],
     "parameters": AUTH_PARAMETERS,
-    "request": {"application/json": OpenApiTypes.OBJECT},
+    "request": {"application/json": definitions.OutgoingOrder},
     "responses": {
         201: OutgoingOrderOutputSerializer,
         400: OpenApiResponse(OpenApiTypes.OBJECT, description="Invalid body or unknown stock location."),
@@ -274,7 +270,7 @@ class IncomingOrderStateView(PosView):
 
     @extend_schema(**STATE_CHANGE_DOCS)
     def post(self, request: Request, stock_location: str, order_identifier: str) -> Response:
-        change = validated(definitions.INCOMING_ORDER_STATE_CHANGE, self.body())
+        change = validated(definitions.IncomingOrderStateChange, self.body())
         order = services.change_incoming_order_state_at(
             account=self.account,
             stock_location_identifier=stock_location,
@@ -292,7 +288,7 @@ class OutgoingOrdersView(PosView):
 
     @extend_schema(**OUTGOING_ORDER_DOCS)
     def post(self, request: Request) -> Response:
-        body = validated(definitions.OUTGOING_ORDER, self.body())
+        body = validated(definitions.OutgoingOrder, self.body())
         order = services.place_outgoing_order(
             account=self.account,
             stock_location_identifier=body["stock_location"],

@@ -19,7 +19,8 @@ from campaigns.pricing.base import (
     not_applied,
     to_decimal,
 )
-from campaigns.schema import COUNT, PERCENTAGE, STR_ID, campaign
+from campaigns.schema import COUNT, PERCENTAGE, STR_ID, Campaign, OnProduct, OnTag
+from core.declare import Body
 from core.nodes import Arr
 
 
@@ -74,15 +75,33 @@ class Tag:
         return apply_percentage(campaign, basket, count=int(campaign.definition["count"]))
 
 
-# --- Import schemas of the family's type codes --------------------------------------------------------
+# --- Import bodies of the family's type codes ---------------------------------------------------------
 
-SINGLE_PRODUCT_SCHEMA = campaign(
-    {"product_id": STR_ID, "percentage": PERCENTAGE, "count": COUNT}, required=("product_id", "percentage", "count")
-)
-MULTIPLE_PRODUCTS_SCHEMA = campaign(
-    {"product_ids": Arr(STR_ID, min_items=1, max_items=10_000), "percentage": PERCENTAGE, "count": COUNT},
-    required=("product_ids", "percentage", "count"),
-)
-TAG_SCHEMA = campaign(
-    {"tag": STR_ID, "percentage": PERCENTAGE, "count": COUNT}, required=("tag", "percentage", "count")
-)
+
+class PercentageFromCount(Body, schema_name="PercentageFromCount"):
+    """`percentage` off every eligible unit once at least `count` of them are in the basket."""
+
+    percentage = PERCENTAGE
+    count = COUNT
+
+
+class OnProducts(Body, schema_name="CampaignOnProducts"):
+    """The products a campaign looks at."""
+
+    product_ids = Arr(STR_ID, min_items=1, max_items=10_000)
+
+
+class SingleProductBody(
+    Campaign, OnProduct, PercentageFromCount, schema_name="PercentageCountOrMoreSingleProductCampaign"
+):
+    """`percentage` off every unit of the product once at least `count` of them are in the basket."""
+
+
+class MultipleProductsBody(
+    Campaign, OnProducts, PercentageFromCount, schema_name="PercentageCountOrMoreMultipleProductsCampaign"
+):
+    """`percentage` off every unit of the listed products once at least `count` of them are in the basket."""
+
+
+class TagBody(Campaign, OnTag, PercentageFromCount, schema_name="PercentageCountOrMoreTagCampaign"):
+    """`percentage` off every unit with the tag once at least `count` of them are in the basket."""

@@ -316,7 +316,7 @@ def _deposits(
         rules = {rule.rule_id: rule for tag in state.line.tags for rule in compiled.rules_by_tag.get(tag, ())}
         for rule in sorted(rules.values(), key=lambda r: r.rule_id):
             sink: list[dict[str, str]] = []
-            added = PRODUCT_RULE_TYPES[rule.type].lines_for(rule, state.line, market, sink)
+            added = PRODUCT_RULE_TYPES[rule.type].family.lines_for(rule, state.line, market, sink)
             if sink and rule.rule_id not in warned:
                 warned.add(rule.rule_id)
                 warnings.extend(sink)

@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from campaigns.pricing.base import Basket, CompiledCampaign, Outcome, market_price
-from campaigns.schema import campaign
+from campaigns.schema import Campaign
 from core.nodes import MarketPrice
 
 
@@ -49,4 +49,7 @@ class FreeShipping:
         return Outcome(True, "applied", changes) if changes else Outcome(False, "not cheaper")
 
 
-SCHEMA = campaign({"amount_condition": MarketPrice()}, required=("amount_condition",))
+class FreeShippingBody(Campaign, schema_name="FreeShippingByAmountCampaign"):
+    """Free shipping once the goods, after the earlier campaigns, cost at least `amount_condition`."""
+
+    amount_condition = MarketPrice()

@@ -22,8 +22,7 @@ from campaigns.pricing.base import (
     not_applied,
 )
 from campaigns.pricing.count_or_more import matcher
-from campaigns.schema import COUNT, ONE_NEW_PRICE, STR_ID, campaign
-from campaigns.schema import NEW_PRICE_FIELDS as NEW_PRICE_NODES
+from campaigns.schema import COUNT, Campaign, NewPrices, OnProduct
 
 NEW_PRICE_FIELDS = ("new_price_per_item", "new_price_per_item_if_cheaper")
 
@@ -74,11 +73,14 @@ class CountOrMoreSingleProduct(SingleProduct):
         return apply_counted(campaign, basket, count=int(campaign.definition["count"]))
 
 
-# --- Import schemas of the family's type codes --------------------------------------------------------
+# --- Import bodies of the family's type codes ---------------------------------------------------------
 
-SINGLE_PRODUCT_SCHEMA = campaign(
-    {"product_id": STR_ID, **NEW_PRICE_NODES}, required=("product_id",), rules=(ONE_NEW_PRICE,)
-)
-COUNT_OR_MORE_SINGLE_PRODUCT_SCHEMA = campaign(
-    {"product_id": STR_ID, "count": COUNT, **NEW_PRICE_NODES}, required=("product_id", "count"), rules=(ONE_NEW_PRICE,)
-)
+
+class SingleProductBody(Campaign, OnProduct, NewPrices, schema_name="NewPriceSingleProductCampaign"):
+    """A new price for every unit of the product."""
+
+
+class CountOrMoreSingleProductBody(SingleProductBody, schema_name="NewPriceCountOrMoreSingleProductCampaign"):
+    """A new price for every unit of the product once at least `count` of them are in the basket."""
+
+    count = COUNT

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from campaigns.pricing.base import PricingLine, market_price
-from core.nodes import Enum, L10nString, MarketPrice, Obj, Str
+from campaigns.schema import ProductRule
+from core.declare import optional
+from core.nodes import MarketPrice, Str
 
 
 @dataclass(frozen=True)
@@ -79,17 +81,12 @@ class ContainerDeposit:
         )
 
 
-# --- Import schema (spec: Product rule) -----------------------------------------------------------------
+# --- Import body (spec: Product rule) -------------------------------------------------------------------
 
-SCHEMA = Obj(
-    {
-        "id": Str(),
-        "type": Enum(("container_deposit",)),
-        "name": Str(max_length=1000),
-        "display_name": L10nString(),
-        "tag": Str(),
-        "product_group": Str(),
-        "price": MarketPrice(),
-    },
-    required=("id", "type", "name", "display_name", "tag", "price"),
-)
+
+class ContainerDepositBody(ProductRule, schema_name="ContainerDepositRule"):
+    """A deposit line for each line whose product carries `tag`: `price` per unit, for the market."""
+
+    tag = Str()
+    product_group = optional(Str(), description="The deposit line's product group.")
+    price = MarketPrice()

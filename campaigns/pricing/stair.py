@@ -23,16 +23,8 @@ from campaigns.pricing.base import (
 )
 from campaigns.pricing.count_or_more import matcher
 from campaigns.pricing.new_price import apply_new_price, new_price_value
-from campaigns.schema import (
-    NEW_PRICE_FIELDS,
-    ONE_NEW_PRICE,
-    PERCENTAGE,
-    STR_ID,
-    campaign,
-    distinct_step_counts,
-    stairs,
-)
-from core.nodes import MarketPrice
+from campaigns.schema import PERCENTAGE, NewPrices, OnProduct, OnTag, StairCampaign, Step
+from core.nodes import Arr, MarketPrice
 
 
 def choose_step(steps: list[Mapping[str, Any]], count: int) -> Mapping[str, Any] | None:
@@ -94,26 +86,48 @@ class NewPriceStair(Stair):
     value = "new_price"
 
 
-# --- Import schemas of the family's type codes --------------------------------------------------------
+# --- Import bodies of the family's type codes ---------------------------------------------------------
 
-_PERCENTAGE_STEPS = stairs({"percentage": PERCENTAGE}, required=("count", "percentage"))
-NEW_PRICE_SINGLE_PRODUCT_SCHEMA = campaign(
-    {"product_id": STR_ID, "steps": stairs(NEW_PRICE_FIELDS, required=("count",), rules=(ONE_NEW_PRICE,))},
-    required=("product_id", "steps"),
-    rules=(distinct_step_counts,),
-)
-PERCENTAGE_SINGLE_PRODUCT_SCHEMA = campaign(
-    {"product_id": STR_ID, "steps": _PERCENTAGE_STEPS}, required=("product_id", "steps"), rules=(distinct_step_counts,)
-)
-PERCENTAGE_TAG_SCHEMA = campaign(
-    {"tag": STR_ID, "steps": _PERCENTAGE_STEPS}, required=("tag", "steps"), rules=(distinct_step_counts,)
-)
-AMOUNT_TAG_SCHEMA = campaign(
-    # Money, so a MarketPrice like new prices (spec rule 3) as well as a plain number.
-    {
-        "tag": STR_ID,
-        "steps": stairs({"amount_per_item": MarketPrice(positive=True)}, required=("count", "amount_per_item")),
-    },
-    required=("tag", "steps"),
-    rules=(distinct_step_counts,),
-)
+
+class PercentageStep(Step, schema_name="PercentageCampaignStep"):
+    """A step of a percentage stair."""
+
+    percentage = PERCENTAGE
+
+
+class NewPriceStep(Step, NewPrices, schema_name="NewPriceCampaignStep"):
+    """A step of a new-price stair."""
+
+
+class AmountStep(Step, schema_name="AmountCampaignStep"):
+    """A step of an amount stair: money, so a MarketPrice like new prices (spec rule 3) as well as a number."""
+
+    amount_per_item = MarketPrice(positive=True)
+
+
+def steps_of(step: type[Step]) -> Arr:
+    return Arr(step, min_items=1, max_items=100)
+
+
+class NewPriceSingleProductBody(StairCampaign, OnProduct, schema_name="NewPriceStairSingleProductCampaign"):
+    """The step's new price for every unit of the product."""
+
+    steps = steps_of(NewPriceStep)
+
+
+class PercentageSingleProductBody(StairCampaign, OnProduct, schema_name="PercentageStairSingleProductCampaign"):
+    """The step's `percentage` off every unit of the product."""
+
+    steps = steps_of(PercentageStep)
+
+
+class PercentageTagBody(StairCampaign, OnTag, schema_name="PercentageStairTagCampaign"):
+    """The step's `percentage` off every unit with the tag."""
+
+    steps = steps_of(PercentageStep)
+
+
+class AmountTagBody(StairCampaign, OnTag, schema_name="AmountStairTagCampaign"):
+    """The step's `amount_per_item` off every unit with the tag."""
+
+    steps = steps_of(AmountStep)

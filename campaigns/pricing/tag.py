@@ -7,7 +7,7 @@ from typing import Any
 
 from campaigns.pricing.base import Basket, CompiledCampaign, Outcome
 from campaigns.pricing.count_or_more import apply_percentage
-from campaigns.schema import PERCENTAGE, STR_ID, campaign
+from campaigns.schema import PERCENTAGE, Campaign, OnTag
 
 
 class Tag:
@@ -18,4 +18,7 @@ class Tag:
         return apply_percentage(campaign, basket, count=None)
 
 
-SCHEMA = campaign({"tag": STR_ID, "percentage": PERCENTAGE}, required=("tag", "percentage"))
+class TagBody(Campaign, OnTag, schema_name="PercentageTagCampaign"):
+    """`percentage` off every unit with the tag."""
+
+    percentage = PERCENTAGE

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from imports.models import ImportItem, ImportStatus
-from orders.models import OrderState, transition_allowed
+from orders.models import OrderState
 from tests.factories import OutgoingOrderFactory
 from tests.imports.conftest import materialise_pending, post
 
@@ -89,27 +89,3 @@ def test_an_order_of_another_account_is_not_found(tenant, other_tenant, client):
     post(client, tenant, "outgoing_order_state_changes", [change("ready")])
     materialise_pending(tenant)
     assert ImportItem.objects.get().status == ImportStatus.FAILURE
-
-
-@pytest.mark.parametrize(
-    ("current", "new", "allowed"),
-    [
-        ("created", "processing", True),
-        ("created", "ready", True),
-        ("created", "completed", True),
-        ("processing", "ready", True),
-        ("ready", "completed", True),
-        ("ready", "processing", False),
-        ("processing", "created", False),
-        ("created", "created", False),
-        ("created", "rejected", True),
-        ("processing", "cancelled", True),
-        ("ready", "rejected", True),
-        ("completed", "cancelled", False),
-        ("rejected", "processing", False),
-        ("cancelled", "completed", False),
-        ("cancelled", "cancelled", False),
-    ],
-)
-def test_transition_rules(current, new, allowed):
-    assert transition_allowed(current, new) is allowed

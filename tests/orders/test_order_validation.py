@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.nodes import INVALID, Report
-from orders.definitions import EXTERNAL_ORDER, INCOMING_ORDER, OUTGOING_ORDER_STATE_CHANGE
+from orders.definitions import ExternalOrder, IncomingOrder, OutgoingOrderStateChange
 from tests.imports.conftest import order
 
 
@@ -21,7 +21,7 @@ def as_posted(item: Any) -> Any:
     return json.loads(json.dumps(item), parse_float=Decimal)
 
 
-def errors_of(item: Any, schema: Any = INCOMING_ORDER) -> list[tuple[str, str]]:
+def errors_of(item: Any, schema: Any = IncomingOrder) -> list[tuple[str, str]]:
     report = Report()
     schema.check(as_posted(item), "", report)
     return [(e["field"], e["code"]) for e in report.errors]
@@ -148,7 +148,7 @@ def test_l10n_strings_accept_a_string_or_a_language_map():
 def test_unicode_text_is_kept():
     item = with_change([*LINE, "name"], "Smørrebrød 🥪 مرحبا 日本")
     report = Report()
-    cleaned = INCOMING_ORDER.check(as_posted(item), "", report)
+    cleaned = IncomingOrder.check(as_posted(item), "", report)
     assert report.errors == []
     assert cleaned["basket"]["line_items"][0]["name"] == "Smørrebrød 🥪 مرحبا 日本"
 
@@ -159,19 +159,19 @@ def test_nul_characters_are_refused():
 
 def test_external_orders_take_no_payment_or_shipping():
     report = Report()
-    cleaned = EXTERNAL_ORDER.check(as_posted(order(payment={"reference": "r"})), "", report)
+    cleaned = ExternalOrder.check(as_posted(order(payment={"reference": "r"})), "", report)
     assert "payment" not in cleaned
     assert report.warnings[0]["field"] == "payment"
 
 
 def test_state_change_requires_stock_location_identifier_and_state():
-    assert set(errors_of({}, OUTGOING_ORDER_STATE_CHANGE)) == {
+    assert set(errors_of({}, OutgoingOrderStateChange)) == {
         ("stock_location", "required"),
         ("order_identifier", "required"),
         ("state", "required"),
     }
     bad_state = {"stock_location": "s", "order_identifier": "o", "state": "shipped"}
-    assert ("state", "invalid_choice") in errors_of(bad_state, OUTGOING_ORDER_STATE_CHANGE)
+    assert ("state", "invalid_choice") in errors_of(bad_state, OutgoingOrderStateChange)
 
 
 def test_state_change_cashier_needs_display_name_and_identifier_and_an_https_image():
@@ -181,7 +181,7 @@ def test_state_change_cashier_needs_display_name_and_identifier_and_an_https_ima
         "state": "ready",
         "cashier": {"full_name": "A B", "image_url": "http://x/y.png"},
     }
-    assert set(errors_of(change, OUTGOING_ORDER_STATE_CHANGE)) == {
+    assert set(errors_of(change, OutgoingOrderStateChange)) == {
         ("cashier.display_name", "required"),
         ("cashier.identifier", "required"),
         ("cashier.image_url", "invalid_url"),
@@ -203,7 +203,7 @@ json_values = st.recursive(
 )
 def test_any_json_yields_a_clean_order_or_named_errors_never_an_exception(item):
     report = Report()
-    cleaned = INCOMING_ORDER.check(item, "", report)
+    cleaned = IncomingOrder.check(item, "", report)
     assert (cleaned is INVALID) == bool(report.errors)
     for error in report.errors:
         assert set(error) == {"field", "message", "code"}
@@ -213,5 +213,5 @@ def test_any_json_yields_a_clean_order_or_named_errors_never_an_exception(item):
 @given(json_values)
 def test_any_basket_value_is_checked_without_an_exception(basket):
     report = Report()
-    cleaned = INCOMING_ORDER.check({"order_identifier": "o", "basket": basket}, "", report)
+    cleaned = IncomingOrder.check({"order_identifier": "o", "basket": basket}, "", report)
     assert (cleaned is INVALID) == bool(report.errors)
