@@ -6,20 +6,17 @@ repeats across markets.
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.db.models import QuerySet
 from rest_framework.routers import SimpleRouter
 
 from accounts.api import ReadOnlyViewSet, filter_parameter, read_only_schema
 from campaigns import selectors
-from campaigns.models import Campaign, ProductRule
 from campaigns.serializers import (
     CampaignFilterSerializer,
     CampaignOutputSerializer,
     ProductRuleFilterSerializer,
     ProductRuleOutputSerializer,
 )
+from core.api import reads
 
 MARKET_FILTER = filter_parameter("market", "Only this market (identifier), e.g. dk.")
 
@@ -82,15 +79,9 @@ PRODUCT_RULE_EXAMPLE = {
     filters=[MARKET_FILTER, filter_parameter("type", "Only this campaign type, e.g. percentage_discount-tag.")],
     list_description="Per market, highest priority first.",
 )
+@reads(selectors.campaigns, output=CampaignOutputSerializer, filters=CampaignFilterSerializer)
 class CampaignViewSet(ReadOnlyViewSet):
     """Discount campaigns per market, as imported; ``pk`` addresses one, ``id`` is the campaign id."""
-
-    queryset = Campaign.objects.none()
-    filter_serializer_class = CampaignFilterSerializer
-    output_serializer_class = CampaignOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[Campaign]:
-        return selectors.campaigns(account=self.account, **filters)
 
 
 @read_only_schema(
@@ -101,15 +92,9 @@ class CampaignViewSet(ReadOnlyViewSet):
     filters=[MARKET_FILTER],
     list_description="Per market, by id.",
 )
+@reads(selectors.product_rules, output=ProductRuleOutputSerializer, filters=ProductRuleFilterSerializer)
 class ProductRuleViewSet(ReadOnlyViewSet):
     """Product rules (container deposits) per market, as imported; ``pk`` addresses one."""
-
-    queryset = ProductRule.objects.none()
-    filter_serializer_class = ProductRuleFilterSerializer
-    output_serializer_class = ProductRuleOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[ProductRule]:
-        return selectors.product_rules(account=self.account, **filters)
 
 
 def register(router: SimpleRouter) -> None:

@@ -24,10 +24,11 @@ from accounts.api import (
     request_example,
     response_example,
 )
+from core.api import reads
 from core.secrets import MASK
 from integrations import selectors, services
 from integrations.kinds import KINDS
-from integrations.models import IntegrationCall, RuntimeIntegration
+from integrations.models import RuntimeIntegration
 from integrations.serializers import (
     IntegrationCallFilterSerializer,
     IntegrationCallOutputSerializer,
@@ -192,15 +193,9 @@ class RuntimeIntegrationViewSet(AccountScopedViewSet):
     ],
     list_description="Every call to an integrator, newest first: kind, status, duration and error (no secrets).",
 )
+@reads(selectors.integration_calls, output=IntegrationCallOutputSerializer, filters=IntegrationCallFilterSerializer)
 class IntegrationCallViewSet(ReadOnlyViewSet):
     """The call log of the runtime integrations."""
-
-    queryset = IntegrationCall.objects.none()
-    filter_serializer_class = IntegrationCallFilterSerializer
-    output_serializer_class = IntegrationCallOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[IntegrationCall]:
-        return selectors.integration_calls(account=self.account, **filters)
 
 
 def register(router: SimpleRouter) -> None:

@@ -35,10 +35,11 @@ from accounts.api import (
 from accounts.api_common import PosView, read_json_body
 from accounts.authentication import INVALID_CREDENTIALS, ApiPrincipal
 from accounts.models import Scope
+from core.api import reads
 from core.errors import InvalidInput
 from core.nodes import Obj
 from ledger.definitions import PosNewsletterSignup
-from ledger.models import Expense, NewsletterSignup, Product
+from ledger.models import Expense, Product
 from ledger.selectors import catalog as selectors
 from ledger.serializers import catalog as schemas
 from ledger.serializers.catalog import (
@@ -347,15 +348,9 @@ SIGNUP_EXAMPLE: dict[str, Any] = {
     ],
     list_description="Newest first.",
 )
+@reads(selectors.newsletter_signups, output=NewsletterSignupOutputSerializer, filters=NewsletterSignupFilterSerializer)
 class NewsletterSignupViewSet(ReadOnlyViewSet):
     """Newsletter signups posted by the POS apps, each exported as a newsletter signup event."""
-
-    queryset = NewsletterSignup.objects.none()
-    filter_serializer_class = NewsletterSignupFilterSerializer
-    output_serializer_class = NewsletterSignupOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[NewsletterSignup]:
-        return selectors.newsletter_signups(account=self.account, **filters)
 
 
 class NewsletterSignupPosView(PosView):

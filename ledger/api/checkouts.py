@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from django.urls import re_path
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -24,8 +23,9 @@ from accounts.api import (
     response_example,
 )
 from accounts.api_common import PosView
+from core.api import reads
 from ledger import definitions
-from ledger.models import Checkout, Sale, SaleKind
+from ledger.models import SaleKind
 from ledger.selectors import checkouts as selectors
 from ledger.serializers.checkouts import (
     CheckoutFilterSerializer,
@@ -156,15 +156,14 @@ NEWEST_FIRST = "Newest first, by the timestamp of the checkout."
     ],
     list_description=NEWEST_FIRST,
 )
+@reads(
+    selectors.checkouts,
+    output=CheckoutOutputSerializer,
+    filters=CheckoutFilterSerializer,
+    as_selector_filters=CheckoutFilterSerializer.as_selector_filters,
+)
 class CheckoutViewSet(ReadOnlyViewSet):
     """Checkouts posted by the registers (spec: Checkout), with the sales each yielded."""
-
-    queryset = Checkout.objects.none()
-    filter_serializer_class = CheckoutFilterSerializer
-    output_serializer_class = CheckoutOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[Checkout]:
-        return selectors.checkouts(account=self.account, **CheckoutFilterSerializer.as_selector_filters(filters))
 
 
 @read_only_schema(
@@ -188,15 +187,14 @@ class CheckoutViewSet(ReadOnlyViewSet):
     ],
     list_description=NEWEST_FIRST,
 )
+@reads(
+    selectors.sales,
+    output=SaleOutputSerializer,
+    filters=SaleFilterSerializer,
+    as_selector_filters=SaleFilterSerializer.as_selector_filters,
+)
 class SaleViewSet(ReadOnlyViewSet):
     """Sales, returns and expenses (spec: Sale), immutable; ``document`` is the exported JSON."""
-
-    queryset = Sale.objects.none()
-    filter_serializer_class = SaleFilterSerializer
-    output_serializer_class = SaleOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[Sale]:
-        return selectors.sales(account=self.account, **SaleFilterSerializer.as_selector_filters(filters))
 
 
 class CheckoutPosView(PosView):

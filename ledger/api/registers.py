@@ -9,7 +9,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import QuerySet
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -27,7 +26,7 @@ from accounts.api import (
     response_example,
 )
 from accounts.api_common import PosView
-from ledger.models import RegisterCloseStatement
+from core.api import reads
 from ledger.selectors import registers as selectors
 from ledger.serializers.registers import (
     CloseRegister,
@@ -231,15 +230,13 @@ class CloseRegisterView(PosView):
     ],
     list_description="Newest first. `document` is the statement as exported (spec: Register close statement).",
 )
+@reads(
+    selectors.register_close_statements,
+    output=RegisterCloseStatementOutputSerializer,
+    filters=RegisterCloseStatementFilterSerializer,
+)
 class RegisterCloseStatementViewSet(ReadOnlyViewSet):
     """Register close statements, by id; never changed."""
-
-    queryset = RegisterCloseStatement.objects.none()
-    filter_serializer_class = RegisterCloseStatementFilterSerializer
-    output_serializer_class = RegisterCloseStatementOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[RegisterCloseStatement]:
-        return selectors.register_close_statements(account=self.account, **filters)
 
 
 pos_urls: list[Any] = [

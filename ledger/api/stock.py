@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from django.urls import re_path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -26,8 +25,9 @@ from accounts.api import (
 )
 from accounts.api_common import PosView
 from accounts.serializers import ErrorOutputSerializer
+from core.api import reads
 from core.errors import PayloadTooLarge, ServiceError
-from ledger.models import StockEvent, StockEventType, StockLevel
+from ledger.models import StockEventType
 from ledger.outbox import stock_event_json as to_json
 from ledger.selectors import stock as selectors
 from ledger.serializers.stock import (
@@ -78,15 +78,9 @@ STOCK_EVENT_EXAMPLE = {
     list_description="Current stock per stock location, product and variant (may be negative). "
     "Sorted by stock location, product and variant.",
 )
+@reads(selectors.stock_levels, output=StockLevelOutputSerializer, filters=StockLevelFilterSerializer)
 class StockLevelViewSet(ReadOnlyViewSet):
     """Current stock of a product (and variant) on a stock location."""
-
-    queryset = StockLevel.objects.none()
-    filter_serializer_class = StockLevelFilterSerializer
-    output_serializer_class = StockLevelOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[StockLevel]:
-        return selectors.stock_levels(account=self.account, **filters)
 
 
 @read_only_schema(
@@ -103,15 +97,9 @@ class StockLevelViewSet(ReadOnlyViewSet):
     ],
     list_description="Newest first.",
 )
+@reads(selectors.stock_events, output=StockEventOutputSerializer, filters=StockEventFilterSerializer)
 class StockEventViewSet(ReadOnlyViewSet):
     """Every move of stock: sales and returns, goods received, stock counts, external resets."""
-
-    queryset = StockEvent.objects.none()
-    filter_serializer_class = StockEventFilterSerializer
-    output_serializer_class = StockEventOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[StockEvent]:
-        return selectors.stock_events(account=self.account, **filters)
 
 
 # --- POS ------------------------------------------------------------------------------------------------------

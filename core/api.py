@@ -1,0 +1,44 @@
+"""API plumbing every app's read-only view sets share, knowing no app.
+
+A read-only view set of the back-office API is always the same four parts: the model (for the schema, never a
+query), the filter and output serializers, and ``select()``, one selector called with the caller's account.
+Written out per view set they were one block copied into every app; :func:`reads` is that block once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from django.db.models import QuerySet
+from rest_framework import serializers
+
+ViewSetT = TypeVar("ViewSetT", bound=type)
+
+
+def reads(
+    selector: Callable[..., QuerySet],
+    *,
+    output: type[serializers.ModelSerializer],
+    filters: type[serializers.Serializer] | None = None,
+    as_selector_filters: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+) -> Callable[[ViewSetT], ViewSetT]:
+    """Class decorator of a read-only view set: its ``select()`` is ``selector(account=..., **filters)``.
+
+    The model comes from the output serializer's ``Meta.model``, so the view set names it once.
+    ``as_selector_filters`` renames validated query parameters where the selector's keywords differ.
+    """
+    model = output.Meta.model
+
+    def select(self: Any, **validated: Any) -> QuerySet:
+        given = as_selector_filters(validated) if as_selector_filters is not None else validated
+        return selector(account=self.account, **given)
+
+    def decorate(cls: ViewSetT) -> ViewSetT:
+        cls.queryset = model.objects.none()  # type: ignore[attr-defined]
+        cls.filter_serializer_class = filters  # type: ignore[attr-defined]
+        cls.output_serializer_class = output  # type: ignore[attr-defined]
+        cls.select = select  # type: ignore[attr-defined]
+        return cls
+
+    return decorate
