@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from django.db.models import QuerySet
+from django.urls import URLPattern, re_path
+from django.views import View
 from rest_framework import serializers
 
 ViewSetT = TypeVar("ViewSetT", bound=type)
@@ -42,3 +44,9 @@ def reads(
         return cls
 
     return decorate
+
+
+def optional_slash_paths(*routes: tuple[str, type[View], str]) -> list[URLPattern]:
+    """Fixed paths (issue 6) answered with and without the trailing slash: each ``(regex, view, name)``, the regex
+    without its ``^`` and ``/?$``. One table a module, rather than one ``re_path`` call a route written out."""
+    return [re_path(rf"^{regex}/?$", view.as_view(), name=name) for regex, view, name in routes]

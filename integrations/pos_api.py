@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.urls import re_path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -30,6 +29,7 @@ from accounts.api import AUTH_PARAMETERS, error_responses, request_example, resp
 from accounts.api_common import PosView
 from accounts.models import Account, Market, StockLocation
 from accounts.serializers import ErrorOutputSerializer
+from core.api import optional_slash_paths
 from core.declare import Body, Field, optional
 from core.errors import InvalidInput, NotFound, ServiceError
 from core.nodes import Str
@@ -501,14 +501,10 @@ class ShippingOptionsView(PosView):
 
 
 # Fixed paths (issue 6), with and without the trailing slash.
-pos_urls: list[Any] = [
-    re_path(r"^pos/products/search/?$", ProductSearchView.as_view(), name="pos-products-search"),
-    re_path(r"^pos/products/lookup/?$", ProductLookupView.as_view(), name="pos-products-lookup"),
-    re_path(r"^pos/customers/?$", CustomerLookupView.as_view(), name="pos-customers"),
-    re_path(
-        r"^pos/customers/(?P<customer_id>[^/]+)/discounts/?$",
-        CustomerDiscountsView.as_view(),
-        name="pos-customer-discounts",
-    ),
-    re_path(r"^pos/shipping-options/?$", ShippingOptionsView.as_view(), name="pos-shipping-options"),
-]
+pos_urls = optional_slash_paths(
+    ("pos/products/search", ProductSearchView, "pos-products-search"),
+    ("pos/products/lookup", ProductLookupView, "pos-products-lookup"),
+    ("pos/customers", CustomerLookupView, "pos-customers"),
+    (r"pos/customers/(?P<customer_id>[^/]+)/discounts", CustomerDiscountsView, "pos-customer-discounts"),
+    ("pos/shipping-options", ShippingOptionsView, "pos-shipping-options"),
+)
