@@ -6,10 +6,13 @@ repeats across markets.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework.routers import SimpleRouter
 
 from accounts.api import ReadOnlyViewSet, filter_parameter, read_only_schema
 from campaigns import selectors
+from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS
 from campaigns.serializers import (
     CampaignFilterSerializer,
     CampaignOutputSerializer,
@@ -32,20 +35,24 @@ _CAMPAIGN_DEFINITION = {
     "percentage": 0.3333,
     "count": 3,
 }
-CAMPAIGN_EXAMPLE = {
-    "pk": 42,
-    "id": "tshirts-3-for-2",
-    "market": "dk",
-    "type": "percentage_discount-count_or_more-single_product",
-    "name": "T-shirts 3 for 2",
-    "display_name": "3 for 2",
-    "priority": 10,
-    "members_only": False,
-    "continue_evaluation": False,
-    "definition": _CAMPAIGN_DEFINITION,
-    "created_at": "2025-01-15T09:30:00Z",
-    "updated_at": "2025-01-15T09:30:00Z",
-}
+
+
+def _stored(definition: dict[str, Any], *columns: str, pk: int) -> dict[str, Any]:
+    """The API's answer for an imported definition: the row's columns are copied from it (campaigns.services)."""
+    at = "2025-01-15T09:30:00Z"
+    copied = {column: definition[column] for column in columns}
+    return {
+        "pk": pk,
+        "id": definition["id"],
+        "market": "dk",
+        **copied,
+        "definition": definition,
+        "created_at": at,
+        "updated_at": at,
+    }
+
+
+CAMPAIGN_EXAMPLE = _stored(_CAMPAIGN_DEFINITION, *CAMPAIGN_COLUMNS, pk=42)
 _RULE_DEFINITION = {
     "id": "deposit-can",
     "type": "container_deposit",
@@ -55,20 +62,7 @@ _RULE_DEFINITION = {
     "product_group": "deposits",
     "price": {"dk": 1.0},
 }
-PRODUCT_RULE_EXAMPLE = {
-    "pk": 9,
-    "id": "deposit-can",
-    "market": "dk",
-    "type": "container_deposit",
-    "name": "Can deposit",
-    "display_name": {"da": "Pant", "en": "Deposit"},
-    "tag": "can",
-    "product_group": "deposits",
-    "price": {"dk": 1.0},
-    "definition": _RULE_DEFINITION,
-    "created_at": "2025-01-15T09:30:00Z",
-    "updated_at": "2025-01-15T09:30:00Z",
-}
+PRODUCT_RULE_EXAMPLE = _stored(_RULE_DEFINITION, *PRODUCT_RULE_COLUMNS, pk=9)
 
 
 @read_only_schema(

@@ -9,24 +9,16 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import Account, Market
-from campaigns.models import Campaign, PricingVersion, ProductRule
+from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS, Campaign, PricingVersion, ProductRule
 
-# The columns a row copies from its item: the required ones, then the optional ones with their defaults. The
-# whole item is the row's ``definition`` too.
-CAMPAIGN_COLUMNS: tuple[tuple[str, ...], dict[str, Any]] = (
-    ("type", "name", "display_name", "priority"),
-    {"members_only": False, "continue_evaluation": False},
-)
-RULE_COLUMNS: tuple[tuple[str, ...], dict[str, Any]] = (
-    ("type", "name", "display_name", "tag", "price"),
-    {"product_group": ""},
-)
+# The columns whose field an item may leave out, and their value then.
+_DEFAULTS: dict[str, Any] = {"members_only": False, "continue_evaluation": False, "product_group": ""}
 
 
 def _upsert(
     model: type[Campaign] | type[ProductRule],
     id_field: str,
-    columns: tuple[tuple[str, ...], dict[str, Any]],
+    columns: tuple[str, ...],
     *,
     account: Account,
     markets: Sequence[Market],
@@ -34,13 +26,11 @@ def _upsert(
 ) -> int:
     """Store each item in each market, overwriting the row with the same id there, and bump the markets'
     pricing version in the same transaction."""
-    required, optional = columns
 
     def values(item: dict[str, Any]) -> dict[str, Any]:
         return {
             id_field: item["id"],
-            **{name: item[name] for name in required},
-            **{name: item.get(name, default) for name, default in optional.items()},
+            **{name: item[name] if name not in _DEFAULTS else item.get(name, _DEFAULTS[name]) for name in columns},
             "definition": item,
         }
 
@@ -50,7 +40,7 @@ def _upsert(
             rows,  # type: ignore[arg-type]  # rows are all of ``model``
             update_conflicts=True,
             unique_fields=["market", id_field],
-            update_fields=[*required, *optional, "definition", "updated_at"],
+            update_fields=[*columns, "definition", "updated_at"],
         )
         bump_pricing_version(markets=markets)
     return len(rows)
@@ -63,7 +53,7 @@ def upsert_campaigns(*, account: Account, markets: Sequence[Market], items: Sequ
 
 def upsert_product_rules(*, account: Account, markets: Sequence[Market], items: Sequence[dict[str, Any]]) -> int:
     """Store each rule in each market; rules with an existing id are overwritten (spec: Product rule)."""
-    return _upsert(ProductRule, "rule_id", RULE_COLUMNS, account=account, markets=markets, items=items)
+    return _upsert(ProductRule, "rule_id", PRODUCT_RULE_COLUMNS, account=account, markets=markets, items=items)
 
 
 def bump_pricing_version(*, markets: Sequence[Market]) -> None:
