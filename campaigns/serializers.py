@@ -12,8 +12,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.models import Market
 from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS, Campaign, ProductRule
+from core.api import by_identifier
 from core.serializers import JSONField, L10nStringField, MarketPriceField
 
 # An empty parameter (``?market=``) means no filter, as if it were left out.
@@ -36,7 +36,7 @@ class DefinitionField(JSONField):
 # What a campaign and a product rule answer alike (a comment: a docstring would be the schema's description).
 class _ImportedOutputSerializer(serializers.ModelSerializer):
     pk = serializers.IntegerField(read_only=True, help_text="Database id, used in the detail URL.")
-    market: serializers.SlugRelatedField[Market] = serializers.SlugRelatedField(slug_field="identifier", read_only=True)
+    market = by_identifier()
     definition = DefinitionField(read_only=True)
 
 

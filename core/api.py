@@ -7,7 +7,7 @@ Written out per view set they were one block copied into every app; :func:`reads
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.db.models import QuerySet
@@ -23,7 +23,7 @@ def reads(
     *,
     output: type[serializers.ModelSerializer],
     filters: type[serializers.Serializer] | None = None,
-    as_selector_filters: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+    as_selector_filters: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> Callable[[ViewSetT], ViewSetT]:
     """Class decorator of a read-only view set: its ``select()`` is ``selector(account=..., **filters)``.
 
@@ -50,3 +50,8 @@ def optional_slash_paths(*routes: tuple[str, type[View], str]) -> list[URLPatter
     """Fixed paths (issue 6) answered with and without the trailing slash: each ``(regex, view, name)``, the regex
     without its ``^`` and ``/?$``. One table a module, rather than one ``re_path`` call a route written out."""
     return [re_path(rf"^{regex}/?$", view.as_view(), name=name) for regex, view, name in routes]
+
+
+def by_identifier(**options: Any) -> serializers.SlugRelatedField:
+    """An output field showing a related row (a market, shop, register) by its ``identifier``, read-only."""
+    return serializers.SlugRelatedField(slug_field="identifier", read_only=True, **options)

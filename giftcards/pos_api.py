@@ -142,7 +142,7 @@ def _calls_integrator(
 ) -> Any:
     """``extend_schema`` of a view that calls the integrator: its answer, its own errors (``codes``) and the
     integrator's (``UPSTREAM``), which every such view shares."""
-    request = {} if body is None else {"request": {"application/json": body}}
+    request: dict[str, Any] = {} if body is None else {"request": {"application/json": body}}
     return extend_schema(
         tags=["pos"],
         summary=summary,

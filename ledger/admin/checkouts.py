@@ -13,7 +13,7 @@ from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
-from ledger.models import Checkout, Sale, SaleLine, SalePayment, SaleTax
+from ledger.models import CHECKOUT_SHOWN, Checkout, Sale, SaleLine, SalePayment, SaleTax
 
 
 class SaleInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -115,19 +115,7 @@ class CheckoutAdmin(DocumentAdmin):
     ]
     list_filter = ["account", "voided", HasWarningsFilter, ("stock_location", AccountScopedRelatedFilter)]
     list_select_related = ["account", "register", "stock_location"]
-    fields = [
-        "account",
-        "identifier",
-        "register",
-        "stock_location",
-        "period",
-        "voided",
-        "timestamp",
-        "created_at",
-        "body_hash",
-        "warnings_list",
-        "document_pretty",
-    ]
+    fields = ["account", *CHECKOUT_SHOWN, "body_hash", "warnings_list", "document_pretty"]
     readonly_fields = ["warnings_list", "document_pretty"]
     inlines = [SaleInline]
 

@@ -22,16 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts.api import (
-    AUTH_PARAMETERS,
-    AccountScopedViewSet,
-    ReadOnlyViewSet,
-    error_responses,
-    filter_parameter,
-    read_only_schema,
-    request_example,
-    response_example,
-)
+from accounts import api as toolkit
 from accounts.api_common import PosView, read_json_body
 from accounts.authentication import INVALID_CREDENTIALS, ApiPrincipal
 from accounts.models import Scope
@@ -78,7 +69,7 @@ def checked(node: Obj, body: Any, *, partial: bool = False) -> dict[str, Any]:
     return data
 
 
-class CatalogViewSet(AccountScopedViewSet):
+class CatalogViewSet(toolkit.AccountScopedViewSet):
     """CRUD by the spec ``id`` (in the URL as ``{id}``, dots allowed): list, create, retrieve, PUT (omitted
     optional fields become absent), PATCH (only the given fields; ``null`` makes one absent), delete."""
 
@@ -156,57 +147,57 @@ def catalog_schema(
     list_description: str = "",
 ) -> Any:
     """``extend_schema_view`` of a ``CatalogViewSet``."""
-    one = [response_example(noun, example), response_example(noun, example, status_code=201)]
-    body = [request_example(noun, request)]
+    one = [toolkit.response_example(noun, example), toolkit.response_example(noun, example, status_code=201)]
+    body = [toolkit.request_example(noun, request)]
     reads = "Keys with the `admin` or the `pos` scope."
     return extend_schema_view(
         list=extend_schema(
             tags=[tag],
             summary=f"List {noun}s",
             description=f"{list_description} {reads}".strip(),
-            parameters=[*AUTH_PARAMETERS, *filters],
-            responses={200: output_serializer(many=True), **error_responses(400)},
-            examples=[response_example(noun, example)],
+            parameters=[*toolkit.AUTH_PARAMETERS, *filters],
+            responses={200: output_serializer(many=True), **toolkit.error_responses(400)},
+            examples=[toolkit.response_example(noun, example)],
         ),
         create=extend_schema(
             tags=[tag],
             summary=f"Create {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
-            parameters=AUTH_PARAMETERS,
+            parameters=toolkit.AUTH_PARAMETERS,
             request=request_serializer,
-            responses={201: output_serializer, **error_responses(400)},
+            responses={201: output_serializer, **toolkit.error_responses(400)},
             examples=[*body, *one],
         ),
         retrieve=extend_schema(
             tags=[tag],
             summary=f"Get {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
             description=reads,
-            parameters=AUTH_PARAMETERS,
-            responses={200: output_serializer, **error_responses(404)},
+            parameters=toolkit.AUTH_PARAMETERS,
+            responses={200: output_serializer, **toolkit.error_responses(404)},
             examples=one,
         ),
         update=extend_schema(
             tags=[tag],
             summary=f"Replace {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
             description="Optional fields left out become absent. `id` may be left out; if given it must not change.",
-            parameters=AUTH_PARAMETERS,
+            parameters=toolkit.AUTH_PARAMETERS,
             request=request_serializer,
-            responses={200: output_serializer, **error_responses(400, 404)},
+            responses={200: output_serializer, **toolkit.error_responses(400, 404)},
             examples=[*body, *one],
         ),
         partial_update=extend_schema(
             tags=[tag],
             summary=f"Change fields of {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
             description="Only the given fields change; `null` makes an optional field absent.",
-            parameters=AUTH_PARAMETERS,
+            parameters=toolkit.AUTH_PARAMETERS,
             request=request_serializer,
-            responses={200: output_serializer, **error_responses(400, 404)},
+            responses={200: output_serializer, **toolkit.error_responses(400, 404)},
             examples=[*body, *one],
         ),
         destroy=extend_schema(
             tags=[tag],
             summary=f"Delete {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
-            parameters=AUTH_PARAMETERS,
-            responses={204: None, **error_responses(404)},
+            parameters=toolkit.AUTH_PARAMETERS,
+            responses={204: None, **toolkit.error_responses(404)},
         ),
     )
 
@@ -234,9 +225,11 @@ PRODUCT_EXAMPLE = {**PRODUCT_REQUEST_EXAMPLE, "created_at": _AT, "updated_at": _
     example=PRODUCT_EXAMPLE,
     request=PRODUCT_REQUEST_EXAMPLE,
     filters=[
-        filter_parameter("search", "The product with this id or barcode, or any whose name contains this text."),
-        filter_parameter("barcode", "Only products with exactly this barcode."),
-        filter_parameter("product_group", "Only products of this product group."),
+        toolkit.filter_parameter(
+            "search", "The product with this id or barcode, or any whose name contains this text."
+        ),
+        toolkit.filter_parameter("barcode", "Only products with exactly this barcode."),
+        toolkit.filter_parameter("product_group", "Only products of this product group."),
     ],
     list_description="By id.",
 )
@@ -337,19 +330,19 @@ SIGNUP_EXAMPLE: dict[str, Any] = {
 }
 
 
-@read_only_schema(
+@toolkit.read_only_schema(
     tag="newsletter signups",
     noun="newsletter signup",
     output_serializer=NewsletterSignupOutputSerializer,
     example=SIGNUP_EXAMPLE,
     filters=[
-        filter_parameter("email", "Only signups of this e-mail address (case-insensitive)."),
-        filter_parameter("stock_location", "Only signups made in this stock location (identifier)."),
+        toolkit.filter_parameter("email", "Only signups of this e-mail address (case-insensitive)."),
+        toolkit.filter_parameter("stock_location", "Only signups made in this stock location (identifier)."),
     ],
     list_description="Newest first.",
 )
 @reads(selectors.newsletter_signups, output=NewsletterSignupOutputSerializer, filters=NewsletterSignupFilterSerializer)
-class NewsletterSignupViewSet(ReadOnlyViewSet):
+class NewsletterSignupViewSet(toolkit.ReadOnlyViewSet):
     """Newsletter signups posted by the POS apps, each exported as a newsletter signup event."""
 
 
@@ -363,12 +356,12 @@ class NewsletterSignupPosView(PosView):
             "Every post is one newsletter signup event (the same address twice is two events). "
             "`register_id` sets the shop too; `shop_id` alone names a stock location."
         ),
-        parameters=AUTH_PARAMETERS,
+        parameters=toolkit.AUTH_PARAMETERS,
         request={"application/json": PosNewsletterSignup},
-        responses={201: NewsletterSignupOutputSerializer, **error_responses(400)},
+        responses={201: NewsletterSignupOutputSerializer, **toolkit.error_responses(400)},
         examples=[
-            request_example("newsletter signup", SIGNUP_REQUEST_EXAMPLE),
-            response_example("newsletter signup", SIGNUP_EXAMPLE, status_code=201),
+            toolkit.request_example("newsletter signup", SIGNUP_REQUEST_EXAMPLE),
+            toolkit.response_example("newsletter signup", SIGNUP_EXAMPLE, status_code=201),
         ],
     )
     def post(self, request: Request) -> Response:

@@ -13,18 +13,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts.api import (
-    AUTH_PARAMETERS,
-    ReadOnlyViewSet,
-    error_responses,
-    filter_parameter,
-    read_only_schema,
-    request_example,
-    response_example,
-)
+from accounts import api as toolkit
 from accounts.api_common import PosView
 from core.api import reads
 from ledger import definitions
+from ledger.api import examples
 from ledger.models import SaleKind
 from ledger.selectors import checkouts as selectors
 from ledger.serializers.checkouts import (
@@ -36,16 +29,7 @@ from ledger.serializers.checkouts import (
 )
 from ledger.services import checkouts as services
 
-_SOURCE = {
-    "market_id": "dk",
-    "market_name": "Denmark",
-    "shop_id": "shop-1",
-    "shop_name": "Copenhagen",
-    "register_id": "reg-1",
-    "register_name": "Till 1",
-    "cashier_id": "cashier-7",
-    "cashier_name": "AB",
-}
+_SOURCE = {**examples.SOURCE, "cashier_id": "cashier-7", "cashier_name": "AB"}
 _TIMING = {
     "timestamp": 1736931900,
     "timezone": "Europe/Copenhagen",
@@ -133,15 +117,15 @@ SALE_EXAMPLE = {
     },
 }
 
-REGISTER_FILTER = filter_parameter("register", "Only those of this register (identifier), e.g. reg-1.")
-STOCK_LOCATION_FILTER = filter_parameter("stock_location", "Only those of this stock location (identifier).")
-VOIDED_FILTER = filter_parameter("voided", "true or false.", enum=["true", "false"])
-FROM_FILTER = filter_parameter("from", "Timestamp at or after this ISO 8601 time, e.g. 2025-01-15T00:00:00Z.")
-TO_FILTER = filter_parameter("to", "Timestamp before this ISO 8601 time (exclusive).")
+REGISTER_FILTER = toolkit.filter_parameter("register", "Only those of this register (identifier), e.g. reg-1.")
+STOCK_LOCATION_FILTER = toolkit.filter_parameter("stock_location", "Only those of this stock location (identifier).")
+VOIDED_FILTER = toolkit.filter_parameter("voided", "true or false.", enum=["true", "false"])
+FROM_FILTER = toolkit.filter_parameter("from", "Timestamp at or after this ISO 8601 time, e.g. 2025-01-15T00:00:00Z.")
+TO_FILTER = toolkit.filter_parameter("to", "Timestamp before this ISO 8601 time (exclusive).")
 NEWEST_FIRST = "Newest first, by the timestamp of the checkout."
 
 
-@read_only_schema(
+@toolkit.read_only_schema(
     tag="checkouts",
     noun="checkout",
     output_serializer=CheckoutOutputSerializer,
@@ -149,7 +133,7 @@ NEWEST_FIRST = "Newest first, by the timestamp of the checkout."
     filters=[
         REGISTER_FILTER,
         STOCK_LOCATION_FILTER,
-        filter_parameter("identifier", "Only the checkout with this identifier."),
+        toolkit.filter_parameter("identifier", "Only the checkout with this identifier."),
         VOIDED_FILTER,
         FROM_FILTER,
         TO_FILTER,
@@ -162,11 +146,11 @@ NEWEST_FIRST = "Newest first, by the timestamp of the checkout."
     filters=CheckoutFilterSerializer,
     as_selector_filters=CheckoutFilterSerializer.as_selector_filters,
 )
-class CheckoutViewSet(ReadOnlyViewSet):
+class CheckoutViewSet(toolkit.ReadOnlyViewSet):
     """Checkouts posted by the registers (spec: Checkout), with the sales each yielded."""
 
 
-@read_only_schema(
+@toolkit.read_only_schema(
     tag="checkouts",
     noun="sale",
     output_serializer=SaleOutputSerializer,
@@ -174,11 +158,11 @@ class CheckoutViewSet(ReadOnlyViewSet):
     filters=[
         REGISTER_FILTER,
         STOCK_LOCATION_FILTER,
-        filter_parameter("identifier", "Only the sale with this identifier."),
-        filter_parameter("checkout_identifier", "Only the sales of this checkout."),
-        filter_parameter("kind", "Only sales of this kind.", enum=SaleKind.values),
-        filter_parameter("is_return", "true: only returns; false: no returns.", enum=["true", "false"]),
-        filter_parameter(
+        toolkit.filter_parameter("identifier", "Only the sale with this identifier."),
+        toolkit.filter_parameter("checkout_identifier", "Only the sales of this checkout."),
+        toolkit.filter_parameter("kind", "Only sales of this kind.", enum=SaleKind.values),
+        toolkit.filter_parameter("is_return", "true: only returns; false: no returns.", enum=["true", "false"]),
+        toolkit.filter_parameter(
             "has_warnings", "true: only sales stored with warnings; false: only without.", enum=["true", "false"]
         ),
         VOIDED_FILTER,
@@ -193,7 +177,7 @@ class CheckoutViewSet(ReadOnlyViewSet):
     filters=SaleFilterSerializer,
     as_selector_filters=SaleFilterSerializer.as_selector_filters,
 )
-class SaleViewSet(ReadOnlyViewSet):
+class SaleViewSet(toolkit.ReadOnlyViewSet):
     """Sales, returns and expenses (spec: Sale), immutable; ``document`` is the exported JSON."""
 
 
@@ -213,17 +197,17 @@ class CheckoutPosView(PosView):
             "sub_total`) is answered in `warnings`: the checkout is stored and exported exactly as sent. The "
             "lists are in docs/amounts.md."
         ),
-        parameters=AUTH_PARAMETERS,
+        parameters=toolkit.AUTH_PARAMETERS,
         request={"application/json": definitions.Checkout},
         responses={
             201: PosCheckoutOutputSerializer,
             200: OpenApiResponse(PosCheckoutOutputSerializer, description="A replay of a stored checkout."),
-            **error_responses(400, 409),
+            **toolkit.error_responses(400, 409),
         },
         examples=[
-            request_example("checkout", CHECKOUT_REQUEST_EXAMPLE),
-            response_example("created", {**CHECKOUT_EXAMPLE, "created": True}, status_code=201),
-            response_example("replayed", {**CHECKOUT_EXAMPLE, "created": False}),
+            toolkit.request_example("checkout", CHECKOUT_REQUEST_EXAMPLE),
+            toolkit.response_example("created", {**CHECKOUT_EXAMPLE, "created": True}, status_code=201),
+            toolkit.response_example("replayed", {**CHECKOUT_EXAMPLE, "created": False}),
         ],
     )
     def post(self, request: Request) -> Response:
