@@ -307,15 +307,6 @@ def record_newsletter_signup(*, account: Account, data: Mapping[str, Any]) -> tu
                 )
         except IntegrityError:  # the same identifier, recorded by a concurrent request
             return NewsletterSignup.objects.get(account=account, identifier=identifier), False
-        outbox.offer(
-            account=account,
-            entity_type=outbox.NEWSLETTER_SIGNUPS,
-            entries=[
-                outbox.Entry(
-                    object_id=signup.pk,
-                    element_key=signup_key(signup),
-                    stock_location_id=shop.pk if shop else None,
-                )
-            ],
-        )
+        entry = outbox.Entry(signup.pk, signup_key(signup), stock_location_id=shop.pk if shop else None)
+        outbox.offer(account=account, entity_type=outbox.NEWSLETTER_SIGNUPS, entries=[entry])
     return signup, True
