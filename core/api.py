@@ -23,14 +23,15 @@ def reads(
     *,
     output: type[serializers.ModelSerializer],
     filters: type[serializers.Serializer] | None = None,
-    as_selector_filters: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> Callable[[ViewSetT], ViewSetT]:
     """Class decorator of a read-only view set: its ``select()`` is ``selector(account=..., **filters)``.
 
-    The model comes from the output serializer's ``Meta.model``, so the view set names it once.
-    ``as_selector_filters`` renames validated query parameters where the selector's keywords differ.
+    The model comes from the output serializer's ``Meta.model``, so the view set names it once. A filter
+    serializer whose query parameters are not the selector's keywords says how they map in a class method
+    ``as_selector_filters(validated) -> keywords``.
     """
     model = output.Meta.model
+    as_selector_filters = getattr(filters, "as_selector_filters", None)
 
     def select(self: Any, **validated: Any) -> QuerySet:
         given = as_selector_filters(validated) if as_selector_filters is not None else validated

@@ -21,12 +21,12 @@ from __future__ import annotations
 import calendar
 import contextlib
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any
 
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
@@ -41,7 +41,6 @@ from integrations.answers import require_valid, validate
 from integrations.customers import CREDIT_PAYMENT_TYPES, credit_refusal, normalise_balance
 from integrations.errors import BadAnswer, IntegrationFailed, IntegrationTimeout, NotConfigured
 
-Row = TypeVar("Row", GiftCardMove, CustomerAccountPayment)
 logger = logging.getLogger(__name__)
 
 # A pay still pending after this long was interrupted (the process died mid-call): its outcome is unknown.
@@ -371,20 +370,6 @@ def _replay_pay(move: GiftCardMove, *, code: str, amount: Decimal, currency_code
     return GiftCardPayment(card=move.gift_card, move=move, replayed=True)
 
 
-def _reserve(create: Callable[[], Row], taken_by: Callable[[], Row | None]) -> tuple[Row, bool]:
-    """Creates the row that reserves a payment's identifier, before the integrator is asked: a concurrent retry
-    with the same identifier then fails here instead of paying twice. Returns the new row and False, or, when
-    the identifier's unique constraint refused it, the row that took the identifier first and True."""
-    try:
-        with transaction.atomic():
-            return create(), False
-    except IntegrityError:
-        previous = taken_by()
-        if previous is None:
-            raise
-        return previous, True
-
-
 def pay_giftcard(
     *,
     account: Account,
@@ -407,24 +392,27 @@ def pay_giftcard(
     )
     check_places(amount, currency_code)
     places = place_values(account=account, shop_id=shop_id)
-    move, taken = _reserve(
-        lambda: GiftCardMove.objects.create(
-            account=account,
-            gift_card=card,
-            code=code,
-            action=MoveAction.PAY,
-            identifier=identifier,
-            requested_amount=amount,
-            currency_code=currency_code,
-            amount_before=card.amount,
-            status_before=card.status,
-            sale_id=sale_id,
-            shop_id=shop_id,
-        ),
-        lambda: selectors.pay_move_by_identifier(account=account, identifier=identifier),
-    )
-    if taken:
-        return _replay_pay(move, code=code, amount=amount, currency_code=currency_code)
+    try:
+        # Reserves the identifier: a concurrent retry with it now fails here instead of paying again.
+        with transaction.atomic():
+            move = GiftCardMove.objects.create(
+                account=account,
+                gift_card=card,
+                code=code,
+                action=MoveAction.PAY,
+                identifier=identifier,
+                requested_amount=amount,
+                currency_code=currency_code,
+                amount_before=card.amount,
+                status_before=card.status,
+                sale_id=sale_id,
+                shop_id=shop_id,
+            )
+    except IntegrityError:
+        previous = selectors.pay_move_by_identifier(account=account, identifier=identifier)
+        if previous is None:
+            raise
+        return _replay_pay(previous, code=code, amount=amount, currency_code=currency_code)
     values = {
         "code": code,
         "id": card.card_id,
@@ -604,21 +592,23 @@ def pay_customer_account(
         currency_code=currency_code,
         shop_id=shop_id,
     )
-    payment, taken = _reserve(
-        lambda: CustomerAccountPayment.objects.create(
-            account=account,
-            customer_id=customer_id,
-            identifier=identifier,
-            payment_type=payment_type,
-            currency_code=currency_code,
-            requested_amount=amount,
-            purchase_amount=purchase_amount,
-            shop_id=shop_id,
-        ),
-        lambda: selectors.customer_account_payment_by_identifier(account=account, identifier=identifier),
-    )
-    if taken:
-        return _replay_account_payment(payment, customer_id=customer_id, amount=amount, currency_code=currency_code)
+    try:
+        with transaction.atomic():
+            payment = CustomerAccountPayment.objects.create(
+                account=account,
+                customer_id=customer_id,
+                identifier=identifier,
+                payment_type=payment_type,
+                currency_code=currency_code,
+                requested_amount=amount,
+                purchase_amount=purchase_amount,
+                shop_id=shop_id,
+            )
+    except IntegrityError:
+        previous = selectors.customer_account_payment_by_identifier(account=account, identifier=identifier)
+        if previous is None:
+            raise
+        return _replay_account_payment(previous, customer_id=customer_id, amount=amount, currency_code=currency_code)
     values = {
         "customer_id": customer_id,
         "amount": amount,

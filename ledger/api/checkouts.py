@@ -17,7 +17,6 @@ from accounts import api as toolkit
 from accounts.api_common import PosView
 from core.api import reads
 from ledger import definitions
-from ledger.api import examples
 from ledger.models import SaleKind
 from ledger.selectors import checkouts as selectors
 from ledger.serializers.checkouts import (
@@ -29,7 +28,17 @@ from ledger.serializers.checkouts import (
 )
 from ledger.services import checkouts as services
 
-_SOURCE = {**examples.SOURCE, "cashier_id": "cashier-7", "cashier_name": "AB"}
+# Where a sale was made, as its document's ``source`` says it (a register close statement's omits the cashier).
+SOURCE_EXAMPLE = {
+    "market_id": "dk",
+    "market_name": "Denmark",
+    "shop_id": "shop-1",
+    "shop_name": "Copenhagen",
+    "register_id": "reg-1",
+    "register_name": "Till 1",
+    "cashier_id": "cashier-7",
+    "cashier_name": "AB",
+}
 _TIMING = {
     "timestamp": 1736931900,
     "timezone": "Europe/Copenhagen",
@@ -74,7 +83,7 @@ CHECKOUT_REQUEST_EXAMPLE = {
     "payments": _PAYMENTS,
     "sales": [{"identifier": "sale-20250115-0001", "sequence_number": 1, "basket": _BASKET}],
 }
-CHECKOUT_DOCUMENT_EXAMPLE = {**CHECKOUT_REQUEST_EXAMPLE, "voided": False, "timing": _TIMING, "source": _SOURCE}
+CHECKOUT_DOCUMENT_EXAMPLE = {**CHECKOUT_REQUEST_EXAMPLE, "voided": False, "timing": _TIMING, "source": SOURCE_EXAMPLE}
 CHECKOUT_EXAMPLE = {
     "id": 31,
     "identifier": "co-20250115-0001",
@@ -109,7 +118,7 @@ SALE_EXAMPLE = {
         "identifier": "sale-20250115-0001",
         "payments": _PAYMENTS,
         "sequence_number": 1,
-        "source": _SOURCE,
+        "source": SOURCE_EXAMPLE,
         "summary": _BASKET,
         "timing": _TIMING,
         "voided": False,
@@ -140,12 +149,7 @@ NEWEST_FIRST = "Newest first, by the timestamp of the checkout."
     ],
     list_description=NEWEST_FIRST,
 )
-@reads(
-    selectors.checkouts,
-    output=CheckoutOutputSerializer,
-    filters=CheckoutFilterSerializer,
-    as_selector_filters=CheckoutFilterSerializer.as_selector_filters,
-)
+@reads(selectors.checkouts, output=CheckoutOutputSerializer, filters=CheckoutFilterSerializer)
 class CheckoutViewSet(toolkit.ReadOnlyViewSet):
     """Checkouts posted by the registers (spec: Checkout), with the sales each yielded."""
 
@@ -171,12 +175,7 @@ class CheckoutViewSet(toolkit.ReadOnlyViewSet):
     ],
     list_description=NEWEST_FIRST,
 )
-@reads(
-    selectors.sales,
-    output=SaleOutputSerializer,
-    filters=SaleFilterSerializer,
-    as_selector_filters=SaleFilterSerializer.as_selector_filters,
-)
+@reads(selectors.sales, output=SaleOutputSerializer, filters=SaleFilterSerializer)
 class SaleViewSet(toolkit.ReadOnlyViewSet):
     """Sales, returns and expenses (spec: Sale), immutable; ``document`` is the exported JSON."""
 
