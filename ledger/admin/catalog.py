@@ -9,7 +9,6 @@ the admin accepts exactly what the API accepts.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -172,28 +171,24 @@ def _adopt(obj: Any, saved: Any) -> None:
 
 class ThroughServicesAdmin(AccountOwnedAdmin):
     """An admin whose rows are created, changed and deleted by the catalog services (which validate the body
-    the form built and emit the mirrors' events), never by a bare save: ``create_row(account, data)``,
-    ``update_row(account, <row_keyword>=row, data)``, ``delete_row(account, <row_keyword>=row)``."""
+    the form built and emit the mirrors' events), never by a bare save."""
 
-    row_keyword: ClassVar[str]
-    create_row: ClassVar[Callable[..., Any]]
-    update_row: ClassVar[Callable[..., Any]]
-    delete_row: ClassVar[Callable[..., Any]]
+    writes: ClassVar[services.CatalogWrites]
 
     def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
         body = form.body  # type: ignore[attr-defined]  # ProductForm, ExpenseForm: the body the form built
         if change:
-            saved = self.update_row(account=obj.account, data=body, **{self.row_keyword: obj})
+            saved = self.writes.updated(obj, account=obj.account, data=body)
         else:
-            saved = self.create_row(account=obj.account, data=body)
+            saved = self.writes.create(account=obj.account, data=body)
         _adopt(obj, saved)
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        self.delete_row(account=obj.account, **{self.row_keyword: obj})
+        self.writes.deleted(obj, account=obj.account)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for row in queryset.select_related("account"):
-            self.delete_row(account=row.account, **{self.row_keyword: row})
+            self.writes.deleted(row, account=row.account)
 
 
 @admin.register(Product)
@@ -222,10 +217,7 @@ class ProductAdmin(ThroughServicesAdmin):
     def name_text(self, obj: Product) -> str:
         return obj.name if isinstance(obj.name, str) else " / ".join(str(n) for n in obj.name.values())
 
-    row_keyword = "product"
-    create_row = staticmethod(services.create_product)
-    update_row = staticmethod(services.update_product)
-    delete_row = staticmethod(services.delete_product)
+    writes = services.PRODUCT_WRITES
 
 
 @admin.register(Expense)
@@ -242,10 +234,7 @@ class ExpenseAdmin(ThroughServicesAdmin):
         # Sales name their expense by id, so it stays.
         return ["account", "expense_id", "created_at"] if obj is not None else ["created_at"]
 
-    row_keyword = "expense"
-    create_row = staticmethod(services.create_expense)
-    update_row = staticmethod(services.update_expense)
-    delete_row = staticmethod(services.delete_expense)
+    writes = services.EXPENSE_WRITES
 
 
 @admin.register(ProductEditEvent)

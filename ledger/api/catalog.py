@@ -81,6 +81,7 @@ class CatalogViewSet(toolkit.AccountScopedViewSet):
     create_node: ClassVar[Obj]
     replace_node: ClassVar[Obj]
     patch_node: ClassVar[Obj]
+    writes: ClassVar[services.CatalogWrites]
 
     def select(self, **filters: Any) -> QuerySet:
         raise NotImplementedError
@@ -98,13 +99,15 @@ class CatalogViewSet(toolkit.AccountScopedViewSet):
         return super().get_object()
 
     def perform_create(self, *, data: dict[str, Any]) -> Model:
-        raise NotImplementedError
+        created: Model = self.writes.create(account=self.account, data=data)
+        return created
 
     def perform_update(self, *, instance: Any, data: dict[str, Any], partial: bool) -> Model:
-        raise NotImplementedError
+        updated: Model = self.writes.updated(instance, account=self.account, data=data, partial=partial)
+        return updated
 
     def perform_delete(self, *, instance: Any) -> None:
-        raise NotImplementedError
+        self.writes.deleted(instance, account=self.account)
 
     def list(self, request: Request) -> Response:
         filters = {}
@@ -243,18 +246,10 @@ class ProductViewSet(CatalogViewSet):
     create_node = schemas.PRODUCT
     replace_node = schemas.PRODUCT_REPLACE
     patch_node = schemas.PRODUCT_PATCH
+    writes = services.PRODUCT_WRITES
 
     def select(self, **filters: Any) -> QuerySet[Product]:
         return selectors.products(account=self.account, **filters)
-
-    def perform_create(self, *, data: dict[str, Any]) -> Product:
-        return services.create_product(account=self.account, data=data)
-
-    def perform_update(self, *, instance: Product, data: dict[str, Any], partial: bool) -> Product:
-        return services.update_product(account=self.account, product=instance, data=data, partial=partial)
-
-    def perform_delete(self, *, instance: Product) -> None:
-        services.delete_product(account=self.account, product=instance)
 
 
 # --- Expenses ------------------------------------------------------------------------------------------
@@ -285,18 +280,10 @@ class ExpenseViewSet(CatalogViewSet):
     create_node = schemas.EXPENSE
     replace_node = schemas.EXPENSE_REPLACE
     patch_node = schemas.EXPENSE_PATCH
+    writes = services.EXPENSE_WRITES
 
     def select(self, **filters: Any) -> QuerySet[Expense]:
         return selectors.expenses(account=self.account)
-
-    def perform_create(self, *, data: dict[str, Any]) -> Expense:
-        return services.create_expense(account=self.account, data=data)
-
-    def perform_update(self, *, instance: Expense, data: dict[str, Any], partial: bool) -> Expense:
-        return services.update_expense(account=self.account, expense=instance, data=data, partial=partial)
-
-    def perform_delete(self, *, instance: Expense) -> None:
-        services.delete_expense(account=self.account, expense=instance)
 
 
 # --- Newsletter signups --------------------------------------------------------------------------------
