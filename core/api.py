@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.urls import URLPattern, re_path
 from django.views import View
 from rest_framework import serializers
@@ -21,16 +21,18 @@ ViewSetT = TypeVar("ViewSetT", bound=type)
 def reads(
     selector: Callable[..., QuerySet],
     *,
-    output: type[serializers.ModelSerializer],
+    output: type[serializers.BaseSerializer],
     filters: type[serializers.Serializer] | None = None,
+    model: type[Model] | None = None,
 ) -> Callable[[ViewSetT], ViewSetT]:
     """Class decorator of a read-only view set: its ``select()`` is ``selector(account=..., **filters)``.
 
-    The model comes from the output serializer's ``Meta.model``, so the view set names it once. A filter
+    The model comes from the output serializer's ``Meta.model`` (``model`` for a plain serializer), so the view
+    set names it once. A filter
     serializer whose query parameters are not the selector's keywords says how they map in a class method
     ``as_selector_filters(validated) -> keywords``.
     """
-    model = output.Meta.model
+    model = model or output.Meta.model  # type: ignore[attr-defined]  # a ModelSerializer's
     as_selector_filters = getattr(filters, "as_selector_filters", None)
 
     def select(self: Any, **validated: Any) -> QuerySet:
@@ -38,7 +40,7 @@ def reads(
         return selector(account=self.account, **given)
 
     def decorate(cls: ViewSetT) -> ViewSetT:
-        cls.queryset = model.objects.none()  # type: ignore[attr-defined]
+        cls.queryset = model._default_manager.none()  # type: ignore[attr-defined]
         cls.filter_serializer_class = filters  # type: ignore[attr-defined]
         cls.output_serializer_class = output  # type: ignore[attr-defined]
         cls.select = select  # type: ignore[attr-defined]

@@ -30,7 +30,7 @@ from core.api import reads
 from core.errors import InvalidInput
 from core.nodes import Obj
 from ledger.definitions import PosNewsletterSignup
-from ledger.models import Expense, Product
+from ledger.models import Product
 from ledger.selectors import catalog as selectors
 from ledger.serializers import catalog as schemas
 from ledger.serializers.catalog import (
@@ -153,55 +153,47 @@ def catalog_schema(
     one = [toolkit.response_example(noun, example), toolkit.response_example(noun, example, status_code=201)]
     body = [toolkit.request_example(noun, request)]
     reads = "Keys with the `admin` or the `pos` scope."
+    article = "an" if noun[0] in "aeiou" else "a"
+    replies = {200: output_serializer, **toolkit.error_responses(400, 404)}
+
+    def operation(summary: str, **options: Any) -> Any:
+        return extend_schema(tags=[tag], summary=summary, **{"parameters": toolkit.AUTH_PARAMETERS, **options})
+
     return extend_schema_view(
-        list=extend_schema(
-            tags=[tag],
-            summary=f"List {noun}s",
+        list=operation(
+            f"List {noun}s",
             description=f"{list_description} {reads}".strip(),
             parameters=[*toolkit.AUTH_PARAMETERS, *filters],
             responses={200: output_serializer(many=True), **toolkit.error_responses(400)},
             examples=[toolkit.response_example(noun, example)],
         ),
-        create=extend_schema(
-            tags=[tag],
-            summary=f"Create {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
-            parameters=toolkit.AUTH_PARAMETERS,
+        create=operation(
+            f"Create {article} {noun}",
             request=request_serializer,
             responses={201: output_serializer, **toolkit.error_responses(400)},
             examples=[*body, *one],
         ),
-        retrieve=extend_schema(
-            tags=[tag],
-            summary=f"Get {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+        retrieve=operation(
+            f"Get {article} {noun}",
             description=reads,
-            parameters=toolkit.AUTH_PARAMETERS,
             responses={200: output_serializer, **toolkit.error_responses(404)},
             examples=one,
         ),
-        update=extend_schema(
-            tags=[tag],
-            summary=f"Replace {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+        update=operation(
+            f"Replace {article} {noun}",
             description="Optional fields left out become absent. `id` may be left out; if given it must not change.",
-            parameters=toolkit.AUTH_PARAMETERS,
             request=request_serializer,
-            responses={200: output_serializer, **toolkit.error_responses(400, 404)},
+            responses=replies,
             examples=[*body, *one],
         ),
-        partial_update=extend_schema(
-            tags=[tag],
-            summary=f"Change fields of {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+        partial_update=operation(
+            f"Change fields of {article} {noun}",
             description="Only the given fields change; `null` makes an optional field absent.",
-            parameters=toolkit.AUTH_PARAMETERS,
             request=request_serializer,
-            responses={200: output_serializer, **toolkit.error_responses(400, 404)},
+            responses=replies,
             examples=[*body, *one],
         ),
-        destroy=extend_schema(
-            tags=[tag],
-            summary=f"Delete {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
-            parameters=toolkit.AUTH_PARAMETERS,
-            responses={204: None, **toolkit.error_responses(404)},
-        ),
+        destroy=operation(f"Delete {article} {noun}", responses={204: None, **toolkit.error_responses(404)}),
     )
 
 
@@ -236,20 +228,15 @@ PRODUCT_EXAMPLE = {**PRODUCT_REQUEST_EXAMPLE, "created_at": _AT, "updated_at": _
     ],
     list_description="By id.",
 )
+@reads(selectors.products, output=ProductOutputSerializer, filters=ProductFilterSerializer, model=Product)
 class ProductViewSet(CatalogViewSet):
     """Products of the account (spec: Product). Every change emits a product edit event for exports."""
 
-    queryset = Product.objects.none()
     lookup_field = "product_id"
-    filter_serializer_class = ProductFilterSerializer
-    output_serializer_class = ProductOutputSerializer
     create_node = schemas.PRODUCT
     replace_node = schemas.PRODUCT_REPLACE
     patch_node = schemas.PRODUCT_PATCH
     writes = services.PRODUCT_WRITES
-
-    def select(self, **filters: Any) -> QuerySet[Product]:
-        return selectors.products(account=self.account, **filters)
 
 
 # --- Expenses ------------------------------------------------------------------------------------------
@@ -271,19 +258,15 @@ EXPENSE_EXAMPLE = {**EXPENSE_REQUEST_EXAMPLE, "created_at": _AT}
     request=EXPENSE_REQUEST_EXAMPLE,
     list_description="By id.",
 )
+@reads(selectors.expenses, output=ExpenseOutputSerializer)
 class ExpenseViewSet(CatalogViewSet):
     """Expenses a register can book, e.g. coffee paid from the cash drawer (spec: Expense)."""
 
-    queryset = Expense.objects.none()
     lookup_field = "expense_id"
-    output_serializer_class = ExpenseOutputSerializer
     create_node = schemas.EXPENSE
     replace_node = schemas.EXPENSE_REPLACE
     patch_node = schemas.EXPENSE_PATCH
     writes = services.EXPENSE_WRITES
-
-    def select(self, **filters: Any) -> QuerySet[Expense]:
-        return selectors.expenses(account=self.account)
 
 
 # --- Newsletter signups --------------------------------------------------------------------------------
