@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from django.db.models import Model, QuerySet
+from django.db.models import Model
 from django.http import Http404
 from django.urls import re_path
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -69,28 +69,18 @@ def checked(node: Obj, body: Any, *, partial: bool = False) -> dict[str, Any]:
     return data
 
 
-class CatalogViewSet(toolkit.AccountScopedViewSet):
+class CatalogViewSet(toolkit.ReadOnlyViewSet):
     """CRUD by the spec ``id`` (in the URL as ``{id}``, dots allowed): list, create, retrieve, PUT (omitted
-    optional fields become absent), PATCH (only the given fields; ``null`` makes one absent), delete."""
+    optional fields become absent), PATCH (only the given fields; ``null`` makes one absent), delete. Reads as
+    every read-only view set; writes through the kind's ``writes`` (the catalog services)."""
 
     lookup_url_kwarg = "id"
     lookup_value_regex = "[^/]+"
     permission_classes = [AdminWritesPosReads]
-    filter_serializer_class: ClassVar[type[serializers.Serializer] | None] = None
-    output_serializer_class: ClassVar[type[serializers.BaseSerializer]]
     create_node: ClassVar[Obj]
     replace_node: ClassVar[Obj]
     patch_node: ClassVar[Obj]
     writes: ClassVar[services.CatalogWrites]
-
-    def select(self, **filters: Any) -> QuerySet:
-        raise NotImplementedError
-
-    def get_queryset(self) -> QuerySet:
-        return self.select()
-
-    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
-        return self.output_serializer_class
 
     def get_object(self) -> Any:
         if "\x00" in self.kwargs.get(self.lookup_url_kwarg, ""):
@@ -98,43 +88,26 @@ class CatalogViewSet(toolkit.AccountScopedViewSet):
             raise Http404
         return super().get_object()
 
-    def perform_create(self, *, data: dict[str, Any]) -> Model:
-        created: Model = self.writes.create(account=self.account, data=data)
-        return created
+    def answer(self, instance: Model, code: int = status.HTTP_200_OK) -> Response:
+        return Response(self.output_serializer_class(instance).data, status=code)
 
-    def perform_update(self, *, instance: Any, data: dict[str, Any], partial: bool) -> Model:
-        updated: Model = self.writes.updated(instance, account=self.account, data=data, partial=partial)
-        return updated
-
-    def perform_delete(self, *, instance: Any) -> None:
-        self.writes.deleted(instance, account=self.account)
-
-    def list(self, request: Request) -> Response:
-        filters = {}
-        if self.filter_serializer_class is not None:
-            filters = self.validated(self.filter_serializer_class, request.query_params)
-        return self.paginated(self.select(**filters), self.output_serializer_class)
-
-    def retrieve(self, request: Request, id: str) -> Response:
-        return Response(self.output_serializer_class(self.get_object()).data)
+    def retrieve(self, request: Request, id: str) -> Response:  # type: ignore[override]  # the URL names it id
+        return self.answer(self.get_object())
 
     def create(self, request: Request) -> Response:
         data = checked(self.create_node, read_json_body(request))
-        instance = self.perform_create(data=data)
-        return Response(self.output_serializer_class(instance).data, status=status.HTTP_201_CREATED)
+        return self.answer(self.writes.create(account=self.account, data=data), status.HTTP_201_CREATED)
 
     def update(self, request: Request, id: str, partial: bool = False) -> Response:
         instance = self.get_object()
-        node = self.patch_node if partial else self.replace_node
-        data = checked(node, read_json_body(request), partial=partial)
-        instance = self.perform_update(instance=instance, data=data, partial=partial)
-        return Response(self.output_serializer_class(instance).data)
+        data = checked(self.patch_node if partial else self.replace_node, read_json_body(request), partial=partial)
+        return self.answer(self.writes.updated(instance, account=self.account, data=data, partial=partial))
 
     def partial_update(self, request: Request, id: str) -> Response:
         return self.update(request, id, partial=True)
 
     def destroy(self, request: Request, id: str) -> Response:
-        self.perform_delete(instance=self.get_object())
+        self.writes.deleted(self.get_object(), account=self.account)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
