@@ -1,8 +1,10 @@
-"""API plumbing every app's read-only view sets share, knowing no app.
+"""API plumbing the apps' views share, knowing no app (the toolkit's part that needs no account).
 
 A read-only view set of the back-office API is always the same four parts: the model (for the schema, never a
 query), the filter and output serializers, and ``select()``, one selector called with the caller's account.
 Written out per view set they were one block copied into every app; :func:`reads` is that block once.
+:func:`optional_slash_paths` is the POS modules' route tables, :func:`by_identifier` the output field of a
+related row shown by its identifier.
 """
 
 from __future__ import annotations
@@ -28,9 +30,8 @@ def reads(
     """Class decorator of a read-only view set: its ``select()`` is ``selector(account=..., **filters)``.
 
     The model comes from the output serializer's ``Meta.model`` (``model`` for a plain serializer), so the view
-    set names it once. A filter
-    serializer whose query parameters are not the selector's keywords says how they map in a class method
-    ``as_selector_filters(validated) -> keywords``.
+    set names it once. A filter serializer whose query parameters are not the selector's keywords says how they
+    map in a class method ``as_selector_filters(validated) -> keywords``.
     """
     model = model or output.Meta.model  # type: ignore[attr-defined]  # a ModelSerializer's
     as_selector_filters = getattr(filters, "as_selector_filters", None)
