@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import re_path
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -134,19 +134,18 @@ TO_FILTER = toolkit.filter_parameter("to", "Timestamp before this ISO 8601 time 
 NEWEST_FIRST = "Newest first, by the timestamp of the checkout."
 
 
+def _filters(noun: str, *own: OpenApiParameter) -> list[OpenApiParameter]:
+    """The query parameters of checkouts and sales alike, around ``own``."""
+    same_identifier = toolkit.filter_parameter("identifier", f"Only the {noun} with this identifier.")
+    return [REGISTER_FILTER, STOCK_LOCATION_FILTER, same_identifier, *own, VOIDED_FILTER, FROM_FILTER, TO_FILTER]
+
+
 @toolkit.read_only_schema(
     tag="checkouts",
     noun="checkout",
     output_serializer=CheckoutOutputSerializer,
     example=CHECKOUT_EXAMPLE,
-    filters=[
-        REGISTER_FILTER,
-        STOCK_LOCATION_FILTER,
-        toolkit.filter_parameter("identifier", "Only the checkout with this identifier."),
-        VOIDED_FILTER,
-        FROM_FILTER,
-        TO_FILTER,
-    ],
+    filters=_filters("checkout"),
     list_description=NEWEST_FIRST,
 )
 @reads(selectors.checkouts, output=CheckoutOutputSerializer, filters=CheckoutFilterSerializer)
@@ -159,20 +158,15 @@ class CheckoutViewSet(toolkit.ReadOnlyViewSet):
     noun="sale",
     output_serializer=SaleOutputSerializer,
     example=SALE_EXAMPLE,
-    filters=[
-        REGISTER_FILTER,
-        STOCK_LOCATION_FILTER,
-        toolkit.filter_parameter("identifier", "Only the sale with this identifier."),
+    filters=_filters(
+        "sale",
         toolkit.filter_parameter("checkout_identifier", "Only the sales of this checkout."),
         toolkit.filter_parameter("kind", "Only sales of this kind.", enum=SaleKind.values),
         toolkit.filter_parameter("is_return", "true: only returns; false: no returns.", enum=["true", "false"]),
         toolkit.filter_parameter(
             "has_warnings", "true: only sales stored with warnings; false: only without.", enum=["true", "false"]
         ),
-        VOIDED_FILTER,
-        FROM_FILTER,
-        TO_FILTER,
-    ],
+    ),
     list_description=NEWEST_FIRST,
 )
 @reads(selectors.sales, output=SaleOutputSerializer, filters=SaleFilterSerializer)
