@@ -13,7 +13,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
-from campaigns.models import Campaign, ProductRule
+from campaigns.models import CAMPAIGN_COLUMNS, Campaign, ProductRule
 
 # --- Tools: pages an upper app adds to the campaigns' admin -----------------------------------------------------
 
@@ -63,21 +63,7 @@ class CampaignAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     fieldsets = [
         (
             None,
-            {
-                "fields": [
-                    "account",
-                    "market",
-                    "campaign_id",
-                    "type",
-                    "name",
-                    "display_name",
-                    "priority",
-                    "members_only",
-                    "continue_evaluation",
-                    "created_at",
-                    "updated_at",
-                ]
-            },
+            {"fields": ["account", "market", "campaign_id", *CAMPAIGN_COLUMNS, "created_at", "updated_at"]},
         ),
         ("Definition", {"fields": ["definition_pretty"]}),
     ]

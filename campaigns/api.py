@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from rest_framework.routers import SimpleRouter
 
 from accounts.api import ReadOnlyViewSet, filter_parameter, read_only_schema
 from campaigns import selectors
-from campaigns.models import Campaign, ProductRule
+from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS
 from campaigns.serializers import (
     CampaignFilterSerializer,
     CampaignOutputSerializer,
     ProductRuleFilterSerializer,
     ProductRuleOutputSerializer,
 )
+from core.api import reads
 
 MARKET_FILTER = filter_parameter("market", "Only this market (identifier), e.g. dk.")
 
@@ -35,20 +35,24 @@ _CAMPAIGN_DEFINITION = {
     "percentage": 0.3333,
     "count": 3,
 }
-CAMPAIGN_EXAMPLE = {
-    "pk": 42,
-    "id": "tshirts-3-for-2",
-    "market": "dk",
-    "type": "percentage_discount-count_or_more-single_product",
-    "name": "T-shirts 3 for 2",
-    "display_name": "3 for 2",
-    "priority": 10,
-    "members_only": False,
-    "continue_evaluation": False,
-    "definition": _CAMPAIGN_DEFINITION,
-    "created_at": "2025-01-15T09:30:00Z",
-    "updated_at": "2025-01-15T09:30:00Z",
-}
+
+
+def _stored(definition: dict[str, Any], *columns: str, pk: int) -> dict[str, Any]:
+    """The API's answer for an imported definition: the row's columns are copied from it (campaigns.services)."""
+    at = "2025-01-15T09:30:00Z"
+    copied = {column: definition[column] for column in columns}
+    return {
+        "pk": pk,
+        "id": definition["id"],
+        "market": "dk",
+        **copied,
+        "definition": definition,
+        "created_at": at,
+        "updated_at": at,
+    }
+
+
+CAMPAIGN_EXAMPLE = _stored(_CAMPAIGN_DEFINITION, *CAMPAIGN_COLUMNS, pk=42)
 _RULE_DEFINITION = {
     "id": "deposit-can",
     "type": "container_deposit",
@@ -58,20 +62,7 @@ _RULE_DEFINITION = {
     "product_group": "deposits",
     "price": {"dk": 1.0},
 }
-PRODUCT_RULE_EXAMPLE = {
-    "pk": 9,
-    "id": "deposit-can",
-    "market": "dk",
-    "type": "container_deposit",
-    "name": "Can deposit",
-    "display_name": {"da": "Pant", "en": "Deposit"},
-    "tag": "can",
-    "product_group": "deposits",
-    "price": {"dk": 1.0},
-    "definition": _RULE_DEFINITION,
-    "created_at": "2025-01-15T09:30:00Z",
-    "updated_at": "2025-01-15T09:30:00Z",
-}
+PRODUCT_RULE_EXAMPLE = _stored(_RULE_DEFINITION, *PRODUCT_RULE_COLUMNS, pk=9)
 
 
 @read_only_schema(
@@ -82,15 +73,9 @@ PRODUCT_RULE_EXAMPLE = {
     filters=[MARKET_FILTER, filter_parameter("type", "Only this campaign type, e.g. percentage_discount-tag.")],
     list_description="Per market, highest priority first.",
 )
+@reads(selectors.campaigns, output=CampaignOutputSerializer, filters=CampaignFilterSerializer)
 class CampaignViewSet(ReadOnlyViewSet):
     """Discount campaigns per market, as imported; ``pk`` addresses one, ``id`` is the campaign id."""
-
-    queryset = Campaign.objects.none()
-    filter_serializer_class = CampaignFilterSerializer
-    output_serializer_class = CampaignOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[Campaign]:
-        return selectors.campaigns(account=self.account, **filters)
 
 
 @read_only_schema(
@@ -101,15 +86,9 @@ class CampaignViewSet(ReadOnlyViewSet):
     filters=[MARKET_FILTER],
     list_description="Per market, by id.",
 )
+@reads(selectors.product_rules, output=ProductRuleOutputSerializer, filters=ProductRuleFilterSerializer)
 class ProductRuleViewSet(ReadOnlyViewSet):
     """Product rules (container deposits) per market, as imported; ``pk`` addresses one."""
-
-    queryset = ProductRule.objects.none()
-    filter_serializer_class = ProductRuleFilterSerializer
-    output_serializer_class = ProductRuleOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[ProductRule]:
-        return selectors.product_rules(account=self.account, **filters)
 
 
 def register(router: SimpleRouter) -> None:

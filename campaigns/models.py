@@ -18,6 +18,12 @@ def product_rule_types() -> list[tuple[str, str]]:
     return [(code, code) for code in PRODUCT_RULE_TYPES]
 
 
+# The columns a row copies from its imported definition (campaigns.services), in the order the API and the
+# admin show them; the whole definition is stored beside them.
+CAMPAIGN_COLUMNS = ("type", "name", "display_name", "priority", "members_only", "continue_evaluation")
+PRODUCT_RULE_COLUMNS = ("type", "name", "display_name", "tag", "product_group", "price")
+
+
 class Campaign(AccountOwned):
     market = models.ForeignKey(Market, on_delete=models.CASCADE, related_name="campaigns")
     campaign_id = models.CharField(max_length=255)

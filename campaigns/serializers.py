@@ -6,12 +6,14 @@ database id) is what the detail URLs use.
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.models import Market
-from campaigns.models import Campaign, ProductRule
+from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS, Campaign, ProductRule
+from core.api import by_identifier
 from core.serializers import JSONField, L10nStringField, MarketPriceField
 
 # An empty parameter (``?market=``) means no filter, as if it were left out.
@@ -31,59 +33,32 @@ class DefinitionField(JSONField):
     """The campaign or rule exactly as imported."""
 
 
-class CampaignOutputSerializer(serializers.ModelSerializer):
+# What a campaign and a product rule answer alike (a comment: a docstring would be the schema's description).
+class _ImportedOutputSerializer(serializers.ModelSerializer):
     pk = serializers.IntegerField(read_only=True, help_text="Database id, used in the detail URL.")
-    id = serializers.CharField(source="campaign_id", read_only=True, help_text="The campaign id as imported.")
-    market: serializers.SlugRelatedField[Market] = serializers.SlugRelatedField(slug_field="identifier", read_only=True)
-    priority = serializers.DecimalField(max_digits=20, decimal_places=6, coerce_to_string=False, read_only=True)
+    market = by_identifier()
     definition = DefinitionField(read_only=True)
 
-    class Meta:
-        model = Campaign
-        fields = [
-            "pk",
-            "id",
-            "market",
-            "type",
-            "name",
-            "display_name",
-            "priority",
-            "members_only",
-            "continue_evaluation",
-            "definition",
-            "created_at",
-            "updated_at",
-        ]
-        read_only_fields = fields
-        ref_name = "Campaign"
+
+def _imported_meta(model: type[Campaign] | type[ProductRule], columns: tuple[str, ...]) -> Any:
+    """The ``Meta`` of an imported row's output: its columns between the ids and the timestamps, all read-only."""
+    fields = ["pk", "id", "market", *columns, "definition", "created_at", "updated_at"]
+    return type("Meta", (), {"model": model, "fields": fields, "read_only_fields": fields, "ref_name": model.__name__})
 
 
-class ProductRuleOutputSerializer(serializers.ModelSerializer):
-    pk = serializers.IntegerField(read_only=True, help_text="Database id, used in the detail URL.")
+class CampaignOutputSerializer(_ImportedOutputSerializer):
+    id = serializers.CharField(source="campaign_id", read_only=True, help_text="The campaign id as imported.")
+    priority = serializers.DecimalField(max_digits=20, decimal_places=6, coerce_to_string=False, read_only=True)
+
+    Meta = _imported_meta(Campaign, CAMPAIGN_COLUMNS)
+
+
+class ProductRuleOutputSerializer(_ImportedOutputSerializer):
     id = serializers.CharField(source="rule_id", read_only=True, help_text="The product rule id as imported.")
-    market: serializers.SlugRelatedField[Market] = serializers.SlugRelatedField(slug_field="identifier", read_only=True)
     display_name = L10nStringField(read_only=True)
     price = MarketPriceField(read_only=True)
-    definition = DefinitionField(read_only=True)
 
-    class Meta:
-        model = ProductRule
-        fields = [
-            "pk",
-            "id",
-            "market",
-            "type",
-            "name",
-            "display_name",
-            "tag",
-            "product_group",
-            "price",
-            "definition",
-            "created_at",
-            "updated_at",
-        ]
-        read_only_fields = fields
-        ref_name = "ProductRule"
+    Meta = _imported_meta(ProductRule, PRODUCT_RULE_COLUMNS)
 
 
 # --- Basket pricing (POST /api/v1/pos/baskets/price): the answer ------------------------------------------

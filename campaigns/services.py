@@ -9,68 +9,51 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import Account, Market
-from campaigns.models import Campaign, PricingVersion, ProductRule
+from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS, Campaign, PricingVersion, ProductRule
 
-CAMPAIGN_FIELDS = ["type", "name", "display_name", "priority", "members_only", "continue_evaluation", "definition"]
-RULE_FIELDS = ["type", "name", "display_name", "tag", "product_group", "price", "definition"]
+# The columns whose field an item may leave out, and their value then.
+_DEFAULTS: dict[str, Any] = {"members_only": False, "continue_evaluation": False, "product_group": ""}
+
+
+def _upsert(
+    model: type[Campaign] | type[ProductRule],
+    id_field: str,
+    columns: tuple[str, ...],
+    *,
+    account: Account,
+    markets: Sequence[Market],
+    items: Sequence[dict[str, Any]],
+) -> int:
+    """Store each item in each market, overwriting the row with the same id there, and bump the markets'
+    pricing version in the same transaction."""
+
+    def values(item: dict[str, Any]) -> dict[str, Any]:
+        return {
+            id_field: item["id"],
+            **{name: item[name] if name not in _DEFAULTS else item.get(name, _DEFAULTS[name]) for name in columns},
+            "definition": item,
+        }
+
+    rows = [model(account=account, market=market, **values(item)) for market in markets for item in items]
+    with transaction.atomic():
+        model.objects.bulk_create(
+            rows,  # type: ignore[arg-type]  # rows are all of ``model``
+            update_conflicts=True,
+            unique_fields=["market", id_field],
+            update_fields=[*columns, "definition", "updated_at"],
+        )
+        bump_pricing_version(markets=markets)
+    return len(rows)
 
 
 def upsert_campaigns(*, account: Account, markets: Sequence[Market], items: Sequence[dict[str, Any]]) -> int:
     """Store each campaign in each market, overwriting one with the same id. Ids must be distinct."""
-    rows = [
-        Campaign(
-            account=account,
-            market=market,
-            campaign_id=c["id"],
-            type=c["type"],
-            name=c["name"],
-            display_name=c["display_name"],
-            priority=c["priority"],
-            members_only=c.get("members_only", False),
-            continue_evaluation=c.get("continue_evaluation", False),
-            definition=c,
-        )
-        for market in markets
-        for c in items
-    ]
-    with transaction.atomic():
-        Campaign.objects.bulk_create(
-            rows,
-            update_conflicts=True,
-            unique_fields=["market", "campaign_id"],
-            update_fields=[*CAMPAIGN_FIELDS, "updated_at"],
-        )
-        bump_pricing_version(markets=markets)
-    return len(rows)
+    return _upsert(Campaign, "campaign_id", CAMPAIGN_COLUMNS, account=account, markets=markets, items=items)
 
 
 def upsert_product_rules(*, account: Account, markets: Sequence[Market], items: Sequence[dict[str, Any]]) -> int:
     """Store each rule in each market; rules with an existing id are overwritten (spec: Product rule)."""
-    rows = [
-        ProductRule(
-            account=account,
-            market=market,
-            rule_id=r["id"],
-            type=r["type"],
-            name=r["name"],
-            display_name=r["display_name"],
-            tag=r["tag"],
-            product_group=r.get("product_group", ""),
-            price=r["price"],
-            definition=r,
-        )
-        for market in markets
-        for r in items
-    ]
-    with transaction.atomic():
-        ProductRule.objects.bulk_create(
-            rows,
-            update_conflicts=True,
-            unique_fields=["market", "rule_id"],
-            update_fields=[*RULE_FIELDS, "updated_at"],
-        )
-        bump_pricing_version(markets=markets)
-    return len(rows)
+    return _upsert(ProductRule, "rule_id", PRODUCT_RULE_COLUMNS, account=account, markets=markets, items=items)
 
 
 def bump_pricing_version(*, markets: Sequence[Market]) -> None:

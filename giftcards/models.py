@@ -19,6 +19,15 @@ def money(**kwargs: object) -> models.DecimalField:
     return models.DecimalField(max_digits=20, decimal_places=6, **kwargs)  # type: ignore[arg-type]
 
 
+def identifier_reserved(name: str, *, of: Q | None = None) -> models.UniqueConstraint:
+    """The POS's idempotency key (``identifier``) of a payment is taken while the payment is pending or done; a
+    failed one frees it for a retry. ``of`` narrows the rows that reserve one (a gift card's pays only)."""
+    condition = ~Q(identifier="") & (Q(ok__isnull=True) | Q(ok=True))
+    return models.UniqueConstraint(
+        fields=["account", "identifier"], condition=condition if of is None else of & condition, name=name
+    )
+
+
 class GiftCardStatus(models.IntegerChoices):
     """Spec: Gift card status."""
 
@@ -93,14 +102,7 @@ class GiftCardMove(AccountOwned):
 
     class Meta:
         ordering = ["-id"]
-        constraints = [
-            # A pay's identifier is taken while pending or done; a failed pay frees it for a retry.
-            models.UniqueConstraint(
-                fields=["account", "identifier"],
-                condition=Q(action="pay") & ~Q(identifier="") & (Q(ok__isnull=True) | Q(ok=True)),
-                name="giftcard_pay_identifier_unique",
-            ),
-        ]
+        constraints = [identifier_reserved("giftcard_pay_identifier_unique", of=Q(action="pay"))]
         indexes = [models.Index(fields=["account", "code"])]
 
     def __str__(self) -> str:
@@ -130,13 +132,7 @@ class CustomerAccountPayment(AccountOwned):
 
     class Meta:
         ordering = ["-id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["account", "identifier"],
-                condition=~Q(identifier="") & (Q(ok__isnull=True) | Q(ok=True)),
-                name="customer_account_payment_identifier_unique",
-            ),
-        ]
+        constraints = [identifier_reserved("customer_account_payment_identifier_unique")]
         indexes = [models.Index(fields=["account", "customer_id"])]
 
     def __str__(self) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.urls import re_path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -21,6 +20,7 @@ from rest_framework.response import Response
 
 from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
 from accounts.api_common import PosView
+from core.api import optional_slash_paths
 from core.declare import Body, Field, optional
 from core.errors import InvalidInput
 from core.nodes import INVALID, Currency, Num, Report, Str
@@ -90,6 +90,17 @@ def query_values(request: Request, *names: str) -> dict[str, Any]:
     return result
 
 
+def payment_values(body: dict[str, Any]) -> dict[str, Any]:
+    """What every payment body says (a gift card's or a customer account's): the amount, exact, in its currency,
+    the app's id of the payment and the shop."""
+    return {
+        "amount": Decimal(body["amount"]),
+        "currency_code": body["currency_code"],
+        "identifier": body.get("identifier", ""),
+        "shop_id": body.get("shop_id", ""),
+    }
+
+
 class IntegrationPosView(PosView):
     """A POS view whose error may carry the integrator's answer (``NotRecorded``): the POS must be able to
     show what the integrator did even when the service could not record it."""
@@ -118,16 +129,41 @@ UPSTREAM = {
 SHOP_PARAMETER = OpenApiParameter("shop_id", OpenApiTypes.STR, OpenApiParameter.QUERY, description="Shop (optional).")
 
 
+def _calls_integrator(
+    summary: str,
+    description: str,
+    answer: str,
+    codes: tuple[int, ...],
+    *,
+    body: type[Body] | None = None,
+    parameters: list[OpenApiParameter] = AUTH_PARAMETERS,
+    status_code: int = 200,
+    examples: list[Any],
+) -> Any:
+    """``extend_schema`` of a view that calls the integrator: its answer, its own errors (``codes``) and the
+    integrator's (``UPSTREAM``), which every such view shares."""
+    request: dict[str, Any] = {} if body is None else {"request": {"application/json": body}}
+    return extend_schema(
+        tags=["pos"],
+        summary=summary,
+        description=description,
+        parameters=parameters,
+        responses={status_code: OpenApiResponse(description=answer), **error_responses(*codes), **UPSTREAM},
+        examples=examples,
+        **request,
+    )
+
+
 class GiftCardCreateView(IntegrationPosView):
     """``POST /api/v1/pos/giftcards``: a gift card added to the basket is created (status 1)."""
 
-    @extend_schema(
-        tags=["pos"],
-        summary="Create a gift card",
-        description="Calls the `giftcard_create` integration and records the created, inactive card (status 1).",
-        parameters=AUTH_PARAMETERS,
-        request={"application/json": CreateGiftCard},
-        responses={201: OpenApiResponse(description="The Gift card entity."), **error_responses(400, 404), **UPSTREAM},
+    @_calls_integrator(
+        "Create a gift card",
+        "Calls the `giftcard_create` integration and records the created, inactive card (status 1).",
+        "The Gift card entity.",
+        (400, 404),
+        body=CreateGiftCard,
+        status_code=201,
         examples=[
             request_example("create", {"amount": 500, "currency_code": "DKK", "shop_id": "shop-1"}),
             response_example("created", GIFTCARD_EXAMPLE, status_code=201),
@@ -147,21 +183,16 @@ class GiftCardCreateView(IntegrationPosView):
 class GiftCardActivateView(IntegrationPosView):
     """``POST /api/v1/pos/giftcards/{code}/activate``: once the sale selling the card is paid (status 2)."""
 
-    @extend_schema(
-        tags=["pos"],
-        summary="Activate a gift card",
-        description=(
+    @_calls_integrator(
+        "Activate a gift card",
+        (
             "Only when the stored, not voided sale `sale_id` has a line item with `behavior.giftcard.code` equal "
             "to `code`. Calls `giftcard_activate` with the inactive card's details; the same call again for the "
             "same sale answers the active card."
         ),
-        parameters=AUTH_PARAMETERS,
-        request={"application/json": ActivateGiftCard},
-        responses={
-            200: OpenApiResponse(description="The Gift card entity."),
-            **error_responses(400, 404, 409),
-            **UPSTREAM,
-        },
+        "The Gift card entity.",
+        (400, 404, 409),
+        body=ActivateGiftCard,
         examples=[
             request_example("activate", {"sale_id": "sale-20250115-0001"}),
             response_example("activated", {**GIFTCARD_EXAMPLE, "status": 2}),
@@ -179,12 +210,12 @@ class GiftCardActivateView(IntegrationPosView):
 class GiftCardReadView(IntegrationPosView):
     """``GET /api/v1/pos/giftcards/{code}``: the card's balance, from the integrator."""
 
-    @extend_schema(
-        tags=["pos"],
-        summary="Read a gift card",
-        description="Calls `giftcard_read` and updates the service's record of the card.",
+    @_calls_integrator(
+        "Read a gift card",
+        "Calls `giftcard_read` and updates the service's record of the card.",
+        "The Gift card entity.",
+        (400, 404),
         parameters=[*AUTH_PARAMETERS, SHOP_PARAMETER],
-        responses={200: OpenApiResponse(description="The Gift card entity."), **error_responses(400, 404), **UPSTREAM},
         examples=[response_example("read", {**GIFTCARD_EXAMPLE, "status": 2})],
     )
     def get(self, request: Request, code: str) -> Response:
@@ -197,22 +228,17 @@ class GiftCardReadView(IntegrationPosView):
 class GiftCardPayView(IntegrationPosView):
     """``POST /api/v1/pos/giftcards/{code}/pay``: the card used as payment."""
 
-    @extend_schema(
-        tags=["pos"],
-        summary="Pay with a gift card",
-        description=(
+    @_calls_integrator(
+        "Pay with a gift card",
+        (
             "Refused before asking the integrator when the card is unknown here (read it first), inactive, used, "
             "expired, in another currency, or the amount exceeds its known balance. Answers the Gift card entity "
             "after the payment with `amount_used`; status 3 once the balance is 0. The same `identifier` again "
             "answers the first result (`replayed: true`) without paying twice."
         ),
-        parameters=AUTH_PARAMETERS,
-        request={"application/json": PayWithGiftCard},
-        responses={
-            200: OpenApiResponse(description="The card after the payment."),
-            **error_responses(400, 404, 409),
-            **UPSTREAM,
-        },
+        "The card after the payment.",
+        (400, 404, 409),
+        body=PayWithGiftCard,
         examples=[
             request_example("pay", {"amount": 200, "currency_code": "DKK", "identifier": "pay-7", "sale_id": "s-9"}),
             response_example(
@@ -224,13 +250,7 @@ class GiftCardPayView(IntegrationPosView):
         code = path_value(code, "code")
         body = PayWithGiftCard.validated(self.body())
         result = services.pay_giftcard(
-            account=self.account,
-            code=code,
-            amount=Decimal(body["amount"]),
-            currency_code=body["currency_code"],
-            identifier=body.get("identifier", ""),
-            sale_id=body.get("sale_id", ""),
-            shop_id=body.get("shop_id", ""),
+            account=self.account, code=code, sale_id=body.get("sale_id", ""), **payment_values(body)
         )
         answer = {
             **result.entity(),
@@ -259,20 +279,16 @@ def account_payment_body(payment: CustomerAccountPayment, *, replayed: bool) -> 
 class CustomerAccountReadView(IntegrationPosView):
     """``GET /api/v1/pos/customer-accounts/{customer_id}?currency_code=``: the balance."""
 
-    @extend_schema(
-        tags=["pos"],
-        summary="Read a customer account",
-        description="Calls `customer_account_read`; any non-200 answer is an error.",
+    @_calls_integrator(
+        "Read a customer account",
+        "Calls `customer_account_read`; any non-200 answer is an error.",
+        "{customer_id, currency_code, amount}",
+        (400, 404),
         parameters=[
             *AUTH_PARAMETERS,
             OpenApiParameter("currency_code", OpenApiTypes.STR, OpenApiParameter.QUERY, required=True),
             SHOP_PARAMETER,
         ],
-        responses={
-            200: OpenApiResponse(description="{customer_id, currency_code, amount}"),
-            **error_responses(400, 404),
-            **UPSTREAM,
-        },
         examples=[response_example("balance", {"customer_id": "c-1", "currency_code": "DKK", "amount": 1000})],
     )
     def get(self, request: Request, customer_id: str) -> Response:
@@ -298,18 +314,17 @@ class CustomerAccountReadView(IntegrationPosView):
 class CustomerAccountPayView(IntegrationPosView):
     """``POST /api/v1/pos/customer-accounts/{customer_id}/pay``: pay from the customer's account."""
 
-    @extend_schema(
-        tags=["pos"],
-        summary="Pay from a customer account",
-        description=(
+    @_calls_integrator(
+        "Pay from a customer account",
+        (
             "For `invoice` and customer-account payment types the credit rule is enforced first (customer from "
             "the customer lookup). Then `customer_account_pay`: any non-200 is a failed payment. `amount` is what "
             "the integrator actually used; `differs` / `partial` flag an amount other than `requested_amount`. "
             "The same `identifier` again answers the first result without paying twice."
         ),
-        parameters=AUTH_PARAMETERS,
-        request={"application/json": PayFromCustomerAccount},
-        responses={200: OpenApiResponse(description="The payment."), **error_responses(400, 404, 409), **UPSTREAM},
+        "The payment.",
+        (400, 404, 409),
+        body=PayFromCustomerAccount,
         examples=[
             request_example(
                 "pay",
@@ -343,31 +358,18 @@ class CustomerAccountPayView(IntegrationPosView):
         result = services.pay_customer_account(
             account=self.account,
             customer_id=customer_id,
-            amount=Decimal(body["amount"]),
-            currency_code=body["currency_code"],
             payment_type=body["payment_type"],
             purchase_amount=None if "purchase_amount" not in body else Decimal(body["purchase_amount"]),
-            identifier=body.get("identifier", ""),
-            shop_id=body.get("shop_id", ""),
+            **payment_values(body),
         )
         return Response(account_payment_body(result.payment, replayed=result.replayed))
 
 
-pos_urls: list[Any] = [
-    re_path(r"^pos/giftcards/?$", GiftCardCreateView.as_view(), name="pos-giftcards"),
-    re_path(
-        r"^pos/giftcards/(?P<code>[^/]+)/activate/?$", GiftCardActivateView.as_view(), name="pos-giftcard-activate"
-    ),
-    re_path(r"^pos/giftcards/(?P<code>[^/]+)/pay/?$", GiftCardPayView.as_view(), name="pos-giftcard-pay"),
-    re_path(r"^pos/giftcards/(?P<code>[^/]+)/?$", GiftCardReadView.as_view(), name="pos-giftcard"),
-    re_path(
-        r"^pos/customer-accounts/(?P<customer_id>[^/]+)/pay/?$",
-        CustomerAccountPayView.as_view(),
-        name="pos-customer-account-pay",
-    ),
-    re_path(
-        r"^pos/customer-accounts/(?P<customer_id>[^/]+)/?$",
-        CustomerAccountReadView.as_view(),
-        name="pos-customer-account",
-    ),
-]
+pos_urls = optional_slash_paths(
+    ("pos/giftcards", GiftCardCreateView, "pos-giftcards"),
+    (r"pos/giftcards/(?P<code>[^/]+)/activate", GiftCardActivateView, "pos-giftcard-activate"),
+    (r"pos/giftcards/(?P<code>[^/]+)/pay", GiftCardPayView, "pos-giftcard-pay"),
+    (r"pos/giftcards/(?P<code>[^/]+)", GiftCardReadView, "pos-giftcard"),
+    (r"pos/customer-accounts/(?P<customer_id>[^/]+)/pay", CustomerAccountPayView, "pos-customer-account-pay"),
+    (r"pos/customer-accounts/(?P<customer_id>[^/]+)", CustomerAccountReadView, "pos-customer-account"),
+)

@@ -14,20 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts.api import (
-    AUTH_PARAMETERS,
-    AccountScopedViewSet,
-    ReadOnlyViewSet,
-    error_responses,
-    filter_parameter,
-    read_only_schema,
-    request_example,
-    response_example,
-)
+from accounts import api as toolkit
+from core.api import reads
 from core.secrets import MASK
 from integrations import selectors, services
 from integrations.kinds import KINDS
-from integrations.models import IntegrationCall, RuntimeIntegration
+from integrations.models import RuntimeIntegration
 from integrations.serializers import (
     IntegrationCallFilterSerializer,
     IntegrationCallOutputSerializer,
@@ -90,12 +82,12 @@ def _write(summary: str, created: bool = False) -> Any:
     return extend_schema(
         summary=summary,
         description=_SECRETS,
-        parameters=AUTH_PARAMETERS,
+        parameters=toolkit.AUTH_PARAMETERS,
         request=RuntimeIntegrationInputSerializer,
-        responses={201 if created else 200: RuntimeIntegrationOutputSerializer, **error_responses(400, 404)},
+        responses={201 if created else 200: RuntimeIntegrationOutputSerializer, **toolkit.error_responses(400, 404)},
         examples=[
-            request_example("Gift card pay", REQUEST_EXAMPLE),
-            response_example("Runtime integration", EXAMPLE, status_code=201 if created else 200),
+            toolkit.request_example("Gift card pay", REQUEST_EXAMPLE),
+            toolkit.response_example("Runtime integration", EXAMPLE, status_code=201 if created else 200),
         ],
     )
 
@@ -103,15 +95,15 @@ def _write(summary: str, created: bool = False) -> Any:
 @extend_schema_view(
     list=extend_schema(
         summary="List runtime integrations",
-        parameters=AUTH_PARAMETERS,
-        responses={200: RuntimeIntegrationOutputSerializer(many=True), **error_responses(400)},
-        examples=[response_example("Runtime integration", EXAMPLE)],
+        parameters=toolkit.AUTH_PARAMETERS,
+        responses={200: RuntimeIntegrationOutputSerializer(many=True), **toolkit.error_responses(400)},
+        examples=[toolkit.response_example("Runtime integration", EXAMPLE)],
     ),
     retrieve=extend_schema(
         summary="Get a runtime integration",
-        parameters=AUTH_PARAMETERS,
-        responses={200: RuntimeIntegrationOutputSerializer, **error_responses(404)},
-        examples=[response_example("Runtime integration", EXAMPLE)],
+        parameters=toolkit.AUTH_PARAMETERS,
+        responses={200: RuntimeIntegrationOutputSerializer, **toolkit.error_responses(404)},
+        examples=[toolkit.response_example("Runtime integration", EXAMPLE)],
     ),
     create=_write("Create a runtime integration", created=True),
     update=_write("Replace a runtime integration"),
@@ -119,8 +111,8 @@ def _write(summary: str, created: bool = False) -> Any:
     destroy=extend_schema(
         summary="Delete a runtime integration",
         description="Its call log stays.",
-        parameters=AUTH_PARAMETERS,
-        responses={204: None, **error_responses(404)},
+        parameters=toolkit.AUTH_PARAMETERS,
+        responses={204: None, **toolkit.error_responses(404)},
     ),
     test=extend_schema(
         summary="Test a runtime integration",
@@ -129,16 +121,16 @@ def _write(summary: str, created: bool = False) -> Any:
             "defaults fill in the rest) and reports, field by field, where the answer does not match the kind's "
             "spec model. A failed call answers 200 with `ok` false and the reason in `problems`."
         ),
-        parameters=AUTH_PARAMETERS,
+        parameters=toolkit.AUTH_PARAMETERS,
         request=TestInputSerializer,
-        responses={200: TestOutputSerializer, **error_responses(400, 404)},
+        responses={200: TestOutputSerializer, **toolkit.error_responses(400, 404)},
         examples=[
-            request_example("A known card", {"values": {"code": "GC-1001"}}),
-            response_example("Answer with a problem", TEST_EXAMPLE),
+            toolkit.request_example("A known card", {"values": {"code": "GC-1001"}}),
+            toolkit.response_example("Answer with a problem", TEST_EXAMPLE),
         ],
     ),
 )
-class RuntimeIntegrationViewSet(AccountScopedViewSet):
+class RuntimeIntegrationViewSet(toolkit.AccountScopedViewSet):
     """Runtime integrations, by id: one per kind, how the service calls the integrator's endpoint."""
 
     queryset = RuntimeIntegration.objects.none()
@@ -181,26 +173,20 @@ class RuntimeIntegrationViewSet(AccountScopedViewSet):
         return Response(TestOutputSerializer(result).data)
 
 
-@read_only_schema(
+@toolkit.read_only_schema(
     tag="runtime integration calls",
     noun="runtime integration call",
     output_serializer=IntegrationCallOutputSerializer,
     example=CALL_EXAMPLE,
     filters=[
-        filter_parameter("kind", "Only calls of this kind.", enum=list(KINDS)),
-        filter_parameter("ok", "Only successful (true) or failed (false) calls.", enum=["true", "false"]),
+        toolkit.filter_parameter("kind", "Only calls of this kind.", enum=list(KINDS)),
+        toolkit.filter_parameter("ok", "Only successful (true) or failed (false) calls.", enum=["true", "false"]),
     ],
     list_description="Every call to an integrator, newest first: kind, status, duration and error (no secrets).",
 )
-class IntegrationCallViewSet(ReadOnlyViewSet):
+@reads(selectors.integration_calls, output=IntegrationCallOutputSerializer, filters=IntegrationCallFilterSerializer)
+class IntegrationCallViewSet(toolkit.ReadOnlyViewSet):
     """The call log of the runtime integrations."""
-
-    queryset = IntegrationCall.objects.none()
-    filter_serializer_class = IntegrationCallFilterSerializer
-    output_serializer_class = IntegrationCallOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[IntegrationCall]:
-        return selectors.integration_calls(account=self.account, **filters)
 
 
 def register(router: SimpleRouter) -> None:

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.urls import re_path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -30,6 +29,7 @@ from accounts.api import AUTH_PARAMETERS, error_responses, request_example, resp
 from accounts.api_common import PosView
 from accounts.models import Account, Market, StockLocation
 from accounts.serializers import ErrorOutputSerializer
+from core.api import optional_slash_paths
 from core.declare import Body, Field, optional
 from core.errors import InvalidInput, NotFound, ServiceError
 from core.nodes import Str
@@ -387,82 +387,88 @@ _NOT_CONFIGURED = (
 # --- Views ------------------------------------------------------------------------------------------------
 
 
-class ProductSearchView(PosView):
-    @extend_schema(
-        operation_id="pos_products_search",
+def _asks(operation_id: str, summary: str, description: str, parameters: list[Any], answer: Any, **rest: Any) -> Any:
+    """``extend_schema`` of a view that asks the integrator: the POS tag, its answer or the failures every
+    such view shares (``_NOT_CONFIGURED``); ``rest`` is the request body and examples."""
+    return extend_schema(
+        operation_id=operation_id,
         tags=["pos"],
-        summary="Search the e-commerce products",
-        description="Asks the `product_search` integration; answers its E-commerce products, each checked "
-        "(`retail_price` required, L10nString names), at most `limit`." + _NOT_CONFIGURED,
-        parameters=[
+        summary=summary,
+        description=description + _NOT_CONFIGURED,
+        parameters=parameters,
+        responses=_responses(answer, 400, 404),
+        **rest,
+    )
+
+
+class ProductSearchView(PosView):
+    @_asks(
+        "pos_products_search",
+        "Search the e-commerce products",
+        "Asks the `product_search` integration; answers its E-commerce products, each checked "
+        "(`retail_price` required, L10nString names), at most `limit`.",
+        [
             *_params(("q", "The search term.", True), _MARKET, _SHOP),
             OpenApiParameter("limit", OpenApiTypes.INT, OpenApiParameter.QUERY, required=False),
         ],
-        responses=_responses(_results("PosProductSearchResult"), 400, 404),
+        _results("PosProductSearchResult"),
         examples=[response_example("products", _PRODUCTS_EXAMPLE)],
     )
     def get(self, request: Request) -> Response:
         term = text_param(request, "q", required=True)
-        limit = limit_param(request)
-        place = place_params(request, self.account)
-        return Response({"results": search_products(account=self.account, term=term, place=place, limit=limit)})
+        limit = limit_param(request)  # before the place: the order the errors are reported in
+        found = search_products(account=self.account, term=term, place=place_params(request, self.account), limit=limit)
+        return Response({"results": found})
 
 
 class ProductLookupView(PosView):
-    @extend_schema(
-        operation_id="pos_products_lookup",
-        tags=["pos"],
-        summary="Look up a product at the integrator by its code",
-        description="Asks the `product_lookup` integration for the scanned code; the Product it answers is "
-        "imported into the account (created or replaced by id, emitting a product edit event) and returned with "
-        "`outcome` (`created`, `updated`, `unchanged`). An integrator's 404 is a 404 here." + _NOT_CONFIGURED,
-        parameters=_params(("barcode", "The scanned code (EAN, SKU, ISBN...).", True), _MARKET, _SHOP),
-        responses=_responses(
-            inline_serializer(
-                "PosProductLookupResult", {"outcome": serializers.CharField(), "product": ProductOutputSerializer()}
-            ),
-            400,
-            404,
+    @_asks(
+        "pos_products_lookup",
+        "Look up a product at the integrator by its code",
+        "Asks the `product_lookup` integration for the scanned code; the Product it answers is imported into "
+        "the account (created or replaced by id, emitting a product edit event) and returned with `outcome` "
+        "(`created`, `updated`, `unchanged`). An integrator's 404 is a 404 here.",
+        _params(("barcode", "The scanned code (EAN, SKU, ISBN...).", True), _MARKET, _SHOP),
+        inline_serializer(
+            "PosProductLookupResult", {"outcome": serializers.CharField(), "product": ProductOutputSerializer()}
         ),
         examples=[response_example("imported", _LOOKUP_EXAMPLE)],
     )
     def get(self, request: Request) -> Response:
         barcode = text_param(request, "barcode", required=True)
-        place = place_params(request, self.account)
-        imported = lookup_product(account=self.account, barcode=barcode, place=place)
+        imported = lookup_product(account=self.account, barcode=barcode, place=place_params(request, self.account))
         return Response({"outcome": imported.outcome, "product": ProductOutputSerializer(imported.product).data})
 
 
 class CustomerLookupView(PosView):
-    @extend_schema(
-        operation_id="pos_customers_lookup",
-        tags=["pos"],
-        summary="Look up customers",
-        description="Asks the `customer_lookup` integration; answers its customers, each checked, the "
-        "deprecated balance object flattened, with the spec's rules as facts: `block_sales`, `credit` "
-        "(`{balance, credit_limit, available}` or null: invoice and customer-account payments above `available` "
-        "are refused), `deposit_prompt` (the overdue amount to ask for as a deposit, or null) and `b2b` (only a "
-        "B2B customer's name and address are kept on a sale)." + _NOT_CONFIGURED,
-        parameters=_params(("q", "The search term.", True), _MARKET, _SHOP),
-        responses=_responses(_results("PosCustomerLookupResult"), 400, 404),
+    @_asks(
+        "pos_customers_lookup",
+        "Look up customers",
+        "Asks the `customer_lookup` integration; answers its customers, each checked, the deprecated balance "
+        "object flattened, with the spec's rules as facts: `block_sales`, `credit` (`{balance, credit_limit, "
+        "available}` or null: invoice and customer-account payments above `available` are refused), "
+        "`deposit_prompt` (the overdue amount to ask for as a deposit, or null) and `b2b` (only a B2B "
+        "customer's name and address are kept on a sale).",
+        _params(("q", "The search term.", True), _MARKET, _SHOP),
+        _results("PosCustomerLookupResult"),
         examples=[response_example("customers", _CUSTOMERS_EXAMPLE)],
     )
     def get(self, request: Request) -> Response:
         term = text_param(request, "q", required=True)
-        place = place_params(request, self.account)
-        return Response({"results": lookup_customers(account=self.account, term=term, place=place)})
+        return Response(
+            {"results": lookup_customers(account=self.account, term=term, place=place_params(request, self.account))}
+        )
 
 
 class CustomerDiscountsView(PosView):
-    @extend_schema(
-        operation_id="pos_customer_discounts",
-        tags=["pos"],
-        summary="The customer-specific discounts of a customer",
-        description="Asks the `customer_discounts` integration (customer id, market, the market's currency); "
-        "answers the discounts, each checked like an imported campaign of its type, prices plain numbers. "
-        "Basket pricing fetches them itself when the basket has a `customer`." + _NOT_CONFIGURED,
-        parameters=_params(_MARKET, _SHOP),
-        responses=_responses(_results("PosCustomerDiscountsResult"), 400, 404),
+    @_asks(
+        "pos_customer_discounts",
+        "The customer-specific discounts of a customer",
+        "Asks the `customer_discounts` integration (customer id, market, the market's currency); answers the "
+        "discounts, each checked like an imported campaign of its type, prices plain numbers. Basket pricing "
+        "fetches them itself when the basket has a `customer`.",
+        _params(_MARKET, _SHOP),
+        _results("PosCustomerDiscountsResult"),
         examples=[response_example("discounts", _DISCOUNTS_EXAMPLE)],
     )
     def get(self, request: Request, customer_id: str) -> Response:
@@ -475,16 +481,15 @@ class CustomerDiscountsView(PosView):
 
 
 class ShippingOptionsView(PosView):
-    @extend_schema(
-        operation_id="pos_shipping_options",
-        tags=["pos"],
-        summary="The shipping options for an address",
-        description="Asks the `shipping_options` integration with the customer's address, the shop and its "
-        "market's currency; answers the options `{id, price, title, subtitle}`. Put the chosen one on the sale's "
-        "shipping line as `behavior.shipping.method_id` (its `title` as `method_title`)." + _NOT_CONFIGURED,
-        parameters=AUTH_PARAMETERS,
+    @_asks(
+        "pos_shipping_options",
+        "The shipping options for an address",
+        "Asks the `shipping_options` integration with the customer's address, the shop and its market's "
+        "currency; answers the options `{id, price, title, subtitle}`. Put the chosen one on the sale's shipping "
+        "line as `behavior.shipping.method_id` (its `title` as `method_title`).",
+        AUTH_PARAMETERS,
+        _results("PosShippingOptionsResult"),
         request={"application/json": ShippingOptionsRequest},
-        responses=_responses(_results("PosShippingOptionsResult"), 400, 404),
         examples=[request_example("address", _SHIPPING_REQUEST), response_example("options", _SHIPPING_EXAMPLE)],
     )
     def post(self, request: Request) -> Response:
@@ -496,14 +501,10 @@ class ShippingOptionsView(PosView):
 
 
 # Fixed paths (issue 6), with and without the trailing slash.
-pos_urls: list[Any] = [
-    re_path(r"^pos/products/search/?$", ProductSearchView.as_view(), name="pos-products-search"),
-    re_path(r"^pos/products/lookup/?$", ProductLookupView.as_view(), name="pos-products-lookup"),
-    re_path(r"^pos/customers/?$", CustomerLookupView.as_view(), name="pos-customers"),
-    re_path(
-        r"^pos/customers/(?P<customer_id>[^/]+)/discounts/?$",
-        CustomerDiscountsView.as_view(),
-        name="pos-customer-discounts",
-    ),
-    re_path(r"^pos/shipping-options/?$", ShippingOptionsView.as_view(), name="pos-shipping-options"),
-]
+pos_urls = optional_slash_paths(
+    ("pos/products/search", ProductSearchView, "pos-products-search"),
+    ("pos/products/lookup", ProductLookupView, "pos-products-lookup"),
+    ("pos/customers", CustomerLookupView, "pos-customers"),
+    (r"pos/customers/(?P<customer_id>[^/]+)/discounts", CustomerDiscountsView, "pos-customer-discounts"),
+    ("pos/shipping-options", ShippingOptionsView, "pos-shipping-options"),
+)

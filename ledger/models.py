@@ -139,6 +139,10 @@ class RegisterPeriod(AccountOwned):
         return f"{self.register_id}#{self.sequence_number}"
 
 
+# What a stored checkout shows, in this order, in the admin and the API (beside their own fields).
+CHECKOUT_SHOWN = ("identifier", "register", "stock_location", "period", "voided", "timestamp", "created_at")
+
+
 class Checkout(AccountOwned):
     """One payment at a register, yielding one or more sales (spec: Checkout). Never changed."""
 

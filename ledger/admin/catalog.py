@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin
@@ -169,8 +169,30 @@ def _adopt(obj: Any, saved: Any) -> None:
     obj._state.db = saved._state.db
 
 
+class ThroughServicesAdmin(AccountOwnedAdmin):
+    """An admin whose rows are created, changed and deleted by the catalog services (which validate the body
+    the form built and emit the mirrors' events), never by a bare save."""
+
+    writes: ClassVar[services.CatalogWrites]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
+        body = form.body  # type: ignore[attr-defined]  # ProductForm, ExpenseForm: the body the form built
+        if change:
+            saved = self.writes.updated(obj, account=obj.account, data=body)
+        else:
+            saved = self.writes.create(account=obj.account, data=body)
+        _adopt(obj, saved)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self.writes.deleted(obj, account=obj.account)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for row in queryset.select_related("account"):
+            self.writes.deleted(row, account=row.account)
+
+
 @admin.register(Product)
-class ProductAdmin(AccountOwnedAdmin):
+class ProductAdmin(ThroughServicesAdmin):
     """Products are saved and deleted by the catalog services, which emit the product edit events."""
 
     form = ProductForm
@@ -195,24 +217,11 @@ class ProductAdmin(AccountOwnedAdmin):
     def name_text(self, obj: Product) -> str:
         return obj.name if isinstance(obj.name, str) else " / ".join(str(n) for n in obj.name.values())
 
-    def save_model(self, request: HttpRequest, obj: Product, form: forms.ModelForm, change: bool) -> None:
-        assert isinstance(form, ProductForm)
-        if change:
-            saved = services.update_product(account=obj.account, product=obj, data=form.body)
-        else:
-            saved = services.create_product(account=obj.account, data=form.body)
-        _adopt(obj, saved)
-
-    def delete_model(self, request: HttpRequest, obj: Product) -> None:
-        services.delete_product(account=obj.account, product=obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Product]) -> None:
-        for product in queryset.select_related("account"):
-            services.delete_product(account=product.account, product=product)
+    writes = services.PRODUCT_WRITES
 
 
 @admin.register(Expense)
-class ExpenseAdmin(AccountOwnedAdmin):
+class ExpenseAdmin(ThroughServicesAdmin):
     form = ExpenseForm
     list_display = ["expense_id", "account", "created_at"]
     list_filter = ["account"]
@@ -225,20 +234,7 @@ class ExpenseAdmin(AccountOwnedAdmin):
         # Sales name their expense by id, so it stays.
         return ["account", "expense_id", "created_at"] if obj is not None else ["created_at"]
 
-    def save_model(self, request: HttpRequest, obj: Expense, form: forms.ModelForm, change: bool) -> None:
-        assert isinstance(form, ExpenseForm)
-        if change:
-            saved = services.update_expense(account=obj.account, expense=obj, data=form.body)
-        else:
-            saved = services.create_expense(account=obj.account, data=form.body)
-        _adopt(obj, saved)
-
-    def delete_model(self, request: HttpRequest, obj: Expense) -> None:
-        services.delete_expense(account=obj.account, expense=obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Expense]) -> None:
-        for expense in queryset.select_related("account"):
-            services.delete_expense(account=expense.account, expense=expense)
+    writes = services.EXPENSE_WRITES
 
 
 @admin.register(ProductEditEvent)

@@ -6,6 +6,8 @@ a sale are what its register close statement summed. Changing any of them would 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -13,19 +15,26 @@ from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
-from ledger.models import Checkout, Sale, SaleLine, SalePayment, SaleTax
+from ledger.models import CHECKOUT_SHOWN, Checkout, Sale, SaleLine, SalePayment, SaleTax
 
 
-class SaleInline(ReadOnlyAdminMixin, admin.TabularInline):
-    model = Sale
-    fields = ("identifier", "sequence_number", "kind", "voided", "total")
-    readonly_fields = fields
+class RecordInline(ReadOnlyAdminMixin, admin.TabularInline):
+    """Rows recorded beside a checkout or a sale: shown in a table, every field read-only, never added."""
+
     extra = 0
     can_delete = False
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self.fields
+
+
+class SaleInline(RecordInline):
+    model = Sale
+    fields = ("identifier", "sequence_number", "kind", "voided", "total")
     show_change_link = True
 
 
-class SaleLineInline(ReadOnlyAdminMixin, admin.TabularInline):
+class SaleLineInline(RecordInline):
     model = SaleLine
     fields = (
         "product_group",
@@ -39,25 +48,16 @@ class SaleLineInline(ReadOnlyAdminMixin, admin.TabularInline):
         "margin_total",
         "margin",
     )
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
 
 
-class SalePaymentInline(ReadOnlyAdminMixin, admin.TabularInline):
+class SalePaymentInline(RecordInline):
     model = SalePayment
     fields = ("payment_type", "amount", "foreign_currency", "foreign_currency_amount")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
 
 
-class SaleTaxInline(ReadOnlyAdminMixin, admin.TabularInline):
+class SaleTaxInline(RecordInline):
     model = SaleTax
     fields = ("product_group", "name", "rate", "type", "amount")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
 
 
 class HasWarningsFilter(admin.SimpleListFilter):
@@ -115,19 +115,7 @@ class CheckoutAdmin(DocumentAdmin):
     ]
     list_filter = ["account", "voided", HasWarningsFilter, ("stock_location", AccountScopedRelatedFilter)]
     list_select_related = ["account", "register", "stock_location"]
-    fields = [
-        "account",
-        "identifier",
-        "register",
-        "stock_location",
-        "period",
-        "voided",
-        "timestamp",
-        "created_at",
-        "body_hash",
-        "warnings_list",
-        "document_pretty",
-    ]
+    fields = ["account", *CHECKOUT_SHOWN, "body_hash", "warnings_list", "document_pretty"]
     readonly_fields = ["warnings_list", "document_pretty"]
     inlines = [SaleInline]
 

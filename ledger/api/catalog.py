@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from django.db.models import Model, QuerySet
+from django.db.models import Model
 from django.http import Http404
 from django.urls import re_path
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -22,23 +22,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts.api import (
-    AUTH_PARAMETERS,
-    AccountScopedViewSet,
-    ReadOnlyViewSet,
-    error_responses,
-    filter_parameter,
-    read_only_schema,
-    request_example,
-    response_example,
-)
+from accounts import api as toolkit
 from accounts.api_common import PosView, read_json_body
 from accounts.authentication import INVALID_CREDENTIALS, ApiPrincipal
 from accounts.models import Scope
+from core.api import reads
 from core.errors import InvalidInput
 from core.nodes import Obj
 from ledger.definitions import PosNewsletterSignup
-from ledger.models import Expense, NewsletterSignup, Product
+from ledger.models import Product
 from ledger.selectors import catalog as selectors
 from ledger.serializers import catalog as schemas
 from ledger.serializers.catalog import (
@@ -77,27 +69,18 @@ def checked(node: Obj, body: Any, *, partial: bool = False) -> dict[str, Any]:
     return data
 
 
-class CatalogViewSet(AccountScopedViewSet):
+class CatalogViewSet(toolkit.ReadOnlyViewSet):
     """CRUD by the spec ``id`` (in the URL as ``{id}``, dots allowed): list, create, retrieve, PUT (omitted
-    optional fields become absent), PATCH (only the given fields; ``null`` makes one absent), delete."""
+    optional fields become absent), PATCH (only the given fields; ``null`` makes one absent), delete. Reads as
+    every read-only view set; writes through the kind's ``writes`` (the catalog services)."""
 
     lookup_url_kwarg = "id"
     lookup_value_regex = "[^/]+"
     permission_classes = [AdminWritesPosReads]
-    filter_serializer_class: ClassVar[type[serializers.Serializer] | None] = None
-    output_serializer_class: ClassVar[type[serializers.BaseSerializer]]
     create_node: ClassVar[Obj]
     replace_node: ClassVar[Obj]
     patch_node: ClassVar[Obj]
-
-    def select(self, **filters: Any) -> QuerySet:
-        raise NotImplementedError
-
-    def get_queryset(self) -> QuerySet:
-        return self.select()
-
-    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
-        return self.output_serializer_class
+    writes: ClassVar[services.CatalogWrites]
 
     def get_object(self) -> Any:
         if "\x00" in self.kwargs.get(self.lookup_url_kwarg, ""):
@@ -105,41 +88,26 @@ class CatalogViewSet(AccountScopedViewSet):
             raise Http404
         return super().get_object()
 
-    def perform_create(self, *, data: dict[str, Any]) -> Model:
-        raise NotImplementedError
+    def answer(self, instance: Model, code: int = status.HTTP_200_OK) -> Response:
+        return Response(self.output_serializer_class(instance).data, status=code)
 
-    def perform_update(self, *, instance: Any, data: dict[str, Any], partial: bool) -> Model:
-        raise NotImplementedError
-
-    def perform_delete(self, *, instance: Any) -> None:
-        raise NotImplementedError
-
-    def list(self, request: Request) -> Response:
-        filters = {}
-        if self.filter_serializer_class is not None:
-            filters = self.validated(self.filter_serializer_class, request.query_params)
-        return self.paginated(self.select(**filters), self.output_serializer_class)
-
-    def retrieve(self, request: Request, id: str) -> Response:
-        return Response(self.output_serializer_class(self.get_object()).data)
+    def retrieve(self, request: Request, id: str) -> Response:  # type: ignore[override]  # the URL names it id
+        return self.answer(self.get_object())
 
     def create(self, request: Request) -> Response:
         data = checked(self.create_node, read_json_body(request))
-        instance = self.perform_create(data=data)
-        return Response(self.output_serializer_class(instance).data, status=status.HTTP_201_CREATED)
+        return self.answer(self.writes.create(account=self.account, data=data), status.HTTP_201_CREATED)
 
     def update(self, request: Request, id: str, partial: bool = False) -> Response:
         instance = self.get_object()
-        node = self.patch_node if partial else self.replace_node
-        data = checked(node, read_json_body(request), partial=partial)
-        instance = self.perform_update(instance=instance, data=data, partial=partial)
-        return Response(self.output_serializer_class(instance).data)
+        data = checked(self.patch_node if partial else self.replace_node, read_json_body(request), partial=partial)
+        return self.answer(self.writes.updated(instance, account=self.account, data=data, partial=partial))
 
     def partial_update(self, request: Request, id: str) -> Response:
         return self.update(request, id, partial=True)
 
     def destroy(self, request: Request, id: str) -> Response:
-        self.perform_delete(instance=self.get_object())
+        self.writes.deleted(self.get_object(), account=self.account)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -155,58 +123,50 @@ def catalog_schema(
     list_description: str = "",
 ) -> Any:
     """``extend_schema_view`` of a ``CatalogViewSet``."""
-    one = [response_example(noun, example), response_example(noun, example, status_code=201)]
-    body = [request_example(noun, request)]
+    one = [toolkit.response_example(noun, example), toolkit.response_example(noun, example, status_code=201)]
+    body = [toolkit.request_example(noun, request)]
     reads = "Keys with the `admin` or the `pos` scope."
+    article = "an" if noun[0] in "aeiou" else "a"
+    replies = {200: output_serializer, **toolkit.error_responses(400, 404)}
+
+    def operation(summary: str, **options: Any) -> Any:
+        return extend_schema(tags=[tag], summary=summary, **{"parameters": toolkit.AUTH_PARAMETERS, **options})
+
     return extend_schema_view(
-        list=extend_schema(
-            tags=[tag],
-            summary=f"List {noun}s",
+        list=operation(
+            f"List {noun}s",
             description=f"{list_description} {reads}".strip(),
-            parameters=[*AUTH_PARAMETERS, *filters],
-            responses={200: output_serializer(many=True), **error_responses(400)},
-            examples=[response_example(noun, example)],
+            parameters=[*toolkit.AUTH_PARAMETERS, *filters],
+            responses={200: output_serializer(many=True), **toolkit.error_responses(400)},
+            examples=[toolkit.response_example(noun, example)],
         ),
-        create=extend_schema(
-            tags=[tag],
-            summary=f"Create {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
-            parameters=AUTH_PARAMETERS,
+        create=operation(
+            f"Create {article} {noun}",
             request=request_serializer,
-            responses={201: output_serializer, **error_responses(400)},
+            responses={201: output_serializer, **toolkit.error_responses(400)},
             examples=[*body, *one],
         ),
-        retrieve=extend_schema(
-            tags=[tag],
-            summary=f"Get {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+        retrieve=operation(
+            f"Get {article} {noun}",
             description=reads,
-            parameters=AUTH_PARAMETERS,
-            responses={200: output_serializer, **error_responses(404)},
+            responses={200: output_serializer, **toolkit.error_responses(404)},
             examples=one,
         ),
-        update=extend_schema(
-            tags=[tag],
-            summary=f"Replace {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+        update=operation(
+            f"Replace {article} {noun}",
             description="Optional fields left out become absent. `id` may be left out; if given it must not change.",
-            parameters=AUTH_PARAMETERS,
             request=request_serializer,
-            responses={200: output_serializer, **error_responses(400, 404)},
+            responses=replies,
             examples=[*body, *one],
         ),
-        partial_update=extend_schema(
-            tags=[tag],
-            summary=f"Change fields of {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+        partial_update=operation(
+            f"Change fields of {article} {noun}",
             description="Only the given fields change; `null` makes an optional field absent.",
-            parameters=AUTH_PARAMETERS,
             request=request_serializer,
-            responses={200: output_serializer, **error_responses(400, 404)},
+            responses=replies,
             examples=[*body, *one],
         ),
-        destroy=extend_schema(
-            tags=[tag],
-            summary=f"Delete {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
-            parameters=AUTH_PARAMETERS,
-            responses={204: None, **error_responses(404)},
-        ),
+        destroy=operation(f"Delete {article} {noun}", responses={204: None, **toolkit.error_responses(404)}),
     )
 
 
@@ -233,34 +193,23 @@ PRODUCT_EXAMPLE = {**PRODUCT_REQUEST_EXAMPLE, "created_at": _AT, "updated_at": _
     example=PRODUCT_EXAMPLE,
     request=PRODUCT_REQUEST_EXAMPLE,
     filters=[
-        filter_parameter("search", "The product with this id or barcode, or any whose name contains this text."),
-        filter_parameter("barcode", "Only products with exactly this barcode."),
-        filter_parameter("product_group", "Only products of this product group."),
+        toolkit.filter_parameter(
+            "search", "The product with this id or barcode, or any whose name contains this text."
+        ),
+        toolkit.filter_parameter("barcode", "Only products with exactly this barcode."),
+        toolkit.filter_parameter("product_group", "Only products of this product group."),
     ],
     list_description="By id.",
 )
+@reads(selectors.products, output=ProductOutputSerializer, filters=ProductFilterSerializer, model=Product)
 class ProductViewSet(CatalogViewSet):
     """Products of the account (spec: Product). Every change emits a product edit event for exports."""
 
-    queryset = Product.objects.none()
     lookup_field = "product_id"
-    filter_serializer_class = ProductFilterSerializer
-    output_serializer_class = ProductOutputSerializer
     create_node = schemas.PRODUCT
     replace_node = schemas.PRODUCT_REPLACE
     patch_node = schemas.PRODUCT_PATCH
-
-    def select(self, **filters: Any) -> QuerySet[Product]:
-        return selectors.products(account=self.account, **filters)
-
-    def perform_create(self, *, data: dict[str, Any]) -> Product:
-        return services.create_product(account=self.account, data=data)
-
-    def perform_update(self, *, instance: Product, data: dict[str, Any], partial: bool) -> Product:
-        return services.update_product(account=self.account, product=instance, data=data, partial=partial)
-
-    def perform_delete(self, *, instance: Product) -> None:
-        services.delete_product(account=self.account, product=instance)
+    writes = services.PRODUCT_WRITES
 
 
 # --- Expenses ------------------------------------------------------------------------------------------
@@ -282,27 +231,15 @@ EXPENSE_EXAMPLE = {**EXPENSE_REQUEST_EXAMPLE, "created_at": _AT}
     request=EXPENSE_REQUEST_EXAMPLE,
     list_description="By id.",
 )
+@reads(selectors.expenses, output=ExpenseOutputSerializer)
 class ExpenseViewSet(CatalogViewSet):
     """Expenses a register can book, e.g. coffee paid from the cash drawer (spec: Expense)."""
 
-    queryset = Expense.objects.none()
     lookup_field = "expense_id"
-    output_serializer_class = ExpenseOutputSerializer
     create_node = schemas.EXPENSE
     replace_node = schemas.EXPENSE_REPLACE
     patch_node = schemas.EXPENSE_PATCH
-
-    def select(self, **filters: Any) -> QuerySet[Expense]:
-        return selectors.expenses(account=self.account)
-
-    def perform_create(self, *, data: dict[str, Any]) -> Expense:
-        return services.create_expense(account=self.account, data=data)
-
-    def perform_update(self, *, instance: Expense, data: dict[str, Any], partial: bool) -> Expense:
-        return services.update_expense(account=self.account, expense=instance, data=data, partial=partial)
-
-    def perform_delete(self, *, instance: Expense) -> None:
-        services.delete_expense(account=self.account, expense=instance)
+    writes = services.EXPENSE_WRITES
 
 
 # --- Newsletter signups --------------------------------------------------------------------------------
@@ -336,26 +273,20 @@ SIGNUP_EXAMPLE: dict[str, Any] = {
 }
 
 
-@read_only_schema(
+@toolkit.read_only_schema(
     tag="newsletter signups",
     noun="newsletter signup",
     output_serializer=NewsletterSignupOutputSerializer,
     example=SIGNUP_EXAMPLE,
     filters=[
-        filter_parameter("email", "Only signups of this e-mail address (case-insensitive)."),
-        filter_parameter("stock_location", "Only signups made in this stock location (identifier)."),
+        toolkit.filter_parameter("email", "Only signups of this e-mail address (case-insensitive)."),
+        toolkit.filter_parameter("stock_location", "Only signups made in this stock location (identifier)."),
     ],
     list_description="Newest first.",
 )
-class NewsletterSignupViewSet(ReadOnlyViewSet):
+@reads(selectors.newsletter_signups, output=NewsletterSignupOutputSerializer, filters=NewsletterSignupFilterSerializer)
+class NewsletterSignupViewSet(toolkit.ReadOnlyViewSet):
     """Newsletter signups posted by the POS apps, each exported as a newsletter signup event."""
-
-    queryset = NewsletterSignup.objects.none()
-    filter_serializer_class = NewsletterSignupFilterSerializer
-    output_serializer_class = NewsletterSignupOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[NewsletterSignup]:
-        return selectors.newsletter_signups(account=self.account, **filters)
 
 
 class NewsletterSignupPosView(PosView):
@@ -368,12 +299,12 @@ class NewsletterSignupPosView(PosView):
             "Every post is one newsletter signup event (the same address twice is two events). "
             "`register_id` sets the shop too; `shop_id` alone names a stock location."
         ),
-        parameters=AUTH_PARAMETERS,
+        parameters=toolkit.AUTH_PARAMETERS,
         request={"application/json": PosNewsletterSignup},
-        responses={201: NewsletterSignupOutputSerializer, **error_responses(400)},
+        responses={201: NewsletterSignupOutputSerializer, **toolkit.error_responses(400)},
         examples=[
-            request_example("newsletter signup", SIGNUP_REQUEST_EXAMPLE),
-            response_example("newsletter signup", SIGNUP_EXAMPLE, status_code=201),
+            toolkit.request_example("newsletter signup", SIGNUP_REQUEST_EXAMPLE),
+            toolkit.response_example("newsletter signup", SIGNUP_EXAMPLE, status_code=201),
         ],
     )
     def post(self, request: Request) -> Response:

@@ -6,26 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from django.urls import re_path
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts.api import (
-    AUTH_PARAMETERS,
-    ReadOnlyViewSet,
-    error_responses,
-    filter_parameter,
-    read_only_schema,
-    request_example,
-    response_example,
-)
+from accounts import api as toolkit
 from accounts.api_common import PosView
+from core.api import reads
 from ledger import definitions
-from ledger.models import Checkout, Sale, SaleKind
+from ledger.models import SaleKind
 from ledger.selectors import checkouts as selectors
 from ledger.serializers.checkouts import (
     CheckoutFilterSerializer,
@@ -36,7 +28,8 @@ from ledger.serializers.checkouts import (
 )
 from ledger.services import checkouts as services
 
-_SOURCE = {
+# Where a sale was made, as its document's ``source`` says it (a register close statement's omits the cashier).
+SOURCE_EXAMPLE = {
     "market_id": "dk",
     "market_name": "Denmark",
     "shop_id": "shop-1",
@@ -90,7 +83,7 @@ CHECKOUT_REQUEST_EXAMPLE = {
     "payments": _PAYMENTS,
     "sales": [{"identifier": "sale-20250115-0001", "sequence_number": 1, "basket": _BASKET}],
 }
-CHECKOUT_DOCUMENT_EXAMPLE = {**CHECKOUT_REQUEST_EXAMPLE, "voided": False, "timing": _TIMING, "source": _SOURCE}
+CHECKOUT_DOCUMENT_EXAMPLE = {**CHECKOUT_REQUEST_EXAMPLE, "voided": False, "timing": _TIMING, "source": SOURCE_EXAMPLE}
 CHECKOUT_EXAMPLE = {
     "id": 31,
     "identifier": "co-20250115-0001",
@@ -125,7 +118,7 @@ SALE_EXAMPLE = {
         "identifier": "sale-20250115-0001",
         "payments": _PAYMENTS,
         "sequence_number": 1,
-        "source": _SOURCE,
+        "source": SOURCE_EXAMPLE,
         "summary": _BASKET,
         "timing": _TIMING,
         "voided": False,
@@ -133,70 +126,52 @@ SALE_EXAMPLE = {
     },
 }
 
-REGISTER_FILTER = filter_parameter("register", "Only those of this register (identifier), e.g. reg-1.")
-STOCK_LOCATION_FILTER = filter_parameter("stock_location", "Only those of this stock location (identifier).")
-VOIDED_FILTER = filter_parameter("voided", "true or false.", enum=["true", "false"])
-FROM_FILTER = filter_parameter("from", "Timestamp at or after this ISO 8601 time, e.g. 2025-01-15T00:00:00Z.")
-TO_FILTER = filter_parameter("to", "Timestamp before this ISO 8601 time (exclusive).")
+REGISTER_FILTER = toolkit.filter_parameter("register", "Only those of this register (identifier), e.g. reg-1.")
+STOCK_LOCATION_FILTER = toolkit.filter_parameter("stock_location", "Only those of this stock location (identifier).")
+VOIDED_FILTER = toolkit.filter_parameter("voided", "true or false.", enum=["true", "false"])
+FROM_FILTER = toolkit.filter_parameter("from", "Timestamp at or after this ISO 8601 time, e.g. 2025-01-15T00:00:00Z.")
+TO_FILTER = toolkit.filter_parameter("to", "Timestamp before this ISO 8601 time (exclusive).")
 NEWEST_FIRST = "Newest first, by the timestamp of the checkout."
 
 
-@read_only_schema(
+def _filters(noun: str, *own: OpenApiParameter) -> list[OpenApiParameter]:
+    """The query parameters of checkouts and sales alike, around ``own``."""
+    same_identifier = toolkit.filter_parameter("identifier", f"Only the {noun} with this identifier.")
+    return [REGISTER_FILTER, STOCK_LOCATION_FILTER, same_identifier, *own, VOIDED_FILTER, FROM_FILTER, TO_FILTER]
+
+
+@toolkit.read_only_schema(
     tag="checkouts",
     noun="checkout",
     output_serializer=CheckoutOutputSerializer,
     example=CHECKOUT_EXAMPLE,
-    filters=[
-        REGISTER_FILTER,
-        STOCK_LOCATION_FILTER,
-        filter_parameter("identifier", "Only the checkout with this identifier."),
-        VOIDED_FILTER,
-        FROM_FILTER,
-        TO_FILTER,
-    ],
+    filters=_filters("checkout"),
     list_description=NEWEST_FIRST,
 )
-class CheckoutViewSet(ReadOnlyViewSet):
+@reads(selectors.checkouts, output=CheckoutOutputSerializer, filters=CheckoutFilterSerializer)
+class CheckoutViewSet(toolkit.ReadOnlyViewSet):
     """Checkouts posted by the registers (spec: Checkout), with the sales each yielded."""
 
-    queryset = Checkout.objects.none()
-    filter_serializer_class = CheckoutFilterSerializer
-    output_serializer_class = CheckoutOutputSerializer
 
-    def select(self, **filters: Any) -> QuerySet[Checkout]:
-        return selectors.checkouts(account=self.account, **CheckoutFilterSerializer.as_selector_filters(filters))
-
-
-@read_only_schema(
+@toolkit.read_only_schema(
     tag="checkouts",
     noun="sale",
     output_serializer=SaleOutputSerializer,
     example=SALE_EXAMPLE,
-    filters=[
-        REGISTER_FILTER,
-        STOCK_LOCATION_FILTER,
-        filter_parameter("identifier", "Only the sale with this identifier."),
-        filter_parameter("checkout_identifier", "Only the sales of this checkout."),
-        filter_parameter("kind", "Only sales of this kind.", enum=SaleKind.values),
-        filter_parameter("is_return", "true: only returns; false: no returns.", enum=["true", "false"]),
-        filter_parameter(
+    filters=_filters(
+        "sale",
+        toolkit.filter_parameter("checkout_identifier", "Only the sales of this checkout."),
+        toolkit.filter_parameter("kind", "Only sales of this kind.", enum=SaleKind.values),
+        toolkit.filter_parameter("is_return", "true: only returns; false: no returns.", enum=["true", "false"]),
+        toolkit.filter_parameter(
             "has_warnings", "true: only sales stored with warnings; false: only without.", enum=["true", "false"]
         ),
-        VOIDED_FILTER,
-        FROM_FILTER,
-        TO_FILTER,
-    ],
+    ),
     list_description=NEWEST_FIRST,
 )
-class SaleViewSet(ReadOnlyViewSet):
+@reads(selectors.sales, output=SaleOutputSerializer, filters=SaleFilterSerializer)
+class SaleViewSet(toolkit.ReadOnlyViewSet):
     """Sales, returns and expenses (spec: Sale), immutable; ``document`` is the exported JSON."""
-
-    queryset = Sale.objects.none()
-    filter_serializer_class = SaleFilterSerializer
-    output_serializer_class = SaleOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[Sale]:
-        return selectors.sales(account=self.account, **SaleFilterSerializer.as_selector_filters(filters))
 
 
 class CheckoutPosView(PosView):
@@ -215,17 +190,17 @@ class CheckoutPosView(PosView):
             "sub_total`) is answered in `warnings`: the checkout is stored and exported exactly as sent. The "
             "lists are in docs/amounts.md."
         ),
-        parameters=AUTH_PARAMETERS,
+        parameters=toolkit.AUTH_PARAMETERS,
         request={"application/json": definitions.Checkout},
         responses={
             201: PosCheckoutOutputSerializer,
             200: OpenApiResponse(PosCheckoutOutputSerializer, description="A replay of a stored checkout."),
-            **error_responses(400, 409),
+            **toolkit.error_responses(400, 409),
         },
         examples=[
-            request_example("checkout", CHECKOUT_REQUEST_EXAMPLE),
-            response_example("created", {**CHECKOUT_EXAMPLE, "created": True}, status_code=201),
-            response_example("replayed", {**CHECKOUT_EXAMPLE, "created": False}),
+            toolkit.request_example("checkout", CHECKOUT_REQUEST_EXAMPLE),
+            toolkit.response_example("created", {**CHECKOUT_EXAMPLE, "created": True}, status_code=201),
+            toolkit.response_example("replayed", {**CHECKOUT_EXAMPLE, "created": False}),
         ],
     )
     def post(self, request: Request) -> Response:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import QuerySet
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -17,17 +16,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts.api import (
-    AUTH_PARAMETERS,
-    ReadOnlyViewSet,
-    error_responses,
-    filter_parameter,
-    read_only_schema,
-    request_example,
-    response_example,
-)
+from accounts import api as toolkit
 from accounts.api_common import PosView
-from ledger.models import RegisterCloseStatement
+from core.api import reads
+from ledger.api.checkouts import SOURCE_EXAMPLE
 from ledger.selectors import registers as selectors
 from ledger.serializers.registers import (
     CloseRegister,
@@ -92,14 +84,7 @@ STATEMENT_EXAMPLE = {
         "reconciliation_time": 1736960400.0,
         "sequence_number": 12,
         "shop_info": {"vat_number": "DK12345678", "shop_address": {"city": "København V", "name": "Copenhagen"}},
-        "source": {
-            "market_id": "dk",
-            "market_name": "Denmark",
-            "shop_id": "shop-1",
-            "shop_name": "Copenhagen",
-            "register_id": "reg-1",
-            "register_name": "Till 1",
-        },
+        "source": {key: value for key, value in SOURCE_EXAMPLE.items() if not key.startswith("cashier_")},
         "register_summary": {
             "id": "reg-1-12",
             "opened_at": 1736928000.0,
@@ -164,12 +149,12 @@ class OpenRegisterView(PosView):
         description="Starts a register period. Without `cash_total_at_open`, the drawer holds what the last "
         "close left in it (counted cash minus the deposit). 409 when the register is open already. A sale "
         "posted to a closed register opens it implicitly the same way.",
-        parameters=[*AUTH_PARAMETERS, REGISTER_ID],
+        parameters=[*toolkit.AUTH_PARAMETERS, REGISTER_ID],
         request={"application/json": OpenRegister},
-        responses={201: RegisterPeriodOutputSerializer, **error_responses(400, 404, 409)},
+        responses={201: RegisterPeriodOutputSerializer, **toolkit.error_responses(400, 404, 409)},
         examples=[
-            request_example("Open with 1000 in the drawer", {"cash_total_at_open": 1000}),
-            response_example("Period", PERIOD_EXAMPLE, status_code=201),
+            toolkit.request_example("Open with 1000 in the drawer", {"cash_total_at_open": 1000}),
+            toolkit.response_example("Period", PERIOD_EXAMPLE, status_code=201),
         ],
     )
     def post(self, request: Request, register_id: str) -> Response:
@@ -191,12 +176,12 @@ class CloseRegisterView(PosView):
         "closes the period and exports the statement. `counted` is required for every reconciled payment "
         "type (cash in the base currency and each foreign currency taken in cash, and the register's types "
         "configured with `should_be_reconciled`). 409 when the register is not open.",
-        parameters=[*AUTH_PARAMETERS, REGISTER_ID],
+        parameters=[*toolkit.AUTH_PARAMETERS, REGISTER_ID],
         request={"application/json": CloseRegister},
-        responses={201: RegisterCloseStatementOutputSerializer, **error_responses(400, 404, 409)},
+        responses={201: RegisterCloseStatementOutputSerializer, **toolkit.error_responses(400, 404, 409)},
         examples=[
-            request_example("Close", CLOSE_EXAMPLE),
-            response_example("Statement", STATEMENT_EXAMPLE, status_code=201),
+            toolkit.request_example("Close", CLOSE_EXAMPLE),
+            toolkit.response_example("Statement", STATEMENT_EXAMPLE, status_code=201),
         ],
     )
     def post(self, request: Request, register_id: str) -> Response:
@@ -220,26 +205,24 @@ class CloseRegisterView(PosView):
         return Response(RegisterCloseStatementOutputSerializer(statement).data, status=status.HTTP_201_CREATED)
 
 
-@read_only_schema(
+@toolkit.read_only_schema(
     tag="register close statements",
     noun="register close statement",
     output_serializer=RegisterCloseStatementOutputSerializer,
     example=STATEMENT_EXAMPLE,
     filters=[
-        filter_parameter("register", "Only statements of this register (identifier)."),
-        filter_parameter("stock_location", "Only statements made in this shop (identifier)."),
+        toolkit.filter_parameter("register", "Only statements of this register (identifier)."),
+        toolkit.filter_parameter("stock_location", "Only statements made in this shop (identifier)."),
     ],
     list_description="Newest first. `document` is the statement as exported (spec: Register close statement).",
 )
-class RegisterCloseStatementViewSet(ReadOnlyViewSet):
+@reads(
+    selectors.register_close_statements,
+    output=RegisterCloseStatementOutputSerializer,
+    filters=RegisterCloseStatementFilterSerializer,
+)
+class RegisterCloseStatementViewSet(toolkit.ReadOnlyViewSet):
     """Register close statements, by id; never changed."""
-
-    queryset = RegisterCloseStatement.objects.none()
-    filter_serializer_class = RegisterCloseStatementFilterSerializer
-    output_serializer_class = RegisterCloseStatementOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[RegisterCloseStatement]:
-        return selectors.register_close_statements(account=self.account, **filters)
 
 
 pos_urls: list[Any] = [

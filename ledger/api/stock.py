@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from django.urls import re_path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -15,19 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts.api import (
-    AUTH_PARAMETERS,
-    ReadOnlyViewSet,
-    error_responses,
-    filter_parameter,
-    read_only_schema,
-    request_example,
-    response_example,
-)
+from accounts import api as toolkit
 from accounts.api_common import PosView
 from accounts.serializers import ErrorOutputSerializer
+from core.api import reads
 from core.errors import PayloadTooLarge, ServiceError
-from ledger.models import StockEvent, StockEventType, StockLevel
+from ledger.models import StockEventType
 from ledger.outbox import stock_event_json as to_json
 from ledger.selectors import stock as selectors
 from ledger.serializers.stock import (
@@ -40,9 +32,11 @@ from ledger.serializers.stock import (
 )
 from ledger.services import stock as services
 
-STOCK_LOCATION_FILTER = filter_parameter("stock_location", "Only this stock location (identifier), e.g. shop-1.")
-PRODUCT_FILTER = filter_parameter("product_id", "Only this product id.")
-VARIANT_FILTER = filter_parameter("variant_id", "Only this variant id.")
+STOCK_LOCATION_FILTER = toolkit.filter_parameter(
+    "stock_location", "Only this stock location (identifier), e.g. shop-1."
+)
+PRODUCT_FILTER = toolkit.filter_parameter("product_id", "Only this product id.")
+VARIANT_FILTER = toolkit.filter_parameter("variant_id", "Only this variant id.")
 
 STOCK_LEVEL_EXAMPLE = {
     "id": 31,
@@ -69,7 +63,7 @@ STOCK_EVENT_EXAMPLE = {
 }
 
 
-@read_only_schema(
+@toolkit.read_only_schema(
     tag="stock",
     noun="stock level",
     output_serializer=StockLevelOutputSerializer,
@@ -78,18 +72,12 @@ STOCK_EVENT_EXAMPLE = {
     list_description="Current stock per stock location, product and variant (may be negative). "
     "Sorted by stock location, product and variant.",
 )
-class StockLevelViewSet(ReadOnlyViewSet):
+@reads(selectors.stock_levels, output=StockLevelOutputSerializer, filters=StockLevelFilterSerializer)
+class StockLevelViewSet(toolkit.ReadOnlyViewSet):
     """Current stock of a product (and variant) on a stock location."""
 
-    queryset = StockLevel.objects.none()
-    filter_serializer_class = StockLevelFilterSerializer
-    output_serializer_class = StockLevelOutputSerializer
 
-    def select(self, **filters: Any) -> QuerySet[StockLevel]:
-        return selectors.stock_levels(account=self.account, **filters)
-
-
-@read_only_schema(
+@toolkit.read_only_schema(
     tag="stock",
     noun="stock event",
     output_serializer=StockEventOutputSerializer,
@@ -98,20 +86,14 @@ class StockLevelViewSet(ReadOnlyViewSet):
         STOCK_LOCATION_FILTER,
         PRODUCT_FILTER,
         VARIANT_FILTER,
-        filter_parameter("type", "Only events of this type.", enum=StockEventType.values),
-        filter_parameter("sale_id", "Only events caused by this sale (identifier)."),
+        toolkit.filter_parameter("type", "Only events of this type.", enum=StockEventType.values),
+        toolkit.filter_parameter("sale_id", "Only events caused by this sale (identifier)."),
     ],
     list_description="Newest first.",
 )
-class StockEventViewSet(ReadOnlyViewSet):
+@reads(selectors.stock_events, output=StockEventOutputSerializer, filters=StockEventFilterSerializer)
+class StockEventViewSet(toolkit.ReadOnlyViewSet):
     """Every move of stock: sales and returns, goods received, stock counts, external resets."""
-
-    queryset = StockEvent.objects.none()
-    filter_serializer_class = StockEventFilterSerializer
-    output_serializer_class = StockEventOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[StockEvent]:
-        return selectors.stock_events(account=self.account, **filters)
 
 
 # --- POS ------------------------------------------------------------------------------------------------------
@@ -206,20 +188,20 @@ class StockEventsPosView(PosView):
             "is listed (e.g. `[3].new_stock_value`). `sale` and `return` events come from checkouts and are "
             "refused here."
         ),
-        parameters=AUTH_PARAMETERS,
+        parameters=toolkit.AUTH_PARAMETERS,
         request={"application/json": POS_STOCK_EVENTS},
         responses={
             201: OpenApiResponse(OpenApiTypes.OBJECT, description="Recorded."),
-            **error_responses(400),
+            **toolkit.error_responses(400),
             413: OpenApiResponse(
                 ErrorOutputSerializer,
                 description=f"More than {MAX_EVENTS_PER_REQUEST} events.",
-                examples=[response_example("Too many events", TOO_MANY_EXAMPLE, status_code=413)],
+                examples=[toolkit.response_example("Too many events", TOO_MANY_EXAMPLE, status_code=413)],
             ),
         },
         examples=[
-            request_example("Goods received and a stock count", POS_REQUEST_EXAMPLE),  # type: ignore[arg-type]
-            response_example("Recorded", POS_RESPONSE_EXAMPLE, status_code=201),
+            toolkit.request_example("Goods received and a stock count", POS_REQUEST_EXAMPLE),  # type: ignore[arg-type]
+            toolkit.response_example("Recorded", POS_RESPONSE_EXAMPLE, status_code=201),
         ],
     )
     def post(self, request: Request) -> Response:

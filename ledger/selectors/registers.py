@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Case, CharField, Count, Q, QuerySet, Sum, Value, When
+from django.db.models import Aggregate, Case, CharField, Count, Q, QuerySet, Sum, Value, When
 
 from accounts.models import Account, Register
 from ledger.models import RegisterCloseStatement, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax
@@ -42,14 +42,20 @@ def period_figures(*, account: Account, period: RegisterPeriod) -> PeriodFigures
     )
 
 
+def _grouped(queryset: QuerySet, by: tuple[str, ...], **aggregates: Aggregate) -> list[dict[str, Any]]:
+    """The groups of ``queryset`` by the ``by`` columns, in their order: each group's columns and aggregates by
+    name (a sum over nothing as 0), ready to be a totals dataclass. The SQL aliases of the aggregates differ from
+    their names, which may be a column's too (a payment total's ``amount`` sums the rows' ``amount``)."""
+    alias = {name: f"{name}_agg" for name in aggregates}
+    rows = queryset.values(*by).annotate(**{alias[name]: agg for name, agg in aggregates.items()}).order_by(*by)
+    return [
+        {**{column: r[column] for column in by}, **{name: _zero(r[alias[name]]) for name in aggregates}} for r in rows
+    ]
+
+
 def _sale_counts(*, account: Account, period: RegisterPeriod) -> list[SaleCounts]:
-    rows = (
-        Sale.objects.filter(account=account, period=period)
-        .values("kind", "voided")
-        .annotate(n=Count("id"))
-        .order_by("kind", "voided")
-    )
-    return [SaleCounts(kind=r["kind"], voided=r["voided"], count=r["n"]) for r in rows]
+    groups = _grouped(Sale.objects.filter(account=account, period=period), ("kind", "voided"), count=Count("id"))
+    return [SaleCounts(**group) for group in groups]
 
 
 def _line_totals(*, account: Account, period: RegisterPeriod) -> list[LineTotals]:
@@ -87,45 +93,23 @@ def _payment_totals(*, account: Account, period: RegisterPeriod) -> list[Payment
         default=Value("zero"),
         output_field=CharField(),
     )
-    rows = (
-        SalePayment.objects.filter(account=account, period=period)
-        .annotate(side=side)
-        .values("kind", "payment_type", "foreign_currency", "side")
-        .annotate(n=Count("id"), amount_sum=Sum("amount"), foreign_sum=Sum("foreign_currency_amount"))
-        .order_by("kind", "payment_type", "foreign_currency", "side")
+    groups = _grouped(
+        SalePayment.objects.filter(account=account, period=period).annotate(side=side),
+        ("kind", "payment_type", "foreign_currency", "side"),
+        count=Count("id"),
+        amount=Sum("amount"),
+        foreign_amount=Sum("foreign_currency_amount"),
     )
-    return [
-        PaymentTotals(
-            kind=r["kind"],
-            payment_type=r["payment_type"],
-            foreign_currency=r["foreign_currency"],
-            side=r["side"],
-            count=r["n"],
-            amount=_zero(r["amount_sum"]),
-            foreign_amount=_zero(r["foreign_sum"]),
-        )
-        for r in rows
-    ]
+    return [PaymentTotals(**group) for group in groups]
 
 
 def _tax_totals(*, account: Account, period: RegisterPeriod) -> list[TaxTotals]:
-    rows = (
-        SaleTax.objects.filter(account=account, period=period)
-        .values("kind", "product_group", "name", "rate", "type")
-        .annotate(amount_sum=Sum("amount"))
-        .order_by("kind", "product_group", "name", "rate", "type")
+    groups = _grouped(
+        SaleTax.objects.filter(account=account, period=period),
+        ("kind", "product_group", "name", "rate", "type"),
+        amount=Sum("amount"),
     )
-    return [
-        TaxTotals(
-            kind=r["kind"],
-            product_group=r["product_group"],
-            name=r["name"],
-            rate=r["rate"],
-            type=r["type"],
-            amount=_zero(r["amount_sum"]),
-        )
-        for r in rows
-    ]
+    return [TaxTotals(**group) for group in groups]
 
 
 # --- Back-office REST API (/api/v1/) ------------------------------------------------------------

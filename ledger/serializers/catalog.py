@@ -17,6 +17,7 @@ from rest_framework import serializers
 
 from accounts.serializers import TaxSerializer
 from accounts.validation import TAX_TYPES
+from core.api import by_identifier
 from core.nodes import (
     INVALID,
     Arr,
@@ -261,12 +262,8 @@ class SignupDocumentField(JSONField):
 
 class NewsletterSignupOutputSerializer(serializers.ModelSerializer):
     # Null for a signup from a second-screen app that named no shop or register.
-    stock_location = serializers.SlugRelatedField(  # type: ignore[var-annotated]
-        slug_field="identifier", read_only=True, allow_null=True
-    )
-    register = serializers.SlugRelatedField(  # type: ignore[var-annotated]
-        slug_field="identifier", read_only=True, allow_null=True
-    )
+    stock_location = by_identifier(allow_null=True)
+    register = by_identifier(allow_null=True)
     document = SignupDocumentField(read_only=True)
 
     class Meta:

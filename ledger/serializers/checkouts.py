@@ -8,10 +8,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.models import Register, StockLocation
+from core.api import by_identifier
 from core.serializers import JSONField
 from ledger.checks import ecommerce_groups
-from ledger.models import Checkout, Sale, SaleKind
+from ledger.models import CHECKOUT_SHOWN, Checkout, Sale, SaleKind
 
 # --- Filters (query parameters of the lists) ------------------------------------------------------------
 
@@ -93,12 +93,8 @@ class CheckoutSaleOutputSerializer(serializers.ModelSerializer):
 
 
 class CheckoutOutputSerializer(serializers.ModelSerializer):
-    register: serializers.SlugRelatedField[Register] = serializers.SlugRelatedField(
-        slug_field="identifier", read_only=True
-    )
-    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
-        slug_field="identifier", read_only=True
-    )
+    register = by_identifier()
+    stock_location = by_identifier()
     period = serializers.IntegerField(
         source="period.sequence_number", read_only=True, help_text="Sequence number of the register period."
     )
@@ -108,19 +104,7 @@ class CheckoutOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Checkout
-        fields = [
-            "id",
-            "identifier",
-            "register",
-            "stock_location",
-            "period",
-            "voided",
-            "timestamp",
-            "created_at",
-            "sales",
-            "warnings",
-            "document",
-        ]
+        fields = ["id", *CHECKOUT_SHOWN, "sales", "warnings", "document"]
         read_only_fields = fields
         ref_name = "Checkout"
 
@@ -154,12 +138,8 @@ class EcommerceGroupSerializer(serializers.Serializer):
 
 class SaleOutputSerializer(serializers.ModelSerializer):
     checkout_identifier = serializers.CharField(source="checkout.identifier", read_only=True)
-    register: serializers.SlugRelatedField[Register] = serializers.SlugRelatedField(
-        slug_field="identifier", read_only=True
-    )
-    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
-        slug_field="identifier", read_only=True
-    )
+    register = by_identifier()
+    stock_location = by_identifier()
     is_return = serializers.SerializerMethodField()
     total = amount_field(read_only=True)
     ecommerce_groups = serializers.SerializerMethodField()

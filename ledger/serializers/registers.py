@@ -6,6 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.api import by_identifier
 from core.declare import Body, BodyMeta, Field, optional
 from core.nodes import Arr, Currency, Int, Num, Str
 from core.serializers import JSONField
@@ -63,9 +64,7 @@ class OpenRegister(Body):
 
 
 class RegisterPeriodOutputSerializer(serializers.ModelSerializer):
-    register_id: serializers.SlugRelatedField = serializers.SlugRelatedField(
-        source="register", slug_field="identifier", read_only=True
-    )
+    register_id = by_identifier(source="register")
 
     class Meta:
         model = RegisterPeriod
@@ -80,7 +79,7 @@ class StatementDocumentField(JSONField):
 
 
 class RegisterCloseStatementOutputSerializer(serializers.ModelSerializer):
-    register: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="identifier", read_only=True)
+    register = by_identifier()
     stock_location = serializers.SerializerMethodField(help_text="Identifier of the shop it was made in.")
     document = StatementDocumentField(read_only=True)
 

@@ -13,7 +13,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.models import StockLocation
+from core.api import by_identifier
 from core.declare import Body, OneOrMany, optional, rule
 from core.nodes import INVALID, Components, Enum, Node, Num, Report, Schema, Str, join
 from ledger.models import StockEvent, StockEventType, StockLevel
@@ -176,9 +176,7 @@ class BlankAsNullField(serializers.CharField):
 
 
 class StockLevelOutputSerializer(serializers.ModelSerializer):
-    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
-        slug_field="identifier", read_only=True
-    )
+    stock_location = by_identifier()
     variant_id = BlankAsNullField(read_only=True)
     quantity = _quantity()
 
@@ -190,9 +188,7 @@ class StockLevelOutputSerializer(serializers.ModelSerializer):
 
 
 class StockEventOutputSerializer(serializers.ModelSerializer):
-    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
-        slug_field="identifier", read_only=True
-    )
+    stock_location = by_identifier()
     variant_id = BlankAsNullField(read_only=True)
     sale_id = BlankAsNullField(read_only=True)
     stock_count_id = BlankAsNullField(read_only=True)

@@ -9,7 +9,8 @@ same transaction, so a rolled-back change exports nothing and a committed one is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -224,6 +225,27 @@ def delete_expense(*, account: Account, expense: Expense) -> None:
         expense.delete()
 
 
+@dataclass(frozen=True)
+class CatalogWrites:
+    """The services that write one kind of catalog row, for the API and the admin alike (both write only
+    through them, so every write is validated and emits what it must). ``keyword`` is the row's argument name."""
+
+    keyword: str
+    create: Callable[..., Any]
+    update: Callable[..., Any]
+    delete: Callable[..., None]
+
+    def updated(self, row: Any, *, account: Account, data: Mapping[str, Any], partial: bool = False) -> Any:
+        return self.update(account=account, data=data, partial=partial, **{self.keyword: row})
+
+    def deleted(self, row: Any, *, account: Account) -> None:
+        self.delete(account=account, **{self.keyword: row})
+
+
+PRODUCT_WRITES = CatalogWrites("product", create_product, update_product, delete_product)
+EXPENSE_WRITES = CatalogWrites("expense", create_expense, update_expense, delete_expense)
+
+
 # --- Newsletter signups --------------------------------------------------------------------------------
 
 
@@ -307,15 +329,6 @@ def record_newsletter_signup(*, account: Account, data: Mapping[str, Any]) -> tu
                 )
         except IntegrityError:  # the same identifier, recorded by a concurrent request
             return NewsletterSignup.objects.get(account=account, identifier=identifier), False
-        outbox.offer(
-            account=account,
-            entity_type=outbox.NEWSLETTER_SIGNUPS,
-            entries=[
-                outbox.Entry(
-                    object_id=signup.pk,
-                    element_key=signup_key(signup),
-                    stock_location_id=shop.pk if shop else None,
-                )
-            ],
-        )
+        entry = outbox.Entry(signup.pk, signup_key(signup), stock_location_id=shop.pk if shop else None)
+        outbox.offer(account=account, entity_type=outbox.NEWSLETTER_SIGNUPS, entries=[entry])
     return signup, True

@@ -172,17 +172,8 @@ def close_register(
         )
         period.closed_at = context.reconciliation_time
         period.save(update_fields=["closed_at"])
-        outbox.offer(
-            account=account,
-            entity_type=outbox.REGISTER_CLOSE_STATEMENTS,
-            entries=[
-                outbox.Entry(
-                    object_id=statement.pk,
-                    element_key=statement_key(statement),
-                    stock_location_id=register.stock_location_id,
-                )
-            ],
-        )
+        entry = outbox.Entry(statement.pk, statement_key(statement), stock_location_id=register.stock_location_id)
+        outbox.offer(account=account, entity_type=outbox.REGISTER_CLOSE_STATEMENTS, entries=[entry])
     return statement
 
 

@@ -129,19 +129,11 @@ def _apply(*, account: Account, moves: Sequence[StockMove]) -> list[StockEvent]:
             events.append(event)
         StockLevel.objects.bulk_update(list(levels.values()), ["quantity", "updated_at"], batch_size=BATCH_SIZE)
         StockEvent.objects.bulk_create(events, batch_size=BATCH_SIZE)
-        outbox.offer(
-            account=account,
-            entity_type=outbox.STOCK_EVENTS,
-            entries=[
-                outbox.Entry(
-                    object_id=event.pk,
-                    element_key=stock_event_key(event),
-                    stock_location_id=event.stock_location_id,
-                    stock_event_type=event.type,
-                )
-                for event in events
-            ],
-        )
+        entries = [
+            outbox.Entry(event.pk, stock_event_key(event), event.stock_location_id, stock_event_type=event.type)
+            for event in events
+        ]
+        outbox.offer(account=account, entity_type=outbox.STOCK_EVENTS, entries=entries)
     if not wanted:
         return events
     recorded.update((event.identifier, event) for event in events if event.identifier)
