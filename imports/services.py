@@ -18,6 +18,7 @@ from functools import partial
 from itertools import groupby
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q, QuerySet
@@ -30,7 +31,7 @@ from campaigns import services as campaign_services
 from campaigns.pricing import registry as campaign_types
 from core.errors import ServiceError
 from core.nodes import INVALID, Node, Report
-from imports import bodies, tasks
+from imports import bodies
 from imports.models import ImportItem, ImportKind, ImportStatus
 from ledger.services import stock as stock_services
 from orders import definitions
@@ -39,6 +40,9 @@ from orders import services as order_services
 from orders.models import ExternalOrder, IncomingOrder
 
 logger = logging.getLogger(__name__)
+
+# The task that materialises items (imports.tasks); routed by CELERY_TASK_ROUTES under this name.
+MATERIALISE_TASK = "imports.tasks.materialise_import_items"
 
 # Items per Celery task: large enough to insert in bulk, small enough to finish well within a minute.
 MATERIALISE_CHUNK = 500
@@ -188,11 +192,15 @@ def _log_rows(
 
 
 def _hand_off(account_id: int, item_ids: list[int]) -> None:
-    """After commit: give the pending items to Celery. A failure here only delays them (sweeper)."""
+    """After commit: give the pending items to Celery. A failure here only delays them (sweeper).
+
+    The task is found by its name in Celery's registry (``imports.tasks`` is registered by ``ImportsConfig.ready``):
+    the tasks call the services, and the services name the task, so the two modules form no import cycle."""
+    materialise = current_app.tasks[MATERIALISE_TASK]
     for start in range(0, len(item_ids), MATERIALISE_CHUNK):
         chunk = item_ids[start : start + MATERIALISE_CHUNK]
         try:
-            tasks.materialise_import_items.delay(account_id, chunk)
+            materialise.delay(account_id, chunk)
         except Exception:  # the broker may be down; the items are safe in the database
             logger.warning("hand-off of %d import item(s) failed; the sweeper will retry", len(chunk), exc_info=True)
             return

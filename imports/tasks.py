@@ -7,7 +7,7 @@ from celery import shared_task
 from imports import retention, services
 
 
-@shared_task(name="imports.tasks.materialise_import_items")
+@shared_task(name=services.MATERIALISE_TASK)
 def materialise_import_items(account_id: int, item_ids: list[int]) -> int:
     return services.materialise_items(account_id=account_id, item_ids=item_ids)
 
