@@ -21,14 +21,9 @@ from urllib.parse import urlencode
 
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness
-_spec.loader.exec_module(harness)
+from bench import harness  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -146,7 +141,7 @@ def main() -> int:
                 "900",
             ],
         )
-        harness.wait_for(lambda: harness._answers(f"{base}/health/live"), 60, "gunicorn", [web])
+        harness.wait_for(lambda: harness.answers(f"{base}/health/live"), 60, "gunicorn", [web])
         session = requests.Session()
         session.get(f"{base}/api/v1/markets/?{query}")  # the worker's first request loads the application
         worker_pid = int(Path(f"/proc/{web.process.pid}/task/{web.process.pid}/children").read_text().split()[0])

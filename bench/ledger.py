@@ -30,15 +30,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# The database helpers of bench/imports.py (loaded by path: a module named "imports" is the Django app).
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness
-_spec.loader.exec_module(harness)
+from bench import harness  # noqa: E402
 
 BATCH = 5000
 SALES_PER_CHECKOUT = 100

@@ -18,14 +18,9 @@ from typing import Any
 
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness
-_spec.loader.exec_module(harness)
+from bench import harness  # noqa: E402
 
 TENANT = """
 import json

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import os
 import random
@@ -44,7 +43,6 @@ import tempfile
 import threading
 import time
 import traceback
-import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,20 +53,18 @@ from urllib.parse import urlencode
 
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# The process harness of bench/imports.py (loaded by path: a module named "imports" is the Django app).
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness  # its dataclasses look their module up while being defined
-_spec.loader.exec_module(harness)
+from bench import harness
+from bench import imports as bench_imports
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/retail_soak"
 REGISTER = "reg-1"
 ENTITY_TYPES = ("checkouts", "sales", "stock_events")
 SWEEP_INTERVAL_SECONDS = 3.0
+# Short grace periods: what a killed worker or a lost task leaves pending is taken up again within seconds, so
+# the run drains in minutes (production keeps the defaults). Shared by bench/soak_embedded.py.
+SHORT_SWEEPS = {"IMPORT_SWEEP_GRACE_SECONDS": "10", "EXPORT_SWEEP_GRACE_SECONDS": "10", "EXPORT_RETRY_BASE_DELAY": "2"}
 
 
 # --- Private Redis -----------------------------------------------------------------------------------
@@ -273,7 +269,7 @@ class Load:
 
     def one_import(self, n: int) -> None:
         identifiers = [f"soak-{self.run_id}-o{n:06d}-{i}" for i in range(self.args.orders_per_import)]
-        orders = [harness.make_order(random.Random(n * 100 + i), ident) for i, ident in enumerate(identifiers)]
+        orders = [bench_imports.make_order(random.Random(n * 100 + i), ident) for i, ident in enumerate(identifiers)]
         body = json.dumps({"orders": orders}).encode()
         latency = post_until_accepted(
             self.session(),
@@ -326,37 +322,22 @@ def main() -> int:
     parser.add_argument("--drain-timeout", type=float, default=300.0, help="seconds for the sweepers to catch up")
     args = parser.parse_args()
 
-    run_id = f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    run_id = harness.new_run_id()
     queue = f"soak-{run_id}"
     log_dir = Path(tempfile.mkdtemp(prefix=f"bench-soak-{run_id}-"))
     redis_server = PrivateRedis(log_dir)
-    env = {
-        **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL),
-        "CELERY_BROKER_URL": redis_server.url,
-        "CELERY_TASK_DEFAULT_QUEUE": queue,
-        "TASK_ROUTING": "false",  # every task on this run's private queue, whatever the machine's settings
-        "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
-        # Short grace periods and lease: what a killed worker or a lost task leaves pending is taken up again
-        # within seconds, so the run drains in minutes (production keeps the defaults).
-        "IMPORT_SWEEP_GRACE_SECONDS": "10",
-        "EXPORT_SWEEP_GRACE_SECONDS": "10",
-        "EXPORT_LEASE_SECONDS": "20",
-        "EXPORT_RETRY_BASE_DELAY": "2",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "PYTHONUNBUFFERED": "1",
-        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-    }
-    os.environ.update(env)
-    print(f"run {run_id}: database {harness._redacted(env['DATABASE_URL'])}, private Redis on :{redis_server.port}")
-    harness.ensure_postgres_database(env["DATABASE_URL"])
-    harness.manage(env, "migrate", "--noinput")
+    env = harness.worker_env(
+        queue,
+        DATABASE_URL=os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL),
+        CELERY_BROKER_URL=redis_server.url,
+        TASK_ROUTING="false",  # every task on this run's private queue, whatever the machine's settings
+        EXPORT_LEASE_SECONDS="20",
+        **SHORT_SWEEPS,
+    )
+    print(f"run {run_id}: database {harness.redacted(env['DATABASE_URL'])}, private Redis on :{redis_server.port}")
+    harness.migrate(env)
     api_keys = {
-        scope: harness.manage(
-            env, "create_api_key", harness.ACCOUNT, harness.INTEGRATION, "--name", f"soak {scope} {run_id}", *extra
-        )
-        .strip()
-        .splitlines()[-1]
+        scope: harness.create_api_key(env, f"soak {scope} {run_id}", *extra)
         for scope, extra in (("imports", ()), ("pos", ("--scope", "pos")))
     }
     harness.vacuum_analyze(env["DATABASE_URL"])
@@ -385,27 +366,11 @@ def main() -> int:
         f"{urlencode({**credentials, 'stock_location': harness.STOCK_LOCATION, 'apikey': api_keys['imports']})}"
     )
     checkout_url = f"{base}/api/v1/pos/checkouts?{urlencode({**credentials, 'apikey': api_keys['pos']})}"
-    worker_argv = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "config",
-        "worker",
-        "--loglevel=INFO",
-        "--concurrency",
-        os.environ.get("WORKER_CONCURRENCY", "2"),
-        "--queues",
-        queue,
-        "--hostname",
-        f"{queue}@%h",
-        "--without-gossip",
-        "--without-mingle",
-        "--without-heartbeat",
-    ]
+    worker_argv = harness.worker_argv(queue)
     queues: list[ExportQueue] = []
-    try:
-        with harness.stop_on_sigterm(), running_receiver() as receiver:
+
+    def serve() -> int:
+        with running_receiver() as receiver:
             for entity_type in ENTITY_TYPES:
                 created, _secret = export_services.create_queue(
                     account=account,
@@ -415,38 +380,20 @@ def main() -> int:
                 )
                 queues.append(created)
             redis_server.start()
-            web = children.start(
-                "web",
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "config.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    os.environ.get("WEB_CONCURRENCY", "2"),
-                    "--error-logfile",
-                    "-",
-                    *gunicorn_extra_args(),
-                ],
-            )
+            web = children.start_gunicorn(port, os.environ.get("WEB_CONCURRENCY", "2"), *gunicorn_extra_args())
             worker = children.start("worker-0", worker_argv)
-            harness.wait_for(lambda: _answers(f"{base}/admin/login/"), 60, "gunicorn", [web])
+            harness.wait_for(lambda: harness.answers(f"{base}/admin/login/"), 60, "gunicorn", [web])
             harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])
             print(f"logs in {log_dir}; web on {base}; queue {queue}; receiver {receiver.url}")
             return run(args, run_id, import_url, checkout_url, children, worker_argv, web, redis_server, receiver)
-    except KeyboardInterrupt:
-        print("interrupted")
-        return 130
-    except RuntimeError as exc:
-        print(f"FAILED: {exc}")
-        return 1
-    finally:
+
+    def stop() -> None:
         children.stop_all()
         redis_server.kill()
         ExportQueue.objects.filter(pk__in=[q.pk for q in queues]).delete()
         print(f"stopped gunicorn, the Celery worker and Redis; logs kept in {log_dir}")
+
+    return harness.supervise(serve, stop)
 
 
 def run(
@@ -562,23 +509,11 @@ def run(
 
 
 def _run_state(run_id: str) -> dict[str, Any]:
-    from django.db.models import Count
-
     from exports.models import ExportItem, ExportStatus
     from imports.models import ImportItem, ImportStatus
 
-    imports = dict(
-        ImportItem.objects.filter(identifier__startswith=f"soak-{run_id}-")
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    exports = dict(
-        ExportItem.objects.filter(queue__name__startswith=f"soak-{run_id}-")
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
+    imports = _count_by(ImportItem.objects.filter(identifier__startswith=f"soak-{run_id}-"), "status")
+    exports = _count_by(ExportItem.objects.filter(queue__name__startswith=f"soak-{run_id}-"), "status")
     return {
         "imports": imports,
         "exports": exports,
@@ -608,7 +543,6 @@ def drain(args: argparse.Namespace, run_id: str, stats: Stats, started: float) -
 def report(
     args: argparse.Namespace, run_id: str, stats: Stats, receiver: Any, load_seconds: float, drained: bool
 ) -> int:
-    from django.db.models import Count
 
     from exports.models import ExportItem, ExportStatus
     from ledger.models import Checkout
@@ -616,25 +550,13 @@ def report(
 
     percentile = harness.percentile
 
-    # Imports: every accepted order materialised exactly once.
-    order_counts = dict(
-        IncomingOrder.objects.filter(order_identifier__startswith=f"soak-{run_id}-")
-        .values_list("order_identifier")
-        .annotate(n=Count("id"))
-        .order_by()
+    # Imports: every accepted order materialised exactly once; checkouts: every accepted checkout stored once.
+    orders_stored, orders_missing, orders_duplicated = _exactly_once(
+        IncomingOrder.objects.filter(order_identifier__startswith=f"soak-{run_id}-"), "order_identifier", stats.imported
     )
-    orders_missing = [i for i in stats.imported if order_counts.get(i, 0) == 0]
-    orders_duplicated = [i for i, n in order_counts.items() if n > 1]
-
-    # Checkouts: every accepted checkout stored exactly once.
-    checkout_counts = dict(
-        Checkout.objects.filter(identifier__startswith=f"soak-{run_id}-")
-        .values_list("identifier")
-        .annotate(n=Count("id"))
-        .order_by()
+    checkouts_stored, checkouts_missing, checkouts_duplicated = _exactly_once(
+        Checkout.objects.filter(identifier__startswith=f"soak-{run_id}-"), "identifier", stats.checkouts
     )
-    checkouts_missing = [i for i in stats.checkouts if checkout_counts.get(i, 0) == 0]
-    checkouts_duplicated = [i for i, n in checkout_counts.items() if n > 1]
 
     # Exports: receipts by webhook-id (the delivery id).
     with receiver.lock:
@@ -685,11 +607,11 @@ def report(
     rows: list[tuple[str, int]] = [
         ("import requests accepted", len(stats.import_latencies)),
         ("orders accepted", len(stats.imported)),
-        ("orders materialised (distinct)", len(order_counts)),
+        ("orders materialised (distinct)", orders_stored),
         ("orders materialised more than once", len(orders_duplicated)),
         ("orders missing", len(orders_missing)),
         ("checkouts accepted", len(stats.checkouts)),
-        ("checkouts stored (distinct)", len(checkout_counts)),
+        ("checkouts stored (distinct)", checkouts_stored),
         ("checkouts stored more than once", len(checkouts_duplicated)),
         ("checkouts missing", len(checkouts_missing)),
         ("requests sent again (error or 5xx)", stats.retried_requests),
@@ -728,6 +650,19 @@ def report(
     return 0 if loss == 0 and doubled == 0 and drained else 1
 
 
+def _count_by(rows: Any, field: str) -> dict[Any, int]:
+    from django.db.models import Count
+
+    return dict(rows.values_list(field).annotate(n=Count("id")).order_by())
+
+
+def _exactly_once(rows: Any, field: str, accepted: list[str]) -> tuple[int, list[str], list[str]]:
+    """How many distinct identifiers the rows have, the accepted ones no row has (missing), and those of more
+    than one row (duplicated)."""
+    counts = _count_by(rows, field)
+    return len(counts), [i for i in accepted if counts.get(i, 0) == 0], [i for i, n in counts.items() if n > 1]
+
+
 def _log_tail(path: Path, size: int = 64 * 1024) -> str:
     """The end of a log file (a worker's log grows by every task; only its latest lines matter)."""
     try:
@@ -737,13 +672,6 @@ def _log_tail(path: Path, size: int = 64 * 1024) -> str:
             return log.read().decode(errors="replace")
     except FileNotFoundError:
         return ""
-
-
-def _answers(url: str) -> bool:
-    try:
-        return requests.get(url, timeout=10).status_code == 200
-    except requests.RequestException:  # refused while starting, or slow on a busy machine
-        return False
 
 
 if __name__ == "__main__":
