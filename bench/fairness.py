@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import importlib.util
 import itertools
 import json
 import os
@@ -41,9 +40,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import harness  # noqa: E402
-
-from config.embedded_broker import EmbeddedBroker  # noqa: E402 - after the path insert
+from bench import harness
+from config.embedded_broker import EmbeddedBroker
 
 TARGET_RATIO = 1.5
 SWEEP_INTERVAL_SECONDS = 5.0
@@ -93,18 +91,13 @@ class SwitchableReceiver:
 
 
 def environment(folder: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL") or f"sqlite:///{folder / 'db.sqlite3'}",
-        "CELERY_BROKER_URL": os.environ["CELERY_BROKER_URL"],
-        "CELERY_TASK_DEFAULT_QUEUE": os.environ.get("CELERY_TASK_DEFAULT_QUEUE") or f"fairness-{uuid.uuid4().hex[:8]}",
-        "TASK_ROUTING": "false",  # every task on this run's queue
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "LOG_LEVEL": "WARNING",
-        "VAR_DIR": str(folder),
-        "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
-        "PYTHONUNBUFFERED": "1",
-    }
+    return harness.local_env(
+        folder,
+        CELERY_BROKER_URL=os.environ["CELERY_BROKER_URL"],
+        CELERY_TASK_DEFAULT_QUEUE=os.environ.get("CELERY_TASK_DEFAULT_QUEUE") or f"fairness-{uuid.uuid4().hex[:8]}",
+        TASK_ROUTING="false",  # every task on this run's queue
+        PYTHONUNBUFFERED="1",
+    )
 
 
 def main() -> int:
@@ -130,9 +123,7 @@ def main() -> int:
         atexit.register(embedded.stop)
         os.environ["CELERY_BROKER_URL"] = embedded.url
     env = environment(folder)
-    os.environ.update(env)
-    harness.ensure_postgres_database(env["DATABASE_URL"])
-    harness.manage(env, "migrate", "--noinput")
+    harness.migrate(env)
     import django
 
     django.setup()
@@ -172,27 +163,7 @@ def main() -> int:
             f"lease {settings.EXPORT_LEASE_SECONDS:g} s, task time limits {settings.EXPORT_TASK_SOFT_TIME_LIMIT:g} / "
             f"{settings.EXPORT_TASK_TIME_LIMIT:g} s; logs in {folder}"
         )
-        worker = children.start(
-            "worker",
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--loglevel=INFO",
-                "--concurrency",
-                os.environ.get("WORKER_CONCURRENCY", "2"),
-                "--queues",
-                env["CELERY_TASK_DEFAULT_QUEUE"],
-                "--hostname",
-                f"{env['CELERY_TASK_DEFAULT_QUEUE']}@%h",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
-        )
+        worker = children.start_worker(env["CELERY_TASK_DEFAULT_QUEUE"])
         try:
             harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])
             result = run(args, run_id, queues, shops, receiver_a, receiver_b, worker)

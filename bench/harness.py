@@ -178,6 +178,21 @@ def django_env(**extra: str) -> dict[str, str]:
     return {**os.environ, "DATABASE_URL": database, "DJANGO_SETTINGS_MODULE": "config.settings", **extra}
 
 
+def local_env(folder: Path, **extra: str) -> dict[str, str]:
+    """The environment of a run kept in ``folder``: ``DATABASE_URL`` when set, else a SQLite file in it (the
+    embedded default), its ``VAR_DIR``, 127.0.0.1 allowed as a destination (the local receivers and
+    integrators), ``LOG_LEVEL`` WARNING, and ``extra``."""
+    return {
+        **os.environ,
+        "DATABASE_URL": os.environ.get("DATABASE_URL") or f"sqlite:///{folder / 'db.sqlite3'}",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "LOG_LEVEL": "WARNING",
+        "VAR_DIR": str(folder),
+        "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
+        **extra,
+    }
+
+
 def worker_env(queue: str, **extra: str) -> dict[str, str]:
     """``django_env`` for processes that run Celery tasks: ``CELERY_BROKER_URL`` (default Redis db 14), every task
     on this run's ``queue``, unbuffered output, ``LOG_LEVEL`` WARNING unless set."""
@@ -198,6 +213,17 @@ def new_run_id() -> str:
 def create_api_key(env: dict[str, str], name: str, *options: str) -> str:
     """A new API key of the bench account's integration (created with them when missing)."""
     return manage(env, "create_api_key", ACCOUNT, INTEGRATION, "--name", name, *options).strip().splitlines()[-1]
+
+
+def ensure_demo_structure(env: dict[str, str]) -> None:
+    """The bench account's demo market, shop and register (``accounts.services.ensure_demo_structure``)."""
+    manage(
+        env,
+        "shell",
+        "-c",
+        "from accounts import services; from accounts.models import Account; "
+        f"services.ensure_demo_structure(account=Account.objects.get(identifier={ACCOUNT!r}))",
+    )
 
 
 def migrate(env: dict[str, str]) -> None:

@@ -11,7 +11,6 @@ next request at once. A benchmark, not a test: the tests prove the bounds withou
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import tempfile
@@ -23,7 +22,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import harness  # noqa: E402
+from bench import harness
 
 MIB = 1024 * 1024
 
@@ -110,37 +109,14 @@ def main() -> int:
         "VAR_DIR": str(folder),
     }
     harness.manage(env, "migrate", "--noinput")
-    key = harness.manage(
-        env, "create_api_key", "bench", "webshop", "--scope", "pos", "--scope", "admin", "--scope", "imports"
-    )
-    key = key.strip().splitlines()[-1]
-    harness.manage(
-        env,
-        "shell",
-        "-c",
-        "from accounts import services; from accounts.models import Account; "
-        "services.ensure_demo_structure(account=Account.objects.get(identifier='bench'))",
-    )
+    key = harness.create_api_key(env, "hostile", "--scope", "pos", "--scope", "admin", "--scope", "imports")
+    harness.ensure_demo_structure(env)
     children = harness.Children(log_dir=folder, env=env)
     port = harness.free_port()
     base = f"http://127.0.0.1:{port}"
     query = urlencode({"account": "bench", "integration": "webshop", "apikey": key, "stock_location": "shop-1"})
     try:
-        web = children.start(
-            "web",
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "config.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "1",
-                "--timeout",
-                "900",
-            ],
-        )
+        web = children.start_gunicorn(port, 1, "--timeout", "900")
         harness.wait_for(lambda: harness.answers(f"{base}/health/live"), 60, "gunicorn", [web])
         session = requests.Session()
         session.get(f"{base}/api/v1/markets/?{query}")  # the worker's first request loads the application

@@ -45,8 +45,8 @@ from bench.harness import (
     Children,
     answers,
     create_api_key,
+    ensure_demo_structure,
     free_port,
-    manage,
     migrate,
     new_run_id,
     percentile,
@@ -188,13 +188,7 @@ def main() -> int:
     print(f"run {run_id}: database {redacted(env['DATABASE_URL'])}, broker {redacted(env['CELERY_BROKER_URL'])}")
     migrate(env)  # this process reads the same database too (the count of finished items)
     api_key = create_api_key(env, f"bench {run_id}")
-    manage(
-        env,
-        "shell",
-        "-c",
-        "from accounts import services; from accounts.models import Account; "
-        f"services.ensure_demo_structure(account=Account.objects.get(identifier={ACCOUNT!r}))",
-    )
+    ensure_demo_structure(env)
     vacuum_analyze(env["DATABASE_URL"])
 
     import django

@@ -19,8 +19,6 @@ for 100,000 sales on this 2-core machine. The period's rows are deleted at the e
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
 import sys
 import time
 import uuid
@@ -32,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import harness  # noqa: E402
+from bench import harness
 
 BATCH = 5000
 SALES_PER_CHECKOUT = 100
@@ -170,14 +168,8 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the booked rows")
     args = parser.parse_args()
 
-    env = {
-        **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL", harness.DEFAULT_DATABASE_URL),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    os.environ.update(env)
-    harness.ensure_postgres_database(env["DATABASE_URL"])
-    harness.manage(env, "migrate", "--noinput")
+    env = harness.django_env()
+    harness.migrate(env)
 
     import django
 

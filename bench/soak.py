@@ -348,7 +348,6 @@ def main() -> int:
     from accounts import services as account_services
     from accounts.management.commands.runall import gunicorn_extra_args
     from accounts.models import Account
-    from exports import services as export_services
     from exports.models import ExportQueue
     from tests.exports.receiver import running_receiver
 
@@ -371,14 +370,7 @@ def main() -> int:
 
     def serve() -> int:
         with running_receiver() as receiver:
-            for entity_type in ENTITY_TYPES:
-                created, _secret = export_services.create_queue(
-                    account=account,
-                    name=f"soak-{run_id}-{entity_type}",
-                    entity_type=entity_type,
-                    delivery={"type": "webhook", "url": receiver.url},
-                )
-                queues.append(created)
+            queues.extend(create_realtime_queues(account=account, run_id=run_id, url=receiver.url))
             redis_server.start()
             web = children.start_gunicorn(port, os.environ.get("WEB_CONCURRENCY", "2"), *gunicorn_extra_args())
             worker = children.start("worker-0", worker_argv)
@@ -394,6 +386,21 @@ def main() -> int:
         print(f"stopped gunicorn, the Celery worker and Redis; logs kept in {log_dir}")
 
     return harness.supervise(serve, stop)
+
+
+def create_realtime_queues(*, account: Any, run_id: str, url: str) -> list[Any]:
+    """A real-time web hook queue to ``url`` per entity type the load creates (``soak-<run>-<type>``)."""
+    from exports import services as export_services
+
+    return [
+        export_services.create_queue(
+            account=account,
+            name=f"soak-{run_id}-{entity_type}",
+            entity_type=entity_type,
+            delivery={"type": "webhook", "url": url},
+        )[0]
+        for entity_type in ENTITY_TYPES
+    ]
 
 
 def run(

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import os
 import re
 import shutil
@@ -34,7 +33,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,16 +41,9 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import psutil
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# bench/soak.py's load, drain and report (loaded by path, as it loads bench/imports.py's process harness).
-_spec = importlib.util.spec_from_file_location("bench_soak", Path(__file__).with_name("soak.py"))
-assert _spec is not None and _spec.loader is not None
-soak = importlib.util.module_from_spec(_spec)
-sys.modules["bench_soak"] = soak
-_spec.loader.exec_module(soak)
-harness = soak.harness
+from bench import harness, soak
 
 ENTITY_TYPES = soak.ENTITY_TYPES
 STARTED = re.compile(r"runall: (?:re)?started (\w+) \(pid (\d+)\)")
@@ -99,7 +90,7 @@ def main() -> int:
     )
     args = parser.parse_args()
 
-    run_id = f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    run_id = harness.new_run_id()
     # Short: the embedded broker's socket lives in it (a unix socket path has a limit of 107 bytes).
     var_dir = Path(args.var_dir or tempfile.mkdtemp(prefix="soak-emb-"))
     port = harness.free_port()
@@ -112,10 +103,8 @@ def main() -> int:
             "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
             # What a killed worker held comes back within the run: pending imports and exports are handed over
             # again after 10 s, a leased delivery after 30 s (production keeps the defaults).
-            "IMPORT_SWEEP_GRACE_SECONDS": "10",
-            "EXPORT_SWEEP_GRACE_SECONDS": "10",
+            **soak.SHORT_SWEEPS,
             "EXPORT_LEASE_SECONDS": "30",
-            "EXPORT_RETRY_BASE_DELAY": "2",
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "PYTHONUNBUFFERED": "1",
             "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
@@ -142,15 +131,11 @@ def main() -> int:
     account = Account.objects.get(identifier=query["account"])
     children = harness.Children(log_dir=var_dir, env=env)
     result = 1
-    try:
-        with harness.stop_on_sigterm(), running_receiver() as receiver:
-            for entity_type in ENTITY_TYPES:
-                export_services.create_queue(
-                    account=account,
-                    name=f"soak-{run_id}-{entity_type}",
-                    entity_type=entity_type,
-                    delivery={"type": "webhook", "url": receiver.url},
-                )
+
+    def serve() -> int:
+        nonlocal result
+        with running_receiver() as receiver:
+            soak.create_realtime_queues(account=account, run_id=run_id, url=receiver.url)
             cron_queue, _ = export_services.create_queue(
                 account=account,
                 name=f"cron-{run_id}-sales",
@@ -168,19 +153,16 @@ def main() -> int:
             print(f"runall (pid {runall.process.pid}) up: {runall_children(runall.log())}; log {runall.log_path}")
             result = run(args, run_id, import_url, checkout_url, base, runall, receiver, cron_queue)
             return result
-    except KeyboardInterrupt:
-        print("interrupted")
-        return 130
-    except RuntimeError as exc:
-        print(f"FAILED: {exc}")
-        return 1
-    finally:
+
+    def stop() -> None:
         children.stop_all()
         if result == 0 and not args.var_dir:
             shutil.rmtree(var_dir, ignore_errors=True)
             print("stopped runall")
         else:
             print(f"stopped runall; its log: {var_dir / 'runall.log'}")
+
+    return harness.supervise(serve, stop)
 
 
 def run(
