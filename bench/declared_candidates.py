@@ -58,8 +58,9 @@ from core.nodes import MAX_AMOUNT, _type_name, is_currency_code
 NOT_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
 NO_NUL = r"^[^\x00]*$"
 URL = r"^[hH][tT][tT][pP][sS]?://[^/?#]"
-# The optional text fields of the leaves: name -> longest length (an address's may be blank).
+# The text fields of the leaves: name -> longest length (an address's may be blank).
 CUSTOMER_FIELDS = {"customer_identifier": 255, "name": 1000, "phone_number": 64, "email": 320}
+PAYMENT_FIELDS = {"reference": 1000}  # required
 ADDRESS_FIELDS = {"street": 1000, "city": 255, "postal_code": 32, "name": 1000, "country": 255, "country_code": 2}
 LINE_DISCOUNT_TYPE = Literal["amount", "amount_per_item", "percentage", "new_price", "new_price_per_item"]
 BASKET_DISCOUNT_TYPES = ("amount", "percentage", "new_price")
@@ -199,17 +200,18 @@ class Basket(Model):
     discounts: Annotated[list[BasketDiscount], Field(max_length=100)] | None = None
 
 
-def _optional_texts(name: str, lengths: dict[str, int], *, allow_blank: bool = False) -> Any:
-    fields: Any = {key: (Text(n, allow_blank=allow_blank) | None, None) for key, n in lengths.items()}
+def _texts(name: str, lengths: dict[str, int], *, optional: bool = True, allow_blank: bool = False) -> Any:
+    """A model of text fields (name -> longest length), each optional (None when left out) or required."""
+    fields: Any = {
+        key: (Text(n, allow_blank=allow_blank) | None, None) if optional else (Text(n), ...)
+        for key, n in lengths.items()
+    }
     return create_model(name, __base__=Model, **fields)
 
 
-Customer = _optional_texts("Customer", CUSTOMER_FIELDS)
-Address = _optional_texts("Address", ADDRESS_FIELDS, allow_blank=True)
-
-
-class Payment(Model):
-    reference: Text(1000)
+Customer = _texts("Customer", CUSTOMER_FIELDS)
+Address = _texts("Address", ADDRESS_FIELDS, allow_blank=True)
+Payment = _texts("Payment", PAYMENT_FIELDS, optional=False)
 
 
 class Shipping(Model):
@@ -433,17 +435,21 @@ class BasketStruct(Struct):
             raise Refused("invalid_currency", "currency", not_a_currency(self.currency))
 
 
-def _optional_texts_struct(name: str, lengths: dict[str, int], *, allow_blank: bool = False) -> Any:
-    fields = [(key, TextStruct(n, allow_blank=allow_blank) | None, None) for key, n in lengths.items()]
-    return msgspec.defstruct(name, fields, bases=(Struct,))
+def _texts_struct(name: str, lengths: dict[str, int], *, optional: bool = True, allow_blank: bool = False) -> Any:
+    """A Struct of text fields (name -> longest length), each optional (None when left out) or required."""
+    return msgspec.defstruct(
+        name,
+        [
+            (key, TextStruct(n, allow_blank=allow_blank) | None, None) if optional else (key, TextStruct(n))
+            for key, n in lengths.items()
+        ],
+        bases=(Struct,),
+    )
 
 
-CustomerStruct = _optional_texts_struct("CustomerStruct", CUSTOMER_FIELDS)
-AddressStruct = _optional_texts_struct("AddressStruct", ADDRESS_FIELDS, allow_blank=True)
-
-
-class PaymentStruct(Struct):
-    reference: TextStruct(1000)
+CustomerStruct = _texts_struct("CustomerStruct", CUSTOMER_FIELDS)
+AddressStruct = _texts_struct("AddressStruct", ADDRESS_FIELDS, allow_blank=True)
+PaymentStruct = _texts_struct("PaymentStruct", PAYMENT_FIELDS, optional=False)
 
 
 class ShippingStruct(Struct):

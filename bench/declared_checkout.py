@@ -10,6 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from bench import harness
 from core.declare import Body, optional, rule
 from core.nodes import Arr, Bool, Currency, Int, L10nString, Url
 from ledger import definitions as ledger
@@ -17,16 +18,24 @@ from ledger import definitions as ledger
 AMOUNT, ID, TEXT = ledger.AMOUNT, ledger.ID, ledger.TEXT
 
 
-class SaleLineItem(Body):
-    """Spec: Sale, line item."""
+class Amounts(Body):
+    """What a sale's summary and each of its line items both state (spec: Sale)."""
 
     base_price = AMOUNT
-    retail_price = AMOUNT
     sales_tax_amount = AMOUNT
     sub_total = AMOUNT
     total = AMOUNT
     total_tax_amount = AMOUNT
     vat_amount = AMOUNT
+    comment = optional(TEXT)
+    margin = optional(AMOUNT)
+    margin_total = optional(AMOUNT)
+
+
+class SaleLineItem(Amounts):
+    """Spec: Sale, line item."""
+
+    retail_price = AMOUNT
     quantity = AMOUNT
     line_item_id = ID
     barcode = optional(ID)
@@ -36,9 +45,6 @@ class SaleLineItem(Body):
     image_url = optional(Url())
     product_group = optional(ID)
     variant_id = optional(ID)
-    comment = optional(TEXT)
-    margin = optional(AMOUNT)
-    margin_total = optional(AMOUNT)
     name = optional(L10nString())
     behavior = optional(ledger.Behavior())
     dimensions = optional(Arr(ledger.DIMENSION, max_items=50))
@@ -47,23 +53,14 @@ class SaleLineItem(Body):
     taxes = optional(Arr(ledger.TAX_SUMMARY, max_items=20))
 
 
-class SaleSummary(Body):
+class SaleSummary(Amounts):
     """Spec: Sale, summary."""
 
-    base_price = AMOUNT
-    sales_tax_amount = AMOUNT
-    sub_total = AMOUNT
-    total = AMOUNT
     total_discounts = AMOUNT
-    total_tax_amount = AMOUNT
-    vat_amount = AMOUNT
-    comment = optional(TEXT)
     return_reference = optional(ID)
     customer = optional(ledger.SALE_CUSTOMER)
     is_return = Bool()
     line_items = Arr(SaleLineItem, max_items=ledger.MAX_LINE_ITEMS)
-    margin = optional(AMOUNT)
-    margin_total = optional(AMOUNT)
     purchase_type = optional(ledger.SALE_SUMMARY_FIELDS["purchase_type"])
     taxes = Arr(ledger.TAX_SUMMARY, max_items=100)
 
@@ -115,13 +112,7 @@ def large_checkout(lines: int = 1000) -> dict[str, Any]:
             "name": {"da": "Trøje", "en": "Sweater"},
             "product_group": "tops",
             "quantity": quantity,
-            "retail_price": amount,  # the line's (docs/amounts.md)
-            "base_price": amount,
-            "sub_total": amount,
-            "total": amount,
-            "total_tax_amount": vat,
-            "vat_amount": vat,
-            "sales_tax_amount": 0,
+            **harness.line_amounts(amount, vat),
             "tags": ["wool", "winter"],
             "taxes": [{"amount": vat, "rate": 25, "name": "VAT", "type": "vat"}],
         }

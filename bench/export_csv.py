@@ -136,34 +136,23 @@ def store_sales(size: int, ftp_port: int, run_id: str) -> tuple[str, int]:
             "path": "sales/{date}/{delivery_id}.{ext}",
         },
     )
-    checkout = Checkout.objects.create(
-        account=account,
-        register=register,
-        stock_location=shop,
-        period=period,
-        identifier="bench",
-        timestamp=now,
-        body_hash="-",
-        document={},
-    )
+    # What the checkout and every sale of the run have in common: the till they were booked at, and when.
+    booked = {"account": account, "register": register, "stock_location": shop, "period": period, "timestamp": now}
+    checkout = Checkout.objects.create(identifier="bench", body_hash="-", document={}, **booked)
     step = 5000
     for start in range(0, size, step):
         with transaction.atomic():
             sales = Sale.objects.bulk_create(
                 [
                     Sale(
-                        account=account,
                         checkout=checkout,
-                        register=register,
-                        stock_location=shop,
-                        period=period,
                         identifier=f"sale-{n}",
                         sequence_number=n,
                         kind=SaleKind.SALE,
                         base_currency_code="DKK",
                         total=Decimal("299.85"),
-                        timestamp=now,
                         document=sale_document(n, now.timestamp() - n),
+                        **booked,
                     )
                     for n in range(start, min(size, start + step))
                 ]

@@ -102,8 +102,7 @@ def environment(folder: Path) -> dict[str, str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=30.0, help="length of each phase")
-    parser.add_argument("--rounds", type=int, default=2, help="healthy + dead phases, alternating")
+    harness.phase_arguments(parser, seconds=30.0, rounds=2, phases="healthy + dead phases, alternating")
     parser.add_argument("--a-rate", type=float, default=2.0, help="A's outgoing orders per second")
     parser.add_argument("--b-rate", type=float, default=5.0, help="B's outgoing orders per second")
     parser.add_argument(
@@ -210,13 +209,7 @@ def run(
         close_old_connections()
 
     def load(tenant: str, rate: float, until: float, condition: str, phase: int) -> None:
-        start = time.monotonic()
-        n = 0
-        while not stop.is_set():
-            due = start + n / rate
-            if due >= until:
-                break
-            time.sleep(max(0.0, due - time.monotonic()))
+        def one(n: int) -> None:
             identifier = f"{run_id}-{tenant}-{phase}-{condition}-{n}"
             with transaction.atomic():
                 order_services.create_outgoing_order(
@@ -226,7 +219,8 @@ def run(
                 )
             with lock:
                 committed[identifier] = (time.time(), condition)
-            n += 1
+
+        harness.at_fixed_rate(rate, until, stop, one)
         close_old_connections()
 
     sweeper = threading.Thread(target=beat, daemon=True)

@@ -134,12 +134,11 @@ def describe(samples: Samples) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="length of each phase")
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        default=6,
-        help="healthy + hanging phases, alternating: short phases spread the machine's other load evenly",
+    harness.phase_arguments(
+        parser,
+        seconds=5.0,
+        rounds=6,
+        phases="healthy + hanging phases, alternating: short phases spread the machine's other load evenly",
     )
     parser.add_argument("--a-clients", type=int, default=10)
     parser.add_argument("--b-clients", type=int, default=4)

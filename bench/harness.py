@@ -9,17 +9,20 @@ and then imports this module as ``bench.harness``.
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
@@ -159,6 +162,29 @@ def supervise(body: Callable[[], int], cleanup: Callable[[], None]) -> int:
         cleanup()
 
 
+def at_fixed_rate(rate: float, until: float, stop: threading.Event, work: Callable[[int], None]) -> None:
+    """Call ``work(n)`` at ``rate`` per second until the monotonic clock reaches ``until`` (no catching up
+    beyond the schedule: a slow call delays the next ones, it does not stack them)."""
+    start = time.monotonic()
+    n = 0
+    while not stop.is_set():
+        due = start + n / rate
+        if due >= until:
+            return
+        delay = due - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        work(n)
+        n += 1
+
+
+def phase_arguments(parser: argparse.ArgumentParser, *, seconds: float, rounds: int, phases: str) -> None:
+    """``--seconds`` (of each phase) and ``--rounds`` (each a healthy phase and a faulty one) of the fairness
+    benchmarks."""
+    parser.add_argument("--seconds", type=float, default=seconds, help="length of each phase")
+    parser.add_argument("--rounds", type=int, default=rounds, help=phases)
+
+
 # --- Database and Django ---------------------------------------------------------------------------------
 
 
@@ -266,6 +292,20 @@ def redacted(url: str) -> str:
     if parts.password:
         parts = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@"))
     return urlunsplit(parts)
+
+
+def line_amounts(amount: Any, vat: Any) -> dict[str, Any]:
+    """The amounts of a sale's line item sold at its price (docs/amounts.md: the line's, no discount, no sales
+    tax): what the checkout benchmarks post."""
+    return {
+        "retail_price": amount,
+        "base_price": amount,
+        "sub_total": amount,
+        "total": amount,
+        "total_tax_amount": vat,
+        "vat_amount": vat,
+        "sales_tax_amount": 0,
+    }
 
 
 # --- Figures ---------------------------------------------------------------------------------------------

@@ -93,10 +93,10 @@ def main() -> int:
     print(f"{args.calls} calls each, interleaved, against the reference integrator ({received} requests served)")
     p = harness.percentile
     for name, values in timings.items():
-        print(
-            f"  {name:8s} p50 {p(values, 0.5):7.3f} ms   p99 {p(values, 0.99):7.3f} ms   "
-            f"mean {statistics.fmean(values):7.3f} ms"
+        figures = (
+            f"p50 {p(values, 0.5):7.3f} ms   p99 {p(values, 0.99):7.3f} ms   mean {statistics.fmean(values):7.3f} ms"
         )
+        print(f"  {name:8s} {figures}")
     added = p(timings["service"], 0.5) - p(timings["direct"], 0.5)
     verdict = "OK" if added < TARGET_MS else "ABOVE TARGET"
     print(f"  added p50 {added:.3f} ms (target < {TARGET_MS:g} ms): {verdict}")

@@ -147,13 +147,7 @@ def checkout_body(identifier: str, n: int) -> dict[str, Any]:
                 "id": product_id,
                 "product_group": group,
                 "quantity": quantity,
-                "retail_price": amount,  # the line's (docs/amounts.md)
-                "base_price": amount,
-                "sub_total": amount,
-                "total": amount,
-                "total_tax_amount": vat,
-                "vat_amount": vat,
-                "sales_tax_amount": Decimal(0),
+                **harness.line_amounts(amount, vat),
                 "taxes": [{"amount": vat, "rate": rate, "name": "VAT", "type": "vat"}],
             }
         )
@@ -217,22 +211,6 @@ def post_until_accepted(
     return None
 
 
-def at_fixed_rate(rate: float, until: float, stop: threading.Event, work: Callable[[int], None]) -> None:
-    """Call ``work(n)`` at ``rate`` per second until the monotonic clock reaches ``until`` (no catching up
-    beyond the schedule: a slow call delays the next ones, it does not stack them)."""
-    start = time.monotonic()
-    n = 0
-    while not stop.is_set():
-        due = start + n / rate
-        if due >= until:
-            return
-        delay = due - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        work(n)
-        n += 1
-
-
 # --- The run -----------------------------------------------------------------------------------------
 
 
@@ -261,6 +239,12 @@ class Load:
         self.started = started
         self.until = started + args.minutes * 60
         self.local = threading.local()
+
+    @classmethod
+    def begin(cls, args: argparse.Namespace, run_id: str, import_url: str, checkout_url: str) -> Load:
+        """A load whose clock starts now, with fresh ``stats`` and its own ``stop`` event."""
+        urls = {"import_url": import_url, "checkout_url": checkout_url}
+        return cls(args=args, run_id=run_id, stats=Stats(), stop=threading.Event(), started=time.monotonic(), **urls)
 
     def session(self) -> requests.Session:
         if getattr(self.local, "session", None) is None:
@@ -298,7 +282,7 @@ class Load:
     def thread(self, rate: float, work: Callable[[int], None], name: str) -> threading.Thread:
         def loop() -> None:
             try:
-                at_fixed_rate(rate, self.until, self.stop, work)
+                harness.at_fixed_rate(rate, self.until, self.stop, work)
             except Exception:
                 self.stats.event(self.started, f"{name} load thread crashed:\n{traceback.format_exc()}")
                 self.stop.set()
@@ -417,20 +401,10 @@ def run(
     from exports.tasks import sweep_exports
     from imports.tasks import sweep_pending_imports
 
-    stats = Stats()
-    stop = threading.Event()
-    started = time.monotonic()
-    load_until = started + args.minutes * 60  # the load threads stop then (Load.until)
+    load = Load.begin(args, run_id, import_url, checkout_url)
+    stats, stop, started = load.stats, load.stop, load.started
+    load_until = load.until  # the load threads stop then
     workers = [children.running[-1]]
-    load = Load(
-        args=args,
-        run_id=run_id,
-        import_url=import_url,
-        checkout_url=checkout_url,
-        stats=stats,
-        stop=stop,
-        started=started,
-    )
 
     def beat() -> None:
         """What the beat does for recovery: both sweepers, every few seconds (errors while Redis is down are

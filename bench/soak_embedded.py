@@ -175,19 +175,9 @@ def run(
     receiver: Any,
     cron_queue: Any,
 ) -> int:
-    stats = soak.Stats()
     figures = Figures()
-    stop = threading.Event()
-    started = time.monotonic()
-    load = soak.Load(
-        args=args,
-        run_id=run_id,
-        import_url=import_url,
-        checkout_url=checkout_url,
-        stats=stats,
-        stop=stop,
-        started=started,
-    )
+    load = soak.Load.begin(args, run_id, import_url, checkout_url)
+    stats, stop, started = load.stats, load.stop, load.started
 
     def watch() -> None:
         """/health/live twice a second (the web server keeps answering), runall's memory every 5 s."""
