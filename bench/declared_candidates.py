@@ -60,7 +60,7 @@ NO_NUL = r"^[^\x00]*$"
 URL = r"^[hH][tT][tT][pP][sS]?://[^/?#]"
 # The text fields of the leaves: name -> longest length (an address's may be blank).
 CUSTOMER_FIELDS = {"customer_identifier": 255, "name": 1000, "phone_number": 64, "email": 320}
-PAYMENT_FIELDS = {"reference": 1000}  # required
+PAYMENT_FIELDS = {"reference": 1000}
 ADDRESS_FIELDS = {"street": 1000, "city": 255, "postal_code": 32, "name": 1000, "country": 255, "country_code": 2}
 LINE_DISCOUNT_TYPE = Literal["amount", "amount_per_item", "percentage", "new_price", "new_price_per_item"]
 BASKET_DISCOUNT_TYPES = ("amount", "percentage", "new_price")
@@ -71,6 +71,11 @@ PERCENTAGE = "a percentage discount must be between 0 and 1"
 SHIPPING_NEEDS_PAYMENT = (
     "shipping requires payment (a Ship from Store order is pre-paid); send payment.reference or leave shipping out"
 )
+
+
+def texts(text: Any, lengths: dict[str, int], *, allow_blank: bool = False) -> list[tuple[str, Any]]:
+    """(name, text type) of each field of ``lengths``, the type made by a library's ``text`` factory."""
+    return [(key, text(n, allow_blank=allow_blank)) for key, n in lengths.items()]
 
 
 def not_a_basket_type(value: str) -> str:
@@ -163,7 +168,7 @@ class Model(BaseModel):
 class PercentageRule(Model):
     @model_validator(mode="after")
     def percentage_between_0_and_1(self) -> Any:
-        if self.type == "percentage" and not 0 <= self.amount <= 1:  # type: ignore[attr-defined]
+        if self.type == "percentage" and not 0 <= self.amount <= 1:
             raise PydanticCustomError("out_of_range", PERCENTAGE, {"at": "amount"})
         return self
 
@@ -200,39 +205,38 @@ class Basket(Model):
     discounts: Annotated[list[BasketDiscount], Field(max_length=100)] | None = None
 
 
-def _texts(name: str, lengths: dict[str, int], *, optional: bool = True, allow_blank: bool = False) -> Any:
-    """A model of text fields (name -> longest length), each optional (None when left out) or required."""
-    fields: Any = {
-        key: (Text(n, allow_blank=allow_blank) | None, None) if optional else (Text(n), ...)
-        for key, n in lengths.items()
-    }
-    return create_model(name, __base__=Model, **fields)
+def _model(name: str, *, base: type[Model] = Model, required: Any = (), optional: Any = ()) -> Any:
+    """A model of ``required`` and ``optional`` fields (name, type), the optional ones None when left out."""
+    fields: Any = {key: (kind, ...) for key, kind in required} | {key: (kind | None, None) for key, kind in optional}
+    return create_model(name, __base__=base, **fields)
 
 
-Customer = _texts("Customer", CUSTOMER_FIELDS)
-Address = _texts("Address", ADDRESS_FIELDS, allow_blank=True)
-Payment = _texts("Payment", PAYMENT_FIELDS, optional=False)
-
-
-class Shipping(Model):
-    address: Address | None = None
-    method_id: Text() | None = None
-    method_title: L10nString | None = None
-    method_subtitle: L10nString | None = None
-
-
-class IncomingOrder(Model):
-    order_identifier: Text()
-    basket: Basket
-    customer: Customer | None = None
-    payment: Payment | None = None
-    shipping: Shipping | None = None
-
+class ShippingNeedsPayment(Model):
     @model_validator(mode="after")
-    def _shipping_needs_payment(self) -> IncomingOrder:
+    def _shipping_needs_payment(self) -> Any:
         if self.shipping is not None and self.payment is None:
             raise PydanticCustomError("shipping_without_payment", SHIPPING_NEEDS_PAYMENT, {"at": "shipping"})
         return self
+
+
+Customer = _model("Customer", optional=texts(Text, CUSTOMER_FIELDS))
+Address = _model("Address", optional=texts(Text, ADDRESS_FIELDS, allow_blank=True))
+Payment = _model("Payment", required=texts(Text, PAYMENT_FIELDS))
+Shipping = _model(
+    "Shipping",
+    optional=[
+        ("address", Address),
+        ("method_id", Text()),
+        ("method_title", L10nString),
+        ("method_subtitle", L10nString),
+    ],
+)
+IncomingOrder = _model(
+    "IncomingOrder",
+    base=ShippingNeedsPayment,
+    required=[("order_identifier", Text()), ("basket", Basket)],
+    optional=[("customer", Customer), ("payment", Payment), ("shipping", Shipping)],
+)
 
 
 # --- pydantic v2: errors as {field, message, code} --------------------------------------------------------
@@ -435,44 +439,44 @@ class BasketStruct(Struct):
             raise Refused("invalid_currency", "currency", not_a_currency(self.currency))
 
 
-def _texts_struct(name: str, lengths: dict[str, int], *, optional: bool = True, allow_blank: bool = False) -> Any:
-    """A Struct of text fields (name -> longest length), each optional (None when left out) or required."""
-    return msgspec.defstruct(
-        name,
-        [
-            (key, TextStruct(n, allow_blank=allow_blank) | None, None) if optional else (key, TextStruct(n))
-            for key, n in lengths.items()
-        ],
-        bases=(Struct,),
-    )
+def _struct(name: str, *, base: type[Struct] = Struct, required: Any = (), optional: Any = ()) -> Any:
+    """A Struct of ``required`` and ``optional`` fields (name, type), the optional ones None when left out."""
+    fields = [*required, *((key, kind | None, None) for key, kind in optional)]
+    return msgspec.defstruct(name, fields, bases=(base,))
 
 
-CustomerStruct = _texts_struct("CustomerStruct", CUSTOMER_FIELDS)
-AddressStruct = _texts_struct("AddressStruct", ADDRESS_FIELDS, allow_blank=True)
-PaymentStruct = _texts_struct("PaymentStruct", PAYMENT_FIELDS, optional=False)
-
-
-class ShippingStruct(Struct):
-    address: AddressStruct | None = None
-    method_id: TextStruct() | None = None
-    method_title: str | dict[str, TextStruct(1000)] | None = None
-    method_subtitle: str | dict[str, TextStruct(1000)] | None = None
-
+class ShippingRules(Struct):
     def __post_init__(self) -> None:
         l10n(self.method_title, "method_title")
         l10n(self.method_subtitle, "method_subtitle")
 
 
-class IncomingOrderStruct(Struct):
-    order_identifier: TextStruct()
-    basket: BasketStruct
-    customer: CustomerStruct | None = None
-    payment: PaymentStruct | None = None
-    shipping: ShippingStruct | None = None
-
+class OrderRules(Struct):
     def __post_init__(self) -> None:
         if self.shipping is not None and self.payment is None:
             raise Refused("shipping_without_payment", "shipping", SHIPPING_NEEDS_PAYMENT)
+
+
+L10nStruct = str | dict[str, TextStruct(1000)]
+CustomerStruct = _struct("CustomerStruct", optional=texts(TextStruct, CUSTOMER_FIELDS))
+AddressStruct = _struct("AddressStruct", optional=texts(TextStruct, ADDRESS_FIELDS, allow_blank=True))
+PaymentStruct = _struct("PaymentStruct", required=texts(TextStruct, PAYMENT_FIELDS))
+ShippingStruct = _struct(
+    "ShippingStruct",
+    base=ShippingRules,
+    optional=[
+        ("address", AddressStruct),
+        ("method_id", TextStruct()),
+        ("method_title", L10nStruct),
+        ("method_subtitle", L10nStruct),
+    ],
+)
+IncomingOrderStruct = _struct(
+    "IncomingOrderStruct",
+    base=OrderRules,
+    required=[("order_identifier", TextStruct()), ("basket", BasketStruct)],
+    optional=[("customer", CustomerStruct), ("payment", PaymentStruct), ("shipping", ShippingStruct)],
+)
 
 
 class IncomingOrdersStruct(msgspec.Struct):

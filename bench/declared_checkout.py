@@ -21,12 +21,7 @@ AMOUNT, ID, TEXT = ledger.AMOUNT, ledger.ID, ledger.TEXT
 class Amounts(Body):
     """What a sale's summary and each of its line items both state (spec: Sale)."""
 
-    base_price = AMOUNT
-    sales_tax_amount = AMOUNT
-    sub_total = AMOUNT
-    total = AMOUNT
-    total_tax_amount = AMOUNT
-    vat_amount = AMOUNT
+    base_price = sales_tax_amount = sub_total = total = total_tax_amount = vat_amount = AMOUNT
     comment = optional(TEXT)
     margin = optional(AMOUNT)
     margin_total = optional(AMOUNT)

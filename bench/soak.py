@@ -296,14 +296,21 @@ class Load:
         ]
 
 
+def load_arguments(
+    parser: argparse.ArgumentParser, *, minutes: float, import_rate: float, checkout_rate: float
+) -> None:
+    """The options of the load (``Load``) and of the drain after it, shared with bench/soak_embedded.py."""
+    parser.add_argument("--minutes", type=float, default=minutes, help="of load (CI: 2)")
+    parser.add_argument("--import-rate", type=float, default=import_rate, help="import requests per second")
+    parser.add_argument("--orders-per-import", type=int, default=5)
+    parser.add_argument("--checkout-rate", type=float, default=checkout_rate, help="checkouts per second")
+    parser.add_argument("--drain-timeout", type=float, default=300.0, help="seconds for the sweepers to catch up")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--minutes", type=float, default=10.0, help="of load (CI: 2)")
-    parser.add_argument("--import-rate", type=float, default=2.0, help="import requests per second")
-    parser.add_argument("--orders-per-import", type=int, default=5)
-    parser.add_argument("--checkout-rate", type=float, default=4.0, help="checkouts per second")
+    load_arguments(parser, minutes=10.0, import_rate=2.0, checkout_rate=4.0)
     parser.add_argument("--kill-every", type=float, default=60.0, help="seconds between worker kills")
-    parser.add_argument("--drain-timeout", type=float, default=300.0, help="seconds for the sweepers to catch up")
     args = parser.parse_args()
 
     run_id = harness.new_run_id()

@@ -79,11 +79,7 @@ def tree_rss(pid: int) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--minutes", type=float, default=30.0, help="of load (CI: 2)")
-    parser.add_argument("--import-rate", type=float, default=1.0, help="import requests per second")
-    parser.add_argument("--orders-per-import", type=int, default=5)
-    parser.add_argument("--checkout-rate", type=float, default=2.0, help="checkouts per second")
-    parser.add_argument("--drain-timeout", type=float, default=300.0, help="seconds for the worker to catch up")
+    soak.load_arguments(parser, minutes=30.0, import_rate=1.0, checkout_rate=2.0)
     parser.add_argument(
         "--var-dir",
         help="default: a fresh temporary folder, removed after a run that passed (kept with its logs otherwise)",
