@@ -78,6 +78,29 @@ def texts(text: Any, lengths: dict[str, int], *, allow_blank: bool = False) -> l
     return [(key, text(n, allow_blank=allow_blank)) for key, n in lengths.items()]
 
 
+def order_tree(
+    make: Any, text: Any, l10n: Any, basket: Any, *, shipping_base: Any, order_base: Any, suffix: str = ""
+) -> Any:
+    """The incoming order above its basket (customer, payment, shipping and its address, the order itself), as one
+    library declares it: ``make(name, base=..., required=[(name, type)], optional=[(name, type)])`` makes a class,
+    ``text(max_length, allow_blank=...)`` a string type, ``l10n`` is the language map's type; each class is named
+    with ``suffix``. The bases hold each library's rules."""
+    customer = make(f"Customer{suffix}", optional=texts(text, CUSTOMER_FIELDS))
+    address = make(f"Address{suffix}", optional=texts(text, ADDRESS_FIELDS, allow_blank=True))
+    payment = make(f"Payment{suffix}", required=texts(text, PAYMENT_FIELDS))
+    shipping = make(
+        f"Shipping{suffix}",
+        base=shipping_base,
+        optional=[("address", address), ("method_id", text()), ("method_title", l10n), ("method_subtitle", l10n)],
+    )
+    return make(
+        f"IncomingOrder{suffix}",
+        base=order_base,
+        required=[("order_identifier", text()), ("basket", basket)],
+        optional=[("customer", customer), ("payment", payment), ("shipping", shipping)],
+    )
+
+
 def not_a_basket_type(value: str) -> str:
     return f"'{value[:60]}' is not one of: {', '.join(BASKET_DISCOUNT_TYPES)}"
 
@@ -219,24 +242,7 @@ class ShippingNeedsPayment(Model):
         return self
 
 
-Customer = _model("Customer", optional=texts(Text, CUSTOMER_FIELDS))
-Address = _model("Address", optional=texts(Text, ADDRESS_FIELDS, allow_blank=True))
-Payment = _model("Payment", required=texts(Text, PAYMENT_FIELDS))
-Shipping = _model(
-    "Shipping",
-    optional=[
-        ("address", Address),
-        ("method_id", Text()),
-        ("method_title", L10nString),
-        ("method_subtitle", L10nString),
-    ],
-)
-IncomingOrder = _model(
-    "IncomingOrder",
-    base=ShippingNeedsPayment,
-    required=[("order_identifier", Text()), ("basket", Basket)],
-    optional=[("customer", Customer), ("payment", Payment), ("shipping", Shipping)],
-)
+IncomingOrder = order_tree(_model, Text, L10nString, Basket, shipping_base=Model, order_base=ShippingNeedsPayment)
 
 
 # --- pydantic v2: errors as {field, message, code} --------------------------------------------------------
@@ -457,25 +463,14 @@ class OrderRules(Struct):
             raise Refused("shipping_without_payment", "shipping", SHIPPING_NEEDS_PAYMENT)
 
 
-L10nStruct = str | dict[str, TextStruct(1000)]
-CustomerStruct = _struct("CustomerStruct", optional=texts(TextStruct, CUSTOMER_FIELDS))
-AddressStruct = _struct("AddressStruct", optional=texts(TextStruct, ADDRESS_FIELDS, allow_blank=True))
-PaymentStruct = _struct("PaymentStruct", required=texts(TextStruct, PAYMENT_FIELDS))
-ShippingStruct = _struct(
-    "ShippingStruct",
-    base=ShippingRules,
-    optional=[
-        ("address", AddressStruct),
-        ("method_id", TextStruct()),
-        ("method_title", L10nStruct),
-        ("method_subtitle", L10nStruct),
-    ],
-)
-IncomingOrderStruct = _struct(
-    "IncomingOrderStruct",
-    base=OrderRules,
-    required=[("order_identifier", TextStruct()), ("basket", BasketStruct)],
-    optional=[("customer", CustomerStruct), ("payment", PaymentStruct), ("shipping", ShippingStruct)],
+IncomingOrderStruct = order_tree(
+    _struct,
+    TextStruct,
+    str | dict[str, TextStruct(1000)],
+    BasketStruct,
+    shipping_base=ShippingRules,
+    order_base=OrderRules,
+    suffix="Struct",
 )
 
 

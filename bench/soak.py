@@ -246,6 +246,39 @@ class Load:
         urls = {"import_url": import_url, "checkout_url": checkout_url}
         return cls(args=args, run_id=run_id, stats=Stats(), stop=threading.Event(), started=time.monotonic(), **urls)
 
+    def run(
+        self,
+        *,
+        server: harness.Child,
+        alongside: list[threading.Thread] | None = None,
+        background: list[threading.Thread],
+        progress: bool = False,
+    ) -> tuple[float, bool]:
+        """Start the load's threads, the threads ``alongside`` it and the ``background`` ones; wait for the load
+        while ``server`` stays alive (``progress``: counts printed every minute); drain; stop the background.
+        Returns the load's seconds and whether it drained."""
+        threads = [*self.threads(), *(alongside or [])]
+        for thread in [*threads, *background]:
+            thread.start()
+        last_print = time.monotonic()
+        while any(t.is_alive() for t in threads):
+            server.check_alive()
+            for t in threads:
+                t.join(timeout=0.5)
+            if progress and time.monotonic() - last_print >= 60:
+                last_print = time.monotonic()
+                with self.stats.lock:
+                    done = (len(self.stats.import_latencies), len(self.stats.checkout_latencies))
+                    again = self.stats.retried_requests
+                self.stats.event(self.started, f"imports {done[0]}, checkouts {done[1]}, requests sent again {again}")
+        load_seconds = time.monotonic() - self.started
+        self.stats.event(self.started, "load over; draining")
+        drained = drain(self.args, self.run_id, self.stats, self.started)
+        self.stop.set()
+        for thread in background:
+            thread.join(timeout=30)
+        return load_seconds, drained
+
     def session(self) -> requests.Session:
         if getattr(self.local, "session", None) is None:
             self.local.session = requests.Session()
@@ -470,30 +503,16 @@ def run(
                 status = f"exited with status {current.process.returncode}" if exited else "unrecoverable error"
                 replace_worker(f"supervisor restart ({status})")
 
-    threads = [
-        *load.threads(),
-        threading.Thread(target=faults, daemon=True),
-    ]
-    background = [threading.Thread(target=beat, daemon=True), threading.Thread(target=supervisor, daemon=True)]
     print(
         f"load for {args.minutes:g} min: {args.import_rate:g} imports/s of {args.orders_per_import} orders, "
         f"{args.checkout_rate:g} checkouts/s; worker SIGKILL every {args.kill_every:g} s; Redis restart once"
     )
-    for thread in [*threads, *background]:
-        thread.start()
-    try:
-        while any(t.is_alive() for t in threads):
-            web.check_alive()
-            for t in threads:
-                t.join(timeout=0.5)
-    finally:
-        load_ended = time.monotonic()
-    stats.event(started, "load over; draining")
-    drained = drain(args, run_id, stats, started)
-    stop.set()
-    for thread in background:
-        thread.join(timeout=30)
-    return report(args, run_id, stats, receiver, load_ended - started, drained)
+    load_seconds, drained = load.run(
+        server=web,
+        alongside=[threading.Thread(target=faults, daemon=True)],
+        background=[threading.Thread(target=beat, daemon=True), threading.Thread(target=supervisor, daemon=True)],
+    )
+    return report(args, run_id, stats, receiver, load_seconds, drained)
 
 
 def _run_state(run_id: str) -> dict[str, Any]:

@@ -222,32 +222,15 @@ def run(
             f"worker back (pid {runall_children(runall.log())['worker']}) after {figures.kill['back_after']:.1f} s",
         )
 
-    threads = [
-        *load.threads(),
-    ]
-    background = [threading.Thread(target=watch, daemon=True), threading.Thread(target=kill_the_worker, daemon=True)]
     print(
         f"load for {args.minutes:g} min: {args.import_rate:g} imports/s of {args.orders_per_import} orders, "
         f"{args.checkout_rate:g} checkouts/s; the worker gets SIGKILL half-way"
     )
-    for thread in [*threads, *background]:
-        thread.start()
-    last_print = time.monotonic()
-    while any(t.is_alive() for t in threads):
-        runall.check_alive()
-        for t in threads:
-            t.join(timeout=0.5)
-        if time.monotonic() - last_print >= 60:
-            last_print = time.monotonic()
-            with stats.lock:
-                done = (len(stats.import_latencies), len(stats.checkout_latencies), stats.retried_requests)
-            stats.event(started, f"imports {done[0]}, checkouts {done[1]}, requests sent again {done[2]}")
-    load_seconds = time.monotonic() - started
-    stats.event(started, "load over; draining")
-    drained = soak.drain(args, run_id, stats, started)
-    stop.set()
-    for thread in background:
-        thread.join(timeout=30)
+    load_seconds, drained = load.run(
+        server=runall,
+        background=[threading.Thread(target=watch, daemon=True), threading.Thread(target=kill_the_worker, daemon=True)],
+        progress=True,
+    )
     runall.check_alive()
 
     log = runall.log()
