@@ -69,22 +69,22 @@ from typing import Any
 import pybars
 from pybars._compiler import Scope, escape, prepare, strlist
 
-from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
+from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, TransformError
 from exports.transforms.common import (
     CHUNK_CHARS,
     DEFAULT_DATE_FORMAT,
     FLUSH_PIECES,
     JSON_LEAVES,
     BoundedWriter,
+    CheckedTransform,
     RenderBudget,
-    check_date_format,
+    check_formats,
     check_timezone,
     content_type_and_extension,
     format_date,
     format_money,
     json_default,
     require_choice,
-    skip_reason_for,
     split_skipped,
     template_context,
     validate_skip,
@@ -286,34 +286,32 @@ class _SafeList(list[Any]):
         return None
 
 
-class _SafeStr(str):
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
-        return None
+class _NoItems:
+    """A scalar a template may index (``{{amount.x}}``): nothing there, as in JavaScript."""
 
-
-class _SafeInt(int):
     def __getitem__(self, key: Any) -> Any:
         return None
 
 
-class _SafeFloat(float):
-    def __getitem__(self, key: Any) -> Any:
-        return None
+class _SafeStr(_NoItems, str):
+    pass
 
+
+class _SafeInt(_NoItems, int):
+    pass
+
+
+class _SafeFloat(_NoItems, float):
     def __str__(self) -> str:
         return repr(float(self))
 
 
-class _SafeDecimal(Decimal):
-    def __getitem__(self, key: Any) -> Any:
-        return None
+class _SafeDecimal(_NoItems, Decimal):
+    pass
 
 
-class _SafeBool(int):
+class _SafeBool(_NoItems, int):
     """A boolean that prints as JSON does; ``bool`` cannot be subclassed."""
-
-    def __getitem__(self, key: Any) -> Any:
-        return None
 
     def __str__(self) -> str:
         return "true" if self else "false"
@@ -594,35 +592,22 @@ class _Helpers:
         return writer.text()
 
 
-class HandlebarsTransform(Transform):
+class HandlebarsTransform(CheckedTransform):
     code = "handlebars"
+    refused = "refused template configuration"
 
-    def _check(self, config: dict[str, Any]) -> Callable[..., Any]:
+    def check(self, config: dict[str, Any]) -> Callable[..., Any]:
         validate_skip(config)
         content_type_and_extension(config)
         require_choice(config, "decimal_separator", (".", ","), ".")
-        for key, check in (("date_format", check_date_format), ("timezone", check_timezone)):
-            if key in config:
-                try:
-                    check(config[key])
-                except ValueError as error:
-                    raise ConfigError(key, str(error)) from error
+        check_formats(config)
         try:
             return compile_template(config.get("template"))
         except TemplateRefused as error:
             raise ConfigError("template", str(error)) from error
 
-    def validate(self, config: dict[str, Any]) -> None:
-        self._check(config)
-
-    def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
-        return skip_reason_for(element, config)
-
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
-        try:
-            template = self._check(config)
-        except ConfigError as error:
-            raise TransformError(f"refused template configuration: {error}") from error
+        template = self.checked(config)
         content_type, extension = content_type_and_extension(config)
         budget = RenderBudget()
         kept, skipped = split_skipped(elements, config)
