@@ -440,10 +440,16 @@ def _write_repr(value: Any, writer: BoundedWriter) -> None:
     """``repr(value)`` of the wrapped data (what ``str`` prints for a dict or a list), written piece by piece."""
     parts = writer.parts
     append = parts.append
-    if isinstance(value, dict):
-        opening = "{"
-        for key, item in value.items():
-            append(opening + repr(key) + ": ")
+    if isinstance(value, dict | list):
+        # A dict's item is its key and ": ", then its value; a list's, its value alone.
+        if isinstance(value, dict):
+            opening, closing = "{", "}"
+            items: Iterable[tuple[str, Any]] = ((repr(key) + ": ", item) for key, item in value.items())
+        else:
+            opening, closing = "[", "]"
+            items = (("", item) for item in value)
+        for head, item in items:
+            append(opening + head)
             opening = ", "
             leaf = _REPR_LEAVES.get(type(item))
             if leaf is not None:
@@ -452,20 +458,7 @@ def _write_repr(value: Any, writer: BoundedWriter) -> None:
                 _write_repr(item, writer)
             if len(parts) >= FLUSH_PIECES:
                 writer.flush()
-        append("}" if value else "{}")
-    elif isinstance(value, list):
-        opening = "["
-        for item in value:
-            append(opening)
-            opening = ", "
-            leaf = _REPR_LEAVES.get(type(item))
-            if leaf is not None:
-                append(leaf(item))
-            else:
-                _write_repr(item, writer)
-            if len(parts) >= FLUSH_PIECES:
-                writer.flush()
-        append("]" if value else "[]")
+        append(closing if value else opening + closing)
     else:
         append(repr(value))
 
