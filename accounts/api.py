@@ -133,6 +133,14 @@ def response_example(name: str, value: dict[str, Any], *, status_code: int = 200
     return OpenApiExample(name, value=value, status_codes=[status_code], response_only=True)
 
 
+def error_example(name: str, message: str, *, status_code: int, field: str | None = None) -> OpenApiExample:
+    """An error answer's example: its ``message`` and, when it is about one ``field``, the error naming it."""
+    value: dict[str, Any] = {"status": "ERROR", "message": message}
+    if field is not None:
+        value["errors"] = [{"field": field, "message": message, "code": "invalid"}]
+    return response_example(name, value, status_code=status_code)
+
+
 def request_example(name: str, value: dict[str, Any]) -> OpenApiExample:
     return OpenApiExample(name, value=value, request_only=True)
 

@@ -27,7 +27,7 @@ from accounts.models import Account
 from core import jsonparse
 from core.errors import ServiceError
 from exports import circuit, selectors, services
-from exports.admin_forms import QueueConfigAdmin, QueueConfigForm
+from exports.admin_forms import QueueConfigAdmin, QueueConfigForm, queue_problem
 from exports.entities import REGISTRY
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import mask, unmask
@@ -67,16 +67,9 @@ class ExportQueueForm(QueueConfigForm):
         cleaned = super().clean() or {}
         if self.errors:
             return cleaned
-        try:
-            services.validate_queue(
-                entity_type=cleaned.get("entity_type", ""),
-                trigger=cleaned.get("trigger", ""),
-                transform=cleaned.get("transform"),
-                delivery=cleaned.get("delivery"),
-                filters=cleaned.get("filters"),
-            )
-        except ServiceError as exc:
-            self._add_service_error(exc)
+        problem = queue_problem(cleaned)
+        if problem is not None:
+            self._add_service_error(problem)
             return cleaned
         # On change the account is read-only, so the model's unique (account, name) check is skipped.
         name = cleaned.get("name")

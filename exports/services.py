@@ -379,12 +379,18 @@ def _send(
         )
     except SoftTimeLimitExceeded:
         return _timed_out(delivery, items, skipped, started, clock)
-    except (TransformError, ConfigError, KeyError) as exc:
-        result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
-        logger.exception("export delivery %s failed", delivery.delivery_id)
-        result = DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
+        result = _not_sent(delivery, exc)
     return _outcome(delivery, items, result, skipped, started, clock)
+
+
+def _not_sent(delivery: ExportDelivery, exc: Exception) -> DeliveryResult:
+    """The failed attempt of a send that raised: a transform or configuration error (its message), or a bug
+    (logged with its traceback, recorded by its type only)."""
+    if isinstance(exc, TransformError | ConfigError | KeyError):
+        return DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
+    logger.exception("export delivery %s failed", delivery.delivery_id)
+    return DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
 
 
 # The error of an attempt cut off by the delivery task's soft time limit: a timeout, under the spec's retry rule.
@@ -492,11 +498,8 @@ def _send_streamed(delivery: ExportDelivery, *, timeout: float | None = None) ->
             )
     except SoftTimeLimitExceeded:
         return _timed_out(delivery, None, skipped, started, clock)
-    except (TransformError, ConfigError, KeyError) as exc:
-        result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
-        logger.exception("export delivery %s failed", delivery.delivery_id)
-        result = DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
+        result = _not_sent(delivery, exc)
     return _outcome(delivery, None, result, skipped, started, clock)
 
 
