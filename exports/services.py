@@ -774,13 +774,7 @@ def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tupl
         "filters": queue.filters,
         **fields,
     }
-    validate_queue(
-        entity_type=merged["entity_type"],
-        trigger=merged["trigger"],
-        transform=merged["transform"],
-        delivery=merged["delivery"],
-        filters=merged["filters"],
-    )
+    validate_queue(**{key: merged[key] for key in ("entity_type", "trigger", "transform", "delivery", "filters")})
     secret = None
     if "delivery" in fields:
         fields["delivery"], secret = _with_secret(fields["delivery"])

@@ -319,21 +319,26 @@ class _SafeBool(_NoItems, int):
     __repr__ = __str__
 
 
+# Each scalar as the template sees it (bool before int: a bool is an int), and back (the safe bool first: it is
+# an int subclass that must become a bool again).
+_SAFE_SCALARS: tuple[tuple[type, type], ...] = (
+    (bool, _SafeBool),
+    (str, _SafeStr),
+    (int, _SafeInt),
+    (float, _SafeFloat),
+    (Decimal, _SafeDecimal),
+)
+_PLAIN_SCALARS: tuple[tuple[type, type], ...] = ((_SafeBool, bool), (str, str), (int, int), (float, float))
+
+
 def _wrap(value: Any) -> Any:
     if isinstance(value, dict):
         return _SafeDict((str(key), _wrap(item)) for key, item in value.items())
     if isinstance(value, list | tuple):
         return _SafeList(_wrap(item) for item in value)
-    if isinstance(value, bool):
-        return _SafeBool(value)
-    if isinstance(value, str):
-        return _SafeStr(value)
-    if isinstance(value, int):
-        return _SafeInt(value)
-    if isinstance(value, float):
-        return _SafeFloat(value)
-    if isinstance(value, Decimal):
-        return _SafeDecimal(value)
+    for kind, safe in _SAFE_SCALARS:
+        if isinstance(value, kind):
+            return safe(value)
     if value is None:
         return None
     return _SafeStr(json.dumps(value, default=json_default))
@@ -346,14 +351,9 @@ def _unwrap(value: Any) -> Any:
         return {str(key): _unwrap(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_unwrap(item) for item in value]
-    if isinstance(value, _SafeBool):
-        return bool(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
+    for kind, plain in _PLAIN_SCALARS:
+        if isinstance(value, kind):
+            return plain(value)
     return value
 
 
