@@ -8,6 +8,7 @@ OpenAPI description of the API key authentication and of the error bodies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from django.db.models import Model, QuerySet
@@ -294,6 +295,28 @@ class ConfigViewSet(AccountScopedViewSet):
 
 
 def config_schema(
+    *, tag: str, noun: str, example: dict[str, Any], delete_conflict: bool = True
+) -> Callable[[type[ConfigViewSet]], type[ConfigViewSet]]:
+    """``extend_schema_view`` of a ``ConfigViewSet``, from its serializers: one tag, examples for every response
+    shape (``example`` as the view answers it; as a request, without ``created_at``). Every configured object can
+    be in use by another (``delete_conflict``: a delete may answer 409)."""
+
+    def decorate(view: type[ConfigViewSet]) -> type[ConfigViewSet]:
+        schema = _config_schema(
+            tag=tag,
+            noun=noun,
+            input_serializer=view.input_serializer_class,
+            output_serializer=view.output_serializer_class,
+            example=example,
+            request={k: v for k, v in example.items() if k != "created_at"},
+            delete_conflict=delete_conflict,
+        )
+        return schema(view)
+
+    return decorate
+
+
+def _config_schema(
     *,
     tag: str,
     noun: str,
@@ -301,9 +324,8 @@ def config_schema(
     output_serializer: type[serializers.Serializer],
     example: dict[str, Any],
     request: dict[str, Any],
-    delete_conflict: bool = True,  # every configured object can be in use by another
+    delete_conflict: bool,
 ) -> Any:
-    """``extend_schema_view`` of a ``ConfigViewSet``: one tag, examples for every response shape."""
     one = [response_example(noun, example), response_example(noun, example, status_code=201)]
     body = [request_example(noun, request)]
     return extend_schema_view(
@@ -395,19 +417,7 @@ CASHIER_EXAMPLE = {
 INTEGRATION_EXAMPLE = {"identifier": "webshop", "name": "Web shop", "created_at": _CREATED}
 
 
-def _without_created(example: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in example.items() if k != "created_at"}
-
-
-@config_schema(
-    tag="markets",
-    noun="market",
-    input_serializer=MarketInputSerializer,
-    output_serializer=MarketOutputSerializer,
-    example=MARKET_EXAMPLE,
-    request=_without_created(MARKET_EXAMPLE),
-    delete_conflict=True,
-)
+@config_schema(tag="markets", noun="market", example=MARKET_EXAMPLE)
 class MarketViewSet(ConfigViewSet):
     """Markets, by identifier (e.g. ``dk``): a currency and the default taxes of the shops in it."""
 
@@ -422,15 +432,7 @@ class MarketViewSet(ConfigViewSet):
         return services.save_market(account=self.account, market=instance, data=data)
 
 
-@config_schema(
-    tag="stock locations",
-    noun="stock location",
-    input_serializer=StockLocationInputSerializer,
-    output_serializer=StockLocationOutputSerializer,
-    example=STOCK_LOCATION_EXAMPLE,
-    request=_without_created(STOCK_LOCATION_EXAMPLE),
-    delete_conflict=True,
-)
+@config_schema(tag="stock locations", noun="stock location", example=STOCK_LOCATION_EXAMPLE)
 class StockLocationViewSet(ConfigViewSet):
     """Shops and warehouses, by identifier (e.g. ``shop-1``); ``market`` is a market identifier."""
 
@@ -445,14 +447,7 @@ class StockLocationViewSet(ConfigViewSet):
         return services.save_stock_location(account=self.account, stock_location=instance, data=data)
 
 
-@config_schema(
-    tag="registers",
-    noun="register",
-    input_serializer=RegisterInputSerializer,
-    output_serializer=RegisterOutputSerializer,
-    example=REGISTER_EXAMPLE,
-    request=_without_created(REGISTER_EXAMPLE),
-)
+@config_schema(tag="registers", noun="register", example=REGISTER_EXAMPLE)
 class RegisterViewSet(ConfigViewSet):
     """Registers, by identifier; ``stock_location`` is a stock location identifier."""
 
@@ -467,14 +462,7 @@ class RegisterViewSet(ConfigViewSet):
         return services.save_register(account=self.account, register=instance, data=data)
 
 
-@config_schema(
-    tag="cashiers",
-    noun="cashier",
-    input_serializer=CashierInputSerializer,
-    output_serializer=CashierOutputSerializer,
-    example=CASHIER_EXAMPLE,
-    request=_without_created(CASHIER_EXAMPLE),
-)
+@config_schema(tag="cashiers", noun="cashier", example=CASHIER_EXAMPLE)
 class CashierViewSet(ConfigViewSet):
     """Cashiers (store associates), by identifier (spec: Cashier)."""
 
@@ -489,15 +477,7 @@ class CashierViewSet(ConfigViewSet):
         return services.save_cashier(account=self.account, cashier=instance, data=data)
 
 
-@config_schema(
-    tag="integrations",
-    noun="integration",
-    input_serializer=IntegrationInputSerializer,
-    output_serializer=IntegrationOutputSerializer,
-    example=INTEGRATION_EXAMPLE,
-    request=_without_created(INTEGRATION_EXAMPLE),
-    delete_conflict=True,
-)
+@config_schema(tag="integrations", noun="integration", example=INTEGRATION_EXAMPLE)
 class IntegrationViewSet(ConfigViewSet):
     """Integrations, by identifier: each has its own API keys and import log."""
 
