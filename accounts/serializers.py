@@ -7,6 +7,7 @@ are ``ModelSerializer``s.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.validators import RegexValidator, URLValidator
@@ -61,6 +62,20 @@ class ErrorOutputSerializer(serializers.Serializer):
         ref_name = "Error"
 
 
+class CheckedJSONField(JSONField):
+    """A JSON value checked by the field's ``check`` (the problems found, none when it is fine): the same function
+    as the model's ``clean``, so the API and the admin refuse the same values."""
+
+    check: Callable[[Any], list[str]]
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        problems = type(self).check(value)
+        if problems:
+            raise serializers.ValidationError(problems)
+        return value
+
+
 class TaxSerializer(serializers.Serializer):
     name = serializers.CharField()
     rate = serializers.FloatField(min_value=0, max_value=1, help_text="0.25 for 25%.")
@@ -71,15 +86,10 @@ class TaxSerializer(serializers.Serializer):
 
 
 @extend_schema_field(TaxSerializer(many=True))
-class TaxesField(JSONField):
+class TaxesField(CheckedJSONField):
     """A list of taxes, checked by ``accounts.validation.validate_taxes`` (shared with ``Market.clean``)."""
 
-    def to_internal_value(self, data: Any) -> Any:
-        value = super().to_internal_value(data)
-        problems = validate_taxes(value)
-        if problems:
-            raise serializers.ValidationError(problems)
-        return value
+    check = staticmethod(validate_taxes)
 
 
 def _optional_text(max_length: int, **kwargs: Any) -> serializers.CharField:
@@ -159,16 +169,11 @@ class PaymentTypeSerializer(serializers.Serializer):
 
 
 @extend_schema_field(PaymentTypeSerializer(many=True))
-class PaymentTypesField(JSONField):
+class PaymentTypesField(CheckedJSONField):
     """A register's payment types, checked by ``accounts.models.validate_payment_types`` (shared with
     ``Register.clean``)."""
 
-    def to_internal_value(self, data: Any) -> Any:
-        value = super().to_internal_value(data)
-        problems = validate_payment_types(value)
-        if problems:
-            raise serializers.ValidationError(problems)
-        return value
+    check = staticmethod(validate_payment_types)
 
 
 class RegisterInputSerializer(serializers.Serializer):

@@ -27,7 +27,7 @@ from accounts.models import Account
 from core import jsonparse
 from core.errors import ServiceError
 from exports import circuit, selectors, services
-from exports.admin_forms import QueueConfigAdmin, QueueConfigForm, queue_problem
+from exports.admin_forms import QueueConfigAdmin, QueueConfigForm
 from exports.entities import REGISTRY
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import mask, unmask
@@ -65,11 +65,10 @@ class ExportQueueForm(QueueConfigForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        if self.errors:
-            return cleaned
-        problem = queue_problem(cleaned)
+        problem = self.queue_problem(cleaned)
         if problem is not None:
             self._add_service_error(problem)
+        if self.errors:
             return cleaned
         # On change the account is read-only, so the model's unique (account, name) check is skipped.
         name = cleaned.get("name")

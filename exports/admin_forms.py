@@ -581,12 +581,15 @@ class QueueConfigForm(forms.ModelForm):
         delivery = unmask(delivery, stored_delivery)
         cleaned.update(filters=filters, transform=transform, delivery=delivery)
         self.assembled = {"filters": filters, "transform": transform, "delivery": delivery}
-        if self.errors:
-            return cleaned
-        problem = queue_problem(cleaned)
+        problem = self.queue_problem(cleaned)
         if problem is not None:
             self.add_typed_error(problem)
         return cleaned
+
+    def queue_problem(self, cleaned: dict[str, Any]) -> ServiceError | None:
+        """What ``services.validate_queue`` refuses in the cleaned queue; None too when a field has an error
+        already (the queue is not checked as a whole then)."""
+        return None if self.errors else queue_problem(cleaned)
 
     def add_typed_error(self, exc: ServiceError) -> None:
         """``delivery.auth.token`` on the token field, ``transform.columns[1].path`` on the columns table."""
