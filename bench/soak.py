@@ -355,6 +355,7 @@ def main() -> int:
         DATABASE_URL=os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL),
         CELERY_BROKER_URL=redis_server.url,
         TASK_ROUTING="false",  # every task on this run's private queue, whatever the machine's settings
+        OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",  # the web hook receiver in this process
         EXPORT_LEASE_SECONDS="20",
         **SHORT_SWEEPS,
     )
