@@ -316,6 +316,19 @@ def config_schema(
     return decorate
 
 
+# The operations of a configured object's view set: summary, the status of a success, whether the request has a
+# body, the error statuses.
+_CONFIG_OPERATIONS = {
+    "list": ("List {noun}s", 200, False, (400,)),
+    "create": ("Create a {noun}", 201, True, (400,)),
+    "retrieve": ("Get a {noun}", 200, False, (404,)),
+    "update": ("Replace a {noun}", 200, True, (400, 404)),
+    "partial_update": ("Change fields of a {noun}", 200, True, (400, 404)),
+    "destroy": ("Delete a {noun}", 204, False, (404,)),
+}
+_CONFIG_DESCRIPTIONS = {"update": "Optional fields left out are reset to their defaults."}
+
+
 def _config_schema(
     *,
     tag: str,
@@ -328,53 +341,23 @@ def _config_schema(
 ) -> Any:
     one = [response_example(noun, example), response_example(noun, example, status_code=201)]
     body = [request_example(noun, request)]
-    return extend_schema_view(
-        list=extend_schema(
-            tags=[tag],
-            summary=f"List {noun}s",
-            parameters=AUTH_PARAMETERS,
-            responses={200: output_serializer(many=True), **error_responses(400)},
-            examples=[response_example(noun, example)],
-        ),
-        create=extend_schema(
-            tags=[tag],
-            summary=f"Create a {noun}",
-            parameters=AUTH_PARAMETERS,
-            request=input_serializer,
-            responses={201: output_serializer, **error_responses(400)},
-            examples=[*body, *one],
-        ),
-        retrieve=extend_schema(
-            tags=[tag],
-            summary=f"Get a {noun}",
-            parameters=AUTH_PARAMETERS,
-            responses={200: output_serializer, **error_responses(404)},
-            examples=one,
-        ),
-        update=extend_schema(
-            tags=[tag],
-            summary=f"Replace a {noun}",
-            description="Optional fields left out are reset to their defaults.",
-            parameters=AUTH_PARAMETERS,
-            request=input_serializer,
-            responses={200: output_serializer, **error_responses(400, 404)},
-            examples=[*body, *one],
-        ),
-        partial_update=extend_schema(
-            tags=[tag],
-            summary=f"Change fields of a {noun}",
-            parameters=AUTH_PARAMETERS,
-            request=input_serializer,
-            responses={200: output_serializer, **error_responses(400, 404)},
-            examples=[*body, *one],
-        ),
-        destroy=extend_schema(
-            tags=[tag],
-            summary=f"Delete a {noun}",
-            parameters=AUTH_PARAMETERS,
-            responses={204: None, **error_responses(404, *((409,) if delete_conflict else ()))},
-        ),
-    )
+    operations: dict[str, Any] = {}
+    for operation, (summary, success, has_body, errors) in _CONFIG_OPERATIONS.items():
+        schema: dict[str, Any] = {"tags": [tag], "summary": summary.format(noun=noun), "parameters": AUTH_PARAMETERS}
+        if operation in _CONFIG_DESCRIPTIONS:
+            schema["description"] = _CONFIG_DESCRIPTIONS[operation]
+        if has_body:
+            schema["request"] = input_serializer
+        if operation == "destroy":
+            schema["responses"] = {204: None, **error_responses(*errors, *((409,) if delete_conflict else ()))}
+        else:
+            answer = output_serializer(many=True) if operation == "list" else output_serializer
+            schema["responses"] = {success: answer, **error_responses(*errors)}
+            schema["examples"] = (
+                [response_example(noun, example)] if operation == "list" else [*body, *one] if has_body else one
+            )
+        operations[operation] = extend_schema(**schema)
+    return extend_schema_view(**operations)
 
 
 _CREATED = "2025-01-15T09:30:00Z"
