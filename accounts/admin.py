@@ -207,39 +207,23 @@ class ApiKeyStatusFilter(admin.SimpleListFilter):
         return queryset
 
 
+# What a key's list row and its change page both show, after its prefix and name.
+_API_KEY_SHOWN = ("account", "integration", "scope_list", "status", "created_at", "last_used_at", "revoked_at")
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(AccountOwnedAdmin):
     """Keys are created by ``services.create_api_key`` (the raw key is shown once, in a message) and
     revoked, never deleted. The stored hash is shown nowhere."""
 
-    list_display = [
-        "key_prefix",
-        "name",
-        "account",
-        "integration",
-        "scope_list",
-        "status",
-        "created_at",
-        "last_used_at",
-        "revoked_at",
-    ]
+    list_display = ["key_prefix", "name", *_API_KEY_SHOWN]
     list_filter = [ApiKeyStatusFilter, "account", ("integration", AccountScopedRelatedFilter)]
     list_select_related = ["account", "integration"]
     search_fields = ["prefix", "name", "integration__identifier", "account__identifier"]
     actions = ["revoke_selected"]
 
     add_fields = ("integration", "name", "scopes")
-    change_fields = (
-        "name",
-        "key_prefix",
-        "account",
-        "integration",
-        "scope_list",
-        "status",
-        "created_at",
-        "last_used_at",
-        "revoked_at",
-    )
+    change_fields = ("name", "key_prefix", *_API_KEY_SHOWN)
 
     def get_fieldsets(self, request: HttpRequest, obj: ApiKey | None = None) -> _FieldsetSpec:
         if obj is None:

@@ -8,6 +8,7 @@ OpenAPI description of the API key authentication and of the error bodies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from django.db.models import Model, QuerySet
@@ -131,6 +132,14 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
 
 def response_example(name: str, value: dict[str, Any], *, status_code: int = 200) -> OpenApiExample:
     return OpenApiExample(name, value=value, status_codes=[status_code], response_only=True)
+
+
+def error_example(name: str, message: str, *, status_code: int, field: str | None = None) -> OpenApiExample:
+    """An error answer's example: its ``message`` and, when it is about one ``field``, the error naming it."""
+    value: dict[str, Any] = {"status": "ERROR", "message": message}
+    if field is not None:
+        value["errors"] = [{"field": field, "message": message, "code": "invalid"}]
+    return response_example(name, value, status_code=status_code)
 
 
 def request_example(name: str, value: dict[str, Any]) -> OpenApiExample:
@@ -286,6 +295,41 @@ class ConfigViewSet(AccountScopedViewSet):
 
 
 def config_schema(
+    *, tag: str, noun: str, example: dict[str, Any], delete_conflict: bool = True
+) -> Callable[[type[ConfigViewSet]], type[ConfigViewSet]]:
+    """``extend_schema_view`` of a ``ConfigViewSet``, from its serializers: one tag, examples for every response
+    shape (``example`` as the view answers it; as a request, without ``created_at``). Every configured object can
+    be in use by another (``delete_conflict``: a delete may answer 409)."""
+
+    def decorate(view: type[ConfigViewSet]) -> type[ConfigViewSet]:
+        schema = _config_schema(
+            tag=tag,
+            noun=noun,
+            input_serializer=view.input_serializer_class,
+            output_serializer=view.output_serializer_class,
+            example=example,
+            request={k: v for k, v in example.items() if k != "created_at"},
+            delete_conflict=delete_conflict,
+        )
+        return schema(view)
+
+    return decorate
+
+
+# The operations of a configured object's view set: summary, the status of a success, whether the request has a
+# body, the error statuses.
+_CONFIG_OPERATIONS = {
+    "list": ("List {noun}s", 200, False, (400,)),
+    "create": ("Create a {noun}", 201, True, (400,)),
+    "retrieve": ("Get a {noun}", 200, False, (404,)),
+    "update": ("Replace a {noun}", 200, True, (400, 404)),
+    "partial_update": ("Change fields of a {noun}", 200, True, (400, 404)),
+    "destroy": ("Delete a {noun}", 204, False, (404,)),
+}
+_CONFIG_DESCRIPTIONS = {"update": "Optional fields left out are reset to their defaults."}
+
+
+def _config_schema(
     *,
     tag: str,
     noun: str,
@@ -293,58 +337,27 @@ def config_schema(
     output_serializer: type[serializers.Serializer],
     example: dict[str, Any],
     request: dict[str, Any],
-    delete_conflict: bool = True,  # every configured object can be in use by another
+    delete_conflict: bool,
 ) -> Any:
-    """``extend_schema_view`` of a ``ConfigViewSet``: one tag, examples for every response shape."""
     one = [response_example(noun, example), response_example(noun, example, status_code=201)]
     body = [request_example(noun, request)]
-    return extend_schema_view(
-        list=extend_schema(
-            tags=[tag],
-            summary=f"List {noun}s",
-            parameters=AUTH_PARAMETERS,
-            responses={200: output_serializer(many=True), **error_responses(400)},
-            examples=[response_example(noun, example)],
-        ),
-        create=extend_schema(
-            tags=[tag],
-            summary=f"Create a {noun}",
-            parameters=AUTH_PARAMETERS,
-            request=input_serializer,
-            responses={201: output_serializer, **error_responses(400)},
-            examples=[*body, *one],
-        ),
-        retrieve=extend_schema(
-            tags=[tag],
-            summary=f"Get a {noun}",
-            parameters=AUTH_PARAMETERS,
-            responses={200: output_serializer, **error_responses(404)},
-            examples=one,
-        ),
-        update=extend_schema(
-            tags=[tag],
-            summary=f"Replace a {noun}",
-            description="Optional fields left out are reset to their defaults.",
-            parameters=AUTH_PARAMETERS,
-            request=input_serializer,
-            responses={200: output_serializer, **error_responses(400, 404)},
-            examples=[*body, *one],
-        ),
-        partial_update=extend_schema(
-            tags=[tag],
-            summary=f"Change fields of a {noun}",
-            parameters=AUTH_PARAMETERS,
-            request=input_serializer,
-            responses={200: output_serializer, **error_responses(400, 404)},
-            examples=[*body, *one],
-        ),
-        destroy=extend_schema(
-            tags=[tag],
-            summary=f"Delete a {noun}",
-            parameters=AUTH_PARAMETERS,
-            responses={204: None, **error_responses(404, *((409,) if delete_conflict else ()))},
-        ),
-    )
+    operations: dict[str, Any] = {}
+    for operation, (summary, success, has_body, errors) in _CONFIG_OPERATIONS.items():
+        schema: dict[str, Any] = {"tags": [tag], "summary": summary.format(noun=noun), "parameters": AUTH_PARAMETERS}
+        if operation in _CONFIG_DESCRIPTIONS:
+            schema["description"] = _CONFIG_DESCRIPTIONS[operation]
+        if has_body:
+            schema["request"] = input_serializer
+        if operation == "destroy":
+            schema["responses"] = {204: None, **error_responses(*errors, *((409,) if delete_conflict else ()))}
+        else:
+            answer = output_serializer(many=True) if operation == "list" else output_serializer
+            schema["responses"] = {success: answer, **error_responses(*errors)}
+            schema["examples"] = (
+                [response_example(noun, example)] if operation == "list" else [*body, *one] if has_body else one
+            )
+        operations[operation] = extend_schema(**schema)
+    return extend_schema_view(**operations)
 
 
 _CREATED = "2025-01-15T09:30:00Z"
@@ -387,19 +400,7 @@ CASHIER_EXAMPLE = {
 INTEGRATION_EXAMPLE = {"identifier": "webshop", "name": "Web shop", "created_at": _CREATED}
 
 
-def _without_created(example: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in example.items() if k != "created_at"}
-
-
-@config_schema(
-    tag="markets",
-    noun="market",
-    input_serializer=MarketInputSerializer,
-    output_serializer=MarketOutputSerializer,
-    example=MARKET_EXAMPLE,
-    request=_without_created(MARKET_EXAMPLE),
-    delete_conflict=True,
-)
+@config_schema(tag="markets", noun="market", example=MARKET_EXAMPLE)
 class MarketViewSet(ConfigViewSet):
     """Markets, by identifier (e.g. ``dk``): a currency and the default taxes of the shops in it."""
 
@@ -414,15 +415,7 @@ class MarketViewSet(ConfigViewSet):
         return services.save_market(account=self.account, market=instance, data=data)
 
 
-@config_schema(
-    tag="stock locations",
-    noun="stock location",
-    input_serializer=StockLocationInputSerializer,
-    output_serializer=StockLocationOutputSerializer,
-    example=STOCK_LOCATION_EXAMPLE,
-    request=_without_created(STOCK_LOCATION_EXAMPLE),
-    delete_conflict=True,
-)
+@config_schema(tag="stock locations", noun="stock location", example=STOCK_LOCATION_EXAMPLE)
 class StockLocationViewSet(ConfigViewSet):
     """Shops and warehouses, by identifier (e.g. ``shop-1``); ``market`` is a market identifier."""
 
@@ -437,14 +430,7 @@ class StockLocationViewSet(ConfigViewSet):
         return services.save_stock_location(account=self.account, stock_location=instance, data=data)
 
 
-@config_schema(
-    tag="registers",
-    noun="register",
-    input_serializer=RegisterInputSerializer,
-    output_serializer=RegisterOutputSerializer,
-    example=REGISTER_EXAMPLE,
-    request=_without_created(REGISTER_EXAMPLE),
-)
+@config_schema(tag="registers", noun="register", example=REGISTER_EXAMPLE)
 class RegisterViewSet(ConfigViewSet):
     """Registers, by identifier; ``stock_location`` is a stock location identifier."""
 
@@ -459,14 +445,7 @@ class RegisterViewSet(ConfigViewSet):
         return services.save_register(account=self.account, register=instance, data=data)
 
 
-@config_schema(
-    tag="cashiers",
-    noun="cashier",
-    input_serializer=CashierInputSerializer,
-    output_serializer=CashierOutputSerializer,
-    example=CASHIER_EXAMPLE,
-    request=_without_created(CASHIER_EXAMPLE),
-)
+@config_schema(tag="cashiers", noun="cashier", example=CASHIER_EXAMPLE)
 class CashierViewSet(ConfigViewSet):
     """Cashiers (store associates), by identifier (spec: Cashier)."""
 
@@ -481,15 +460,7 @@ class CashierViewSet(ConfigViewSet):
         return services.save_cashier(account=self.account, cashier=instance, data=data)
 
 
-@config_schema(
-    tag="integrations",
-    noun="integration",
-    input_serializer=IntegrationInputSerializer,
-    output_serializer=IntegrationOutputSerializer,
-    example=INTEGRATION_EXAMPLE,
-    request=_without_created(INTEGRATION_EXAMPLE),
-    delete_conflict=True,
-)
+@config_schema(tag="integrations", noun="integration", example=INTEGRATION_EXAMPLE)
 class IntegrationViewSet(ConfigViewSet):
     """Integrations, by identifier: each has its own API keys and import log."""
 

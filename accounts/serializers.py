@@ -7,9 +7,11 @@ are ``ModelSerializer``s.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.validators import RegexValidator, URLValidator
+from django.db.models import Model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -32,6 +34,16 @@ from core.serializers import JSONField
 # --- Shared ------------------------------------------------------------------------------------------
 
 
+def read_only_meta(model: type[Model], fields: list[str], *, ref_name: str | None = None) -> Any:
+    """The ``Meta`` of an output serializer: these ``fields`` of ``model``, all read-only, under the schema name of
+    the model (as its input serializer's: ``Market`` and ``MarketRequest``)."""
+    return type(
+        "Meta",
+        (),
+        {"model": model, "fields": fields, "read_only_fields": fields, "ref_name": ref_name or model.__name__},
+    )
+
+
 class ErrorItemSerializer(serializers.Serializer):
     field = serializers.CharField(help_text='The offending input, e.g. "currency" or "default_taxes".')
     message = serializers.CharField()
@@ -50,6 +62,20 @@ class ErrorOutputSerializer(serializers.Serializer):
         ref_name = "Error"
 
 
+class CheckedJSONField(JSONField):
+    """A JSON value checked by the field's ``check`` (the problems found, none when it is fine): the same function
+    as the model's ``clean``, so the API and the admin refuse the same values."""
+
+    check: Callable[[Any], list[str]]
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        problems = type(self).check(value)
+        if problems:
+            raise serializers.ValidationError(problems)
+        return value
+
+
 class TaxSerializer(serializers.Serializer):
     name = serializers.CharField()
     rate = serializers.FloatField(min_value=0, max_value=1, help_text="0.25 for 25%.")
@@ -60,15 +86,10 @@ class TaxSerializer(serializers.Serializer):
 
 
 @extend_schema_field(TaxSerializer(many=True))
-class TaxesField(JSONField):
+class TaxesField(CheckedJSONField):
     """A list of taxes, checked by ``accounts.validation.validate_taxes`` (shared with ``Market.clean``)."""
 
-    def to_internal_value(self, data: Any) -> Any:
-        value = super().to_internal_value(data)
-        problems = validate_taxes(value)
-        if problems:
-            raise serializers.ValidationError(problems)
-        return value
+    check = staticmethod(validate_taxes)
 
 
 def _optional_text(max_length: int, **kwargs: Any) -> serializers.CharField:
@@ -98,11 +119,7 @@ class MarketInputSerializer(serializers.Serializer):
 class MarketOutputSerializer(serializers.ModelSerializer):
     default_taxes = TaxesField(read_only=True)
 
-    class Meta:
-        model = Market
-        fields = ["identifier", "name", "currency", "default_taxes", "created_at"]
-        read_only_fields = fields
-        ref_name = "Market"
+    Meta = read_only_meta(Market, ["identifier", "name", "currency", "default_taxes", "created_at"])
 
 
 # --- Stock locations ---------------------------------------------------------------------------------
@@ -134,22 +151,10 @@ class StockLocationInputSerializer(serializers.Serializer):
 class StockLocationOutputSerializer(serializers.ModelSerializer):
     market: serializers.SlugRelatedField[Market] = serializers.SlugRelatedField(slug_field="identifier", read_only=True)
 
-    class Meta:
-        model = StockLocation
-        fields = [
-            "identifier",
-            "name",
-            "kind",
-            "market",
-            "street",
-            "city",
-            "zip",
-            "country_code",
-            "vat_number",
-            "created_at",
-        ]
-        read_only_fields = fields
-        ref_name = "StockLocation"
+    Meta = read_only_meta(
+        StockLocation,
+        ["identifier", "name", "kind", "market", "street", "city", "zip", "country_code", "vat_number", "created_at"],
+    )
 
 
 # --- Registers ---------------------------------------------------------------------------------------
@@ -164,16 +169,11 @@ class PaymentTypeSerializer(serializers.Serializer):
 
 
 @extend_schema_field(PaymentTypeSerializer(many=True))
-class PaymentTypesField(JSONField):
+class PaymentTypesField(CheckedJSONField):
     """A register's payment types, checked by ``accounts.models.validate_payment_types`` (shared with
     ``Register.clean``)."""
 
-    def to_internal_value(self, data: Any) -> Any:
-        value = super().to_internal_value(data)
-        problems = validate_payment_types(value)
-        if problems:
-            raise serializers.ValidationError(problems)
-        return value
+    check = staticmethod(validate_payment_types)
 
 
 class RegisterInputSerializer(serializers.Serializer):
@@ -196,11 +196,7 @@ class RegisterOutputSerializer(serializers.ModelSerializer):
     )
     payment_types = PaymentTypesField(read_only=True)
 
-    class Meta:
-        model = Register
-        fields = ["identifier", "name", "stock_location", "payment_types", "created_at"]
-        read_only_fields = fields
-        ref_name = "Register"
+    Meta = read_only_meta(Register, ["identifier", "name", "stock_location", "payment_types", "created_at"])
 
 
 # --- Cashiers ----------------------------------------------------------------------------------------
@@ -230,11 +226,7 @@ class CashierOutputSerializer(serializers.ModelSerializer):
     # "" when there is no image: a URLField would document format "uri", which "" does not satisfy.
     image_url = serializers.CharField(read_only=True, help_text="https URL of an image, or empty.")
 
-    class Meta:
-        model = Cashier
-        fields = ["identifier", "display_name", "full_name", "image_url", "created_at"]
-        read_only_fields = fields
-        ref_name = "Cashier"
+    Meta = read_only_meta(Cashier, ["identifier", "display_name", "full_name", "image_url", "created_at"])
 
 
 # --- Integrations ------------------------------------------------------------------------------------
@@ -250,11 +242,7 @@ class IntegrationInputSerializer(serializers.Serializer):
 
 
 class IntegrationOutputSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Integration
-        fields = ["identifier", "name", "created_at"]
-        read_only_fields = fields
-        ref_name = "Integration"
+    Meta = read_only_meta(Integration, ["identifier", "name", "created_at"])
 
 
 # --- API keys ----------------------------------------------------------------------------------------
@@ -272,6 +260,9 @@ class ApiKeyInputSerializer(serializers.Serializer):
         ref_name = "ApiKey"
 
 
+API_KEY_FIELDS = ["id", "prefix", "name", "scopes", "integration", "created_at", "last_used_at", "revoked_at", "active"]
+
+
 class ApiKeyOutputSerializer(serializers.ModelSerializer):
     """A key as listed: never the key itself nor its hash; ``prefix`` tells keys apart."""
 
@@ -281,21 +272,7 @@ class ApiKeyOutputSerializer(serializers.ModelSerializer):
     scopes = serializers.ListField(child=serializers.ChoiceField(choices=Scope.choices), read_only=True)
     active = serializers.BooleanField(source="is_active", read_only=True)
 
-    class Meta:
-        model = ApiKey
-        fields = [
-            "id",
-            "prefix",
-            "name",
-            "scopes",
-            "integration",
-            "created_at",
-            "last_used_at",
-            "revoked_at",
-            "active",
-        ]
-        read_only_fields = fields
-        ref_name = "ApiKey"
+    Meta = read_only_meta(ApiKey, API_KEY_FIELDS)
 
 
 class ApiKeyCreatedOutputSerializer(ApiKeyOutputSerializer):
@@ -303,10 +280,7 @@ class ApiKeyCreatedOutputSerializer(ApiKeyOutputSerializer):
 
     key = serializers.SerializerMethodField()
 
-    class Meta(ApiKeyOutputSerializer.Meta):
-        fields = [*ApiKeyOutputSerializer.Meta.fields, "key"]
-        read_only_fields = fields
-        ref_name = "ApiKeyCreated"
+    Meta = read_only_meta(ApiKey, [*API_KEY_FIELDS, "key"], ref_name="ApiKeyCreated")
 
     def get_key(self, api_key: ApiKey) -> str:
         return self.context["raw_key"]

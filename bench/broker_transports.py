@@ -36,8 +36,9 @@ from typing import Any
 from amqp.exceptions import ChannelError
 from kombu import Connection
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import harness
 
 QUEUE = "bench"
 IDLE_SECONDS = 5.0  # a consumer stops once the producers are done and it got nothing for this long
@@ -133,11 +134,6 @@ def consume(spec: Transport, done: Any, results: Any) -> None:
     results.put(None)
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def run(name: str, args: argparse.Namespace) -> dict[str, Any]:
     context = mp.get_context("fork")
     with tempfile.TemporaryDirectory(prefix=f"bench-broker-{name}-") as tmp, transport(name, Path(tmp)) as spec:
@@ -205,8 +201,8 @@ def run(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "publish_errors": Counter(publish_errors),
         "publish_seconds": published_seconds,
         "throughput": len(got) / elapsed if elapsed > 0 else 0.0,
-        "p50_ms": percentile(latencies, 0.5) * 1000 if latencies else float("nan"),
-        "p99_ms": percentile(latencies, 0.99) * 1000 if latencies else float("nan"),
+        "p50_ms": harness.percentile(latencies, 0.5) * 1000 if latencies else float("nan"),
+        "p99_ms": harness.percentile(latencies, 0.99) * 1000 if latencies else float("nan"),
     }
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import csv
 import ftplib
-import importlib.util
 import json
 import os
 import resource
@@ -34,14 +33,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness
-_spec.loader.exec_module(harness)
+from bench import harness
 
 FTP_USER, FTP_PASSWORD = "bench", "bench-password"
 COLUMNS = [
@@ -142,34 +136,23 @@ def store_sales(size: int, ftp_port: int, run_id: str) -> tuple[str, int]:
             "path": "sales/{date}/{delivery_id}.{ext}",
         },
     )
-    checkout = Checkout.objects.create(
-        account=account,
-        register=register,
-        stock_location=shop,
-        period=period,
-        identifier="bench",
-        timestamp=now,
-        body_hash="-",
-        document={},
-    )
+    # What the checkout and every sale of the run have in common: the till they were booked at, and when.
+    booked = {"account": account, "register": register, "stock_location": shop, "period": period, "timestamp": now}
+    checkout = Checkout.objects.create(identifier="bench", body_hash="-", document={}, **booked)
     step = 5000
     for start in range(0, size, step):
         with transaction.atomic():
             sales = Sale.objects.bulk_create(
                 [
                     Sale(
-                        account=account,
                         checkout=checkout,
-                        register=register,
-                        stock_location=shop,
-                        period=period,
                         identifier=f"sale-{n}",
                         sequence_number=n,
                         kind=SaleKind.SALE,
                         base_currency_code="DKK",
                         total=Decimal("299.85"),
-                        timestamp=now,
                         document=sale_document(n, now.timestamp() - n),
+                        **booked,
                     )
                     for n in range(start, min(size, start + step))
                 ]
@@ -291,18 +274,9 @@ def main() -> int:
         child(mode, int(delivery_pk), account, int(port))
         return 0
 
-    run_id = f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:4]}"
-    env = {
-        **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL", harness.DEFAULT_DATABASE_URL),
-        "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-    }
-    os.environ.update(env)
-    if env["DATABASE_URL"].startswith("postgres"):
-        harness.ensure_postgres_database(env["DATABASE_URL"])
-    harness.manage(env, "migrate", "--noinput")
+    run_id = harness.new_run_id()
+    env = harness.django_env(OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32", LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"))
+    harness.migrate(env)
 
     import django
 
@@ -317,13 +291,12 @@ def main() -> int:
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
-        print(f"database {harness._redacted(env['DATABASE_URL'])}, FTP server on 127.0.0.1:{port}")
+        print(f"database {harness.redacted(env['DATABASE_URL'])}, FTP server on 127.0.0.1:{port}")
         print("| sales | export s | plain s | export/plain | export peak RSS MB | plain peak RSS MB | file MB |")
         print("|---|---|---|---|---|---|---|")
         for size in (int(s) for s in args.sizes.split(",")):
             account, delivery_pk = store_sales(size, port, run_id)
-            if env["DATABASE_URL"].startswith("postgres"):
-                harness.vacuum_analyze(env["DATABASE_URL"])
+            harness.vacuum_analyze(env["DATABASE_URL"])
             export = run_child(env, "export", delivery_pk, account, port)
             plain = run_child(env, "plain", delivery_pk, account, port)
             [uploaded] = (ftp_root / "sales").rglob("*.csv")

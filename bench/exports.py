@@ -17,25 +17,16 @@ Target (issue 3): p99 under 1 s at 100 entities/s on this 2-core machine.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import os
 import sys
 import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# The process harness of bench/imports.py (loaded by path: a module named "imports" is the Django app).
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness  # its dataclasses look their module up while being defined
-_spec.loader.exec_module(harness)
+from bench import export_csv, harness
 
 
 def main() -> int:
@@ -47,30 +38,14 @@ def main() -> int:
     parser.add_argument("--sizes", default="10000,100000", help="with --cron: numbers of sales")
     args = parser.parse_args()
     if args.cron:
-        cron_path = Path(__file__).with_name("export_csv.py")
-        cron_spec = importlib.util.spec_from_file_location("bench_export_csv", cron_path)
-        assert cron_spec is not None and cron_spec.loader is not None
-        cron = importlib.util.module_from_spec(cron_spec)
-        cron_spec.loader.exec_module(cron)
-        sys.argv = [str(cron_path), "--sizes", args.sizes]
-        return int(cron.main())
+        sys.argv = [export_csv.__file__, "--sizes", args.sizes]
+        return export_csv.main()
 
-    run_id = f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    run_id = harness.new_run_id()
     queue_name = f"bench-exports-{run_id}"
-    env = {
-        **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL", harness.DEFAULT_DATABASE_URL),
-        "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", harness.DEFAULT_BROKER_URL),
-        "CELERY_TASK_DEFAULT_QUEUE": queue_name,
-        "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "PYTHONUNBUFFERED": "1",
-        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-    }
-    os.environ.update(env)
-    harness.ensure_postgres_database(env["DATABASE_URL"])
-    harness.manage(env, "migrate", "--noinput")
-    harness.manage(env, "create_api_key", harness.ACCOUNT, harness.INTEGRATION, "--name", f"bench {run_id}")
+    env = harness.worker_env(queue_name, OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32")
+    harness.migrate(env)
+    harness.create_api_key(env, f"bench {run_id}")
     harness.vacuum_analyze(env["DATABASE_URL"])
 
     import django
@@ -104,27 +79,7 @@ def main() -> int:
                 entity_type="outgoing_orders",
                 delivery={"type": "webhook", "url": receiver.url},
             )
-            worker = children.start(
-                "worker",
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "config",
-                    "worker",
-                    "--loglevel=INFO",
-                    "--concurrency",
-                    os.environ.get("WORKER_CONCURRENCY", "2"),
-                    "--queues",
-                    queue_name,
-                    "--hostname",
-                    f"{queue_name}@%h",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                ],
-            )
+            worker = children.start_worker(queue_name)
             harness.wait_for(lambda: " ready." in worker.log(), harness.READY_TIMEOUT_SECONDS, "the worker", [worker])
             print(f"run {run_id}: {args.entities} outgoing orders at {args.rate:g}/s; worker logs in {log_dir}")
 

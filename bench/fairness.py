@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import importlib.util
 import itertools
 import json
 import os
@@ -39,17 +38,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# The process harness of bench/imports.py (loaded by path: a module named "imports" is the Django app).
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness
-_spec.loader.exec_module(harness)
-
-from ops.embedded_broker import EmbeddedBroker  # noqa: E402 - after the path insert
+from bench import harness
+from ops.embedded_broker import EmbeddedBroker
 
 TARGET_RATIO = 1.5
 SWEEP_INTERVAL_SECONDS = 5.0
@@ -99,24 +91,18 @@ class SwitchableReceiver:
 
 
 def environment(folder: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL") or f"sqlite:///{folder / 'db.sqlite3'}",
-        "CELERY_BROKER_URL": os.environ["CELERY_BROKER_URL"],
-        "CELERY_TASK_DEFAULT_QUEUE": os.environ.get("CELERY_TASK_DEFAULT_QUEUE") or f"fairness-{uuid.uuid4().hex[:8]}",
-        "TASK_ROUTING": "false",  # every task on this run's queue
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "LOG_LEVEL": "WARNING",
-        "VAR_DIR": str(folder),
-        "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
-        "PYTHONUNBUFFERED": "1",
-    }
+    return harness.local_env(
+        folder,
+        CELERY_BROKER_URL=os.environ["CELERY_BROKER_URL"],
+        CELERY_TASK_DEFAULT_QUEUE=os.environ.get("CELERY_TASK_DEFAULT_QUEUE") or f"fairness-{uuid.uuid4().hex[:8]}",
+        TASK_ROUTING="false",  # every task on this run's queue
+        PYTHONUNBUFFERED="1",
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=30.0, help="length of each phase")
-    parser.add_argument("--rounds", type=int, default=2, help="healthy + dead phases, alternating")
+    harness.phase_arguments(parser, seconds=30.0, rounds=2, phases="healthy + dead phases, alternating")
     parser.add_argument("--a-rate", type=float, default=2.0, help="A's outgoing orders per second")
     parser.add_argument("--b-rate", type=float, default=5.0, help="B's outgoing orders per second")
     parser.add_argument(
@@ -136,9 +122,7 @@ def main() -> int:
         atexit.register(embedded.stop)
         os.environ["CELERY_BROKER_URL"] = embedded.url
     env = environment(folder)
-    os.environ.update(env)
-    harness.ensure_postgres_database(env["DATABASE_URL"])
-    harness.manage(env, "migrate", "--noinput")
+    harness.migrate(env)
     import django
 
     django.setup()
@@ -178,27 +162,7 @@ def main() -> int:
             f"lease {settings.EXPORT_LEASE_SECONDS:g} s, task time limits {settings.EXPORT_TASK_SOFT_TIME_LIMIT:g} / "
             f"{settings.EXPORT_TASK_TIME_LIMIT:g} s; logs in {folder}"
         )
-        worker = children.start(
-            "worker",
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--loglevel=INFO",
-                "--concurrency",
-                os.environ.get("WORKER_CONCURRENCY", "2"),
-                "--queues",
-                env["CELERY_TASK_DEFAULT_QUEUE"],
-                "--hostname",
-                f"{env['CELERY_TASK_DEFAULT_QUEUE']}@%h",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
-        )
+        worker = children.start_worker(env["CELERY_TASK_DEFAULT_QUEUE"])
         try:
             harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])
             result = run(args, run_id, queues, shops, receiver_a, receiver_b, worker)
@@ -245,13 +209,7 @@ def run(
         close_old_connections()
 
     def load(tenant: str, rate: float, until: float, condition: str, phase: int) -> None:
-        start = time.monotonic()
-        n = 0
-        while not stop.is_set():
-            due = start + n / rate
-            if due >= until:
-                break
-            time.sleep(max(0.0, due - time.monotonic()))
+        def one(n: int) -> None:
             identifier = f"{run_id}-{tenant}-{phase}-{condition}-{n}"
             with transaction.atomic():
                 order_services.create_outgoing_order(
@@ -261,7 +219,8 @@ def run(
                 )
             with lock:
                 committed[identifier] = (time.time(), condition)
-            n += 1
+
+        harness.at_fixed_rate(rate, until, stop, one)
         close_old_connections()
 
     sweeper = threading.Thread(target=beat, daemon=True)

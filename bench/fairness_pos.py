@@ -23,7 +23,6 @@ It prints B's p50/p99 per condition, A's, and the ratio p99(B, A hanging) / p99(
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import itertools
 import runpy
 import sys
@@ -35,12 +34,10 @@ from pathlib import Path
 
 import requests
 
-_spec = importlib.util.spec_from_file_location("bench_pos_setup", Path(__file__).with_name("pos_setup.py"))
-assert _spec is not None and _spec.loader is not None
-setup = importlib.util.module_from_spec(_spec)
-sys.modules["bench_pos_setup"] = setup
-_spec.loader.exec_module(setup)
-harness = setup.harness
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import harness
+from bench import pos_setup as setup
 
 TARGET_RATIO = 1.5
 
@@ -129,20 +126,19 @@ def phase(args: argparse.Namespace, base: str, keys: dict[str, str], customers: 
 
 def describe(samples: Samples) -> str:
     values = samples.latencies
+    p50, p99 = harness.percentile(values, 0.5), harness.percentile(values, 0.99)
     return (
-        f"n={len(values):5d}  p50 {setup.percentile(values, 0.5):7.1f} ms  p99 {setup.percentile(values, 0.99):7.1f} ms"
-        f"  warned {samples.warned:4d}  failed {samples.failed}"
+        f"n={len(values):5d}  p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  warned {samples.warned:4d}  failed {samples.failed}"
     )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="length of each phase")
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        default=6,
-        help="healthy + hanging phases, alternating: short phases spread the machine's other load evenly",
+    harness.phase_arguments(
+        parser,
+        seconds=5.0,
+        rounds=6,
+        phases="healthy + hanging phases, alternating: short phases spread the machine's other load evenly",
     )
     parser.add_argument("--a-clients", type=int, default=10)
     parser.add_argument("--b-clients", type=int, default=4)
@@ -157,7 +153,7 @@ def main() -> int:
     parser.add_argument("--changes", type=int, default=5, help="basket changes per B customer")
     parser.add_argument("--worker-class", default="", help="GUNICORN_WORKER_CLASS for this run")
     parser.add_argument("--threads", default="", help="GUNICORN_THREADS for this run")
-    parser.add_argument("--root", type=Path, default=setup.ROOT, help="the checkout whose code gunicorn runs")
+    parser.add_argument("--root", type=Path, default=harness.ROOT, help="the checkout whose code gunicorn runs")
     args = parser.parse_args()
 
     from tests.integrations.reference_server import running
@@ -206,8 +202,8 @@ def main() -> int:
     for condition, results in (("A healthy", healthy), ("A hanging", hanging)):
         print(f"  {condition:10s} B: {describe(results['b'])}")
         print(f"  {'':10s} A: {describe(results['a'])}")
-    p99_healthy = setup.percentile(healthy["b"].latencies, 0.99)
-    p99_hanging = setup.percentile(hanging["b"].latencies, 0.99)
+    p99_healthy = harness.percentile(healthy["b"].latencies, 0.99)
+    p99_hanging = harness.percentile(hanging["b"].latencies, 0.99)
     ratio = p99_hanging / p99_healthy
     verdict = "OK" if ratio <= TARGET_RATIO else "ABOVE TARGET"
     print(f"  B p99: {p99_healthy:.1f} ms with A healthy, {p99_hanging:.1f} ms with A hanging")

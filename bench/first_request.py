@@ -17,7 +17,6 @@ benchmark, to compare before and after. A benchmark, not a test.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import signal
 import sys
@@ -27,18 +26,16 @@ from pathlib import Path
 
 import requests
 
-_spec = importlib.util.spec_from_file_location("bench_pos_setup", Path(__file__).with_name("pos_setup.py"))
-assert _spec is not None and _spec.loader is not None
-setup = importlib.util.module_from_spec(_spec)
-sys.modules["bench_pos_setup"] = setup
-_spec.loader.exec_module(setup)
-harness = setup.harness
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import harness
+from bench import pos_setup as setup
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--workers", type=int, default=5, help="how many workers in a row to measure")
-    parser.add_argument("--root", type=Path, default=setup.ROOT, help="the checkout whose code gunicorn runs")
+    parser.add_argument("--root", type=Path, default=harness.ROOT, help="the checkout whose code gunicorn runs")
     args = parser.parse_args()
 
     from tests.integrations.reference_server import running

@@ -11,7 +11,6 @@ next request at once. A benchmark, not a test: the tests prove the bounds withou
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import tempfile
@@ -21,14 +20,9 @@ from urllib.parse import urlencode
 
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness
-_spec.loader.exec_module(harness)
+from bench import harness
 
 MIB = 1024 * 1024
 
@@ -115,38 +109,15 @@ def main() -> int:
         "VAR_DIR": str(folder),
     }
     harness.manage(env, "migrate", "--noinput")
-    key = harness.manage(
-        env, "create_api_key", "bench", "webshop", "--scope", "pos", "--scope", "admin", "--scope", "imports"
-    )
-    key = key.strip().splitlines()[-1]
-    harness.manage(
-        env,
-        "shell",
-        "-c",
-        "from accounts import services; from accounts.models import Account; "
-        "services.ensure_demo_structure(account=Account.objects.get(identifier='bench'))",
-    )
+    key = harness.create_api_key(env, "hostile", "--scope", "pos", "--scope", "admin", "--scope", "imports")
+    harness.ensure_demo_structure(env)
     children = harness.Children(log_dir=folder, env=env)
     port = harness.free_port()
     base = f"http://127.0.0.1:{port}"
     query = urlencode({"account": "bench", "integration": "webshop", "apikey": key, "stock_location": "shop-1"})
     try:
-        web = children.start(
-            "web",
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "config.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "1",
-                "--timeout",
-                "900",
-            ],
-        )
-        harness.wait_for(lambda: harness._answers(f"{base}/health/live"), 60, "gunicorn", [web])
+        web = children.start_gunicorn(port, 1, "--timeout", "900")
+        harness.wait_for(lambda: harness.answers(f"{base}/health/live"), 60, "gunicorn", [web])
         session = requests.Session()
         session.get(f"{base}/api/v1/markets/?{query}")  # the worker's first request loads the application
         worker_pid = int(Path(f"/proc/{web.process.pid}/task/{web.process.pid}/children").read_text().split()[0])

@@ -19,138 +19,43 @@ import argparse
 import json
 import os
 import random
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode
 
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/retail_bench"
-DEFAULT_BROKER_URL = "redis://127.0.0.1:6379/14"
-ACCOUNT = "bench"
-INTEGRATION = "webshop"
-STOCK_LOCATION = "shop-1"
-READY_TIMEOUT_SECONDS = 60.0
-POLL_INTERVAL_SECONDS = 0.1
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-
-# --- Processes ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class Child:
-    name: str
-    process: subprocess.Popen[bytes]
-    log_path: Path
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-    def check_alive(self) -> None:
-        if self.process.poll() is not None:
-            raise RuntimeError(f"{self.name} exited with status {self.process.returncode}:\n{self.log()[-5000:]}")
-
-
-@dataclass
-class Children:
-    log_dir: Path
-    env: dict[str, str]
-    running: list[Child] = field(default_factory=list)
-
-    def start(self, name: str, argv: list[str]) -> Child:
-        log_path = self.log_dir / f"{name}.log"
-        with log_path.open("wb") as log_file:
-            process = subprocess.Popen(
-                argv,
-                cwd=ROOT,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group, so its pool processes are stopped with it
-            )
-        child = Child(name, process, log_path)
-        self.running.append(child)
-        return child
-
-    def stop_all(self) -> None:
-        for child in self.running:
-            if child.process.poll() is None:
-                child.process.terminate()
-        deadline = time.monotonic() + 20
-        for child in self.running:
-            with suppress(subprocess.TimeoutExpired):
-                child.process.wait(timeout=max(0.0, deadline - time.monotonic()))
-            with suppress(ProcessLookupError):  # whatever is left of its process group
-                os.killpg(child.process.pid, signal.SIGKILL)
-            child.process.wait()
-        self.running.clear()
-
-
-def wait_for(condition: Callable[[], bool], timeout: float, what: str, alive: list[Child]) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        for child in alive:
-            child.check_alive()
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(POLL_INTERVAL_SECONDS)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, check=False
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
-    return result.stdout
-
-
-def vacuum_analyze(url: str) -> None:
-    """Fresh planner statistics: each run adds tens of thousands of rows within seconds, faster than
-    autovacuum notices, and plans made on stale statistics would make every run slower than the last."""
-    import psycopg
-
-    if urlsplit(url).scheme not in ("postgres", "postgresql", "pgsql"):
-        return
-    with psycopg.connect(url.replace("pgsql://", "postgresql://", 1), autocommit=True) as conn:
-        conn.execute("VACUUM (ANALYZE)")
-
-
-def ensure_postgres_database(url: str) -> None:
-    """Create the database of a PostgreSQL URL when it does not exist."""
-    import psycopg
-    from psycopg import sql
-
-    parts = urlsplit(url)
-    if parts.scheme not in ("postgres", "postgresql", "pgsql"):
-        return
-    name = parts.path.lstrip("/")
-    maintenance = urlunsplit((parts.scheme.replace("pgsql", "postgresql"), parts.netloc, "/postgres", "", ""))
-    with psycopg.connect(maintenance, autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-            print(f"created database {name}")
-
+from bench.harness import (
+    ACCOUNT,
+    INTEGRATION,
+    POLL_INTERVAL_SECONDS,
+    READY_TIMEOUT_SECONDS,
+    STOCK_LOCATION,
+    Child,
+    Children,
+    answers,
+    create_api_key,
+    ensure_demo_structure,
+    free_port,
+    migrate,
+    new_run_id,
+    percentile,
+    redacted,
+    supervise,
+    vacuum_analyze,
+    wait_for,
+    worker_env,
+)
 
 # --- Orders ------------------------------------------------------------------------------------------
 
@@ -255,29 +160,12 @@ def post_all(url: str, bodies: list[bytes], clients: int, check: Callable[[reque
     return PostResult(started, time.perf_counter(), latencies)
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
-
-
 def expect_ok(response: requests.Response) -> None:
     if response.status_code != 200 or response.json().get("status") != "OK":
         raise RuntimeError(f"{response.request.url}: {response.status_code} {response.text[:1000]}")
 
 
 # --- The run -------------------------------------------------------------------------------------------
-
-
-@contextmanager
-def stop_on_sigterm() -> Iterator[None]:
-    def raise_interrupt(_signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, raise_interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def main() -> int:
@@ -294,37 +182,15 @@ def main() -> int:
     parser.add_argument("--bare-only", action="store_true", help="measure the bare endpoint only")
     args = parser.parse_args()
 
-    run_id = f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    run_id = new_run_id()
     queue = f"bench-{run_id}"
-    web_concurrency = int(os.environ.get("WEB_CONCURRENCY", "2"))
-    worker_concurrency = int(os.environ.get("WORKER_CONCURRENCY", "2"))
-    env = {
-        **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL),
-        "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", DEFAULT_BROKER_URL),
-        "CELERY_TASK_DEFAULT_QUEUE": queue,
-        "BENCH_BARE_ENDPOINT": "1",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "PYTHONUNBUFFERED": "1",
-        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-    }
-    os.environ.update(env)  # this process reads the same database (the count of finished items)
-    print(f"run {run_id}: database {_redacted(env['DATABASE_URL'])}, broker {_redacted(env['CELERY_BROKER_URL'])}")
-
-    ensure_postgres_database(env["DATABASE_URL"])
-    manage(env, "migrate", "--noinput")
-    api_key = manage(env, "create_api_key", ACCOUNT, INTEGRATION, "--name", f"bench {run_id}").strip().splitlines()[-1]
-    manage(
-        env,
-        "shell",
-        "-c",
-        "from accounts import services; from accounts.models import Account; "
-        f"services.ensure_demo_structure(account=Account.objects.get(identifier={ACCOUNT!r}))",
-    )
-
+    env = worker_env(queue, BENCH_BARE_ENDPOINT="1")
+    print(f"run {run_id}: database {redacted(env['DATABASE_URL'])}, broker {redacted(env['CELERY_BROKER_URL'])}")
+    migrate(env)  # this process reads the same database too (the count of finished items)
+    api_key = create_api_key(env, f"bench {run_id}")
+    ensure_demo_structure(env)
     vacuum_analyze(env["DATABASE_URL"])
 
-    sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
@@ -340,61 +206,19 @@ def main() -> int:
     import_url = f"{base}/imports/incoming_orders?{query}"
     bare_url = f"{base}/bench/bare"
 
-    try:
-        with stop_on_sigterm():
-            web = children.start(
-                "web",
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "config.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    str(web_concurrency),
-                    "--error-logfile",
-                    "-",
-                    *gunicorn_extra_args(),
-                ],
-            )
-            worker = children.start(
-                "worker",
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "config",
-                    "worker",
-                    "--loglevel=INFO",
-                    "--concurrency",
-                    str(worker_concurrency),
-                    "--queues",
-                    queue,
-                    "--hostname",
-                    f"{queue}@%h",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                ],
-            )
-            print(
-                f"logs in {log_dir}; web on {base} ({web_concurrency} workers), worker concurrency "
-                f"{worker_concurrency}, queue {queue}"
-            )
-            wait_for(lambda: _answers(f"{base}/admin/login/"), READY_TIMEOUT_SECONDS, "gunicorn", [web])
-            wait_for(lambda: " ready." in worker.log(), READY_TIMEOUT_SECONDS, "the Celery worker", [worker])
-            return run(args, run_id, import_url, bare_url, [web, worker])
-    except KeyboardInterrupt:
-        print("interrupted")
-        return 130
-    except RuntimeError as exc:
-        print(f"FAILED: {exc}")
-        return 1
-    finally:
+    def serve() -> int:
+        web = children.start_gunicorn(port, os.environ.get("WEB_CONCURRENCY", "2"), *gunicorn_extra_args())
+        worker = children.start_worker(queue)
+        print(f"logs in {log_dir}; web on {base}; queue {queue}")
+        wait_for(lambda: answers(f"{base}/admin/login/"), READY_TIMEOUT_SECONDS, "gunicorn", [web])
+        wait_for(lambda: " ready." in worker.log(), READY_TIMEOUT_SECONDS, "the Celery worker", [worker])
+        return run(args, run_id, import_url, bare_url, [web, worker])
+
+    def stop() -> None:
         children.stop_all()
         print(f"stopped gunicorn and the Celery worker; logs kept in {log_dir}")
+
+    return supervise(serve, stop)
 
 
 def run(args: argparse.Namespace, run_id: str, import_url: str, bare_url: str, alive: list[Child]) -> int:
@@ -483,20 +307,6 @@ def run(args: argparse.Namespace, run_id: str, import_url: str, bare_url: str, a
     )
     print(f"ratio full/bare: {full_rate / bare_rate:.3f} (the bare endpoint is {bare_rate / full_rate:.1f}x faster)")
     return 0
-
-
-def _answers(url: str) -> bool:
-    try:
-        return requests.get(url, timeout=5).status_code == 200
-    except requests.ConnectionError:
-        return False
-
-
-def _redacted(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password:
-        parts = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@"))
-    return urlunsplit(parts)
 
 
 if __name__ == "__main__":

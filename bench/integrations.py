@@ -18,7 +18,6 @@ removed at the end.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import sys
@@ -29,22 +28,12 @@ from typing import Any
 
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness
-_spec.loader.exec_module(harness)
+from bench import harness
 
 VALUES = {"search_term": "sweater", "market": "dk", "currency_code": "DKK", "shop_id": "shop-1", "limit": 20}
 TARGET_MS = 3.0
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def main() -> int:
@@ -53,12 +42,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=100)
     args = parser.parse_args()
 
-    os.environ.setdefault("DATABASE_URL", harness.DEFAULT_DATABASE_URL)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ["OUTBOUND_ALLOWED_NETWORKS"] = "127.0.0.1/32"
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    harness.ensure_postgres_database(os.environ["DATABASE_URL"])
-    harness.manage(dict(os.environ), "migrate", "--noinput")
+    harness.migrate(
+        harness.django_env(OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32", LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"))
+    )
 
     import django
 
@@ -105,12 +91,13 @@ def main() -> int:
         account.delete()  # its integration and call log go with it
 
     print(f"{args.calls} calls each, interleaved, against the reference integrator ({received} requests served)")
+    p = harness.percentile
     for name, values in timings.items():
-        print(
-            f"  {name:8s} p50 {percentile(values, 0.5):7.3f} ms   p99 {percentile(values, 0.99):7.3f} ms   "
-            f"mean {statistics.fmean(values):7.3f} ms"
+        figures = (
+            f"p50 {p(values, 0.5):7.3f} ms   p99 {p(values, 0.99):7.3f} ms   mean {statistics.fmean(values):7.3f} ms"
         )
-    added = percentile(timings["service"], 0.5) - percentile(timings["direct"], 0.5)
+        print(f"  {name:8s} {figures}")
+    added = p(timings["service"], 0.5) - p(timings["direct"], 0.5)
     verdict = "OK" if added < TARGET_MS else "ABOVE TARGET"
     print(f"  added p50 {added:.3f} ms (target < {TARGET_MS:g} ms): {verdict}")
     return 0 if added < TARGET_MS else 1

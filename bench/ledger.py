@@ -19,8 +19,6 @@ for 100,000 sales on this 2-core machine. The period's rows are deleted at the e
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
 import sys
 import time
 import uuid
@@ -30,15 +28,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# The database helpers of bench/imports.py (loaded by path: a module named "imports" is the Django app).
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness
-_spec.loader.exec_module(harness)
+from bench import harness
 
 BATCH = 5000
 SALES_PER_CHECKOUT = 100
@@ -176,14 +168,8 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the booked rows")
     args = parser.parse_args()
 
-    env = {
-        **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL", harness.DEFAULT_DATABASE_URL),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    os.environ.update(env)
-    harness.ensure_postgres_database(env["DATABASE_URL"])
-    harness.manage(env, "migrate", "--noinput")
+    env = harness.django_env()
+    harness.migrate(env)
 
     import django
 

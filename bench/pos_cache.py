@@ -19,7 +19,6 @@ It prints p50/p99 per store. A benchmark, not a test.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import tempfile
@@ -29,19 +28,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness
-_spec.loader.exec_module(harness)
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+from bench import harness
 
 
 def main() -> int:
@@ -50,13 +39,9 @@ def main() -> int:
     args = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="bench-pos-cache-"))
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{folder / 'db.sqlite3'}")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    os.environ["VAR_DIR"] = str(folder)
-    harness.ensure_postgres_database(os.environ["DATABASE_URL"])
-    harness.manage(dict(os.environ), "migrate", "--noinput")
-    harness.manage(dict(os.environ), "createcachetable", "bench_pos_cache")
+    env = harness.local_env(folder, LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"))
+    harness.migrate(env)
+    harness.manage(env, "createcachetable", "bench_pos_cache")
 
     import django
 
@@ -159,10 +144,11 @@ def main() -> int:
     engine = django.db.connection.vendor
     print(f"{args.reads} reads and {args.reads // 10} writes each, interleaved, database {engine}")
     print(f"  {'store':28s} {'read p50':>9s} {'read p99':>9s} {'write p50':>10s} {'write p99':>10s}")
+    p = harness.percentile
     for name, values in timings.items():
         print(
-            f"  {name:28s} {percentile(values['read'], 0.5):7.3f}ms {percentile(values['read'], 0.99):7.3f}ms "
-            f"{percentile(values['write'], 0.5):8.3f}ms {percentile(values['write'], 0.99):8.3f}ms"
+            f"  {name:28s} {p(values['read'], 0.5):7.3f}ms {p(values['read'], 0.99):7.3f}ms "
+            f"{p(values['write'], 0.5):8.3f}ms {p(values['write'], 0.99):8.3f}ms"
         )
     return 0
 

@@ -7,10 +7,8 @@ Not a benchmark itself.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,14 +16,9 @@ from typing import Any
 
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness
-_spec.loader.exec_module(harness)
+from bench import harness
 
 TENANT = """
 import json
@@ -59,25 +52,15 @@ LINES = [
 
 
 def environment(folder: Path) -> dict[str, str]:
-    """The environment of every process of a run: ``DATABASE_URL`` when set, else a SQLite file in ``folder``
-    (the embedded default); the filesystem broker (nothing here is queued); 127.0.0.1 allowed for the
-    reference integrators."""
-    return {
-        **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL") or f"sqlite:///{folder / 'db.sqlite3'}",
-        "CELERY_BROKER_URL": f"filesystem://{folder / 'broker'}",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "LOG_LEVEL": "WARNING",
-        "VAR_DIR": str(folder),
-        "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
-    }
+    """The environment of every process of a run (``harness.local_env``), with the filesystem broker (nothing
+    here is queued)."""
+    return harness.local_env(folder, CELERY_BROKER_URL=f"filesystem://{folder / 'broker'}")
 
 
 def prepare(env: dict[str, str], tenants: dict[str, str]) -> dict[str, str]:
     """Migrate, and create each tenant (identifier -> reference integrator URL): account, market ``dk``, a POS
     key, the ``customer_discounts`` integration. Returns identifier -> POS key."""
-    harness.ensure_postgres_database(env["DATABASE_URL"])
-    harness.manage(env, "migrate", "--noinput")
+    harness.migrate(env)
     out = harness.manage(env, "shell", "-c", TENANT % json.dumps(tenants))
     keys: dict[str, str] = json.loads(out.strip().splitlines()[-1])
     return keys
@@ -116,19 +99,7 @@ def start_gunicorn(
     config = gunicorn_config(folder, root)
     children.env = {**env, "GUNICORN_BIND": f"127.0.0.1:{port}", **(extra_env or {})}
     children.log_dir = folder
-    argv = [sys.executable, "-m", "gunicorn", "-c", str(config), "config.wsgi"]
-    process = subprocess.Popen(
-        argv,
-        cwd=root,
-        env=children.env,
-        stdin=subprocess.DEVNULL,
-        stdout=(folder / "web.log").open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    child = harness.Child("web", process, folder / "web.log")
-    children.running.append(child)
-    return child
+    return children.start("web", [sys.executable, "-m", "gunicorn", "-c", str(config), "config.wsgi"], cwd=root)
 
 
 def boot_seconds(folder: Path, pid: int) -> float:
@@ -164,8 +135,3 @@ def price(session: requests.Session, base: str, tenant: str, key: str, customer:
         headers={"Content-Type": "application/json"},
         timeout=60,
     )
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]

@@ -19,8 +19,6 @@ The account and everything under it are deleted at the end.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
 import statistics
 import sys
 import time
@@ -29,15 +27,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# The database helpers of bench/imports.py (loaded by path: a module named "imports" is the Django app).
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness
-_spec.loader.exec_module(harness)
+from bench import harness
 
 SIZES = (100, 1_000, 10_000)
 BASKET_LINES = 50
@@ -172,24 +164,13 @@ def basket() -> list[Any]:
     return lines
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=1000, help="timed calls per campaign count")
     args = parser.parse_args()
 
-    env = {
-        **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL", harness.DEFAULT_DATABASE_URL),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    os.environ.update(env)
-    harness.ensure_postgres_database(env["DATABASE_URL"])
-    harness.manage(env, "migrate", "--noinput")
+    env = harness.django_env()
+    harness.migrate(env)
 
     import django
 
@@ -230,7 +211,7 @@ def main() -> int:
                 price_basket(account=account, market=market, lines=lines, customer=CUSTOMER)
                 times[size].append((time.perf_counter() - started) * 1000)
         for size in SIZES:
-            p50, p99 = statistics.median(times[size]), percentile(times[size], 0.99)
+            p50, p99 = statistics.median(times[size]), harness.percentile(times[size], 0.99)
             rows.append((size, compile_ms[size], p50, p99, result.summary["total"]))
     finally:
         account.delete()

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import os
 import random
@@ -44,7 +43,6 @@ import tempfile
 import threading
 import time
 import traceback
-import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,20 +53,18 @@ from urllib.parse import urlencode
 
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# The process harness of bench/imports.py (loaded by path: a module named "imports" is the Django app).
-_spec = importlib.util.spec_from_file_location("bench_imports", Path(__file__).with_name("imports.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules["bench_imports"] = harness  # its dataclasses look their module up while being defined
-_spec.loader.exec_module(harness)
+from bench import harness
+from bench import imports as bench_imports
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/retail_soak"
 REGISTER = "reg-1"
 ENTITY_TYPES = ("checkouts", "sales", "stock_events")
 SWEEP_INTERVAL_SECONDS = 3.0
+# Short grace periods: what a killed worker or a lost task leaves pending is taken up again within seconds, so
+# the run drains in minutes (production keeps the defaults). Shared by bench/soak_embedded.py.
+SHORT_SWEEPS = {"IMPORT_SWEEP_GRACE_SECONDS": "10", "EXPORT_SWEEP_GRACE_SECONDS": "10", "EXPORT_RETRY_BASE_DELAY": "2"}
 
 
 # --- Private Redis -----------------------------------------------------------------------------------
@@ -151,13 +147,7 @@ def checkout_body(identifier: str, n: int) -> dict[str, Any]:
                 "id": product_id,
                 "product_group": group,
                 "quantity": quantity,
-                "retail_price": amount,  # the line's (docs/amounts.md)
-                "base_price": amount,
-                "sub_total": amount,
-                "total": amount,
-                "total_tax_amount": vat,
-                "vat_amount": vat,
-                "sales_tax_amount": Decimal(0),
+                **harness.line_amounts(amount, vat),
                 "taxes": [{"amount": vat, "rate": rate, "name": "VAT", "type": "vat"}],
             }
         )
@@ -221,22 +211,6 @@ def post_until_accepted(
     return None
 
 
-def at_fixed_rate(rate: float, until: float, stop: threading.Event, work: Callable[[int], None]) -> None:
-    """Call ``work(n)`` at ``rate`` per second until the monotonic clock reaches ``until`` (no catching up
-    beyond the schedule: a slow call delays the next ones, it does not stack them)."""
-    start = time.monotonic()
-    n = 0
-    while not stop.is_set():
-        due = start + n / rate
-        if due >= until:
-            return
-        delay = due - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        work(n)
-        n += 1
-
-
 # --- The run -----------------------------------------------------------------------------------------
 
 
@@ -266,6 +240,45 @@ class Load:
         self.until = started + args.minutes * 60
         self.local = threading.local()
 
+    @classmethod
+    def begin(cls, args: argparse.Namespace, run_id: str, import_url: str, checkout_url: str) -> Load:
+        """A load whose clock starts now, with fresh ``stats`` and its own ``stop`` event."""
+        urls = {"import_url": import_url, "checkout_url": checkout_url}
+        return cls(args=args, run_id=run_id, stats=Stats(), stop=threading.Event(), started=time.monotonic(), **urls)
+
+    def run(
+        self,
+        *,
+        server: harness.Child,
+        alongside: list[threading.Thread] | None = None,
+        background: list[threading.Thread],
+        progress: bool = False,
+    ) -> tuple[float, bool]:
+        """Start the load's threads, the threads ``alongside`` it and the ``background`` ones; wait for the load
+        while ``server`` stays alive (``progress``: counts printed every minute); drain; stop the background.
+        Returns the load's seconds and whether it drained."""
+        threads = [*self.threads(), *(alongside or [])]
+        for thread in [*threads, *background]:
+            thread.start()
+        last_print = time.monotonic()
+        while any(t.is_alive() for t in threads):
+            server.check_alive()
+            for t in threads:
+                t.join(timeout=0.5)
+            if progress and time.monotonic() - last_print >= 60:
+                last_print = time.monotonic()
+                with self.stats.lock:
+                    done = (len(self.stats.import_latencies), len(self.stats.checkout_latencies))
+                    again = self.stats.retried_requests
+                self.stats.event(self.started, f"imports {done[0]}, checkouts {done[1]}, requests sent again {again}")
+        load_seconds = time.monotonic() - self.started
+        self.stats.event(self.started, "load over; draining")
+        drained = drain(self.args, self.run_id, self.stats, self.started)
+        self.stop.set()
+        for thread in background:
+            thread.join(timeout=30)
+        return load_seconds, drained
+
     def session(self) -> requests.Session:
         if getattr(self.local, "session", None) is None:
             self.local.session = requests.Session()
@@ -273,7 +286,7 @@ class Load:
 
     def one_import(self, n: int) -> None:
         identifiers = [f"soak-{self.run_id}-o{n:06d}-{i}" for i in range(self.args.orders_per_import)]
-        orders = [harness.make_order(random.Random(n * 100 + i), ident) for i, ident in enumerate(identifiers)]
+        orders = [bench_imports.make_order(random.Random(n * 100 + i), ident) for i, ident in enumerate(identifiers)]
         body = json.dumps({"orders": orders}).encode()
         latency = post_until_accepted(
             self.session(),
@@ -302,7 +315,7 @@ class Load:
     def thread(self, rate: float, work: Callable[[int], None], name: str) -> threading.Thread:
         def loop() -> None:
             try:
-                at_fixed_rate(rate, self.until, self.stop, work)
+                harness.at_fixed_rate(rate, self.until, self.stop, work)
             except Exception:
                 self.stats.event(self.started, f"{name} load thread crashed:\n{traceback.format_exc()}")
                 self.stop.set()
@@ -316,47 +329,40 @@ class Load:
         ]
 
 
+def load_arguments(
+    parser: argparse.ArgumentParser, *, minutes: float, import_rate: float, checkout_rate: float
+) -> None:
+    """The options of the load (``Load``) and of the drain after it, shared with bench/soak_embedded.py."""
+    parser.add_argument("--minutes", type=float, default=minutes, help="of load (CI: 2)")
+    parser.add_argument("--import-rate", type=float, default=import_rate, help="import requests per second")
+    parser.add_argument("--orders-per-import", type=int, default=5)
+    parser.add_argument("--checkout-rate", type=float, default=checkout_rate, help="checkouts per second")
+    parser.add_argument("--drain-timeout", type=float, default=300.0, help="seconds for the sweepers to catch up")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--minutes", type=float, default=10.0, help="of load (CI: 2)")
-    parser.add_argument("--import-rate", type=float, default=2.0, help="import requests per second")
-    parser.add_argument("--orders-per-import", type=int, default=5)
-    parser.add_argument("--checkout-rate", type=float, default=4.0, help="checkouts per second")
+    load_arguments(parser, minutes=10.0, import_rate=2.0, checkout_rate=4.0)
     parser.add_argument("--kill-every", type=float, default=60.0, help="seconds between worker kills")
-    parser.add_argument("--drain-timeout", type=float, default=300.0, help="seconds for the sweepers to catch up")
     args = parser.parse_args()
 
-    run_id = f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    run_id = harness.new_run_id()
     queue = f"soak-{run_id}"
     log_dir = Path(tempfile.mkdtemp(prefix=f"bench-soak-{run_id}-"))
     redis_server = PrivateRedis(log_dir)
-    env = {
-        **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL),
-        "CELERY_BROKER_URL": redis_server.url,
-        "CELERY_TASK_DEFAULT_QUEUE": queue,
-        "TASK_ROUTING": "false",  # every task on this run's private queue, whatever the machine's settings
-        "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
-        # Short grace periods and lease: what a killed worker or a lost task leaves pending is taken up again
-        # within seconds, so the run drains in minutes (production keeps the defaults).
-        "IMPORT_SWEEP_GRACE_SECONDS": "10",
-        "EXPORT_SWEEP_GRACE_SECONDS": "10",
-        "EXPORT_LEASE_SECONDS": "20",
-        "EXPORT_RETRY_BASE_DELAY": "2",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "PYTHONUNBUFFERED": "1",
-        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-    }
-    os.environ.update(env)
-    print(f"run {run_id}: database {harness._redacted(env['DATABASE_URL'])}, private Redis on :{redis_server.port}")
-    harness.ensure_postgres_database(env["DATABASE_URL"])
-    harness.manage(env, "migrate", "--noinput")
+    env = harness.worker_env(
+        queue,
+        DATABASE_URL=os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL),
+        CELERY_BROKER_URL=redis_server.url,
+        TASK_ROUTING="false",  # every task on this run's private queue, whatever the machine's settings
+        OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",  # the web hook receiver in this process
+        EXPORT_LEASE_SECONDS="20",
+        **SHORT_SWEEPS,
+    )
+    print(f"run {run_id}: database {harness.redacted(env['DATABASE_URL'])}, private Redis on :{redis_server.port}")
+    harness.migrate(env)
     api_keys = {
-        scope: harness.manage(
-            env, "create_api_key", harness.ACCOUNT, harness.INTEGRATION, "--name", f"soak {scope} {run_id}", *extra
-        )
-        .strip()
-        .splitlines()[-1]
+        scope: harness.create_api_key(env, f"soak {scope} {run_id}", *extra)
         for scope, extra in (("imports", ()), ("pos", ("--scope", "pos")))
     }
     harness.vacuum_analyze(env["DATABASE_URL"])
@@ -366,7 +372,6 @@ def main() -> int:
     django.setup()
     from accounts import services as account_services
     from accounts.models import Account
-    from exports import services as export_services
     from exports.models import ExportQueue
     from ops.management.commands.runall import gunicorn_extra_args
     from tests.exports.receiver import running_receiver
@@ -385,68 +390,42 @@ def main() -> int:
         f"{urlencode({**credentials, 'stock_location': harness.STOCK_LOCATION, 'apikey': api_keys['imports']})}"
     )
     checkout_url = f"{base}/api/v1/pos/checkouts?{urlencode({**credentials, 'apikey': api_keys['pos']})}"
-    worker_argv = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "config",
-        "worker",
-        "--loglevel=INFO",
-        "--concurrency",
-        os.environ.get("WORKER_CONCURRENCY", "2"),
-        "--queues",
-        queue,
-        "--hostname",
-        f"{queue}@%h",
-        "--without-gossip",
-        "--without-mingle",
-        "--without-heartbeat",
-    ]
+    worker_argv = harness.worker_argv(queue)
     queues: list[ExportQueue] = []
-    try:
-        with harness.stop_on_sigterm(), running_receiver() as receiver:
-            for entity_type in ENTITY_TYPES:
-                created, _secret = export_services.create_queue(
-                    account=account,
-                    name=f"soak-{run_id}-{entity_type}",
-                    entity_type=entity_type,
-                    delivery={"type": "webhook", "url": receiver.url},
-                )
-                queues.append(created)
+
+    def serve() -> int:
+        with running_receiver() as receiver:
+            queues.extend(create_realtime_queues(account=account, run_id=run_id, url=receiver.url))
             redis_server.start()
-            web = children.start(
-                "web",
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "config.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    os.environ.get("WEB_CONCURRENCY", "2"),
-                    "--error-logfile",
-                    "-",
-                    *gunicorn_extra_args(),
-                ],
-            )
+            web = children.start_gunicorn(port, os.environ.get("WEB_CONCURRENCY", "2"), *gunicorn_extra_args())
             worker = children.start("worker-0", worker_argv)
-            harness.wait_for(lambda: _answers(f"{base}/admin/login/"), 60, "gunicorn", [web])
+            harness.wait_for(lambda: harness.answers(f"{base}/admin/login/"), 60, "gunicorn", [web])
             harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])
             print(f"logs in {log_dir}; web on {base}; queue {queue}; receiver {receiver.url}")
             return run(args, run_id, import_url, checkout_url, children, worker_argv, web, redis_server, receiver)
-    except KeyboardInterrupt:
-        print("interrupted")
-        return 130
-    except RuntimeError as exc:
-        print(f"FAILED: {exc}")
-        return 1
-    finally:
+
+    def stop() -> None:
         children.stop_all()
         redis_server.kill()
         ExportQueue.objects.filter(pk__in=[q.pk for q in queues]).delete()
         print(f"stopped gunicorn, the Celery worker and Redis; logs kept in {log_dir}")
+
+    return harness.supervise(serve, stop)
+
+
+def create_realtime_queues(*, account: Any, run_id: str, url: str) -> list[Any]:
+    """A real-time web hook queue to ``url`` per entity type the load creates (``soak-<run>-<type>``)."""
+    from exports import services as export_services
+
+    return [
+        export_services.create_queue(
+            account=account,
+            name=f"soak-{run_id}-{entity_type}",
+            entity_type=entity_type,
+            delivery={"type": "webhook", "url": url},
+        )[0]
+        for entity_type in ENTITY_TYPES
+    ]
 
 
 def run(
@@ -463,20 +442,10 @@ def run(
     from exports.tasks import sweep_exports
     from imports.tasks import sweep_pending_imports
 
-    stats = Stats()
-    stop = threading.Event()
-    started = time.monotonic()
-    load_until = started + args.minutes * 60  # the load threads stop then (Load.until)
+    load = Load.begin(args, run_id, import_url, checkout_url)
+    stats, stop, started = load.stats, load.stop, load.started
+    load_until = load.until  # the load threads stop then
     workers = [children.running[-1]]
-    load = Load(
-        args=args,
-        run_id=run_id,
-        import_url=import_url,
-        checkout_url=checkout_url,
-        stats=stats,
-        stop=stop,
-        started=started,
-    )
 
     def beat() -> None:
         """What the beat does for recovery: both sweepers, every few seconds (errors while Redis is down are
@@ -535,50 +504,24 @@ def run(
                 status = f"exited with status {current.process.returncode}" if exited else "unrecoverable error"
                 replace_worker(f"supervisor restart ({status})")
 
-    threads = [
-        *load.threads(),
-        threading.Thread(target=faults, daemon=True),
-    ]
-    background = [threading.Thread(target=beat, daemon=True), threading.Thread(target=supervisor, daemon=True)]
     print(
         f"load for {args.minutes:g} min: {args.import_rate:g} imports/s of {args.orders_per_import} orders, "
         f"{args.checkout_rate:g} checkouts/s; worker SIGKILL every {args.kill_every:g} s; Redis restart once"
     )
-    for thread in [*threads, *background]:
-        thread.start()
-    try:
-        while any(t.is_alive() for t in threads):
-            web.check_alive()
-            for t in threads:
-                t.join(timeout=0.5)
-    finally:
-        load_ended = time.monotonic()
-    stats.event(started, "load over; draining")
-    drained = drain(args, run_id, stats, started)
-    stop.set()
-    for thread in background:
-        thread.join(timeout=30)
-    return report(args, run_id, stats, receiver, load_ended - started, drained)
+    load_seconds, drained = load.run(
+        server=web,
+        alongside=[threading.Thread(target=faults, daemon=True)],
+        background=[threading.Thread(target=beat, daemon=True), threading.Thread(target=supervisor, daemon=True)],
+    )
+    return report(args, run_id, stats, receiver, load_seconds, drained)
 
 
 def _run_state(run_id: str) -> dict[str, Any]:
-    from django.db.models import Count
-
     from exports.models import ExportItem, ExportStatus
     from imports.models import ImportItem, ImportStatus
 
-    imports = dict(
-        ImportItem.objects.filter(identifier__startswith=f"soak-{run_id}-")
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    exports = dict(
-        ExportItem.objects.filter(queue__name__startswith=f"soak-{run_id}-")
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
+    imports = _count_by(ImportItem.objects.filter(identifier__startswith=f"soak-{run_id}-"), "status")
+    exports = _count_by(ExportItem.objects.filter(queue__name__startswith=f"soak-{run_id}-"), "status")
     return {
         "imports": imports,
         "exports": exports,
@@ -608,7 +551,6 @@ def drain(args: argparse.Namespace, run_id: str, stats: Stats, started: float) -
 def report(
     args: argparse.Namespace, run_id: str, stats: Stats, receiver: Any, load_seconds: float, drained: bool
 ) -> int:
-    from django.db.models import Count
 
     from exports.models import ExportItem, ExportStatus
     from ledger.models import Checkout
@@ -616,25 +558,13 @@ def report(
 
     percentile = harness.percentile
 
-    # Imports: every accepted order materialised exactly once.
-    order_counts = dict(
-        IncomingOrder.objects.filter(order_identifier__startswith=f"soak-{run_id}-")
-        .values_list("order_identifier")
-        .annotate(n=Count("id"))
-        .order_by()
+    # Imports: every accepted order materialised exactly once; checkouts: every accepted checkout stored once.
+    orders_stored, orders_missing, orders_duplicated = _exactly_once(
+        IncomingOrder.objects.filter(order_identifier__startswith=f"soak-{run_id}-"), "order_identifier", stats.imported
     )
-    orders_missing = [i for i in stats.imported if order_counts.get(i, 0) == 0]
-    orders_duplicated = [i for i, n in order_counts.items() if n > 1]
-
-    # Checkouts: every accepted checkout stored exactly once.
-    checkout_counts = dict(
-        Checkout.objects.filter(identifier__startswith=f"soak-{run_id}-")
-        .values_list("identifier")
-        .annotate(n=Count("id"))
-        .order_by()
+    checkouts_stored, checkouts_missing, checkouts_duplicated = _exactly_once(
+        Checkout.objects.filter(identifier__startswith=f"soak-{run_id}-"), "identifier", stats.checkouts
     )
-    checkouts_missing = [i for i in stats.checkouts if checkout_counts.get(i, 0) == 0]
-    checkouts_duplicated = [i for i, n in checkout_counts.items() if n > 1]
 
     # Exports: receipts by webhook-id (the delivery id).
     with receiver.lock:
@@ -685,11 +615,11 @@ def report(
     rows: list[tuple[str, int]] = [
         ("import requests accepted", len(stats.import_latencies)),
         ("orders accepted", len(stats.imported)),
-        ("orders materialised (distinct)", len(order_counts)),
+        ("orders materialised (distinct)", orders_stored),
         ("orders materialised more than once", len(orders_duplicated)),
         ("orders missing", len(orders_missing)),
         ("checkouts accepted", len(stats.checkouts)),
-        ("checkouts stored (distinct)", len(checkout_counts)),
+        ("checkouts stored (distinct)", checkouts_stored),
         ("checkouts stored more than once", len(checkouts_duplicated)),
         ("checkouts missing", len(checkouts_missing)),
         ("requests sent again (error or 5xx)", stats.retried_requests),
@@ -728,6 +658,19 @@ def report(
     return 0 if loss == 0 and doubled == 0 and drained else 1
 
 
+def _count_by(rows: Any, field: str) -> dict[Any, int]:
+    from django.db.models import Count
+
+    return dict(rows.values_list(field).annotate(n=Count("id")).order_by())
+
+
+def _exactly_once(rows: Any, field: str, accepted: list[str]) -> tuple[int, list[str], list[str]]:
+    """How many distinct identifiers the rows have, the accepted ones no row has (missing), and those of more
+    than one row (duplicated)."""
+    counts = _count_by(rows, field)
+    return len(counts), [i for i in accepted if counts.get(i, 0) == 0], [i for i, n in counts.items() if n > 1]
+
+
 def _log_tail(path: Path, size: int = 64 * 1024) -> str:
     """The end of a log file (a worker's log grows by every task; only its latest lines matter)."""
     try:
@@ -737,13 +680,6 @@ def _log_tail(path: Path, size: int = 64 * 1024) -> str:
             return log.read().decode(errors="replace")
     except FileNotFoundError:
         return ""
-
-
-def _answers(url: str) -> bool:
-    try:
-        return requests.get(url, timeout=10).status_code == 200
-    except requests.RequestException:  # refused while starting, or slow on a busy machine
-        return False
 
 
 if __name__ == "__main__":

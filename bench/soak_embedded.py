@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import os
 import re
 import shutil
@@ -34,7 +33,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,16 +41,9 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import psutil
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# bench/soak.py's load, drain and report (loaded by path, as it loads bench/imports.py's process harness).
-_spec = importlib.util.spec_from_file_location("bench_soak", Path(__file__).with_name("soak.py"))
-assert _spec is not None and _spec.loader is not None
-soak = importlib.util.module_from_spec(_spec)
-sys.modules["bench_soak"] = soak
-_spec.loader.exec_module(soak)
-harness = soak.harness
+from bench import harness, soak
 
 ENTITY_TYPES = soak.ENTITY_TYPES
 STARTED = re.compile(r"runall: (?:re)?started (\w+) \(pid (\d+)\)")
@@ -88,18 +79,14 @@ def tree_rss(pid: int) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--minutes", type=float, default=30.0, help="of load (CI: 2)")
-    parser.add_argument("--import-rate", type=float, default=1.0, help="import requests per second")
-    parser.add_argument("--orders-per-import", type=int, default=5)
-    parser.add_argument("--checkout-rate", type=float, default=2.0, help="checkouts per second")
-    parser.add_argument("--drain-timeout", type=float, default=300.0, help="seconds for the worker to catch up")
+    soak.load_arguments(parser, minutes=30.0, import_rate=1.0, checkout_rate=2.0)
     parser.add_argument(
         "--var-dir",
         help="default: a fresh temporary folder, removed after a run that passed (kept with its logs otherwise)",
     )
     args = parser.parse_args()
 
-    run_id = f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    run_id = harness.new_run_id()
     # Short: the embedded broker's socket lives in it (a unix socket path has a limit of 107 bytes).
     var_dir = Path(args.var_dir or tempfile.mkdtemp(prefix="soak-emb-"))
     port = harness.free_port()
@@ -112,10 +99,8 @@ def main() -> int:
             "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
             # What a killed worker held comes back within the run: pending imports and exports are handed over
             # again after 10 s, a leased delivery after 30 s (production keeps the defaults).
-            "IMPORT_SWEEP_GRACE_SECONDS": "10",
-            "EXPORT_SWEEP_GRACE_SECONDS": "10",
+            **soak.SHORT_SWEEPS,
             "EXPORT_LEASE_SECONDS": "30",
-            "EXPORT_RETRY_BASE_DELAY": "2",
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "PYTHONUNBUFFERED": "1",
             "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
@@ -142,15 +127,11 @@ def main() -> int:
     account = Account.objects.get(identifier=query["account"])
     children = harness.Children(log_dir=var_dir, env=env)
     result = 1
-    try:
-        with harness.stop_on_sigterm(), running_receiver() as receiver:
-            for entity_type in ENTITY_TYPES:
-                export_services.create_queue(
-                    account=account,
-                    name=f"soak-{run_id}-{entity_type}",
-                    entity_type=entity_type,
-                    delivery={"type": "webhook", "url": receiver.url},
-                )
+
+    def serve() -> int:
+        nonlocal result
+        with running_receiver() as receiver:
+            soak.create_realtime_queues(account=account, run_id=run_id, url=receiver.url)
             cron_queue, _ = export_services.create_queue(
                 account=account,
                 name=f"cron-{run_id}-sales",
@@ -168,19 +149,16 @@ def main() -> int:
             print(f"runall (pid {runall.process.pid}) up: {runall_children(runall.log())}; log {runall.log_path}")
             result = run(args, run_id, import_url, checkout_url, base, runall, receiver, cron_queue)
             return result
-    except KeyboardInterrupt:
-        print("interrupted")
-        return 130
-    except RuntimeError as exc:
-        print(f"FAILED: {exc}")
-        return 1
-    finally:
+
+    def stop() -> None:
         children.stop_all()
         if result == 0 and not args.var_dir:
             shutil.rmtree(var_dir, ignore_errors=True)
             print("stopped runall")
         else:
             print(f"stopped runall; its log: {var_dir / 'runall.log'}")
+
+    return harness.supervise(serve, stop)
 
 
 def run(
@@ -193,19 +171,9 @@ def run(
     receiver: Any,
     cron_queue: Any,
 ) -> int:
-    stats = soak.Stats()
     figures = Figures()
-    stop = threading.Event()
-    started = time.monotonic()
-    load = soak.Load(
-        args=args,
-        run_id=run_id,
-        import_url=import_url,
-        checkout_url=checkout_url,
-        stats=stats,
-        stop=stop,
-        started=started,
-    )
+    load = soak.Load.begin(args, run_id, import_url, checkout_url)
+    stats, stop, started = load.stats, load.stop, load.started
 
     def watch() -> None:
         """/health/live twice a second (the web server keeps answering), runall's memory every 5 s."""
@@ -254,32 +222,15 @@ def run(
             f"worker back (pid {runall_children(runall.log())['worker']}) after {figures.kill['back_after']:.1f} s",
         )
 
-    threads = [
-        *load.threads(),
-    ]
-    background = [threading.Thread(target=watch, daemon=True), threading.Thread(target=kill_the_worker, daemon=True)]
     print(
         f"load for {args.minutes:g} min: {args.import_rate:g} imports/s of {args.orders_per_import} orders, "
         f"{args.checkout_rate:g} checkouts/s; the worker gets SIGKILL half-way"
     )
-    for thread in [*threads, *background]:
-        thread.start()
-    last_print = time.monotonic()
-    while any(t.is_alive() for t in threads):
-        runall.check_alive()
-        for t in threads:
-            t.join(timeout=0.5)
-        if time.monotonic() - last_print >= 60:
-            last_print = time.monotonic()
-            with stats.lock:
-                done = (len(stats.import_latencies), len(stats.checkout_latencies), stats.retried_requests)
-            stats.event(started, f"imports {done[0]}, checkouts {done[1]}, requests sent again {done[2]}")
-    load_seconds = time.monotonic() - started
-    stats.event(started, "load over; draining")
-    drained = soak.drain(args, run_id, stats, started)
-    stop.set()
-    for thread in background:
-        thread.join(timeout=30)
+    load_seconds, drained = load.run(
+        server=runall,
+        background=[threading.Thread(target=watch, daemon=True), threading.Thread(target=kill_the_worker, daemon=True)],
+        progress=True,
+    )
     runall.check_alive()
 
     log = runall.log()

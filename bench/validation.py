@@ -8,9 +8,9 @@ numbers), valid and with every tenth order broken, is checked order by order by:
 * the nodes as an ``Obj`` tree (``IncomingOrder.node``: what the hand-written ``INCOMING_ORDER`` was, and what
   the class builds from its fields);
 * the declared body the import validates with (``orders.definitions.IncomingOrder``, built with ``core.declare``);
-* pydantic v2 models (``bench/declared_pydantic.py``): validation with the errors translated and the cleaned
+* pydantic v2 models (``bench/declared_candidates.py``): validation with the errors translated and the cleaned
   document dumped, and validation alone (the floor);
-* msgspec Structs (``bench/declared_msgspec.py``) by ``msgspec.convert`` of the parsed values;
+* msgspec Structs (the same module) by ``msgspec.convert`` of the parsed values;
 * the nested DRF serializers below (which only check the shapes: no rules, codes or paths of ours).
 
 Rounds are interleaved (each round runs every candidate, in a rotating order). Printed per candidate: the median
@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django
+import msgspec
 
 django.setup()
 
@@ -52,7 +53,8 @@ from drf_spectacular.validation import validate_schema  # noqa: E402
 from rest_framework import serializers  # noqa: E402
 from rest_framework.views import APIView  # noqa: E402
 
-from bench import declared_checkout, declared_msgspec, declared_pydantic  # noqa: E402
+from bench import declared_candidates as candidates  # noqa: E402
+from bench import declared_checkout  # noqa: E402
 from core import jsonparse  # noqa: E402
 from core.nodes import Report  # noqa: E402
 from imports.bodies import IncomingOrdersRequest  # noqa: E402
@@ -206,7 +208,7 @@ def declared(order: Any) -> tuple[Any, list[dict[str, str]]]:
 
 
 def pydantic(order: Any) -> tuple[Any, list[dict[str, str]]]:
-    cleaned, errors, _warnings = declared_pydantic.check(order)
+    cleaned, errors, _warnings = candidates.pydantic_check(order)
     return cleaned, errors
 
 
@@ -221,8 +223,8 @@ CANDIDATES: dict[str, Callable[[Any], Any]] = {
     "nodes (the Obj tree, IncomingOrder.node)": nodes,
     "declared nodes (orders.definitions.IncomingOrder)": declared,
     "pydantic 2: validate+errors+dump": pydantic,
-    "pydantic 2: validate only": declared_pydantic.validate_only,
-    "msgspec: convert+to_builtins": declared_msgspec.check,
+    "pydantic 2: validate only": candidates.pydantic_validate_only,
+    "msgspec: convert+to_builtins": candidates.msgspec_check,
     "DRF serializers": drf,
 }
 BASE = "nodes (the Obj tree, IncomingOrder.node)"
@@ -283,7 +285,7 @@ def conformance() -> None:
     checks = {
         "declared nodes": declared,
         "pydantic 2": pydantic,
-        "msgspec convert": declared_msgspec.check,
+        "msgspec convert": candidates.msgspec_check,
     }
     expected = {name: nodes(broken(0, changes))[1] for name, changes in FAULTS}
     total = sum(len(errors) for errors in expected.values())
@@ -333,8 +335,8 @@ def exactness() -> None:
         "nodes": lambda raw: nodes(jsonparse.loads(raw))[0],
         "declared nodes": lambda raw: declared(jsonparse.loads(raw))[0],
         "pydantic 2": lambda raw: pydantic(jsonparse.loads(raw))[0],
-        "msgspec convert": lambda raw: declared_msgspec.check(jsonparse.loads(raw))[0],
-        "msgspec decode (bytes)": lambda raw: declared_msgspec.check_bytes(f'{{"orders": [{raw}]}}'.encode())[0][0],
+        "msgspec convert": lambda raw: candidates.msgspec_check(jsonparse.loads(raw))[0],
+        "msgspec decode (bytes)": lambda raw: candidates.msgspec_check_bytes(f'{{"orders": [{raw}]}}'.encode())[0][0],
         "DRF serializers": lambda raw: drf(jsonparse.loads(raw))[0],
     }
     for label, run in rows.items():
@@ -353,7 +355,7 @@ def exactness() -> None:
             ("nodes", nodes),
             ("declared nodes", declared),
             ("pydantic 2", pydantic),
-            ("msgspec", declared_msgspec.check),
+            ("msgspec", candidates.msgspec_check),
         )
     }
     print("  floats in the 100 cleaned documents: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
@@ -377,7 +379,7 @@ def schemas() -> None:
     print("\nRequest schema published by drf-spectacular (OpenAPI 3.0.3) for extend_schema(request=...):")
     for label, request in (
         ("declared nodes: IncomingOrdersRequest", IncomingOrdersRequest),
-        ("pydantic 2 (contrib): IncomingOrder", declared_pydantic.IncomingOrder),
+        ("pydantic 2 (contrib): IncomingOrder", candidates.IncomingOrder),
         ("DRF serializers: OrderSerializer", OrderSerializer),
     ):
         schema = published(request)
@@ -390,10 +392,10 @@ def schemas() -> None:
             verdict = "INVALID: " + str(exc).splitlines()[0][:70]
         names = ", ".join(sorted(components)[:4])
         print(f"  {label:<38} {len(components):2} components ({names}, ...), {properties:2} properties; {verdict}")
-    _refs, components = declared_msgspec.msgspec.json.schema_components(
-        [declared_msgspec.IncomingOrder], ref_template="#/components/schemas/{name}"
+    _refs, components = msgspec.json.schema_components(
+        [candidates.IncomingOrderStruct], ref_template="#/components/schemas/{name}"
     )
-    price = components["LineItem"]["properties"]["price"]
+    price = components["LineItemStruct"]["properties"]["price"]
     print(
         f"  {'msgspec: json.schema_components':<38} {len(components):2} components, JSON Schema 2020-12 (null in "
         f"anyOf), no drf-spectacular extension; price {json.dumps(price)}"
@@ -424,7 +426,7 @@ def main() -> None:
         "jsonparse.parse + nodes": lambda: [nodes(o) for o in jsonparse.parse(raw).value["orders"]],
         "jsonparse.parse + declared nodes": lambda: [declared(o) for o in jsonparse.parse(raw).value["orders"]],
         "jsonparse.parse alone": lambda: jsonparse.parse(raw),
-        "msgspec.json.decode (Raw per item)": lambda: declared_msgspec.check_bytes(raw),
+        "msgspec.json.decode (Raw per item)": lambda: candidates.msgspec_check_bytes(raw),
     }
     table(
         f"\nThe same valid batch from its {len(raw):,} bytes: {rounds} interleaved rounds",

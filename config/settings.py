@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 from celery.schedules import crontab
@@ -235,39 +236,29 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
+
+
+def _every(task: str, setting: str, default: float) -> dict[str, Any]:
+    """A periodic task, every ``setting`` seconds."""
+    return {"task": task, "schedule": env.float(setting, default=default)}
+
+
+def _nightly(task: str, minute: int) -> dict[str, Any]:
+    """A retention task: once a day, at a quiet hour (UTC), in small batches."""
+    return {"task": task, "schedule": crontab(minute=minute, hour=env.int("RETENTION_HOUR_UTC", default=3))}
+
+
+_HEARTBEAT = _every("ops.tasks.beat_heartbeat", "BEAT_HEARTBEAT_INTERVAL_SECONDS", 30.0)
 CELERY_BEAT_SCHEDULE = {
-    "imports-sweep-pending": {
-        "task": "imports.tasks.sweep_pending_imports",
-        "schedule": env.float("IMPORT_SWEEP_INTERVAL_SECONDS", default=30.0),
-    },
-    "exports-sweep": {
-        "task": "exports.tasks.sweep_exports",
-        "schedule": env.float("EXPORT_SWEEP_INTERVAL_SECONDS", default=5.0),
-    },
-    "exports-cron": {
-        "task": "exports.tasks.run_cron_exports",
-        "schedule": env.float("EXPORT_CRON_INTERVAL_SECONDS", default=60.0),
-    },
+    "imports-sweep-pending": _every("imports.tasks.sweep_pending_imports", "IMPORT_SWEEP_INTERVAL_SECONDS", 30.0),
+    "exports-sweep": _every("exports.tasks.sweep_exports", "EXPORT_SWEEP_INTERVAL_SECONDS", 5.0),
+    "exports-cron": _every("exports.tasks.run_cron_exports", "EXPORT_CRON_INTERVAL_SECONDS", 60.0),
     # /health/ready checks the timestamp this writes; a heartbeat not run in time is useless, so it expires
     # (django-celery-beat's DatabaseScheduler reads "expire_seconds", not "expires").
-    "ops-beat-heartbeat": {
-        "task": "ops.tasks.beat_heartbeat",
-        "schedule": env.float("BEAT_HEARTBEAT_INTERVAL_SECONDS", default=30.0),
-        "options": {"expire_seconds": int(env.float("BEAT_HEARTBEAT_INTERVAL_SECONDS", default=30.0))},
-    },
-    # Retention: once a day, at a quiet hour (UTC), in small batches.
-    "exports-prune-logs": {
-        "task": "exports.tasks.prune_export_logs",
-        "schedule": crontab(minute=15, hour=env.int("RETENTION_HOUR_UTC", default=3)),
-    },
-    "imports-prune-logs": {
-        "task": "imports.tasks.prune_import_logs",
-        "schedule": crontab(minute=25, hour=env.int("RETENTION_HOUR_UTC", default=3)),
-    },
-    "integrations-prune-calls": {
-        "task": "integrations.tasks.prune_integration_calls",
-        "schedule": crontab(minute=35, hour=env.int("RETENTION_HOUR_UTC", default=3)),
-    },
+    "ops-beat-heartbeat": {**_HEARTBEAT, "options": {"expire_seconds": int(_HEARTBEAT["schedule"])}},
+    "exports-prune-logs": _nightly("exports.tasks.prune_export_logs", 15),
+    "imports-prune-logs": _nightly("imports.tasks.prune_import_logs", 25),
+    "integrations-prune-calls": _nightly("integrations.tasks.prune_integration_calls", 35),
 }
 
 # --- Retention (issue 7, section 3) -----------------------------------------------------------------

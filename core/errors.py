@@ -34,23 +34,27 @@ class ServiceError(Exception):
 
 
 class NotFound(ServiceError):
-    status_code = 404
-    code = "not_found"
+    """No such object in the caller's account (another account's is not found either)."""
+
+    status_code, code = 404, "not_found"
 
 
 class Conflict(ServiceError):
-    status_code = 409
-    code = "conflict"
+    """The object's state does not allow the change (an item still pending, a closed period)."""
+
+    status_code, code = 409, "conflict"
 
 
 class PayloadTooLarge(ServiceError):
-    status_code = 413
-    code = "too_large"
+    """A body or a list over its bound, refused as a whole."""
+
+    status_code, code = 413, "too_large"
 
 
 class UnsupportedMediaType(ServiceError):
-    status_code = 415
-    code = "unsupported_media_type"
+    """A body that is not JSON."""
+
+    status_code, code = 415, "unsupported_media_type"
 
 
 class InvalidInput(ServiceError):

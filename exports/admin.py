@@ -65,18 +65,10 @@ class ExportQueueForm(QueueConfigForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
+        problem = self.queue_problem(cleaned)
+        if problem is not None:
+            self._add_service_error(problem)
         if self.errors:
-            return cleaned
-        try:
-            services.validate_queue(
-                entity_type=cleaned.get("entity_type", ""),
-                trigger=cleaned.get("trigger", ""),
-                transform=cleaned.get("transform"),
-                delivery=cleaned.get("delivery"),
-                filters=cleaned.get("filters"),
-            )
-        except ServiceError as exc:
-            self._add_service_error(exc)
             return cleaned
         # On change the account is read-only, so the model's unique (account, name) check is skipped.
         name = cleaned.get("name")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -497,6 +498,31 @@ def _nice_rest(rest: str) -> str:
     return re.sub(r"^\[(\d+)\]\.?", lambda m: f"row {int(m.group(1)) + 1}: ", rest).rstrip(": ")
 
 
+def _type_field(label: str, registry: Mapping[str, object], lead: str) -> forms.ChoiceField:
+    """The choice of a transform or a delivery: the registry's codes, each explained in the help text."""
+    return forms.ChoiceField(
+        required=False,
+        label=label,
+        choices=[(code, code) for code in sorted(registry)],
+        help_text=" ".join([lead, *(f"{code}: {text}" for code, text in TYPE_HELP.items() if code in registry)]),
+    )
+
+
+def queue_problem(cleaned: dict[str, Any]) -> ServiceError | None:
+    """What ``services.validate_queue`` refuses in a form's cleaned queue, or None."""
+    try:
+        services.validate_queue(
+            entity_type=cleaned.get("entity_type", ""),
+            trigger=cleaned.get("trigger", ""),
+            transform=cleaned.get("transform"),
+            delivery=cleaned.get("delivery"),
+            filters=cleaned.get("filters"),
+        )
+    except ServiceError as exc:
+        return exc
+    return None
+
+
 class QueueConfigForm(forms.ModelForm):
     """Typed fields for a queue's filters, transform and delivery; mixed into ``ExportQueueForm`` (whose own
     ``clean`` then checks the assembled configuration once more with ``services.validate_queue``)."""
@@ -507,20 +533,8 @@ class QueueConfigForm(forms.ModelForm):
         help_text="Ticked: the JSON below is saved as typed and the fields above are ignored. The JSON is what the "
         "REST API takes (docs/exports.md).",
     )
-    transform__type = forms.ChoiceField(
-        required=False,
-        label="Transform",
-        choices=[(code, code) for code in sorted(TRANSFORMS)],
-        help_text="How entities become the file or body: "
-        + " ".join(f"{code}: {text}" for code, text in TYPE_HELP.items() if code in TRANSFORMS),
-    )
-    delivery__type = forms.ChoiceField(
-        required=False,
-        label="Delivery",
-        choices=[(code, code) for code in sorted(DELIVERIES)],
-        help_text="Where it goes: "
-        + " ".join(f"{code}: {text}" for code, text in TYPE_HELP.items() if code in DELIVERIES),
-    )
+    transform__type = _type_field("Transform", TRANSFORMS, "How entities become the file or body:")
+    delivery__type = _type_field("Delivery", DELIVERIES, "Where it goes:")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -567,19 +581,15 @@ class QueueConfigForm(forms.ModelForm):
         delivery = unmask(delivery, stored_delivery)
         cleaned.update(filters=filters, transform=transform, delivery=delivery)
         self.assembled = {"filters": filters, "transform": transform, "delivery": delivery}
-        if self.errors:
-            return cleaned
-        try:
-            services.validate_queue(
-                entity_type=cleaned.get("entity_type", ""),
-                trigger=cleaned.get("trigger", ""),
-                transform=transform,
-                delivery=delivery,
-                filters=filters,
-            )
-        except ServiceError as exc:
-            self.add_typed_error(exc)
+        problem = self.queue_problem(cleaned)
+        if problem is not None:
+            self.add_typed_error(problem)
         return cleaned
+
+    def queue_problem(self, cleaned: dict[str, Any]) -> ServiceError | None:
+        """What ``services.validate_queue`` refuses in the cleaned queue; None too when a field has an error
+        already (the queue is not checked as a whole then)."""
+        return None if self.errors else queue_problem(cleaned)
 
     def add_typed_error(self, exc: ServiceError) -> None:
         """``delivery.auth.token`` on the token field, ``transform.columns[1].path`` on the columns table."""

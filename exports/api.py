@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -22,6 +22,7 @@ from accounts.api import (
     AUTH_PARAMETERS,
     AccountScopedViewSet,
     ReadOnlyViewSet,
+    error_example,
     error_responses,
     filter_parameter,
     request_example,
@@ -107,31 +108,14 @@ EXPORT_LOG_EXAMPLE: dict[str, Any] = {
         }
     ],
 }
-_NOTHING_TO_PREVIEW = OpenApiExample(
-    "Nothing to preview",
-    value={
-        "status": "ERROR",
-        "message": "no stored entity of this type to preview",
-        "errors": [{"field": "object_id", "message": "no stored entity of this type to preview", "code": "invalid"}],
-    },
-    status_codes=[400],
-    response_only=True,
+_NOTHING_TO_PREVIEW = error_example(
+    "Nothing to preview", "no stored entity of this type to preview", field="object_id", status_code=400
 )
-_STILL_PENDING = OpenApiExample(
-    "Still pending",
-    value={"status": "ERROR", "message": "The item is still pending; it can be retried once it has an outcome."},
-    status_codes=[409],
-    response_only=True,
+_STILL_PENDING = error_example(
+    "Still pending", "The item is still pending; it can be retried once it has an outcome.", status_code=409
 )
-_INVALID_CONFIG = OpenApiExample(
-    "Invalid configuration",
-    value={
-        "status": "ERROR",
-        "message": "must be an absolute https URL",
-        "errors": [{"field": "delivery.url", "message": "must be an absolute https URL", "code": "invalid"}],
-    },
-    status_codes=[400],
-    response_only=True,
+_INVALID_CONFIG = error_example(
+    "Invalid configuration", "must be an absolute https URL", field="delivery.url", status_code=400
 )
 
 

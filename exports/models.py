@@ -6,20 +6,22 @@ from django.db import models
 from django.utils import timezone
 
 from accounts.models import AccountOwned
+from core import outbox
 from core.jsonenc import DecimalJSONField
 
 
 class EntityType(models.TextChoices):
     """The eight exportable entities of the spec (Events, Exportable entities)."""
 
-    CHECKOUTS = "checkouts"
-    SALES = "sales"
-    REGISTER_CLOSE_STATEMENTS = "register_close_statements"
-    PRODUCT_EDIT_EVENTS = "product_edit_events"
-    NEWSLETTER_SIGNUPS = "newsletter_signups"
-    STOCK_EVENTS = "stock_events"
-    INCOMING_ORDER_STATE_CHANGES = "incoming_order_state_changes"
-    OUTGOING_ORDERS = "outgoing_orders"
+    # The codes are core.outbox's, which the domain apps offer their entities under.
+    CHECKOUTS = outbox.CHECKOUTS
+    SALES = outbox.SALES
+    REGISTER_CLOSE_STATEMENTS = outbox.REGISTER_CLOSE_STATEMENTS
+    PRODUCT_EDIT_EVENTS = outbox.PRODUCT_EDIT_EVENTS
+    NEWSLETTER_SIGNUPS = outbox.NEWSLETTER_SIGNUPS
+    STOCK_EVENTS = outbox.STOCK_EVENTS
+    INCOMING_ORDER_STATE_CHANGES = outbox.INCOMING_ORDER_STATE_CHANGES
+    OUTGOING_ORDERS = outbox.OUTGOING_ORDERS
 
 
 class Trigger(models.TextChoices):

@@ -34,12 +34,9 @@ def export_items(
     queryset = ExportItem.objects.filter(account=account).select_related("queue", "delivery")
     if queue is not None:
         queryset = queryset.filter(queue_id=queue)
-    if status:
-        queryset = queryset.filter(status=status)
-    if entity_type:
-        queryset = queryset.filter(entity_type=entity_type)
-    if element_key:
-        queryset = queryset.filter(element_key=element_key)
+    for field, value in (("status", status), ("entity_type", entity_type), ("element_key", element_key)):
+        if value:  # a blank filter is no filter
+            queryset = queryset.filter(**{field: value})
     if with_attempts:
         queryset = queryset.prefetch_related("delivery__attempt_log")
     return queryset.order_by("-id")

@@ -15,6 +15,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from accounts.serializers import read_only_meta
 from core.secrets import MASK
 from core.serializers import JSONField
 from exports.deliveries import REGISTRY as DELIVERIES
@@ -267,11 +268,7 @@ class ExportLogFilterSerializer(serializers.Serializer):
 
 
 class ExportAttemptSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = ExportAttempt
-        fields = ["number", "ok", "status_code", "error", "duration_ms", "started_at"]
-        read_only_fields = fields
-        ref_name = "ExportAttempt"
+    Meta = read_only_meta(ExportAttempt, ["number", "ok", "status_code", "error", "duration_ms", "started_at"])
 
 
 class ExportLogOutputSerializer(serializers.ModelSerializer):

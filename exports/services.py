@@ -18,7 +18,7 @@ import secrets
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
@@ -364,25 +364,50 @@ def _send(
 ) -> _Outcome:
     queue = delivery.queue
     started = timezone.now()
-    clock = time.monotonic()
     skipped: dict[int, str] = {}
-    try:
-        elements, skipped = elements_of(queue, items, entities)
+
+    def send() -> DeliveryResult | _Outcome:
+        elements, skipped_now = elements_of(queue, items, entities)
+        skipped.update(skipped_now)
         if not elements:
             return _Outcome(delivery, items, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0)
         context = render_context(queue, delivery.delivery_id, started)
         rendered = TRANSFORMS[queue.transform.get("type", "identity")].render(elements, context, queue.transform)
-        result = circuit.deliver(
+        return circuit.deliver(
             rendered, queue=queue, delivery_id=delivery.delivery_id, context=context, timeout=timeout
         )
+
+    return _attempt(delivery, items, skipped, started, send)
+
+
+def _attempt(
+    delivery: ExportDelivery,
+    items: list[ExportItem] | None,
+    skipped: dict[int, str],
+    started: datetime,
+    send: Callable[[], DeliveryResult | _Outcome],
+) -> _Outcome:
+    """Run ``send`` (render and deliver, or decide there is nothing to send) as the delivery's attempt: what it
+    raises is recorded too (the task's soft time limit as a timeout, anything else as a failure)."""
+    clock = time.monotonic()
+    try:
+        result = send()
     except SoftTimeLimitExceeded:
         return _timed_out(delivery, items, skipped, started, clock)
-    except (TransformError, ConfigError, KeyError) as exc:
-        result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
-        logger.exception("export delivery %s failed", delivery.delivery_id)
-        result = DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
+        result = _not_sent(delivery, exc)
+    if isinstance(result, _Outcome):
+        return result
     return _outcome(delivery, items, result, skipped, started, clock)
+
+
+def _not_sent(delivery: ExportDelivery, exc: Exception) -> DeliveryResult:
+    """The failed attempt of a send that raised: a transform or configuration error (its message), or a bug
+    (logged with its traceback, recorded by its type only)."""
+    if isinstance(exc, TransformError | ConfigError | KeyError):
+        return DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
+    logger.exception("export delivery %s failed", delivery.delivery_id)
+    return DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
 
 
 # The error of an attempt cut off by the delivery task's soft time limit: a timeout, under the spec's retry rule.
@@ -472,30 +497,24 @@ def _send_streamed(delivery: ExportDelivery, *, timeout: float | None = None) ->
     it, so memory stays flat whatever the batch size (for the streaming transforms: identity and CSV)."""
     queue = delivery.queue
     started = timezone.now()
-    clock = time.monotonic()
     skipped: dict[int, str] = {}
     sent = [0]
-    try:
+
+    def send() -> DeliveryResult | _Outcome:
         waiting = circuit.paused(queue)  # asked before the file is rendered: it may be large
         if waiting is not None:
-            return _outcome(delivery, None, waiting, skipped, started, clock)
+            return waiting
         with tempfile.SpooledTemporaryFile(max_size=STREAM_SPOOL_BYTES) as out:
             context = render_context(queue, delivery.delivery_id, started)
             transform = TRANSFORMS[queue.transform.get("type", "identity")]
             rendered = transform.render_to(_stream_elements(delivery, skipped, sent), context, queue.transform, out)
             if not sent[0]:
                 return _Outcome(delivery, None, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0)
-            result = circuit.deliver(
+            return circuit.deliver(
                 rendered, queue=queue, delivery_id=delivery.delivery_id, context=context, timeout=timeout
             )
-    except SoftTimeLimitExceeded:
-        return _timed_out(delivery, None, skipped, started, clock)
-    except (TransformError, ConfigError, KeyError) as exc:
-        result = DeliveryResult(ok=False, error=f"transform or configuration error: {exc}")
-    except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
-        logger.exception("export delivery %s failed", delivery.delivery_id)
-        result = DeliveryResult(ok=False, error=f"internal error: {type(exc).__name__}")
-    return _outcome(delivery, None, result, skipped, started, clock)
+
+    return _attempt(delivery, None, skipped, started, send)
 
 
 def _record(outcomes: Sequence[_Outcome]) -> None:
@@ -769,13 +788,7 @@ def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tupl
         "filters": queue.filters,
         **fields,
     }
-    validate_queue(
-        entity_type=merged["entity_type"],
-        trigger=merged["trigger"],
-        transform=merged["transform"],
-        delivery=merged["delivery"],
-        filters=merged["filters"],
-    )
+    validate_queue(**{key: merged[key] for key in ("entity_type", "trigger", "transform", "delivery", "filters")})
     secret = None
     if "delivery" in fields:
         fields["delivery"], secret = _with_secret(fields["delivery"])

@@ -14,13 +14,15 @@ from django.conf import settings
 
 from exports import retention, services
 
+# A delivery task's limits: the soft one ends a send cleanly (recorded as a timeout), well before the hard one.
+_DELIVERY_TASK = {
+    "soft_time_limit": settings.EXPORT_TASK_SOFT_TIME_LIMIT,
+    "time_limit": settings.EXPORT_TASK_TIME_LIMIT,
+    "acks_late": settings.EXPORT_TASK_ACKS_LATE,
+}
 
-@shared_task(
-    name="exports.tasks.deliver",
-    soft_time_limit=settings.EXPORT_TASK_SOFT_TIME_LIMIT,
-    time_limit=settings.EXPORT_TASK_TIME_LIMIT,
-    acks_late=settings.EXPORT_TASK_ACKS_LATE,
-)
+
+@shared_task(name="exports.tasks.deliver", **_DELIVERY_TASK)
 def deliver(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, str]:
     """One export queue's due real-time deliveries, ``delivery_pks`` first."""
     return services.deliver_queue(queue_id=queue_id, delivery_pks=delivery_pks or [])
@@ -36,12 +38,7 @@ def run_cron_exports() -> int:
     return services.run_cron()
 
 
-@shared_task(
-    name="exports.tasks.deliver_cron",
-    soft_time_limit=settings.EXPORT_TASK_SOFT_TIME_LIMIT,
-    time_limit=settings.EXPORT_TASK_TIME_LIMIT,
-    acks_late=settings.EXPORT_TASK_ACKS_LATE,
-)
+@shared_task(name="exports.tasks.deliver_cron", **_DELIVERY_TASK)
 def deliver_cron(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, str]:
     """The same work as ``deliver`` for one queue's cron windows: a task name of its own routes it to the cron
     queue."""

@@ -47,4 +47,23 @@ def dashboard(request: HttpRequest) -> TemplateResponse:
         "slowest": selectors.slowest_integrations(since=since),
         "heartbeat_at": selectors.heartbeat_at(name=BEAT),
     }
+    # The two failure tables are drawn alike: an import's row also has its status.
+    context["failure_tables"] = [
+        {
+            "id": "export-failures",
+            "caption": "Export deliveries failed",
+            "source": "Queue",
+            "count": "Failed deliveries",
+            "statuses": False,
+            "rows": context["export_failures"],
+        },
+        {
+            "id": "import-failures",
+            "caption": "Import log entries failed or rejected",
+            "source": "Kind",
+            "count": "Items",
+            "statuses": True,
+            "rows": context["import_failures"],
+        },
+    ]
     return TemplateResponse(request, "admin/ops/dashboard.html", context)

@@ -74,6 +74,14 @@ def _ok(value: object) -> str:
     return "success" if value else "failure"
 
 
+def _gauge(name: str, documentation: str, labels: list[str], samples: Iterable[tuple[list[str], float]]) -> Metric:
+    """A gauge family of (label values, value) samples."""
+    family = GaugeMetricFamily(name, documentation, labels=labels)
+    for values, value in samples:
+        family.add_metric(values, value)
+    return family
+
+
 def _histogram(name: str, documentation: str, labels: list[str], rows: list[selectors.Histogram]) -> Metric:
     """A histogram family from the selector's rows; their ``ok`` label becomes ``outcome`` (success/failure)."""
     family = HistogramMetricFamily(name, documentation, labels=labels)
@@ -106,12 +114,12 @@ class DatabaseCollector:
         since = now - timedelta(seconds=window)
         suffix = f" in the last METRICS_WINDOW_SECONDS ({window} s)"
 
-        imports = GaugeMetricFamily(
-            "retail_import_items", "Import items queued" + suffix + ", by kind and status.", labels=["kind", "status"]
+        yield _gauge(
+            "retail_import_items",
+            "Import items queued" + suffix + ", by kind and status.",
+            ["kind", "status"],
+            (([kind, status], n) for kind, status, n in selectors.import_items_by_status(since=since)),
         )
-        for kind, status, n in selectors.import_items_by_status(since=since):
-            imports.add_metric([kind, status], n)
-        yield imports
 
         pending, oldest = selectors.import_backlog()
         yield GaugeMetricFamily("retail_import_backlog", "Import items queued, not yet materialised.", value=pending)
@@ -121,73 +129,61 @@ class DatabaseCollector:
             value=(now - oldest).total_seconds() if oldest else 0.0,
         )
 
-        warnings = GaugeMetricFamily(
+        yield _gauge(
             "retail_sale_warnings",
             "Warnings on checkouts stored as sent" + suffix + ", by account and code (docs/amounts.md).",
-            labels=["account", "code"],
+            ["account", "code"],
+            (([account, code], n) for account, code, n in selectors.checkout_warnings_by_code(since=since)),
         )
-        for account, code, n in selectors.checkout_warnings_by_code(since=since):
-            warnings.add_metric([account, code], n)
-        yield warnings
-
-        exports = GaugeMetricFamily(
+        yield _gauge(
             "retail_export_items",
             "Export items created" + suffix + ", by account, queue and status.",
-            labels=["account", "queue", "status"],
+            ["account", "queue", "status"],
+            (
+                ([account, queue, status], n)
+                for account, queue, status, n in selectors.export_items_by_queue(since=since)
+            ),
         )
-        for account, queue_name, status, n in selectors.export_items_by_queue(since=since):
-            exports.add_metric([account, queue_name, status], n)
-        yield exports
 
-        backlog = GaugeMetricFamily(
+        backlog = list(selectors.export_backlog())
+        yield _gauge(
             "retail_export_backlog",
             "Export items not yet delivered (the outbox), by queue.",
-            labels=["account", "queue"],
+            ["account", "queue"],
+            (([queue.account, queue.queue], queue.pending) for queue in backlog),
         )
-        oldest_age = GaugeMetricFamily(
+        yield _gauge(
             "retail_export_oldest_pending_age_seconds",
             "Age of the oldest export item not yet delivered, by queue (0 when none).",
-            labels=["account", "queue"],
+            ["account", "queue"],
+            (([queue.account, queue.queue], queue.oldest_pending_age_seconds) for queue in backlog),
         )
-        for queue in selectors.export_backlog():
-            backlog.add_metric([queue.account, queue.queue], queue.pending)
-            oldest_age.add_metric([queue.account, queue.queue], queue.oldest_pending_age_seconds)
-        yield backlog
-        yield oldest_age
 
-        breakers = GaugeMetricFamily(
+        yield _gauge(
             "retail_circuit_breakers",
             "Destinations' circuit breakers by state (open: calls fail fast; closed: some failures counted).",
-            labels=["state"],
+            ["state"],
+            (([state], n) for state, n in selectors.circuit_breakers_by_state()),
         )
-        for state, n in selectors.circuit_breakers_by_state():
-            breakers.add_metric([state], n)
-        yield breakers
-        paused = GaugeMetricFamily(
+        yield _gauge(
             "retail_export_paused_deliveries",
             "Export deliveries waiting for their destination's circuit breaker to reopen, by queue.",
-            labels=["account", "queue"],
+            ["account", "queue"],
+            (([account, queue], n) for account, queue, n in selectors.paused_export_deliveries()),
         )
-        for account, queue_name, n in selectors.paused_export_deliveries():
-            paused.add_metric([account, queue_name], n)
-        yield paused
-        disabled = GaugeMetricFamily(
+        yield _gauge(
             "retail_export_queue_disabled",
             "1 for an export queue the service disabled after EXPORT_QUEUE_DISABLE_AFTER_DAYS of failure.",
-            labels=["account", "queue"],
+            ["account", "queue"],
+            (([account, queue], 1) for account, queue in selectors.disabled_export_queues()),
         )
-        for account, queue_name in selectors.disabled_export_queues():
-            disabled.add_metric([account, queue_name], 1)
-        yield disabled
 
-        retries = GaugeMetricFamily(
+        yield _gauge(
             "retail_export_retries",
             "Delivery attempts after the first" + suffix + ", by queue and outcome.",
-            labels=["account", "queue", "outcome"],
+            ["account", "queue", "outcome"],
+            (([account, queue, _ok(ok)], n) for account, queue, ok, n in selectors.export_retries(since=since)),
         )
-        for account, queue_name, ok, n in selectors.export_retries(since=since):
-            retries.add_metric([account, queue_name, _ok(ok)], n)
-        yield retries
 
         yield _histogram(
             "retail_export_delivery_duration_seconds",

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from core.secrets import MASK, searchable
 from exports.transforms.base import ConfigError, RenderContext, Rendered
 
-__all__ = ["ConfigError", "Delivery", "DeliveryResult", "RenderContext", "Rendered", "unreachable"]
+__all__ = ["ConfigError", "Delivery", "DeliveryResult", "RenderContext", "Rendered", "Send", "unreachable"]
 
 DEFAULT_TIME_BUDGET_SECONDS = 60.0
 
@@ -46,6 +46,23 @@ class DeliveryResult:
 
     # The first bytes of what the destination answered on success (a web hook's body), for a test delivery.
     answer: str = ""
+
+
+@dataclass(frozen=True)
+class Send:
+    """One send of an export: what ``Delivery.deliver`` was given, handed to the delivery's ``send``."""
+
+    rendered: Rendered
+    config: dict[str, Any]
+    delivery_id: str
+    context: RenderContext
+    # The seconds this send may take at most (what is left of the task's time limit), on top of the configured
+    # timeouts; None: no limit of its own.
+    timeout: float | None = None
+
+    def within(self, configured: float) -> float:
+        """The configured ``timeout`` in seconds, or what the send has left if that is less."""
+        return configured if self.timeout is None else min(configured, self.timeout)
 
 
 def unreachable(exc: BaseException, *, connecting: bool = False) -> bool:
@@ -106,6 +123,10 @@ class Delivery:
     ) -> DeliveryResult:
         """Send; ``timeout``: the seconds this send may take at most (what is left of the task's time limit),
         applied on top of the configured timeouts."""
+        return self.send(Send(rendered, config, delivery_id, context, timeout))
+
+    def send(self, job: Send) -> DeliveryResult:
+        """What each delivery does with one send (``deliver``'s arguments in one object)."""
         raise NotImplementedError
 
 

@@ -53,6 +53,7 @@ from exports.deliveries.base import (
     DeliveryResult,
     RenderContext,
     Rendered,
+    Send,
     render_path,
     unreachable,
 )
@@ -171,29 +172,18 @@ class EmailDelivery(Delivery):
         if body is not None and not isinstance(body, str):
             raise ConfigError("body", "must be a string")
 
-    def deliver(
-        self,
-        rendered: Rendered,
-        *,
-        config: dict[str, Any],
-        delivery_id: str,
-        context: RenderContext,
-        timeout: float | None = None,
-    ) -> DeliveryResult:
+    def send(self, job: Send) -> DeliveryResult:
+        rendered, config, delivery_id = job.rendered, job.config, job.delivery_id
         try:
-            subject = _render(
-                config.get("subject") or DEFAULT_SUBJECT,
-                field="subject",
-                context=context,
-                delivery_id=delivery_id,
-                extension=rendered.extension,
-            )
-            attachment_name = _render(
-                config.get("attachment_name") or DEFAULT_ATTACHMENT_NAME,
-                field="attachment_name",
-                context=context,
-                delivery_id=delivery_id,
-                extension=rendered.extension,
+            subject, attachment_name = (
+                _render(
+                    config.get(field) or default,
+                    field=field,
+                    context=job.context,
+                    delivery_id=delivery_id,
+                    extension=rendered.extension,
+                )
+                for field, default in (("subject", DEFAULT_SUBJECT), ("attachment_name", DEFAULT_ATTACHMENT_NAME))
             )
             # Checked again here: a stored configuration is not trusted to have passed today's validate.
             _check_sender(config)
@@ -215,7 +205,7 @@ class EmailDelivery(Delivery):
             message.attach(_attachment(rendered, attachment_name))
         except TransformError as exc:
             return _failed(str(exc))
-        timeout = min(getattr(settings, "EMAIL_TIMEOUT", None) or DEFAULT_TIMEOUT_SECONDS, timeout or float("inf"))
+        timeout = job.within(getattr(settings, "EMAIL_TIMEOUT", None) or DEFAULT_TIMEOUT_SECONDS)
         try:
             connection = get_connection(fail_silently=False, timeout=timeout)
             sent = connection.send_messages([message])

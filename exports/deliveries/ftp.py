@@ -44,7 +44,7 @@ from exports.deliveries.base import (
     Delivery,
     DeliveryResult,
     RenderContext,
-    Rendered,
+    Send,
     refuse_masked,
     render_path,
     unreachable,
@@ -115,18 +115,51 @@ def validate_path(config: dict[str, Any]) -> None:
         raise ConfigError("path", str(exc)) from None
 
 
-def remote_path(
-    config: dict[str, Any], *, context: RenderContext, delivery_id: str, extension: str
-) -> tuple[bool, list[str], str]:
-    """The configured path template rendered and checked: (absolute, directories, file name).
-    Raises ValueError with the reason."""
+def validate_remote(config: dict[str, Any], secret_keys: tuple[str, ...]) -> None:
+    """What an FTP and an SFTP configuration both need: no masked secret, a host, a port, a user name, an
+    optional password."""
+    refuse_masked(config, secret_keys)
+    validate_host(config)
+    validate_port(config)
+    validate_string(config, "username", required=True)
+    validate_string(config, "password", required=False)
+
+
+def remote_path(job: Send) -> tuple[bool, list[str], str]:
+    """The configured path template rendered and checked: (absolute, directories, file name). Raises
+    RemoteRefused with the reason."""
     try:
         path = render_path(
-            config.get("path") or DEFAULT_PATH, context=context, delivery_id=delivery_id, extension=extension
+            job.config.get("path") or DEFAULT_PATH,
+            context=job.context,
+            delivery_id=job.delivery_id,
+            extension=job.rendered.extension,
         )
+        return split_remote_path(path)
     except ConfigError as exc:
-        raise ValueError(exc.message) from None
-    return split_remote_path(path)
+        raise RemoteRefused(f"path: {exc.message}") from None
+    except ValueError as exc:
+        raise RemoteRefused(f"path: {exc}") from None
+
+
+def remote_address(job: Send, *, default_port: int) -> tuple[str, int, str, float]:
+    """(host, port, the address the outbound guard checked, the timeout of each operation in seconds). Raises
+    RemoteRefused when the guard refuses the host."""
+    host: str = job.config["host"]
+    port = int(job.config.get("port") or default_port)
+    try:
+        address = check_address(host, port)[0]
+    except OutboundRefused as exc:
+        raise RemoteRefused(f"destination refused: {exc}") from None
+    # Per operation; the task's soft time limit bounds the whole upload.
+    return host, port, address, job.within(float(job.config.get("timeout") or DEFAULT_TIMEOUT_SECONDS))
+
+
+class RemoteRefused(Exception):
+    """A send refused before connecting (its path, its configuration, its destination): the error to return."""
+
+    def result(self) -> DeliveryResult:
+        return DeliveryResult(ok=False, error=str(self))
 
 
 def split_remote_path(path: str) -> tuple[bool, list[str], str]:
@@ -165,11 +198,7 @@ class FtpDelivery(Delivery):
         return str(config.get("host") or "").strip().lower(), config.get("port") or 21
 
     def validate(self, config: dict[str, Any]) -> None:
-        refuse_masked(config, self.SECRET_KEYS)
-        validate_host(config)
-        validate_port(config)
-        validate_string(config, "username", required=True)
-        validate_string(config, "password", required=False)
+        validate_remote(config, self.SECRET_KEYS)
         validate_bool(config, "tls")
         validate_bool(config, "passive")
         validate_timeout(config)
@@ -182,31 +211,14 @@ class FtpDelivery(Delivery):
             except (ssl.SSLError, ValueError, TypeError):
                 raise ConfigError("ca_certificate", "not a PEM certificate") from None
 
-    def deliver(
-        self,
-        rendered: Rendered,
-        *,
-        config: dict[str, Any],
-        delivery_id: str,
-        context: RenderContext,
-        timeout: float | None = None,
-    ) -> DeliveryResult:
+    def send(self, job: Send) -> DeliveryResult:
+        config = job.config
         secrets = [config.get("password")]
         try:
-            absolute, directories, name = remote_path(
-                config, context=context, delivery_id=delivery_id, extension=rendered.extension
-            )
-        except ValueError as exc:
-            return DeliveryResult(ok=False, error=f"path: {exc}")
-        host: str = config["host"]
-        port = int(config.get("port") or 21)
-        try:
-            address = check_address(host, port)[0]
-        except OutboundRefused as exc:
-            return DeliveryResult(ok=False, error=f"destination refused: {exc}")
-
-        # Per operation; the task's soft time limit bounds the whole upload.
-        timeout = min(float(config.get("timeout") or DEFAULT_TIMEOUT_SECONDS), timeout or float("inf"))
+            absolute, directories, name = remote_path(job)
+            host, port, address, timeout = remote_address(job, default_port=21)
+        except RemoteRefused as exc:
+            return exc.result()
         tls = bool(config.get("tls"))
         # Plain FTP is what many integrators run; FTPS ("tls": true) is offered and verified.
         client: ftplib.FTP = (
@@ -237,7 +249,7 @@ class FtpDelivery(Delivery):
                     client.mkd(directory)
                 client.cwd(directory)
             stage = "upload"
-            client.storbinary(f"STOR {temporary}", rendered.open(), blocksize=UPLOAD_BLOCK_BYTES)
+            client.storbinary(f"STOR {temporary}", job.rendered.open(), blocksize=UPLOAD_BLOCK_BYTES)
             stage = "rename"
             try:
                 client.rename(temporary, name)

@@ -45,25 +45,22 @@ from typing import Any
 
 import paramiko
 
-from core.outbound import OutboundRefused, check_address
 from exports.deliveries.base import (
     ConfigError,
     Delivery,
     DeliveryResult,
-    RenderContext,
-    Rendered,
-    refuse_masked,
+    Send,
     unreachable,
 )
 from exports.deliveries.ftp import (
-    DEFAULT_TIMEOUT_SECONDS,
     UPLOAD_BLOCK_BYTES,
+    RemoteRefused,
     redact,
+    remote_address,
     remote_path,
     validate_bool,
-    validate_host,
     validate_path,
-    validate_port,
+    validate_remote,
     validate_string,
     validate_timeout,
 )
@@ -119,11 +116,7 @@ class SftpDelivery(Delivery):
         return str(config.get("host") or "").strip().lower(), config.get("port") or 22
 
     def validate(self, config: dict[str, Any]) -> None:
-        refuse_masked(config, self.SECRET_KEYS)
-        validate_host(config)
-        validate_port(config)
-        validate_string(config, "username", required=True)
-        validate_string(config, "password", required=False)
+        validate_remote(config, self.SECRET_KEYS)
         validate_string(config, "private_key", required=False)
         validate_string(config, "private_key_passphrase", required=False)
         validate_bool(config, "insecure_accept_any_host_key")
@@ -152,43 +145,15 @@ class SftpDelivery(Delivery):
             except ValueError as exc:
                 raise ConfigError("host_key", str(exc)) from None
 
-    def deliver(
-        self,
-        rendered: Rendered,
-        *,
-        config: dict[str, Any],
-        delivery_id: str,
-        context: RenderContext,
-        timeout: float | None = None,
-    ) -> DeliveryResult:
+    def send(self, job: Send) -> DeliveryResult:
+        config = job.config
         secrets = [config.get("password"), config.get("private_key"), config.get("private_key_passphrase")]
         try:
-            absolute, directories, name = remote_path(
-                config, context=context, delivery_id=delivery_id, extension=rendered.extension
-            )
-        except ValueError as exc:
-            return DeliveryResult(ok=False, error=f"path: {exc}")
-        try:
-            expected_keys = parse_host_keys(config["host_key"]) if config.get("host_key") else None
-            private_key = (
-                load_private_key(config["private_key"], config.get("private_key_passphrase") or None)
-                if config.get("private_key")
-                else None
-            )
-        except ValueError as exc:
-            return DeliveryResult(ok=False, error=f"configuration: {exc}")
-        if expected_keys is None and not config.get("insecure_accept_any_host_key"):
-            return DeliveryResult(ok=False, error="host_key: the server's host key is required")
-
-        host: str = config["host"]
-        port = int(config.get("port") or 22)
-        try:
-            address = check_address(host, port)[0]
-        except OutboundRefused as exc:
-            return DeliveryResult(ok=False, error=f"destination refused: {exc}")
-
-        # Per operation; the task's soft time limit bounds the whole upload.
-        timeout = min(float(config.get("timeout") or DEFAULT_TIMEOUT_SECONDS), timeout or float("inf"))
+            absolute, directories, name = remote_path(job)
+            expected_keys, private_key = _keys(config)
+            _host, port, address, timeout = remote_address(job, default_port=22)
+        except RemoteRefused as exc:
+            return exc.result()
         stage = "connect"
         sock: socket.socket | None = None
         transport: paramiko.Transport | None = None
@@ -235,7 +200,7 @@ class SftpDelivery(Delivery):
                 try:
                     with client.open(temporary, "wb") as remote_file:
                         remote_file.set_pipelined(True)
-                        source = rendered.open()
+                        source = job.rendered.open()
                         while block := source.read(UPLOAD_BLOCK_BYTES):
                             remote_file.write(block)
                     stage = "rename"
@@ -261,6 +226,23 @@ class SftpDelivery(Delivery):
             elif sock is not None:
                 sock.close()
         return DeliveryResult(ok=True)
+
+
+def _keys(config: dict[str, Any]) -> tuple[list[paramiko.PKey] | None, paramiko.PKey | None]:
+    """The host keys the server may present (None: any, when explicitly allowed) and the private key to log in
+    with (None: the password). Raises RemoteRefused for a configuration that cannot work."""
+    try:
+        expected_keys = parse_host_keys(config["host_key"]) if config.get("host_key") else None
+        private_key = (
+            load_private_key(config["private_key"], config.get("private_key_passphrase") or None)
+            if config.get("private_key")
+            else None
+        )
+    except ValueError as exc:
+        raise RemoteRefused(f"configuration: {exc}") from None
+    if expected_keys is None and not config.get("insecure_accept_any_host_key"):
+        raise RemoteRefused("host_key: the server's host key is required")
+    return expected_keys, private_key
 
 
 def _make_directories(client: paramiko.SFTPClient, absolute: bool, directories: list[str]) -> None:

@@ -46,7 +46,7 @@ from core.secrets import (
     unmask_url,
     url_secrets,
 )
-from exports.deliveries.base import MASKED, ConfigError, Delivery, DeliveryResult, RenderContext, Rendered
+from exports.deliveries.base import MASKED, ConfigError, Delivery, DeliveryResult, Send
 from exports.transforms.base import TransformError
 
 RETRYABLE_STATUS = frozenset({503, 522, 524})
@@ -225,24 +225,15 @@ class WebhookDelivery(Delivery):
             config.get("read_timeout", DEFAULT_READ_TIMEOUT)
         )
 
-    def deliver(
-        self,
-        rendered: Rendered,
-        *,
-        config: dict[str, Any],
-        delivery_id: str,
-        context: RenderContext,
-        timeout: float | None = None,
-    ) -> DeliveryResult:
-        secrets = self.secrets(config)
+    def send(self, job: Send) -> DeliveryResult:
+        secrets = self.secrets(job.config)
         with hidden(secrets):
-            result = self._deliver(rendered, config=config, delivery_id=delivery_id, secrets=secrets, limit=timeout)
+            result = self._deliver(job, secrets=secrets)
         # A receiver may echo what it got (a token, the URL) in its answer, which becomes the attempt's error.
         return replace(result, error=redact(result.error, secrets)) if result.error else result
 
-    def _deliver(
-        self, rendered: Rendered, *, config: dict[str, Any], delivery_id: str, secrets: list[str], limit: float | None
-    ) -> DeliveryResult:
+    def _deliver(self, job: Send, *, secrets: list[str]) -> DeliveryResult:
+        rendered, config, delivery_id = job.rendered, job.config, job.delivery_id
         url = config["url"]
         parts = urlsplit(url)
         if parts.scheme == "http" and not _allowed_plain_http(parts.hostname or "", parts.port or 80):
@@ -269,7 +260,7 @@ class WebhookDelivery(Delivery):
         # The whole exchange (connecting, sending, the answer to its last byte) within connect + read timeouts and
         # within what the task has left: requests' timeouts apply to each socket operation only, so a receiver
         # that trickles its answer a byte at a time would never trip them (core.deadline cuts it off).
-        total = self.time_budget(config) if limit is None else min(self.time_budget(config), limit)
+        total = job.within(self.time_budget(config))
         timeout = (
             min(float(config.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)), total),
             min(float(config.get("read_timeout", DEFAULT_READ_TIMEOUT)), total),

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.apps import apps
 
-from exports.entities.base import EntityDefinition
+from exports.entities.base import EntityDefinition, find_newest
 
 
 def document_entity(*, code: str, model_label: str, element_key: str, key_of: Callable[[Any], str]) -> EntityDefinition:
@@ -24,10 +24,6 @@ def document_entity(*, code: str, model_label: str, element_key: str, key_of: Ca
         return dict(rows)
 
     def find(account_id: int, object_id: int | None) -> tuple[int, str] | None:
-        rows = model().objects.filter(account_id=account_id)
-        if object_id is not None:
-            rows = rows.filter(pk=object_id)
-        row = rows.order_by("-pk").first()
-        return (row.pk, key_of(row)) if row else None
+        return find_newest(model().objects.filter(account_id=account_id), object_id, key_of)
 
     return EntityDefinition(code=code, model_label=model_label, element_key=element_key, load=load, find=find)

@@ -86,10 +86,10 @@ from exports.transforms.base import (
     Element,
     RenderContext,
     Rendered,
-    Transform,
     TransformError,
 )
 from exports.transforms.common import (
+    CheckedTransform,
     Path,
     RenderBudget,
     check_date_format,
@@ -103,7 +103,6 @@ from exports.transforms.common import (
     require_bool,
     require_choice,
     resolve,
-    skip_reason_for,
     to_decimal,
     validate_skip,
     without_skipped,
@@ -434,14 +433,11 @@ def _value(column: _Column, row: dict[str, Any], entity: dict[str, Any]) -> Any:
     return localised(resolve(entity if column.on_entity else row, column.path), column.languages)
 
 
-class CsvTransform(Transform):
+class CsvTransform(CheckedTransform):
     code = "csv"
 
-    def validate(self, config: dict[str, Any]) -> None:
-        _compile(config)
-
-    def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
-        return skip_reason_for(element, config)
+    def check(self, config: dict[str, Any]) -> _Settings:
+        return _compile(config)
 
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
         buffer = io.BytesIO()
@@ -459,10 +455,7 @@ class CsvTransform(Transform):
         self, elements: Iterable[Element], config: dict[str, Any], out: IO[bytes], budget: RenderBudget
     ) -> Rendered:
         """Rows go straight into ``out`` as UTF-8: only a group table (grouped modes) is held in memory."""
-        try:
-            settings = _compile(config)
-        except ConfigError as error:
-            raise TransformError(f"invalid configuration: {error}") from error
+        settings: _Settings = self.checked(config)
         skipped: list[str] = []
         kept = without_skipped(elements, config, skipped)
         formatters = [_charged(_cell_formatter(column, settings), budget) for column in settings.columns]

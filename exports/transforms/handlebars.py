@@ -69,22 +69,22 @@ from typing import Any
 import pybars
 from pybars._compiler import Scope, escape, prepare, strlist
 
-from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
+from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, TransformError
 from exports.transforms.common import (
     CHUNK_CHARS,
     DEFAULT_DATE_FORMAT,
     FLUSH_PIECES,
     JSON_LEAVES,
     BoundedWriter,
+    CheckedTransform,
     RenderBudget,
-    check_date_format,
+    check_formats,
     check_timezone,
     content_type_and_extension,
     format_date,
     format_money,
     json_default,
     require_choice,
-    skip_reason_for,
     split_skipped,
     template_context,
     validate_skip,
@@ -286,34 +286,32 @@ class _SafeList(list[Any]):
         return None
 
 
-class _SafeStr(str):
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
-        return None
+class _NoItems:
+    """A scalar a template may index (``{{amount.x}}``): nothing there, as in JavaScript."""
 
-
-class _SafeInt(int):
     def __getitem__(self, key: Any) -> Any:
         return None
 
 
-class _SafeFloat(float):
-    def __getitem__(self, key: Any) -> Any:
-        return None
+class _SafeStr(_NoItems, str):
+    pass
 
+
+class _SafeInt(_NoItems, int):
+    pass
+
+
+class _SafeFloat(_NoItems, float):
     def __str__(self) -> str:
         return repr(float(self))
 
 
-class _SafeDecimal(Decimal):
-    def __getitem__(self, key: Any) -> Any:
-        return None
+class _SafeDecimal(_NoItems, Decimal):
+    pass
 
 
-class _SafeBool(int):
+class _SafeBool(_NoItems, int):
     """A boolean that prints as JSON does; ``bool`` cannot be subclassed."""
-
-    def __getitem__(self, key: Any) -> Any:
-        return None
 
     def __str__(self) -> str:
         return "true" if self else "false"
@@ -321,21 +319,26 @@ class _SafeBool(int):
     __repr__ = __str__
 
 
+# Each scalar as the template sees it (bool before int: a bool is an int), and back (the safe bool first: it is
+# an int subclass that must become a bool again).
+_SAFE_SCALARS: tuple[tuple[type, type], ...] = (
+    (bool, _SafeBool),
+    (str, _SafeStr),
+    (int, _SafeInt),
+    (float, _SafeFloat),
+    (Decimal, _SafeDecimal),
+)
+_PLAIN_SCALARS: tuple[tuple[type, type], ...] = ((_SafeBool, bool), (str, str), (int, int), (float, float))
+
+
 def _wrap(value: Any) -> Any:
     if isinstance(value, dict):
         return _SafeDict((str(key), _wrap(item)) for key, item in value.items())
     if isinstance(value, list | tuple):
         return _SafeList(_wrap(item) for item in value)
-    if isinstance(value, bool):
-        return _SafeBool(value)
-    if isinstance(value, str):
-        return _SafeStr(value)
-    if isinstance(value, int):
-        return _SafeInt(value)
-    if isinstance(value, float):
-        return _SafeFloat(value)
-    if isinstance(value, Decimal):
-        return _SafeDecimal(value)
+    for kind, safe in _SAFE_SCALARS:
+        if isinstance(value, kind):
+            return safe(value)
     if value is None:
         return None
     return _SafeStr(json.dumps(value, default=json_default))
@@ -348,14 +351,9 @@ def _unwrap(value: Any) -> Any:
         return {str(key): _unwrap(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_unwrap(item) for item in value]
-    if isinstance(value, _SafeBool):
-        return bool(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
+    for kind, plain in _PLAIN_SCALARS:
+        if isinstance(value, kind):
+            return plain(value)
     return value
 
 
@@ -442,10 +440,16 @@ def _write_repr(value: Any, writer: BoundedWriter) -> None:
     """``repr(value)`` of the wrapped data (what ``str`` prints for a dict or a list), written piece by piece."""
     parts = writer.parts
     append = parts.append
-    if isinstance(value, dict):
-        opening = "{"
-        for key, item in value.items():
-            append(opening + repr(key) + ": ")
+    if isinstance(value, dict | list):
+        # A dict's item is its key and ": ", then its value; a list's, its value alone.
+        if isinstance(value, dict):
+            opening, closing = "{", "}"
+            items: Iterable[tuple[str, Any]] = ((repr(key) + ": ", item) for key, item in value.items())
+        else:
+            opening, closing = "[", "]"
+            items = (("", item) for item in value)
+        for head, item in items:
+            append(opening + head)
             opening = ", "
             leaf = _REPR_LEAVES.get(type(item))
             if leaf is not None:
@@ -454,20 +458,7 @@ def _write_repr(value: Any, writer: BoundedWriter) -> None:
                 _write_repr(item, writer)
             if len(parts) >= FLUSH_PIECES:
                 writer.flush()
-        append("}" if value else "{}")
-    elif isinstance(value, list):
-        opening = "["
-        for item in value:
-            append(opening)
-            opening = ", "
-            leaf = _REPR_LEAVES.get(type(item))
-            if leaf is not None:
-                append(leaf(item))
-            else:
-                _write_repr(item, writer)
-            if len(parts) >= FLUSH_PIECES:
-                writer.flush()
-        append("]" if value else "[]")
+        append(closing if value else opening + closing)
     else:
         append(repr(value))
 
@@ -594,35 +585,22 @@ class _Helpers:
         return writer.text()
 
 
-class HandlebarsTransform(Transform):
+class HandlebarsTransform(CheckedTransform):
     code = "handlebars"
+    refused = "refused template configuration"
 
-    def _check(self, config: dict[str, Any]) -> Callable[..., Any]:
+    def check(self, config: dict[str, Any]) -> Callable[..., Any]:
         validate_skip(config)
         content_type_and_extension(config)
         require_choice(config, "decimal_separator", (".", ","), ".")
-        for key, check in (("date_format", check_date_format), ("timezone", check_timezone)):
-            if key in config:
-                try:
-                    check(config[key])
-                except ValueError as error:
-                    raise ConfigError(key, str(error)) from error
+        check_formats(config)
         try:
             return compile_template(config.get("template"))
         except TemplateRefused as error:
             raise ConfigError("template", str(error)) from error
 
-    def validate(self, config: dict[str, Any]) -> None:
-        self._check(config)
-
-    def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
-        return skip_reason_for(element, config)
-
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
-        try:
-            template = self._check(config)
-        except ConfigError as error:
-            raise TransformError(f"refused template configuration: {error}") from error
+        template = self.checked(config)
         content_type, extension = content_type_and_extension(config)
         budget = RenderBudget()
         kept, skipped = split_skipped(elements, config)

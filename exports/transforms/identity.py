@@ -17,19 +17,14 @@ from exports.transforms.base import (
     Element,
     RenderContext,
     Rendered,
-    Transform,
 )
-from exports.transforms.common import RenderBudget, skip_reason_for, validate_skip
+from exports.transforms.common import CheckedTransform, RenderBudget
 
 
-class IdentityTransform(Transform):
+class IdentityTransform(CheckedTransform):
+    """Checks the shared skip rules only (``CheckedTransform.check``)."""
+
     code = "identity"
-
-    def validate(self, config: dict[str, Any]) -> None:
-        validate_skip(config)
-
-    def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
-        return skip_reason_for(element, config)
 
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
         wrapper = {element.element_key: element.entity for element in elements}

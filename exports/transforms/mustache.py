@@ -61,20 +61,20 @@ from pystache.parser import (  # type: ignore[attr-defined]
     parse,
 )
 
-from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
+from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, TransformError
 from exports.transforms.common import (
     CHUNK_CHARS,
     DEFAULT_DATE_FORMAT,
     BoundedWriter,
+    CheckedTransform,
     RenderBudget,
     base_media_type,
-    check_date_format,
+    check_formats,
     check_timezone,
     content_type_and_extension,
     format_date,
     format_money,
     require_choice,
-    skip_reason_for,
     split_skipped,
     template_context,
     to_text,
@@ -274,20 +274,15 @@ class _Renderer:
         return None
 
 
-class MustacheTransform(Transform):
+class MustacheTransform(CheckedTransform):
     code = "mustache"
 
-    def _check(self, config: dict[str, Any]) -> tuple[Any, str, str, str]:
+    def check(self, config: dict[str, Any]) -> tuple[Any, str, str, str]:
         validate_skip(config)
         content_type, extension = content_type_and_extension(config)
         escape = require_choice(config, "escape", tuple(_ESCAPES), _default_escape(content_type))
         require_choice(config, "decimal_separator", (".", ","), ".")
-        for key, check in (("date_format", check_date_format), ("timezone", check_timezone)):
-            if key in config:
-                try:
-                    check(config[key])
-                except ValueError as error:
-                    raise ConfigError(key, str(error)) from error
+        check_formats(config)
         template = config.get("template")
         if not isinstance(template, str) or not template:
             raise ConfigError("template", "must be a non-empty string")
@@ -301,17 +296,8 @@ class MustacheTransform(Transform):
         _check_tree(parsed, 0)
         return parsed, content_type, extension, escape
 
-    def validate(self, config: dict[str, Any]) -> None:
-        self._check(config)
-
-    def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
-        return skip_reason_for(element, config)
-
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
-        try:
-            parsed, content_type, extension, escape = self._check(config)
-        except ConfigError as error:
-            raise TransformError(f"invalid configuration: {error}") from error
+        parsed, content_type, extension, escape = self.checked(config)
         budget = RenderBudget()
         kept, skipped = split_skipped(elements, config)
         data = template_context(kept, context)

@@ -33,12 +33,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, Transform, TransformError
+from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, TransformError
 from exports.transforms.common import (
     BoundedWriter,
+    CheckedTransform,
     Path,
     RenderBudget,
     check_date_format,
+    check_formats,
     check_timezone,
     format_date,
     format_money,
@@ -47,7 +49,6 @@ from exports.transforms.common import (
     require_bool,
     require_choice,
     resolve,
-    skip_reason_for,
     split_skipped,
     to_text,
     validate_skip,
@@ -108,18 +109,14 @@ def compile_field(template: object) -> list[_Part]:
     return parts
 
 
-class SimpleJsonTransform(Transform):
+class SimpleJsonTransform(CheckedTransform):
     code = "simple_json"
 
-    def _compile(self, config: dict[str, Any]) -> dict[str, list[_Part]]:
+    def check(self, config: dict[str, Any]) -> dict[str, list[_Part]]:
         validate_skip(config)
         require_bool(config, "drop_empty", False)
         require_choice(config, "decimal_separator", (".", ","), ".")
-        if "timezone" in config:
-            try:
-                check_timezone(config["timezone"])
-            except ValueError as error:
-                raise ConfigError("timezone", str(error)) from error
+        check_formats(config, ("timezone",))
         fields = config.get("fields")
         if not isinstance(fields, dict) or not fields:
             raise ConfigError("fields", 'must be an object such as {"total": "{summary.total}"}')
@@ -135,17 +132,8 @@ class SimpleJsonTransform(Transform):
                 raise ConfigError(f"fields.{key}", str(error)) from error
         return compiled
 
-    def validate(self, config: dict[str, Any]) -> None:
-        self._compile(config)
-
-    def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
-        return skip_reason_for(element, config)
-
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
-        try:
-            fields = self._compile(config)
-        except ConfigError as error:
-            raise TransformError(f"invalid configuration: {error}") from error
+        fields = self.checked(config)
         budget = RenderBudget()
         kept, skipped = split_skipped(elements, config)
         zone = check_timezone(config["timezone"]) if "timezone" in config else None
