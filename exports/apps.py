@@ -6,8 +6,9 @@ class ExportsConfig(AppConfig):
 
     def ready(self) -> None:
         # Importing at ready(), when every app's models are loaded: the checks register themselves, and the
-        # outbox's door hands the entities the domain apps offer (core.outbox.offer) to the export queues.
+        # outbox's door hands the entities the domain apps offer (core.outbox.offer) to the export queues; the
+        # services hand deliveries to the tasks by their names in Celery's registry (no services <-> tasks cycle).
         from core import outbox
-        from exports import checks, services  # noqa: F401 - the checks register on import
+        from exports import checks, services, tasks  # noqa: F401 - the checks and tasks register on import
 
         outbox.register(services.offered)

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
+from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -36,7 +37,7 @@ from django.utils import timezone
 from accounts.models import Account, StockLocation
 from core import outbound, outbox
 from core.errors import Conflict, ServiceError
-from exports import circuit, retry, tasks
+from exports import circuit, retry
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult
 from exports.entities import REGISTRY as ENTITIES
@@ -144,12 +145,18 @@ def _filter(queue: ExportQueue, markets: dict[int, str]) -> Any:
     return accepts
 
 
+# The delivery tasks (exports.tasks), found by these names in Celery's registry: the tasks call the services and
+# the services name the tasks, so the two modules form no import cycle (CELERY_TASK_ROUTES routes by them too).
+DELIVER_TASK = "exports.tasks.deliver"
+DELIVER_CRON_TASK = "exports.tasks.deliver_cron"
+
+
 def hand_off(by_queue: Mapping[int, Sequence[int]], countdown: float | None = None, *, cron: bool = False) -> None:
     """After commit: give deliveries to Celery, one task per export queue (the task sends that queue's due
     deliveries, these first). A failure here only delays them: the sweeper hands over what is still pending once
     its ``handed_off_at`` is older than the grace period. Cron windows go by a task of their own, routed to the
     cron queue, so that a big file never waits in front of real-time web hooks (settings: TASK_ROUTING)."""
-    task = tasks.deliver_cron if cron else tasks.deliver
+    task = current_app.tasks[DELIVER_CRON_TASK if cron else DELIVER_TASK]
     for queue_id, delivery_ids in by_queue.items():
         if countdown is None and _at_cap(queue_id):
             # Every place of the queue is taken by a task that, after its send, leases the queue's next due

@@ -22,7 +22,7 @@ _DELIVERY_TASK = {
 }
 
 
-@shared_task(name="exports.tasks.deliver", **_DELIVERY_TASK)
+@shared_task(name=services.DELIVER_TASK, **_DELIVERY_TASK)
 def deliver(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, str]:
     """One export queue's due real-time deliveries, ``delivery_pks`` first."""
     return services.deliver_queue(queue_id=queue_id, delivery_pks=delivery_pks or [])
@@ -38,7 +38,7 @@ def run_cron_exports() -> int:
     return services.run_cron()
 
 
-@shared_task(name="exports.tasks.deliver_cron", **_DELIVERY_TASK)
+@shared_task(name=services.DELIVER_CRON_TASK, **_DELIVERY_TASK)
 def deliver_cron(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, str]:
     """The same work as ``deliver`` for one queue's cron windows: a task name of its own routes it to the cron
     queue."""
