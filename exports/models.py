@@ -138,6 +138,11 @@ class ExportItem(AccountOwned):
         indexes = [
             models.Index(fields=["queue", "status"]),
             models.Index(fields=["entity_type", "object_id"]),
+            # /metrics and the dashboard: items created in a recent window; each queue's oldest pending item.
+            models.Index(fields=["created_at"], name="export_item_created"),
+            models.Index(
+                fields=["queue", "created_at"], condition=models.Q(status="pending"), name="export_item_pending"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -157,6 +162,7 @@ class ExportAttempt(AccountOwned):
 
     class Meta:
         ordering = ["delivery", "number"]
+        indexes = [models.Index(fields=["started_at"], name="export_attempt_started")]  # /metrics, dashboard
 
     def __str__(self) -> str:
         return f"{self.delivery_id} #{self.number}"

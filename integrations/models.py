@@ -79,7 +79,12 @@ class IntegrationCall(AccountOwned):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["account", "created_at"], name="integration_call_account_time")]
+        indexes = [
+            models.Index(fields=["account", "created_at"], name="integration_call_account_time"),
+            # /metrics and the dashboard read every account's recent calls, by kind.
+            models.Index(fields=["created_at"], name="integration_call_time"),
+            models.Index(fields=["kind", "created_at"], name="integration_call_kind_time"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {'ok' if self.ok else 'failed'} {self.status_code or ''}"
