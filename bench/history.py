@@ -9,13 +9,15 @@ PostgreSQL only, in a database of its own (``--database``, dropped and created a
 (default Redis db 14) and a Celery queue of this run. It starts gunicorn (``config/gunicorn.conf.py``, as deployed)
 and a Celery worker, and a web hook receiver on 127.0.0.1, then measures (the median of ``--samples``):
 
-* ``/metrics``;
+* ``/metrics`` (the ops selectors' aggregates);
 * the admin's change list of each growing model, as a logged-in superuser;
 * the import path: a batch of ``--batch-size`` orders posted to ``/imports/incoming_orders``, until every item is
   materialised (``success``);
 * real-time export: a checkout posted to the POS API, from its answer (the commit) until the receiver has its sale.
 
-Then it fills the tables that only grow (import items, incoming orders and their state changes, export items,
+The "empty" database holds ``--baseline-rows`` rows (default 10,000: an admin page, 100 rows, in the smallest
+table), so that a list page renders as many rows in both runs and the ratio is what history costs. Then it fills
+the tables that only grow (import items, incoming orders and their state changes, export items,
 deliveries and attempts, integration calls, checkouts and sales; ``--rows`` in all, spread as a year of a retailer
 spreads them, timestamps over the last 365 days) with ``COPY`` (psycopg 3 ``cursor.copy``), refreshes the planner's
 statistics, measures again and prints each figure beside its empty-database figure and their ratio (target: at
@@ -188,8 +190,9 @@ def _copy(cursor: Any, table: str, columns: tuple[str, ...], rows: Iterator[tupl
     return n
 
 
-def fill(url: str, rows: int, ids: dict[str, int]) -> dict[str, int]:
-    """``rows`` rows over the growing tables (``SHARES``) with COPY; the count written into each."""
+def fill(url: str, rows: int, ids: dict[str, int], tag: str) -> dict[str, int]:
+    """``rows`` rows over the growing tables (``SHARES``) with COPY, identifiers starting with ``tag``; the count
+    written into each."""
     import psycopg
 
     now = datetime.now(UTC)
@@ -208,7 +211,8 @@ def fill(url: str, rows: int, ids: dict[str, int]) -> dict[str, int]:
              "markets", "status", "message", "errors", "attempts", "created_at", "processed_at"),
             (
                 (first_item + i, account, ids["integration"], "incoming_order", uuid.UUID(int=i // 50 + 1), i % 50,
-                 f"h-{i}", shop, "[]", "success" if i % 100 else "failure", "", "[]", 1, at, at + timedelta(seconds=1))
+                 f"{tag}{i}", shop, "[]", "success" if i % 100 else "failure", "", "[]", 1, at,
+                 at + timedelta(seconds=1))
                 for i, at in _spread(count["import_items"], now)
             ),
         )  # fmt: skip
@@ -220,7 +224,7 @@ def fill(url: str, rows: int, ids: dict[str, int]) -> dict[str, int]:
             ("id", "account_id", "state", "created_at", "last_change_at", "stock_location_id", "order_identifier",
              "currency", "basket", "handling_type"),
             (
-                (first_order + i, account, states[i % 4], at, at + timedelta(hours=2), shop, f"h-{i}", "DKK",
+                (first_order + i, account, states[i % 4], at, at + timedelta(hours=2), shop, f"{tag}{i}", "DKK",
                  basket, "ship_from_store")
                 for i, at in _spread(count["orders"], now)
             ),
@@ -244,7 +248,7 @@ def fill(url: str, rows: int, ids: dict[str, int]) -> dict[str, int]:
             ("id", "account_id", "register_id", "stock_location_id", "period_id", "identifier", "voided",
              "timestamp", "body_hash", "document", "warnings", "created_at"),
             (
-                (first_checkout + i, account, ids["register"], shop, ids["period"], f"hc-{i}", False, at,
+                (first_checkout + i, account, ids["register"], shop, ids["period"], f"{tag}c{i}", False, at,
                  f"{i:064x}", document, "[]", at)
                 for i, at in _spread(count["checkouts"], now)
             ),
@@ -258,7 +262,7 @@ def fill(url: str, rows: int, ids: dict[str, int]) -> dict[str, int]:
              "created_at"),
             (
                 (first_sale + i, account, first_checkout + min(i, count["checkouts"] - 1), ids["register"], shop,
-                 ids["period"], f"hs-{i}", i + 1, "sale", False, "DKK", "299.90", at, document, "[]", at)
+                 ids["period"], f"{tag}s{i}", i + 1, "sale", False, "DKK", "299.90", at, document, "[]", at)
                 for i, at in _spread(count["sales"], now)
             ),
         )  # fmt: skip
@@ -269,8 +273,8 @@ def fill(url: str, rows: int, ids: dict[str, int]) -> dict[str, int]:
             ("id", "account_id", "queue_id", "delivery_id", "window", "status", "attempts", "next_attempt_at",
              "handed_off_at", "status_code", "error", "duration_ms", "pause_reason", "created_at", "finished_at"),
             (
-                (first_delivery + i, account, ids["queue"], f"msg_h{i:031x}", "", "success" if i % 50 else "failure",
-                 1, at, at, 200, "", 40, "", at, at + timedelta(seconds=1))
+                (first_delivery + i, account, ids["queue"], f"msg_{tag}{i:031x}", "",
+                 "success" if i % 50 else "failure", 1, at, at, 200, "", 40, "", at, at + timedelta(seconds=1))
                 for i, at in _spread(count["deliveries"], now)
             ),
         )  # fmt: skip
@@ -281,7 +285,7 @@ def fill(url: str, rows: int, ids: dict[str, int]) -> dict[str, int]:
             ("account_id", "queue_id", "entity_type", "object_id", "element_key", "status", "delivery_id", "message",
              "created_at"),
             (
-                (account, ids["queue"], "sales", i + 1, f"hs-{i}", "success",
+                (account, ids["queue"], "sales", i + 1, f"{tag}s{i}", "success",
                  first_delivery + (i * deliveries) // max(count["export_items"], 1), "", at)
                 for i, at in _spread(count["export_items"], now)
             ),
@@ -437,14 +441,14 @@ def explain(url: str, rows: int, ids: dict[str, int]) -> None:
         )
         cursor.execute(
             "INSERT INTO exports_exportattempt (account_id, delivery_id, number, ok, status_code, error, duration_ms,"
-            " started_at) SELECT %s, %s, 1 + (g % 10 = 0)::int, g % 20 <> 0, 200, '', g % 300,"
+            " started_at) SELECT %s, %s, 1 + (g %% 10 = 0)::int, g %% 20 <> 0, 200, '', g %% 300,"
             " now() - interval '365 days' + g * interval '365 days' / %s FROM generate_series(1, %s) g",
             [ids["account"], delivery, rows, rows],
         )
         cursor.execute(
             "INSERT INTO integrations_integrationcall (account_id, kind, ok, status_code, duration_ms, error,"
-            " created_at) SELECT %s, (ARRAY['customer_discounts', 'customer_lookup', 'giftcard_read'])[1 + g % 3],"
-            " g % 40 <> 0, 200, g % 300, '', now() - interval '365 days' + g * interval '365 days' / %s"
+            " created_at) SELECT %s, (ARRAY['customer_discounts', 'customer_lookup', 'giftcard_read'])[1 + g %% 3],"
+            " g %% 40 <> 0, 200, g %% 300, '', now() - interval '365 days' + g * interval '365 days' / %s"
             " FROM generate_series(1, %s) g",
             [ids["account"], rows, rows],
         )
@@ -485,6 +489,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=5_000_000, help="rows written into the growing tables in all")
     parser.add_argument("--database", default="retail_history", help="dropped and created afresh")
+    parser.add_argument(
+        "--baseline-rows",
+        type=int,
+        default=10_000,
+        help="rows of the 'empty' database: a page of the admin's lists (100) in the smallest table",
+    )
     parser.add_argument("--samples", type=int, default=20, help="of each figure; the median counts")
     parser.add_argument("--batch-size", type=int, default=20, help="orders per import request")
     parser.add_argument("--explain", action="store_true", help="print the plans of ops/selectors.py's queries")
@@ -557,14 +567,16 @@ def run(
         web = setup.start_gunicorn(children, env, folder, setup.ROOT, port)
         setup.wait_ready(folder, workers, web)
         harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])
+        baseline = fill(url, args.baseline_rows, ids, "b")
+        harness.vacuum_analyze(url)
         empty = probes(base, ids["key"], receiver, args.samples, args.batch_size, "empty")
         started = time.perf_counter()
-        written = fill(url, args.rows, ids)
+        written = fill(url, args.rows - args.baseline_rows, ids, "h")
         filled_in = time.perf_counter() - started
         harness.vacuum_analyze(url)
         print(
             f"filled {sum(written.values()):,} rows in {filled_in:.0f} s with COPY, then VACUUM ANALYZE: "
-            + ", ".join(f"{table} {n:,}" for table, n in written.items())
+            + ", ".join(f"{table} {n + baseline[table]:,}" for table, n in written.items())
         )
         full = probes(base, ids["key"], receiver, args.samples, args.batch_size, "full")
     finally:
@@ -575,7 +587,8 @@ def run(
         ratio = full[name] / before
         worst = max(worst, ratio)
         print(f"{name:52s} {before:9.1f} {full[name]:9.1f} {ratio:6.2f}")
-    print(f"worst ratio {worst:.2f} at {sum(written.values()):,} rows (target: at most 1.2 at 5,000,000)")
+    total = sum(written.values()) + sum(baseline.values())
+    print(f"worst ratio {worst:.2f} at {total:,} rows (target: at most 1.2 at 5,000,000)")
     return 0
 
 
