@@ -97,7 +97,6 @@ METRICS_INDEXES = (
     "export_item_pending",
     "export_attempt_started",
     "integration_call_time",
-    "integration_call_kind_time",
 )
 
 SETUP = """

@@ -81,9 +81,8 @@ class IntegrationCall(AccountOwned):
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["account", "created_at"], name="integration_call_account_time"),
-            # /metrics and the dashboard read every account's recent calls, by kind.
+            # /metrics and the dashboard read every account's recent calls (docs/notes/history.md).
             models.Index(fields=["created_at"], name="integration_call_time"),
-            models.Index(fields=["kind", "created_at"], name="integration_call_kind_time"),
         ]
 
     def __str__(self) -> str:
