@@ -457,11 +457,12 @@ def _store(
 
 def _know_sales(checkout: Checkout, sales: list[Sale]) -> None:
     """``checkout.sales.all()`` answers the sales just stored, as a prefetch would, so the answer's serializer
-    does not read them back (one query fewer per checkout)."""
+    does not read them back (one query fewer per checkout). These are the attributes ``prefetch_related`` fills in
+    (``django.db.models.query.prefetch_one_level``)."""
     known = checkout.sales.all()
     known._result_cache = sales
-    known._prefetch_done = True
-    checkout._prefetched_objects_cache = {"sales": known}
+    known._prefetch_done = True  # type: ignore[attr-defined]
+    checkout._prefetched_objects_cache = {"sales": known}  # type: ignore[attr-defined]
 
 
 def _store_rows(*, account: Account, period: RegisterPeriod, sales: Sequence[Sale], plans: Sequence[_SalePlan]) -> None:
