@@ -34,11 +34,10 @@ from pathlib import Path
 
 import requests
 
+# The POS benchmarks' database, tenant and gunicorn helpers (loaded by path: a module named "imports" is the app).
 _spec = importlib.util.spec_from_file_location("bench_pos_setup", Path(__file__).with_name("pos_setup.py"))
-assert _spec is not None and _spec.loader is not None
-setup = importlib.util.module_from_spec(_spec)
-sys.modules["bench_pos_setup"] = setup
-_spec.loader.exec_module(setup)
+setup = sys.modules["bench_pos_setup"] = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+_spec.loader.exec_module(setup)  # type: ignore[union-attr]
 harness = setup.harness
 
 ACCOUNTS = {"bench": True, "bench-plain": False}  # identifier -> with the export queues

@@ -189,126 +189,105 @@ def _copy(cursor: Any, table: str, columns: tuple[str, ...], rows: Iterator[tupl
     return n
 
 
+IMPORT_ITEM = "id account_id integration_id kind request_id index identifier stock_location_id markets status message"
+ORDER = "id account_id state created_at last_change_at stock_location_id order_identifier currency basket handling_type"
+STATE_CHANGE = "account_id incoming_order_id state previous_state comment source created_at"
+CHECKOUT = "id account_id register_id stock_location_id period_id identifier voided timestamp body_hash document"
+SALE = "id account_id checkout_id register_id stock_location_id period_id identifier sequence_number kind voided"
+DELIVERY = "id account_id queue_id delivery_id window status attempts next_attempt_at handed_off_at status_code error"
+EXPORT_ITEM = "account_id queue_id entity_type object_id element_key status delivery_id message created_at"
+ATTEMPT = "account_id delivery_id number ok status_code error duration_ms started_at"
+CALL = "account_id kind ok status_code duration_ms error created_at"
+STATES = ("completed", "ready", "processing", "created")
+KINDS = ("customer_discounts", "customer_lookup", "giftcard_read", "product_lookup")
+
+
 def fill(url: str, rows: int, ids: dict[str, int], tag: str) -> dict[str, int]:
     """``rows`` rows over the growing tables (``SHARES``) with COPY, identifiers starting with ``tag``; the count
     written into each."""
     import psycopg
 
-    now = datetime.now(UTC)
-    count = {name: int(rows * share) for name, share in SHARES.items()}
-    account, shop = ids["account"], ids["shop"]
-    basket = json.dumps(
-        {"currency": "DKK", "line_items": [{"product_identifier": "sku-0001", "quantity": 2, "price": 149.95}]}
-    )
+    now, second = datetime.now(UTC), timedelta(seconds=1)
+    n = {name: int(rows * share) for name, share in SHARES.items()}
+    account, shop, queue = ids["account"], ids["shop"], ids["queue"]
+    till = (ids["register"], shop, ids["period"])
+    basket = json.dumps({"currency": "DKK", "line_items": [{"product_identifier": "sku-1", "quantity": 2}]})
+    document = json.dumps({"identifier": "h", "source": {"register_id": "reg-history"}, "voided": False})
     written: dict[str, int] = {}
     with psycopg.connect(url.replace("postgres://", "postgresql://", 1)) as conn, conn.cursor() as cursor:
-        first_item = _next_id(cursor, "imports_importitem")
-        written["imports_importitem"] = _copy(
-            cursor,
+
+        def copy(table: str, columns: str, share: str, row: Callable[[int, datetime], tuple[Any, ...]]) -> int:
+            """The next ids of ``table``, as many rows as ``share`` of ``rows``; its first id."""
+            first = _next_id(cursor, table)
+            spread = _spread(n[share], now)
+            written[table] = _copy(cursor, table, tuple(columns.split()), (row(first + i, at) for i, at in spread))
+            return first
+
+        copy(
             "imports_importitem",
-            ("id", "account_id", "integration_id", "kind", "request_id", "index", "identifier", "stock_location_id",
-             "markets", "status", "message", "errors", "attempts", "created_at", "processed_at"),
-            (
-                (first_item + i, account, ids["integration"], "incoming_order", uuid.UUID(int=i // 50 + 1), i % 50,
-                 f"{tag}{i}", shop, "[]", "success" if i % 100 else "failure", "", "[]", 1, at,
-                 at + timedelta(seconds=1))
-                for i, at in _spread(count["import_items"], now)
+            IMPORT_ITEM + " errors attempts created_at processed_at",
+            "import_items",
+            lambda i, at: (
+                (i, account, ids["integration"], "incoming_order", uuid.UUID(int=i // 50 + 1), i % 50)  # noqa: RUF005
+                + (f"{tag}{i}", shop, "[]", "success" if i % 100 else "failure", "", "[]", 1, at, at + second)
             ),
-        )  # fmt: skip
-        first_order = _next_id(cursor, "orders_incomingorder")
-        states = ("completed", "ready", "processing", "created")
-        written["orders_incomingorder"] = _copy(
-            cursor,
+        )
+        order = copy(
             "orders_incomingorder",
-            ("id", "account_id", "state", "created_at", "last_change_at", "stock_location_id", "order_identifier",
-             "currency", "basket", "handling_type"),
-            (
-                (first_order + i, account, states[i % 4], at, at + timedelta(hours=2), shop, f"{tag}{i}", "DKK",
-                 basket, "ship_from_store")
-                for i, at in _spread(count["orders"], now)
-            ),
-        )  # fmt: skip
-        orders = max(count["orders"], 1)
-        written["orders_orderstatechange"] = _copy(
-            cursor,
+            ORDER,
+            "orders",
+            lambda i, at: (i, account, STATES[i % 4], at, at, shop, f"{tag}{i}", "DKK", basket, "ship_from_store"),
+        )
+        orders = max(n["orders"], 1)
+        copy(
             "orders_orderstatechange",
-            ("account_id", "incoming_order_id", "state", "previous_state", "comment", "source", "created_at"),
-            (
-                (account, first_order + (i * orders) // max(count["state_changes"], 1), states[i % 3],
-                 states[i % 3 + 1], "", "pos", at)
-                for i, at in _spread(count["state_changes"], now)
-            ),
-        )  # fmt: skip
-        first_checkout = _next_id(cursor, "ledger_checkout")
-        document = json.dumps({"identifier": "h", "source": {"register_id": "reg-history"}, "voided": False})
-        written["ledger_checkout"] = _copy(
-            cursor,
+            "id " + STATE_CHANGE,
+            "state_changes",
+            lambda i, at: (i, account, order + i % orders, STATES[i % 3], STATES[i % 3 + 1], "", "pos", at),
+        )
+        checkout = copy(
             "ledger_checkout",
-            ("id", "account_id", "register_id", "stock_location_id", "period_id", "identifier", "voided",
-             "timestamp", "body_hash", "document", "warnings", "created_at"),
-            (
-                (first_checkout + i, account, ids["register"], shop, ids["period"], f"{tag}c{i}", False, at,
-                 f"{i:064x}", document, "[]", at)
-                for i, at in _spread(count["checkouts"], now)
-            ),
-        )  # fmt: skip
-        first_sale = _next_id(cursor, "ledger_sale")
-        written["ledger_sale"] = _copy(
-            cursor,
+            CHECKOUT + " warnings created_at",
+            "checkouts",
+            lambda i, at: (i, account, *till, f"{tag}c{i}", False, at, f"{i:064x}", document, "[]", at),
+        )
+        copy(
             "ledger_sale",
-            ("id", "account_id", "checkout_id", "register_id", "stock_location_id", "period_id", "identifier",
-             "sequence_number", "kind", "voided", "base_currency_code", "total", "timestamp", "document", "warnings",
-             "created_at"),
-            (
-                (first_sale + i, account, first_checkout + min(i, count["checkouts"] - 1), ids["register"], shop,
-                 ids["period"], f"{tag}s{i}", i + 1, "sale", False, "DKK", "299.90", at, document, "[]", at)
-                for i, at in _spread(count["sales"], now)
+            SALE + " base_currency_code total timestamp document warnings created_at",
+            "sales",
+            lambda i, at: (
+                (i, account, checkout + i % max(n["checkouts"], 1), *till, f"{tag}s{i}", i, "sale", False)  # noqa: RUF005
+                + ("DKK", "299.90", at, document, "[]", at)
             ),
-        )  # fmt: skip
-        first_delivery = _next_id(cursor, "exports_exportdelivery")
-        written["exports_exportdelivery"] = _copy(
-            cursor,
+        )
+        delivery = copy(
             "exports_exportdelivery",
-            ("id", "account_id", "queue_id", "delivery_id", "window", "status", "attempts", "next_attempt_at",
-             "handed_off_at", "status_code", "error", "duration_ms", "pause_reason", "created_at", "finished_at"),
-            (
-                (first_delivery + i, account, ids["queue"], f"msg_{tag}{i:031x}", "",
-                 "success" if i % 50 else "failure", 1, at, at, 200, "", 40, "", at, at + timedelta(seconds=1))
-                for i, at in _spread(count["deliveries"], now)
+            DELIVERY + " duration_ms pause_reason created_at finished_at",
+            "deliveries",
+            lambda i, at: (
+                (i, account, queue, f"msg_{tag}{i:031x}", "", "success" if i % 50 else "failure", 1, at)  # noqa: RUF005
+                + (at, 200, "", 40, "", at, at + second)
             ),
-        )  # fmt: skip
-        deliveries = max(count["deliveries"], 1)
-        written["exports_exportitem"] = _copy(
-            cursor,
+        )
+        deliveries = max(n["deliveries"], 1)
+        copy(
             "exports_exportitem",
-            ("account_id", "queue_id", "entity_type", "object_id", "element_key", "status", "delivery_id", "message",
-             "created_at"),
-            (
-                (account, ids["queue"], "sales", i + 1, f"{tag}s{i}", "success",
-                 first_delivery + (i * deliveries) // max(count["export_items"], 1), "", at)
-                for i, at in _spread(count["export_items"], now)
-            ),
-        )  # fmt: skip
-        written["exports_exportattempt"] = _copy(
-            cursor,
+            "id " + EXPORT_ITEM,
+            "export_items",
+            lambda i, at: (i, account, queue, "sales", i, f"{tag}s{i}", "success", delivery + i % deliveries, "", at),
+        )
+        copy(
             "exports_exportattempt",
-            ("account_id", "delivery_id", "number", "ok", "status_code", "error", "duration_ms", "started_at"),
-            (
-                (account, first_delivery + (i * deliveries) // max(count["attempts"], 1), 1 + (i % 10 == 9),
-                 i % 10 != 8, 200 if i % 10 != 8 else 503, "", 20 + i % 200, at)
-                for i, at in _spread(count["attempts"], now)
-            ),
-        )  # fmt: skip
-        kinds = ("customer_discounts", "customer_lookup", "giftcard_read", "product_lookup")
-        written["integrations_integrationcall"] = _copy(
-            cursor,
+            "id " + ATTEMPT,
+            "attempts",
+            lambda i, at: (i, account, delivery + i % deliveries, 1 + (i % 10 == 9), i % 10 != 8, 200, "", 20, at),
+        )
+        copy(
             "integrations_integrationcall",
-            ("account_id", "kind", "ok", "status_code", "duration_ms", "error", "created_at"),
-            (
-                (account, kinds[i % 4], i % 40 != 0, 200 if i % 40 else 500, 5 + i % 300, "", at)
-                for i, at in _spread(count["integration_calls"], now)
-            ),
-        )  # fmt: skip
+            "id " + CALL,
+            "integration_calls",
+            lambda i, at: (i, account, KINDS[i % 4], i % 40 != 0, 200 if i % 40 else 500, 5 + i % 300, "", at),
+        )
         conn.commit()
     return written
 
@@ -488,12 +467,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=5_000_000, help="rows written into the growing tables in all")
     parser.add_argument("--database", default="retail_history", help="dropped and created afresh")
-    parser.add_argument(
-        "--baseline-rows",
-        type=int,
-        default=10_000,
-        help="rows of the 'empty' database: a page of the admin's lists (100) in the smallest table",
-    )
+    parser.add_argument("--baseline-rows", type=int, default=10_000, help="rows of the 'empty' database")
     parser.add_argument("--samples", type=int, default=20, help="of each figure; the median counts")
     parser.add_argument("--batch-size", type=int, default=20, help="orders per import request")
     parser.add_argument("--explain", action="store_true", help="print the plans of ops/selectors.py's queries")
@@ -541,28 +515,11 @@ def run(
     port = harness.free_port()
     base = f"http://127.0.0.1:{port}"
     workers = int(__import__("runpy").run_path(str(setup.ROOT / "config" / "gunicorn.conf.py"))["workers"])
-    quiet = ("--without-gossip", "--without-mingle", "--without-heartbeat")
+    celery = "-m celery -A config worker --loglevel=INFO --concurrency 2 --without-gossip --without-mingle"
     print(f"database {url.split('@')[-1]}, broker {env['CELERY_BROKER_URL'].split('@')[-1]}, logs in {folder}")
     try:
-        worker = children.start(
-            "worker",
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--loglevel=INFO",
-                "--concurrency",
-                "2",
-                "--queues",
-                queue,
-                "--hostname",
-                f"{queue}@%h",
-                *quiet,
-            ],
-        )
+        argv = [sys.executable, *celery.split(), "--without-heartbeat", "--queues", queue, "--hostname", f"{queue}@%h"]
+        worker = children.start("worker", argv)
         web = setup.start_gunicorn(children, env, folder, setup.ROOT, port)
         setup.wait_ready(folder, workers, web)
         harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])

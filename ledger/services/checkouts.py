@@ -398,59 +398,61 @@ def _store(
     fixed number of queries (one insert per table, the stock levels locked and moved in one statement)."""
     register = period.register
     stock_location = register.stock_location
-    checkout = Checkout.objects.create(
-        account=account,
-        register=register,
-        stock_location=stock_location,
-        period=period,
-        identifier=identifier,
-        voided=voided,
-        timestamp=at,
-        body_hash=digest,
-        document=document,
-        warnings=warnings,
-    )
-    sales = Sale.objects.bulk_create(
-        [
-            Sale(
-                account=account,
-                checkout=checkout,
-                register=register,
-                stock_location=stock_location,
-                period=period,
-                identifier=plan.identifier,
-                sequence_number=plan.sequence_number,
-                kind=plan.kind,
-                voided=voided,
-                base_currency_code=document["base_currency_code"],
-                total=plan.total,
-                timestamp=at,
-                document=plan.document,
-                warnings=plan.warnings,
-            )
-            for plan in plans
-        ]
-    )
-    events = []
-    if not voided:
-        _store_rows(account=account, period=period, sales=sales, plans=plans)
-        # Expenses move money, not goods.
-        moved = [sale for sale in sales if sale.kind != SaleKind.EXPENSE]
-        if moved:
-            events = record_sale_stock_events(account=account, sales=moved, offer=False)
-    where = stock_location.pk
-    outbox.offer_all(
-        account=account,
-        offers={
-            outbox.CHECKOUTS: [
-                outbox.Entry(object_id=checkout.pk, element_key=checkout_key(checkout), stock_location_id=where)
-            ],
-            outbox.SALES: [
-                outbox.Entry(object_id=sale.pk, element_key=sale_key(sale), stock_location_id=where) for sale in sales
-            ],
-            outbox.STOCK_EVENTS: stock_event_entries(events),
-        },
-    )
+    with transaction.atomic(savepoint=False):  # all or nothing, in the caller's transaction
+        checkout = Checkout.objects.create(
+            account=account,
+            register=register,
+            stock_location=stock_location,
+            period=period,
+            identifier=identifier,
+            voided=voided,
+            timestamp=at,
+            body_hash=digest,
+            document=document,
+            warnings=warnings,
+        )
+        sales = Sale.objects.bulk_create(
+            [
+                Sale(
+                    account=account,
+                    checkout=checkout,
+                    register=register,
+                    stock_location=stock_location,
+                    period=period,
+                    identifier=plan.identifier,
+                    sequence_number=plan.sequence_number,
+                    kind=plan.kind,
+                    voided=voided,
+                    base_currency_code=document["base_currency_code"],
+                    total=plan.total,
+                    timestamp=at,
+                    document=plan.document,
+                    warnings=plan.warnings,
+                )
+                for plan in plans
+            ]
+        )
+        events = []
+        if not voided:
+            _store_rows(account=account, period=period, sales=sales, plans=plans)
+            # Expenses move money, not goods.
+            moved = [sale for sale in sales if sale.kind != SaleKind.EXPENSE]
+            if moved:
+                events = record_sale_stock_events(account=account, sales=moved, offer=False)
+        where = stock_location.pk
+        outbox.offer_all(
+            account=account,
+            offers={
+                outbox.CHECKOUTS: [
+                    outbox.Entry(object_id=checkout.pk, element_key=checkout_key(checkout), stock_location_id=where)
+                ],
+                outbox.SALES: [
+                    outbox.Entry(object_id=sale.pk, element_key=sale_key(sale), stock_location_id=where)
+                    for sale in sales
+                ],
+                outbox.STOCK_EVENTS: stock_event_entries(events),
+            },
+        )
     _know_sales(checkout, sales)
     return checkout
 
