@@ -23,10 +23,10 @@ spreads them, timestamps over the last 365 days) with ``COPY`` (psycopg 3 ``curs
 statistics, measures again and prints each figure beside its empty-database figure and their ratio (target: at
 most 1.2 at 5 million rows).
 
-``--explain``: instead, ``--explain-rows`` rows into each of ExportItem, ExportAttempt and IntegrationCall
+``--explain``: instead, ``--explain-rows`` rows into each of ExportItem, ExportAttempt, IntegrationCall and Checkout
 (``generate_series``, the last day's share as in a year of history), and the plan (``EXPLAIN ANALYZE``) of every
-query of ``ops/selectors.py``, without the indexes of migrations exports 0006 / integrations 0005 (dropped inside a
-transaction rolled back afterwards) and with them.
+query of ``ops/selectors.py`` that reads them, without the indexes of migrations exports 0006, integrations 0005 and
+ledger 0005 (dropped inside a transaction rolled back afterwards) and with them.
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ METRICS_INDEXES = (
     "export_item_pending",
     "export_attempt_started",
     "integration_call_time",
+    "checkout_created",
 )
 
 SETUP = """
@@ -437,6 +438,13 @@ def explain(url: str, rows: int, ids: dict[str, int]) -> None:
             " FROM generate_series(1, %s) g",
             [ids["account"], rows, rows],
         )
+        cursor.execute(
+            "INSERT INTO ledger_checkout (account_id, register_id, stock_location_id, period_id, identifier, voided,"
+            " \"timestamp\", body_hash, document, warnings, created_at) SELECT %s, %s, %s, %s, 'x' || g, false, now(),"
+            " md5(g::text), '{}', (CASE WHEN g %% 50 = 0 THEN '[{\"code\": \"odd\"}]' ELSE '[]' END)::jsonb,"
+            " now() - interval '365 days' + g * interval '365 days' / %s FROM generate_series(1, %s) g",
+            [ids["account"], ids["register"], ids["shop"], ids["period"], rows, rows],
+        )
         cursor.execute("ANALYZE")
     now = timezone.now()
     calls: dict[str, Callable[[], Any]] = {
@@ -447,8 +455,9 @@ def explain(url: str, rows: int, ids: dict[str, int]) -> None:
         "integration_latency": lambda: selectors.integration_latency(since=now - timedelta(minutes=15)),
         "failed_export_attempts": lambda: selectors.failed_export_attempts(since=now - timedelta(hours=24)),
         "slowest_integrations": lambda: selectors.slowest_integrations(since=now - timedelta(hours=24)),
+        "checkout_warnings_by_code": lambda: selectors.checkout_warnings_by_code(since=now - timedelta(minutes=15)),
     }
-    scanned = ("exports_exportitem", "exports_exportattempt", "integrations_integrationcall")
+    scanned = ("exports_exportitem", "exports_exportattempt", "integrations_integrationcall", "ledger_checkout")
     for name, call in calls.items():
         with CaptureQueriesContext(connection) as queries:
             call()
@@ -460,7 +469,8 @@ def explain(url: str, rows: int, ids: dict[str, int]) -> None:
                     if not indexed:
                         for index in METRICS_INDEXES:
                             cursor.execute(f'DROP INDEX IF EXISTS "{index}"')
-                    cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {query['sql']}")
+                    select = query["sql"].split(" CURSOR WITH HOLD FOR ", 1)[-1]  # a server-side cursor's query
+                    cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {select}")
                     plan = [row[0] for row in cursor.fetchall()]
                     transaction.set_rollback(True)
                 print(f"--- {name}, {'with' if indexed else 'without'} the indexes: {query['sql'][:160]}")
