@@ -108,7 +108,7 @@ def post_all(url: str, bodies: list[bytes], clients: int, status: int) -> list[f
 
 
 def describe(latencies: list[float]) -> str:
-    return f"p50 {setup.percentile(latencies, 0.5):7.2f} ms  p99 {setup.percentile(latencies, 0.99):7.2f} ms"
+    return f"p50 {harness.percentile(latencies, 0.5):7.2f} ms  p99 {harness.percentile(latencies, 0.99):7.2f} ms"
 
 
 def main() -> int:
@@ -148,9 +148,9 @@ def main() -> int:
     children = harness.Children(log_dir=folder, env=env)
     port = harness.free_port()
     base = f"http://127.0.0.1:{port}"
-    workers = int(__import__("runpy").run_path(str(setup.ROOT / "config" / "gunicorn.conf.py"))["workers"])
+    workers = int(__import__("runpy").run_path(str(harness.ROOT / "config" / "gunicorn.conf.py"))["workers"])
     try:
-        web = setup.start_gunicorn(children, env, folder, setup.ROOT, port, {"BENCH_BARE_ENDPOINT": "1"})
+        web = setup.start_gunicorn(children, env, folder, harness.ROOT, port, {"BENCH_BARE_ENDPOINT": "1"})
         setup.wait_ready(folder, workers, web)
         warm = [body(f"{run_id}-w{n}", args.lines) for n in range(workers * 2)]
         timed = [body(f"{run_id}-t{n}", args.lines) for n in range(args.requests)]
@@ -163,7 +163,7 @@ def main() -> int:
     print(f"{args.requests} checkouts of {args.lines} lines, {args.clients} client(s), gunicorn {workers} workers:")
     print(f"  bare endpoint:  {describe(bare)}")
     print(f"  POS checkouts:  {describe(full)}")
-    ratio = setup.percentile(full, 0.5) / setup.percentile(bare, 0.5)
+    ratio = harness.percentile(full, 0.5) / harness.percentile(bare, 0.5)
     print(f"  p50 checkout / bare: {ratio:.1f}")
     return 0 if flat else 1
 

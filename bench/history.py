@@ -531,13 +531,13 @@ def run(
     children = harness.Children(log_dir=folder, env=env)
     port = harness.free_port()
     base = f"http://127.0.0.1:{port}"
-    workers = int(__import__("runpy").run_path(str(setup.ROOT / "config" / "gunicorn.conf.py"))["workers"])
+    workers = int(__import__("runpy").run_path(str(harness.ROOT / "config" / "gunicorn.conf.py"))["workers"])
     celery = "-m celery -A config worker --loglevel=INFO --concurrency 2 --without-gossip --without-mingle"
     print(f"database {url.split('@')[-1]}, broker {env['CELERY_BROKER_URL'].split('@')[-1]}, logs in {folder}")
     try:
         argv = [sys.executable, *celery.split(), "--without-heartbeat", "--queues", queue, "--hostname", f"{queue}@%h"]
         worker = children.start("worker", argv)
-        web = setup.start_gunicorn(children, env, folder, setup.ROOT, port)
+        web = setup.start_gunicorn(children, env, folder, harness.ROOT, port)
         setup.wait_ready(folder, workers, web)
         harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])
         baseline = fill(url, args.baseline_rows, ids, "b")
