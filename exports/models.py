@@ -140,6 +140,12 @@ class ExportItem(AccountOwned):
         indexes = [
             models.Index(fields=["queue", "status"]),
             models.Index(fields=["entity_type", "object_id"]),
+            # /metrics and the dashboard (docs/notes/history.md): items created in a recent window; each queue's
+            # pending items and the oldest of them (a partial index: only what is pending).
+            models.Index(fields=["created_at"], name="export_item_created"),
+            models.Index(
+                fields=["queue", "created_at"], condition=models.Q(status="pending"), name="export_item_pending"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -159,6 +165,8 @@ class ExportAttempt(AccountOwned):
 
     class Meta:
         ordering = ["delivery", "number"]
+        # /metrics and the dashboard read every account's recent attempts (docs/notes/history.md).
+        indexes = [models.Index(fields=["started_at"], name="export_attempt_started")]
 
     def __str__(self) -> str:
         return f"{self.delivery_id} #{self.number}"

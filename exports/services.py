@@ -67,31 +67,42 @@ def new_delivery_id() -> str:
 # --- The outbox ------------------------------------------------------------------------------------------
 
 
-def enqueue(*, account: Account, entity_type: str, entries: Sequence[ExportEntry]) -> int:
-    """Spec: Events. Put entities into every enabled queue of their type that accepts them.
+def enqueue(
+    *,
+    account: Account,
+    entity_type: str | None = None,
+    entries: Sequence[ExportEntry] = (),
+    offers: Mapping[str, Sequence[ExportEntry]] | None = None,
+) -> int:
+    """Spec: Events. Put entities into every enabled queue of their type that accepts them: ``entries`` of
+    ``entity_type``, or ``offers`` (entity type -> entries) for several types at once, whose queues are read in one
+    query and whose rows are written in one insert per table (a checkout's queries do not grow with its types).
 
     Must be called inside the transaction that creates the entities. Returns the number of items written.
     """
     if not connection.in_atomic_block:
         raise RuntimeError("exports.services.enqueue must run inside the transaction that creates the entity")
-    if not entries:
+    offered = {**(offers or {}), **({entity_type: entries} if entity_type is not None else {})}
+    offered = {kind: of_kind for kind, of_kind in offered.items() if of_kind}
+    if not offered:
         return 0
-    queues = list(ExportQueue.objects.filter(account=account, entity_type=entity_type, enabled=True))
+    queues = list(ExportQueue.objects.filter(account=account, entity_type__in=list(offered), enabled=True))
     if not queues:
         return 0
     now = timezone.now()
-    markets = _markets_of(entries) if any(q.filters.get("markets") for q in queues) else {}
+    every_entry = [entry for of_kind in offered.values() for entry in of_kind]
+    markets = _markets_of(every_entry) if any(q.filters.get("markets") for q in queues) else {}
     items: list[ExportItem] = []
     deliveries: list[ExportDelivery] = []
     for queue in queues:
         accepts = _filter(queue, markets)
-        for entry in entries:
+        for entry in offered.get(queue.entity_type, ()):
             if not accepts(entry):
                 continue
             item = ExportItem(
                 account=account,
                 queue=queue,
-                entity_type=entity_type,
+                entity_type=queue.entity_type,
                 object_id=entry.object_id,
                 element_key=entry.element_key[:255],
             )
@@ -108,10 +119,10 @@ def enqueue(*, account: Account, entity_type: str, entries: Sequence[ExportEntry
     return len(items)
 
 
-def offered(*, account: Account, entity_type: str, entries: Sequence[ExportEntry]) -> int:
+def offered(*, account: Account, offers: Mapping[str, Sequence[ExportEntry]]) -> int:
     """The outbox's sink (``core.outbox.offer``, registered in ``ExportsConfig.ready``): ``enqueue``, looked up
     when called."""
-    return enqueue(account=account, entity_type=entity_type, entries=entries)
+    return enqueue(account=account, offers=offers)
 
 
 def _markets_of(entries: Sequence[ExportEntry]) -> dict[int, str]:

@@ -79,7 +79,11 @@ class IntegrationCall(AccountOwned):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["account", "created_at"], name="integration_call_account_time")]
+        indexes = [
+            models.Index(fields=["account", "created_at"], name="integration_call_account_time"),
+            # /metrics and the dashboard read every account's recent calls (docs/notes/history.md).
+            models.Index(fields=["created_at"], name="integration_call_time"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {'ok' if self.ok else 'failed'} {self.status_code or ''}"

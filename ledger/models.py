@@ -162,7 +162,11 @@ class Checkout(AccountOwned):
     class Meta:
         ordering = ["-id"]
         constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="checkout_unique_per_account")]
-        indexes = [models.Index(fields=["account", "timestamp"])]
+        indexes = [
+            models.Index(fields=["account", "timestamp"]),
+            # /metrics counts the warnings of every account's recent checkouts (docs/notes/history.md).
+            models.Index(fields=["created_at"], name="checkout_created"),
+        ]
 
     def __str__(self) -> str:
         return self.identifier

@@ -39,8 +39,8 @@ from ledger.models import (
     SaleTax,
 )
 from ledger.outbox import checkout_key, sale_key
-from ledger.services.registers import open_period_for
-from ledger.services.stock import record_sale_stock_events
+from ledger.services.registers import open_period_of
+from ledger.services.stock import record_sale_stock_events, stock_event_entries
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 CUSTOMER_KEPT_WITHOUT_ORGANIZATION = ("identifier",)
@@ -294,89 +294,91 @@ def record_checkout(*, account: Account, body: Any) -> CheckoutResult:
     The same body again answers the stored checkout (``created`` false); another body under a used
     identifier, or a sale identifier used by another checkout, is a ``Conflict``. Invalid input raises
     ``InvalidInput`` naming every offending field.
+
+    A replay and a used identifier are found by the unique constraints when the checkout is stored, or, for a
+    body refused, before the refusal is answered: what was accepted once stays accepted, and a new checkout
+    (nearly every one) pays no look-up for them. Its queries do not grow with its lines (docs/benchmarks.md).
     """
     digest = body_hash(body)
-    identifier = body.get("identifier") if isinstance(body, dict) else None
-    if isinstance(identifier, str) and len(identifier) <= 255:
-        # A replay is answered before validation: what was accepted once stays accepted.
-        stored = _stored(account=account, identifier=identifier, digest=digest)
-        if stored is not None:
-            return CheckoutResult(stored, created=False)
+    try:
+        return CheckoutResult(_record(account=account, body=body, digest=digest), created=True)
+    except (InvalidInput, Conflict, IntegrityError) as exc:
+        # Refused, or a replay, or a concurrent post that won the race for the checkout (a retry) or for a sale
+        # identifier: the transaction is rolled back by now.
+        identifier = body.get("identifier") if isinstance(body, dict) else None
+        if isinstance(identifier, str) and len(identifier) <= 255:
+            stored = _stored(account=account, identifier=identifier, digest=digest)
+            if stored is not None:
+                return CheckoutResult(stored, created=False)
+        if isinstance(exc, IntegrityError):
+            _refuse_used_sale_identifiers(account=account, identifiers=[part["identifier"] for part in body["sales"]])
+        raise
 
+
+def _record(*, account: Account, body: Any, digest: str) -> Checkout:
+    """Validate the body, then, in one transaction that starts by locking the register's open period (one query
+    that also reads the register, its shop and market), check it against the account's records, clean it and
+    store it."""
     cleaned, report = check_checkout(body)
     if cleaned is INVALID:
         raise InvalidInput(report.errors)
-
-    errors: list[dict[str, str]] = []
-    register = (
-        Register.objects.select_related("stock_location__market")
-        .filter(account=account, identifier=cleaned["source"]["register_id"])
-        .first()
-    )
-    if register is None:
-        raise InvalidInput(
-            [{"field": "source.register_id", "message": "is not a register of this account", "code": "not_found"}]
-        )
-    source = _fill_source(cleaned["source"], register, errors)
-    currency = register.stock_location.market.currency
-    if cleaned["base_currency_code"] != currency:
-        errors.append(
-            {
-                "field": "base_currency_code",
-                "message": f"must be {currency}, the currency of market '{register.stock_location.market.identifier}'",
-                "code": "mismatch",
-            }
-        )
-    timing = derive_timing(cleaned["timing"], default_timezone=account.timezone)
-    if timing is None:
-        errors.append({"field": "timing.timezone", "message": "is not a tz database time zone", "code": "invalid"})
-    warnings = list(report.warnings)
-    _check_expenses(account=account, parts=cleaned["sales"], warnings=warnings)
-    voided = bool(cleaned.get("voided", False))
-    for part in cleaned["sales"]:
-        if "customer" in part["basket"]:
-            part["basket"]["customer"] = strip_customer(part["basket"]["customer"])
-    common = {"base_currency_code": cleaned["base_currency_code"], "source": source, "timing": timing, "voided": voided}
-    plans = _plan_sales(checkout=cleaned, common=common, warnings=warnings)
-    if errors:
-        raise InvalidInput(errors)
-    assert timing is not None  # an unknown time zone is an error above
-    _refuse_used_sale_identifiers(account=account, plans=plans)
-
-    document = {**cleaned, "voided": voided, "timing": timing, "source": source}
-    try:
-        checkout = _store(
+    at = instant(cleaned["timing"]["timestamp"])
+    with transaction.atomic():
+        period = open_period_of(account=account, register_identifier=cleaned["source"]["register_id"], at=at)
+        if period is None:
+            raise InvalidInput(
+                [{"field": "source.register_id", "message": "is not a register of this account", "code": "not_found"}]
+            )
+        register = period.register
+        errors: list[dict[str, str]] = []
+        source = _fill_source(cleaned["source"], register, errors)
+        market = register.stock_location.market
+        if cleaned["base_currency_code"] != market.currency:
+            errors.append(
+                {
+                    "field": "base_currency_code",
+                    "message": f"must be {market.currency}, the currency of market '{market.identifier}'",
+                    "code": "mismatch",
+                }
+            )
+        timing = derive_timing(cleaned["timing"], default_timezone=account.timezone)
+        if timing is None:
+            errors.append({"field": "timing.timezone", "message": "is not a tz database time zone", "code": "invalid"})
+        warnings = list(report.warnings)
+        _check_expenses(account=account, parts=cleaned["sales"], warnings=warnings)
+        voided = bool(cleaned.get("voided", False))
+        for part in cleaned["sales"]:
+            if "customer" in part["basket"]:
+                part["basket"]["customer"] = strip_customer(part["basket"]["customer"])
+        common = {
+            "base_currency_code": cleaned["base_currency_code"],
+            "source": source,
+            "timing": timing,
+            "voided": voided,
+        }
+        plans = _plan_sales(checkout=cleaned, common=common, warnings=warnings)
+        if errors:
+            raise InvalidInput(errors)
+        return _store(
             account=account,
-            register=register,
+            period=period,
             identifier=cleaned["identifier"],
             digest=digest,
-            at=instant(timing["timestamp"]),
+            at=at,
             voided=voided,
-            document=document,
+            document={**cleaned, "voided": voided, "timing": timing, "source": source},
             plans=plans,
             warnings=warnings,
         )
-    except IntegrityError:
-        # A concurrent post won the race for the checkout (a retry) or for a sale identifier.
-        stored = _stored(account=account, identifier=cleaned["identifier"], digest=digest)
-        if stored is not None:
-            return CheckoutResult(stored, created=False)
-        _refuse_used_sale_identifiers(account=account, plans=plans)
-        raise
-    return CheckoutResult(checkout, created=True)
 
 
-def _refuse_used_sale_identifiers(*, account: Account, plans: Sequence[_SalePlan]) -> None:
-    used = set(
-        Sale.objects.filter(account=account, identifier__in=[p.identifier for p in plans]).values_list(
-            "identifier", flat=True
-        )
-    )
-    for plan in plans:
-        if plan.identifier in used:
+def _refuse_used_sale_identifiers(*, account: Account, identifiers: Sequence[str]) -> None:
+    used = set(Sale.objects.filter(account=account, identifier__in=identifiers).values_list("identifier", flat=True))
+    for index, identifier in enumerate(identifiers):
+        if identifier in used:
             raise Conflict(
-                f"The sale identifier '{plan.identifier[:100]}' is already used by another checkout",
-                field=f"sales[{plan.index}].identifier",
+                f"The sale identifier '{identifier[:100]}' is already used by another checkout",
+                field=f"sales[{index}].identifier",
                 code="duplicate",
             )
 
@@ -384,7 +386,7 @@ def _refuse_used_sale_identifiers(*, account: Account, plans: Sequence[_SalePlan
 def _store(
     *,
     account: Account,
-    register: Register,
+    period: RegisterPeriod,
     identifier: str,
     digest: str,
     at: datetime,
@@ -393,9 +395,11 @@ def _store(
     plans: Sequence[_SalePlan],
     warnings: list[dict[str, str]],
 ) -> Checkout:
+    """Inside the caller's transaction: the checkout, its sales and their rows, stock moves and outbox rows, in a
+    fixed number of queries (one insert per table, the stock levels locked and moved in one statement)."""
+    register = period.register
     stock_location = register.stock_location
-    with transaction.atomic():
-        period = open_period_for(account=account, register=register, at=at)
+    with transaction.atomic(savepoint=False):  # all or nothing, in the caller's transaction
         checkout = Checkout.objects.create(
             account=account,
             register=register,
@@ -429,32 +433,39 @@ def _store(
                 for plan in plans
             ]
         )
+        events = []
         if not voided:
             _store_rows(account=account, period=period, sales=sales, plans=plans)
             # Expenses move money, not goods.
             moved = [sale for sale in sales if sale.kind != SaleKind.EXPENSE]
             if moved:
-                record_sale_stock_events(account=account, sales=moved)
-        outbox.offer(
+                events = record_sale_stock_events(account=account, sales=moved, offer=False)
+        where = stock_location.pk
+        outbox.offer_all(
             account=account,
-            entity_type=outbox.CHECKOUTS,
-            entries=[
-                outbox.Entry(
-                    object_id=checkout.pk,
-                    element_key=checkout_key(checkout),
-                    stock_location_id=stock_location.pk,
-                )
-            ],
+            offers={
+                outbox.CHECKOUTS: [
+                    outbox.Entry(object_id=checkout.pk, element_key=checkout_key(checkout), stock_location_id=where)
+                ],
+                outbox.SALES: [
+                    outbox.Entry(object_id=sale.pk, element_key=sale_key(sale), stock_location_id=where)
+                    for sale in sales
+                ],
+                outbox.STOCK_EVENTS: stock_event_entries(events),
+            },
         )
-        outbox.offer(
-            account=account,
-            entity_type=outbox.SALES,
-            entries=[
-                outbox.Entry(object_id=sale.pk, element_key=sale_key(sale), stock_location_id=stock_location.pk)
-                for sale in sales
-            ],
-        )
+    _know_sales(checkout, sales)
     return checkout
+
+
+def _know_sales(checkout: Checkout, sales: list[Sale]) -> None:
+    """``checkout.sales.all()`` answers the sales just stored, as a prefetch would, so the answer's serializer
+    does not read them back (one query fewer per checkout). These are the attributes ``prefetch_related`` fills in
+    (``django.db.models.query.prefetch_one_level``)."""
+    known = checkout.sales.all()
+    known._result_cache = sales
+    known._prefetch_done = True  # type: ignore[attr-defined]
+    checkout._prefetched_objects_cache = {"sales": known}  # type: ignore[attr-defined]
 
 
 def _store_rows(*, account: Account, period: RegisterPeriod, sales: Sequence[Sale], plans: Sequence[_SalePlan]) -> None:

@@ -6,7 +6,8 @@ the drawer) or implicit, when a sale arrives at a closed register (``open_period
 what the last close left in the drawer). Closing (``close_register``) computes the statement from the
 period's stored rows, locks the period shut and offers the statement to exports, in one transaction.
 
-Concurrency: opening, booking a sale and closing all lock the register's row first, so a sale posted while
+Concurrency: opening and closing lock the register's row first, closing then the open period's row; booking a
+sale locks the open period's row (and the register's only when it must open a period), so a sale posted while
 the register closes is booked either before the close (and counted in its statement) or after it (into
 the next period), never into a closed period.
 """
@@ -33,17 +34,56 @@ from ledger.statements import CountedAmount, StatementContext, cash_left_in_draw
 
 
 def open_period_for(*, account: Account, register: Register, at: datetime | None = None) -> RegisterPeriod:
-    """The register's open period, opened now when there is none (a register whose first sale arrives
+    """The register's open period, locked, opened now when there is none (a register whose first sale arrives
     after a close opens implicitly, with the cash the last close left in the drawer). Must run inside the
-    caller's transaction; the register row is locked so that two concurrent first sales open one period,
-    not two, and a concurrent close waits for this booking."""
+    caller's transaction.
+
+    A booking locks the open period's row (one query): a concurrent close, which locks the register and then that
+    row, waits for this booking and counts it; a booking that waited for a close finds the row closed when its lock
+    is granted (PostgreSQL re-reads a locked row's condition) and goes on as when there is none. Only then is the
+    register row locked, so that two concurrent first sales open one period, not two."""
     if not connection.in_atomic_block:
         raise RuntimeError("open_period_for must run inside the transaction that books into the period")
+    period = _locked_open_period(account=account, register=register)
+    if period is not None:
+        return period
     Register.objects.select_for_update().filter(pk=register.pk, account=account).values_list("pk").get()
-    period = RegisterPeriod.objects.filter(register=register, closed_at__isnull=True).first()
+    period = _locked_open_period(account=account, register=register)
     if period is not None:
         return period
     return _new_period(account=account, register=register, at=at or timezone.now(), cash_total_at_open=None)
+
+
+def open_period_of(*, account: Account, register_identifier: str, at: datetime) -> RegisterPeriod | None:
+    """``open_period_for`` the account's register of this identifier, with the register, its shop and market read
+    by the query that locks the period (a checkout's first query); None when the account has no such register."""
+    period = (
+        RegisterPeriod.objects.select_for_update(of=("self",))
+        .select_related("register__stock_location__market")
+        .filter(account=account, register__account=account, register__identifier=register_identifier)
+        .filter(closed_at__isnull=True)
+        .first()
+    )
+    if period is not None:
+        return period
+    register = (
+        Register.objects.select_related("stock_location__market")
+        .filter(account=account, identifier=register_identifier)
+        .first()
+    )
+    if register is None:
+        return None
+    period = open_period_for(account=account, register=register, at=at)
+    period.register = register
+    return period
+
+
+def _locked_open_period(*, account: Account, register: Register) -> RegisterPeriod | None:
+    return (
+        RegisterPeriod.objects.select_for_update()
+        .filter(account=account, register=register, closed_at__isnull=True)
+        .first()
+    )
 
 
 def _new_period(

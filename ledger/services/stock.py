@@ -15,7 +15,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts import selectors as account_selectors
@@ -39,6 +39,7 @@ NON_STOCK_BEHAVIORS = frozenset(
     }
 )
 BATCH_SIZE = 500
+QUANTITY_DIGITS, QUANTITY_PLACES = 20, 6  # StockLevel.quantity
 
 StockKey = tuple[int, str, str]  # (stock location id, product id, variant id or "")
 
@@ -63,9 +64,10 @@ class StockMove:
         return (self.stock_location.pk, self.product_id, self.variant_id)
 
 
-def apply_stock_moves(*, account: Account, moves: Sequence[StockMove]) -> list[StockEvent]:
+def apply_stock_moves(*, account: Account, moves: Sequence[StockMove], offer: bool = True) -> list[StockEvent]:
     """Spec: Stock event. Record the moves in the order given: lock (creating at 0 where missing) the levels
-    they touch, apply them, store the events and put them into the account's stock event export queues.
+    they touch, apply them, store the events and put them into the account's stock event export queues (unless
+    ``offer`` is false: then the caller offers them with its own entities, ``stock_event_entries``).
 
     A stock count reset stores the level it replaced as ``stock_count_expected`` and the difference as
     ``stock_count_diff``. A move carrying an ``identifier`` already recorded (by an earlier request, or earlier
@@ -74,17 +76,32 @@ def apply_stock_moves(*, account: Account, moves: Sequence[StockMove]) -> list[S
     if not moves:
         return []
     try:
-        return _apply(account=account, moves=moves)
+        return _apply(account=account, moves=moves, offer=offer)
     except IntegrityError:
         # Another request recorded one of these identifiers meanwhile: this time it is a replay.
         if not any(move.identifier for move in moves):
             raise
-        return _apply(account=account, moves=moves)
+        return _apply(account=account, moves=moves, offer=offer)
 
 
-def _apply(*, account: Account, moves: Sequence[StockMove]) -> list[StockEvent]:
-    with transaction.atomic():
-        wanted = {move.identifier for move in moves if move.identifier}
+def stock_event_entries(events: Iterable[StockEvent]) -> list[outbox.Entry]:
+    """The outbox entries of stored stock events."""
+    return [
+        outbox.Entry(
+            object_id=event.pk,
+            element_key=stock_event_key(event),
+            stock_location_id=event.stock_location_id,
+            stock_event_type=event.type,
+        )
+        for event in events
+    ]
+
+
+def _apply(*, account: Account, moves: Sequence[StockMove], offer: bool) -> list[StockEvent]:
+    wanted = {move.identifier for move in moves if move.identifier}
+    # A savepoint only where the caller retries (identifiers recorded meanwhile); moves without identifiers
+    # fail with the caller's transaction, and two statements fewer per checkout.
+    with transaction.atomic(savepoint=bool(wanted)):
         recorded: dict[str, StockEvent] = (
             {e.identifier: e for e in StockEvent.objects.filter(account=account, identifier__in=wanted)}
             if wanted
@@ -98,12 +115,12 @@ def _apply(*, account: Account, moves: Sequence[StockMove]) -> list[StockEvent]:
                     continue
                 seen.add(move.identifier)
             fresh.append(move)
-        levels = _locked_levels(account=account, keys={m.key for m in fresh})
         now = timezone.now()
+        added = _added_up(fresh)
+        levels = _locked_levels(account=account, added=added, now=now)
         events: list[StockEvent] = []
         for move in fresh:
             level = levels[move.key]
-            before = level.quantity
             event = StockEvent(
                 account=account,
                 identifier=move.identifier,
@@ -116,6 +133,10 @@ def _apply(*, account: Account, moves: Sequence[StockMove]) -> list[StockEvent]:
                 sale_id=move.sale_id,
                 timestamp=move.timestamp,
             )
+            events.append(event)
+            if added[move.key] is not None:
+                continue  # added up in the locking statement
+            before = level.quantity
             if move.adjustment is not None:
                 level.quantity = before + move.adjustment
             else:
@@ -126,14 +147,12 @@ def _apply(*, account: Account, moves: Sequence[StockMove]) -> list[StockEvent]:
                 event.stock_count_expected = before
                 event.stock_count_diff = level.quantity - before
             level.updated_at = now
-            events.append(event)
-        StockLevel.objects.bulk_update(list(levels.values()), ["quantity", "updated_at"], batch_size=BATCH_SIZE)
+        moved_one_by_one = [levels[key] for key, total in added.items() if total is None]
+        if moved_one_by_one:
+            StockLevel.objects.bulk_update(moved_one_by_one, ["quantity", "updated_at"], batch_size=BATCH_SIZE)
         StockEvent.objects.bulk_create(events, batch_size=BATCH_SIZE)
-        entries = [
-            outbox.Entry(event.pk, stock_event_key(event), event.stock_location_id, stock_event_type=event.type)
-            for event in events
-        ]
-        outbox.offer(account=account, entity_type=outbox.STOCK_EVENTS, entries=entries)
+        if offer:
+            outbox.offer(account=account, entity_type=outbox.STOCK_EVENTS, entries=stock_event_entries(events))
     if not wanted:
         return events
     recorded.update((event.identifier, event) for event in events if event.identifier)
@@ -141,35 +160,53 @@ def _apply(*, account: Account, moves: Sequence[StockMove]) -> list[StockEvent]:
     return [recorded[move.identifier] if move.identifier else next(anonymous) for move in moves]
 
 
-def _locked_levels(*, account: Account, keys: Iterable[StockKey]) -> dict[StockKey, StockLevel]:
-    """The levels of these items, locked for the transaction; a missing one is created at 0 first.
+def _added_up(moves: Iterable[StockMove]) -> dict[StockKey, Decimal | None]:
+    """Per item, the sum of its adjustments; None for an item with a reset among its moves, which is applied move
+    by move (a reset needs the level it replaces)."""
+    added: dict[StockKey, Decimal | None] = {}
+    for move in moves:
+        total = added.get(move.key, Decimal(0))
+        added[move.key] = None if total is None or move.adjustment is None else total + move.adjustment
+    return added
 
-    Creating with ON CONFLICT DO NOTHING lets two first sales of a new item both go on (the second waits
-    for the first's row instead of failing); the locks are then taken in key order."""
-    ordered = sorted(set(keys))
-    StockLevel.objects.bulk_create(
-        [StockLevel(account=account, stock_location_id=loc, product_id=p, variant_id=v) for loc, p, v in ordered],
-        ignore_conflicts=True,
-        batch_size=BATCH_SIZE,
-    )
-    rows = (
-        StockLevel.objects.select_for_update()
-        .filter(
-            account=account,
-            stock_location_id__in={k[0] for k in ordered},
-            product_id__in={k[1] for k in ordered},
-            variant_id__in={k[2] for k in ordered},
+
+def _locked_levels(
+    *, account: Account, added: dict[StockKey, Decimal | None], now: datetime
+) -> dict[StockKey, StockLevel]:
+    """The levels of these items, locked for the transaction, as they are after adding ``added``'s sums.
+
+    One ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING`` per BATCH_SIZE items, rows in key order: it creates a
+    missing level (two first sales of a new item both go on, the second waiting for the first's row instead of
+    failing), takes the row locks in that one order (two requests touching the same items in any order cannot
+    deadlock) and adds the adjustments, in one statement whatever the number of items."""
+    ordered = sorted(added)
+    table = StockLevel._meta.db_table
+    ops = connection.ops
+    levels: dict[StockKey, StockLevel] = {}
+    for start in range(0, len(ordered), BATCH_SIZE):
+        batch = ordered[start : start + BATCH_SIZE]
+        params: list[Any] = []
+        for location_id, product_id, variant_id in batch:
+            total = added[(location_id, product_id, variant_id)] or Decimal(0)
+            quantity = ops.adapt_decimalfield_value(total, QUANTITY_DIGITS, QUANTITY_PLACES)
+            params += [account.pk, location_id, product_id, variant_id, quantity, ops.adapt_datetimefield_value(now)]
+        rows = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(batch))
+        # Only the model's table name and placeholders are formatted in; every value is a parameter.
+        sql = (
+            f"INSERT INTO {table} (account_id, stock_location_id, product_id, variant_id, quantity, updated_at)"  # noqa: S608
+            f" VALUES {rows} ON CONFLICT (stock_location_id, product_id, variant_id) DO UPDATE"
+            f" SET quantity = {table}.quantity + excluded.quantity, updated_at = excluded.updated_at"
+            " RETURNING id, account_id, stock_location_id, product_id, variant_id, quantity, updated_at"
         )
-        .order_by("stock_location_id", "product_id", "variant_id")
-    )
-    levels = {(row.stock_location_id, row.product_id, row.variant_id): row for row in rows}
+        for row in StockLevel.objects.raw(sql, params):
+            levels[(row.stock_location_id, row.product_id, row.variant_id)] = row
     return {key: levels[key] for key in ordered}
 
 
 # --- Sales (spec: Sale, line items) -------------------------------------------------------------------------
 
 
-def record_sale_stock_events(*, account: Account, sales: Sequence[Sale]) -> list[StockEvent]:
+def record_sale_stock_events(*, account: Account, sales: Sequence[Sale], offer: bool = True) -> list[StockEvent]:
     """Spec: Stock event, types ``sale`` and ``return``: move stock for the product lines of these sales.
 
     Called by the checkout service inside the transaction that stores the sales. One event per line item
@@ -199,7 +236,7 @@ def record_sale_stock_events(*, account: Account, sales: Sequence[Sale]) -> list
                     sale_id=sale.identifier,
                 )
             )
-    return apply_stock_moves(account=account, moves=moves)
+    return apply_stock_moves(account=account, moves=moves, offer=offer)
 
 
 def _moves_stock(line: dict[str, Any]) -> bool:
