@@ -11,12 +11,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from exports.entities import REGISTRY
-from exports.entities.stock_events import load
+from exports.entities.stock_events import ENTITY
 from exports.models import ExportItem, ExportQueue, Trigger
 from ledger.models import StockEvent
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db
+
+load = ENTITY.load
 AT = datetime(2025, 1, 15, 9, 30, tzinfo=UTC)
 
 
