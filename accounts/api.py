@@ -48,6 +48,7 @@ from accounts.serializers import (
     StockLocationInputSerializer,
     StockLocationOutputSerializer,
 )
+from core.api import reads
 
 # --- Shared by every app's api.py -----------------------------------------------------------------
 
@@ -190,8 +191,9 @@ class AccountScopedViewSet(viewsets.GenericViewSet):
         return serializer.validated_data
 
 
-class ReadOnlyViewSet(AccountScopedViewSet):
-    """A filtered, paginated list and a retrieve by id, both through ``select()`` (a selector call)."""
+class ReadsViewSet(AccountScopedViewSet):
+    """A filtered, paginated list and a retrieve by id, both through ``select()`` (a selector call, set by
+    ``core.api.reads``); a view set that also writes (API keys, runtime integrations) adds its writes to these."""
 
     filter_serializer_class: ClassVar[type[serializers.Serializer] | None] = None
     output_serializer_class: ClassVar[type[serializers.BaseSerializer]]
@@ -213,6 +215,10 @@ class ReadOnlyViewSet(AccountScopedViewSet):
 
     def retrieve(self, request: Request, pk: str) -> Response:
         return Response(self.output_serializer_class(self.get_object()).data)
+
+
+class ReadOnlyViewSet(ReadsViewSet):
+    """Only the reads: a list and a retrieve."""
 
 
 def read_only_schema(
@@ -536,20 +542,9 @@ API_KEY_REVOKED_EXAMPLE = {**API_KEY_EXAMPLE, "revoked_at": "2025-02-01T08:00:00
     ),
 )
 @extend_schema(tags=["api keys"])
-class ApiKeyViewSet(AccountScopedViewSet):
+@reads(selectors.api_keys, output=ApiKeyOutputSerializer)
+class ApiKeyViewSet(ReadsViewSet):
     """API keys of the account's integrations, by id. Only a hash of a key is stored."""
-
-    queryset = ApiKey.objects.none()
-    serializer_class = ApiKeyOutputSerializer
-
-    def get_queryset(self) -> QuerySet[ApiKey]:
-        return selectors.api_keys(account=self.account)
-
-    def list(self, request: Request) -> Response:
-        return self.paginated(self.get_queryset(), ApiKeyOutputSerializer)
-
-    def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(ApiKeyOutputSerializer(self.get_object()).data)
 
     def create(self, request: Request) -> Response:
         data = self.validated(ApiKeyInputSerializer, request.data)

@@ -20,8 +20,8 @@ from rest_framework.routers import SimpleRouter
 
 from accounts.api import (
     AUTH_PARAMETERS,
-    AccountScopedViewSet,
     ReadOnlyViewSet,
+    ReadsViewSet,
     error_example,
     error_responses,
     filter_parameter,
@@ -29,8 +29,9 @@ from accounts.api import (
     response_example,
 )
 from accounts.serializers import ErrorOutputSerializer
+from core.api import reads
 from exports import circuit, selectors, services
-from exports.models import EntityType, ExportItem, ExportQueue, ExportStatus
+from exports.models import EntityType, ExportItem, ExportStatus
 from exports.serializers import (
     MASK,
     ConfigPreviewInputSerializer,
@@ -243,20 +244,9 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
     ),
 )
 @extend_schema(tags=["export queues"])
-class ExportQueueViewSet(AccountScopedViewSet):
+@reads(selectors.export_queues, output=ExportQueueOutputSerializer)
+class ExportQueueViewSet(ReadsViewSet):
     """Export queues, by id: which entities go where (trigger, transform, delivery)."""
-
-    queryset = ExportQueue.objects.none()
-    serializer_class = ExportQueueOutputSerializer
-
-    def get_queryset(self) -> QuerySet[ExportQueue]:
-        return selectors.export_queues(account=self.account)
-
-    def list(self, request: Request) -> Response:
-        return self.paginated(self.get_queryset(), ExportQueueOutputSerializer)
-
-    def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(ExportQueueOutputSerializer(self.get_object()).data)
 
     def create(self, request: Request) -> Response:
         data = self.validated(ExportQueueInputSerializer, request.data)
