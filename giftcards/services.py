@@ -21,12 +21,12 @@ from __future__ import annotations
 import calendar
 import contextlib
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
@@ -392,27 +392,23 @@ def pay_giftcard(
     )
     check_places(amount, currency_code)
     places = place_values(account=account, shop_id=shop_id)
-    try:
-        # Reserves the identifier: a concurrent retry with it now fails here instead of paying again.
-        with transaction.atomic():
-            move = GiftCardMove.objects.create(
-                account=account,
-                gift_card=card,
-                code=code,
-                action=MoveAction.PAY,
-                identifier=identifier,
-                requested_amount=amount,
-                currency_code=currency_code,
-                amount_before=card.amount,
-                status_before=card.status,
-                sale_id=sale_id,
-                shop_id=shop_id,
-            )
-    except IntegrityError:
-        previous = selectors.pay_move_by_identifier(account=account, identifier=identifier)
-        if previous is None:
-            raise
-        return _replay_pay(previous, code=code, amount=amount, currency_code=currency_code)
+    move, earlier = _reserve(
+        GiftCardMove,
+        lambda: selectors.pay_move_by_identifier(account=account, identifier=identifier),
+        account=account,
+        gift_card=card,
+        code=code,
+        action=MoveAction.PAY,
+        identifier=identifier,
+        requested_amount=amount,
+        currency_code=currency_code,
+        amount_before=card.amount,
+        status_before=card.status,
+        sale_id=sale_id,
+        shop_id=shop_id,
+    )
+    if earlier:
+        return _replay_pay(move, code=code, amount=amount, currency_code=currency_code)
     values = {
         "code": code,
         "id": card.card_id,
@@ -439,6 +435,23 @@ def pay_giftcard(
         move.completed_at = timezone.now()
         move.save(update_fields=["ok", "amount_after", "status_after", "integrator_status", "answer", "completed_at"])
     return GiftCardPayment(card=card, move=move, replayed=False)
+
+
+_Pay = TypeVar("_Pay", GiftCardMove, CustomerAccountPayment)
+
+
+def _reserve(model: type[_Pay], earlier: Callable[[], _Pay | None], **fields: Any) -> tuple[_Pay, bool]:
+    """Create a pay's pending row, which reserves its identifier: a concurrent retry with the same identifier
+    fails here on the unique constraint instead of paying again. Returns the new row and False, or the row of
+    the retry that came first (``earlier()``) and True: that one is to be replayed."""
+    try:
+        with transaction.atomic():
+            return model.objects.create(**fields), False
+    except IntegrityError:
+        previous = earlier()
+        if previous is None:
+            raise
+        return previous, True
 
 
 # A gift card pay succeeds on any 2xx; a customer account pay only on 200 (spec: Errors 3).
@@ -592,23 +605,20 @@ def pay_customer_account(
         currency_code=currency_code,
         shop_id=shop_id,
     )
-    try:
-        with transaction.atomic():
-            payment = CustomerAccountPayment.objects.create(
-                account=account,
-                customer_id=customer_id,
-                identifier=identifier,
-                payment_type=payment_type,
-                currency_code=currency_code,
-                requested_amount=amount,
-                purchase_amount=purchase_amount,
-                shop_id=shop_id,
-            )
-    except IntegrityError:
-        previous = selectors.customer_account_payment_by_identifier(account=account, identifier=identifier)
-        if previous is None:
-            raise
-        return _replay_account_payment(previous, customer_id=customer_id, amount=amount, currency_code=currency_code)
+    payment, earlier = _reserve(
+        CustomerAccountPayment,
+        lambda: selectors.customer_account_payment_by_identifier(account=account, identifier=identifier),
+        account=account,
+        customer_id=customer_id,
+        identifier=identifier,
+        payment_type=payment_type,
+        currency_code=currency_code,
+        requested_amount=amount,
+        purchase_amount=purchase_amount,
+        shop_id=shop_id,
+    )
+    if earlier:
+        return _replay_account_payment(payment, customer_id=customer_id, amount=amount, currency_code=currency_code)
     values = {
         "customer_id": customer_id,
         "amount": amount,
