@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -100,27 +101,36 @@ def _save_owned(*, account: Account, instance: _Owned, data: Mapping[str, Any]) 
     creating = instance.pk is None
     for name, value in data.items():
         setattr(instance, name, value)
-    model = type(instance)
     duplicate = ServiceError(
-        f"A {model._meta.verbose_name} with the identifier '{instance.identifier}' already exists.",
+        f"A {instance._meta.verbose_name} with the identifier '{instance.identifier}' already exists.",
         field="identifier",
         code="duplicate",
     )
-    with transaction.atomic():
-        # Checked here, not left to full_clean(): the constraint spans (account, identifier), so
-        # Django would report it without a field name.
-        if model.objects.filter(account=account, identifier=instance.identifier).exclude(pk=instance.pk).exists():
-            raise duplicate
+    # (account, identifier) is the only unique constraint of these models.
+    with unique_in_account(account=account, instance=instance, field="identifier", duplicate=duplicate):
         instance.full_clean()
-        try:
-            if creating:
-                instance.save()
-            else:
-                instance.save(update_fields=list(data))
-        except IntegrityError as exc:
-            # (account, identifier) is the only unique constraint of these models: a concurrent insert.
-            raise duplicate from exc
+        if creating:
+            instance.save()
+        else:
+            instance.save(update_fields=list(data))
     return instance
+
+
+@contextmanager
+def unique_in_account(*, account: Account, instance: Model, field: str, duplicate: ServiceError) -> Iterator[None]:
+    """Around the save of ``instance``, whose ``field`` is unique in its account: raises ``duplicate`` when
+    another row of the account has the value. Checked before, not left to the constraint (or to full_clean()):
+    the constraint spans (account, field), so the error would name no field. A concurrent insert that passes
+    the check meets the constraint and gets ``duplicate`` too."""
+    others = type(instance)._default_manager.filter(account=account, **{field: getattr(instance, field)})
+    with transaction.atomic():
+        if others.exclude(pk=instance.pk).exists():
+            raise duplicate
+        try:
+            with transaction.atomic():
+                yield
+        except IntegrityError as exc:
+            raise duplicate from exc
 
 
 def _resolve(model: type[_Owned], *, account: Account, field: str, identifier: str) -> _Owned:

@@ -20,10 +20,11 @@ from typing import Any
 import jmespath
 import jmespath.exceptions
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account, Market
+from accounts.services import unique_in_account
 from core import secrets
 from core.errors import InvalidInput, ServiceError
 from integrations import answers, runtime, selectors, templates
@@ -276,14 +277,8 @@ def save_runtime_integration(
         field="kind",
         code="duplicate",
     )
-    with transaction.atomic():
-        if RuntimeIntegration.objects.filter(account=account, kind=instance.kind).exclude(pk=instance.pk).exists():
-            raise duplicate
-        try:
-            with transaction.atomic():
-                instance.save()
-        except IntegrityError:
-            raise duplicate from None  # a concurrent insert of the same kind
+    with unique_in_account(account=account, instance=instance, field="kind", duplicate=duplicate):
+        instance.save()
     return instance
 
 
