@@ -180,6 +180,20 @@ def _card_fields(answer: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _card_move(card: GiftCard, action: str, *, before: tuple[Any, Any]) -> dict[str, Any]:
+    """The fields of every move row of ``card``: the card, the action, and the card's amount and status before
+    the move (``before``)."""
+    return {
+        "account_id": card.account_id,
+        "gift_card": card,
+        "code": card.code,
+        "action": action,
+        "currency_code": card.currency_code,
+        "amount_before": before[0],
+        "status_before": before[1],
+    }
+
+
 def _confirmed_move(
     card: GiftCard,
     action: str,
@@ -192,15 +206,9 @@ def _confirmed_move(
     """The log row of a move the integrator confirmed: the card's amount and status before (``before``) and
     after (the card as just updated from ``answer``)."""
     return GiftCardMove.objects.create(
-        account_id=card.account_id,
-        gift_card=card,
-        code=card.code,
-        action=action,
+        **_card_move(card, action, before=before),
         ok=True,
-        currency_code=card.currency_code,
-        amount_before=before[0],
         amount_after=card.amount,
-        status_before=before[1],
         status_after=card.status,
         integrator_status=answer["status"],
         shop_id=shop_id,
@@ -391,32 +399,25 @@ def pay_giftcard(
         selectors.giftcard_by_code(account=account, code=code), code=code, amount=amount, currency_code=currency_code
     )
     check_places(amount, currency_code)
-    places = place_values(account=account, shop_id=shop_id)
-    move, earlier = _reserve(
-        GiftCardMove,
-        lambda: selectors.pay_move_by_identifier(account=account, identifier=identifier),
-        account=account,
-        gift_card=card,
-        code=code,
-        action=MoveAction.PAY,
-        identifier=identifier,
-        requested_amount=amount,
-        currency_code=currency_code,
-        amount_before=card.amount,
-        status_before=card.status,
-        sale_id=sale_id,
-        shop_id=shop_id,
-    )
-    if earlier:
-        return _replay_pay(move, code=code, amount=amount, currency_code=currency_code)
     values = {
         "code": code,
         "id": card.card_id,
         "amount": amount,
         "currency_code": currency_code,
         "sale_id": sale_id,
-        **places,
+        **place_values(account=account, shop_id=shop_id),
     }
+    move, earlier = _reserve(
+        GiftCardMove,
+        lambda: selectors.pay_move_by_identifier(account=account, identifier=identifier),
+        identifier=identifier,
+        **_card_move(card, MoveAction.PAY, before=(card.amount, card.status)),
+        requested_amount=amount,
+        sale_id=sale_id,
+        shop_id=shop_id,
+    )
+    if earlier:
+        return _replay_pay(move, code=code, amount=amount, currency_code=currency_code)
     try:
         answer = _ask_giftcard(account=account, kind="giftcard_pay", values=values, code=code)
         if answer["status"] == GiftCardStatus.CREATED or answer["currency_code"] != card.currency_code:
