@@ -178,13 +178,18 @@ def save_integration(
     return _save_owned(account=account, instance=integration or Integration(account=account), data=data)
 
 
+def delete_owned(*, account: Account, instance: Model) -> None:
+    """Delete a row of the account (what depends on it goes or stays as its foreign keys say)."""
+    if getattr(instance, "account_id", None) != account.pk:
+        raise ValueError(f"the {instance._meta.verbose_name} belongs to another account")
+    with transaction.atomic():
+        instance.delete()
+
+
 def delete_account_object(*, account: Account, instance: Market | StockLocation | Register | Cashier) -> None:
     """Delete a market, stock location, register or cashier; refused (409) while still referenced."""
-    if instance.account_id != account.pk:
-        raise ValueError("the object belongs to another account")
     try:
-        with transaction.atomic():
-            instance.delete()
+        delete_owned(account=account, instance=instance)
     except ProtectedError as exc:
         raise Conflict(_in_use_message(instance, exc.protected_objects), code="in_use") from exc
 
@@ -200,8 +205,7 @@ def delete_integration(*, account: Account, integration: Integration, acting_api
             "delete it with a key of another integration.",
             code="in_use",
         )
-    with transaction.atomic():
-        integration.delete()
+    delete_owned(account=account, instance=integration)
 
 
 def _in_use_message(instance: Model, protected: Iterable[Model]) -> str:

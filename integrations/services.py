@@ -20,11 +20,10 @@ from typing import Any
 import jmespath
 import jmespath.exceptions
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account, Market
-from accounts.services import unique_in_account
+from accounts.services import delete_owned, unique_in_account
 from core import secrets
 from core.errors import InvalidInput, ServiceError
 from integrations import answers, runtime, selectors, templates
@@ -284,10 +283,7 @@ def save_runtime_integration(
 
 def delete_runtime_integration(*, account: Account, integration: RuntimeIntegration) -> None:
     """Delete a configuration; its call log stays (``integration`` set to null)."""
-    if integration.account_id != account.pk:
-        raise ValueError("the runtime integration belongs to another account")
-    with transaction.atomic():
-        integration.delete()
+    delete_owned(account=account, instance=integration)
 
 
 def test_runtime_integration(
