@@ -101,13 +101,9 @@ def _save_owned(*, account: Account, instance: _Owned, data: Mapping[str, Any]) 
     creating = instance.pk is None
     for name, value in data.items():
         setattr(instance, name, value)
-    duplicate = ServiceError(
-        f"A {instance._meta.verbose_name} with the identifier '{instance.identifier}' already exists.",
-        field="identifier",
-        code="duplicate",
-    )
     # (account, identifier) is the only unique constraint of these models.
-    with unique_in_account(account=account, instance=instance, field="identifier", duplicate=duplicate):
+    message = f"A {instance._meta.verbose_name} with the identifier '{instance.identifier}' already exists."
+    with unique_in_account(account=account, instance=instance, field="identifier", message=message):
         instance.full_clean()
         if creating:
             instance.save()
@@ -117,11 +113,15 @@ def _save_owned(*, account: Account, instance: _Owned, data: Mapping[str, Any]) 
 
 
 @contextmanager
-def unique_in_account(*, account: Account, instance: Model, field: str, duplicate: ServiceError) -> Iterator[None]:
-    """Around the save of ``instance``, whose ``field`` is unique in its account: raises ``duplicate`` when
-    another row of the account has the value. Checked before, not left to the constraint (or to full_clean()):
-    the constraint spans (account, field), so the error would name no field. A concurrent insert that passes
-    the check meets the constraint and gets ``duplicate`` too."""
+def unique_in_account(
+    *, account: Account, instance: Model, field: str, message: str, error_field: str = ""
+) -> Iterator[None]:
+    """Around the save of ``instance``, whose ``field`` is unique in its account: when another row of the account
+    has the value, a 400 ``duplicate`` with ``message``, naming ``error_field`` (the field as the client spells it;
+    ``field`` by default). Checked before, not left to the constraint (or to full_clean()): the constraint spans
+    (account, field), so its error would name no field. A concurrent insert that passes the check meets the
+    constraint and gets the same error."""
+    duplicate = ServiceError(message, field=error_field or field, code="duplicate")
     others = type(instance)._default_manager.filter(account=account, **{field: getattr(instance, field)})
     with transaction.atomic():
         if others.exclude(pk=instance.pk).exists():

@@ -25,7 +25,7 @@ from django.utils import timezone
 from accounts.models import Account, Market
 from accounts.services import delete_owned, unique_in_account
 from core import secrets
-from core.errors import InvalidInput, ServiceError
+from core.errors import InvalidInput
 from integrations import answers, runtime, selectors, templates
 from integrations.errors import IntegrationFailed
 from integrations.kinds import KINDS
@@ -271,12 +271,8 @@ def save_runtime_integration(
         raise InvalidInput(errors)
     for name in FIELDS:
         setattr(instance, name, config[name])
-    duplicate = ServiceError(
-        f"A {instance.kind} integration is already configured for this account: change that one.",
-        field="kind",
-        code="duplicate",
-    )
-    with unique_in_account(account=account, instance=instance, field="kind", duplicate=duplicate):
+    message = f"A {instance.kind} integration is already configured for this account: change that one."
+    with unique_in_account(account=account, instance=instance, field="kind", message=message):
         instance.save()
     return instance
 

@@ -118,19 +118,17 @@ def _emit_product_event(
     return row
 
 
-def _duplicate_product(product_id: str) -> ServiceError:
-    return ServiceError(f"A product with the id '{product_id}' already exists.", field="id", code="duplicate")
-
-
 def create_product(*, account: Account, data: Mapping[str, Any]) -> Product:
     """Spec: Product, created; emits a ``create`` product edit event with the whole product."""
     check_product_references(account=account, data=data)
     product = Product(account=account, product_id=data["id"])
     _apply_product(product, data, replace=True)
-    duplicate = _duplicate_product(product.product_id)
+    message = f"A product with the id '{product.product_id}' already exists."
     with transaction.atomic():
         # A concurrent create of the same id is a 400 too, not a 500.
-        with unique_in_account(account=account, instance=product, field="product_id", duplicate=duplicate):
+        with unique_in_account(
+            account=account, instance=product, field="product_id", message=message, error_field="id"
+        ):
             product.save()
         _emit_product_event(account=account, event=ProductEditEvent.Event.CREATE, document=product_document(product))
     return product
@@ -180,16 +178,12 @@ def delete_product(*, account: Account, product: Product) -> None:
 # --- Expenses ------------------------------------------------------------------------------------------
 
 
-def _duplicate_expense(expense_id: str) -> ServiceError:
-    return ServiceError(f"An expense with the id '{expense_id}' already exists.", field="id", code="duplicate")
-
-
 def create_expense(*, account: Account, data: Mapping[str, Any]) -> Expense:
     """Spec: Expense, created (registers book sale lines against it by ``behavior.expense.identifier``)."""
     check_expense_references(account=account, data=data)
     expense = Expense(account=account, expense_id=data["id"], name=data["name"], taxes=data.get("taxes"))
-    duplicate = _duplicate_expense(expense.expense_id)
-    with unique_in_account(account=account, instance=expense, field="expense_id", duplicate=duplicate):
+    message = f"An expense with the id '{expense.expense_id}' already exists."
+    with unique_in_account(account=account, instance=expense, field="expense_id", message=message, error_field="id"):
         expense.save()
     return expense
 

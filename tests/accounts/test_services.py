@@ -10,8 +10,6 @@ from accounts.services import unique_in_account
 from core.errors import ServiceError
 from tests.factories import AccountFactory, CashierFactory
 
-DUPLICATE = ServiceError("already there", field="identifier", code="duplicate")
-
 
 @pytest.mark.django_db
 def test_a_value_another_row_of_the_account_has_is_refused_before_the_save() -> None:
@@ -24,11 +22,15 @@ def test_a_value_another_row_of_the_account_has_is_refused_before_the_save() -> 
             account=account,
             instance=Cashier(account=account, identifier="c-1"),
             field="identifier",
-            duplicate=DUPLICATE,
+            message="already there",
         ),
     ):
         saved.append(True)
-    assert caught.value is DUPLICATE and not saved
+    assert (caught.value.message, caught.value.field, caught.value.code) == (
+        "already there",
+        "identifier",
+        "duplicate",
+    ) and not saved
 
 
 @pytest.mark.django_db
@@ -36,7 +38,7 @@ def test_the_same_value_in_another_account_is_no_duplicate() -> None:
     CashierFactory(identifier="c-1")
     account = AccountFactory()
     cashier = Cashier(account=account, identifier="c-1", display_name="AB")
-    with unique_in_account(account=account, instance=cashier, field="identifier", duplicate=DUPLICATE):
+    with unique_in_account(account=account, instance=cashier, field="identifier", message="already there"):
         cashier.save()
     assert Cashier.objects.filter(identifier="c-1").count() == 2
 
@@ -45,9 +47,9 @@ def test_the_same_value_in_another_account_is_no_duplicate() -> None:
 def test_a_concurrent_insert_between_the_check_and_the_save_is_the_same_duplicate() -> None:
     account = AccountFactory()
     cashier = Cashier(account=account, identifier="c-1", display_name="AB")
-    unique = unique_in_account(account=account, instance=cashier, field="identifier", duplicate=DUPLICATE)
+    unique = unique_in_account(account=account, instance=cashier, field="identifier", message="already there")
     with pytest.raises(ServiceError) as caught, unique:
         CashierFactory(account=account, identifier="c-1")  # another request's insert, after the check
         cashier.save()
-    assert caught.value is DUPLICATE
+    assert (caught.value.message, caught.value.field, caught.value.code) == ("already there", "identifier", "duplicate")
     assert not Cashier.objects.filter(account=account).exists()  # the failed save rolled back what it held
