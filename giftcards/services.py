@@ -410,11 +410,8 @@ def pay_giftcard(
     move, earlier = _reserve(
         GiftCardMove,
         lambda: selectors.pay_move_by_identifier(account=account, identifier=identifier),
-        identifier=identifier,
-        **_card_move(card, MoveAction.PAY, before=(card.amount, card.status)),
-        requested_amount=amount,
-        sale_id=sale_id,
-        shop_id=shop_id,
+        _card_move(card, MoveAction.PAY, before=(card.amount, card.status))
+        | {"identifier": identifier, "requested_amount": amount, "sale_id": sale_id, "shop_id": shop_id},
     )
     if earlier:
         return _replay_pay(move, code=code, amount=amount, currency_code=currency_code)
@@ -441,10 +438,10 @@ def pay_giftcard(
 _Pay = TypeVar("_Pay", GiftCardMove, CustomerAccountPayment)
 
 
-def _reserve(model: type[_Pay], earlier: Callable[[], _Pay | None], **fields: Any) -> tuple[_Pay, bool]:
-    """Create a pay's pending row, which reserves its identifier: a concurrent retry with the same identifier
-    fails here on the unique constraint instead of paying again. Returns the new row and False, or the row of
-    the retry that came first (``earlier()``) and True: that one is to be replayed."""
+def _reserve(model: type[_Pay], earlier: Callable[[], _Pay | None], fields: Mapping[str, Any]) -> tuple[_Pay, bool]:
+    """Create a pay's pending row (``fields``), which reserves its identifier: a concurrent retry with the same
+    identifier fails here on the unique constraint instead of paying again. Returns the new row and False, or the
+    row of the retry that came first (``earlier()``) and True: that one is to be replayed."""
     try:
         with transaction.atomic():
             return model.objects.create(**fields), False
@@ -609,14 +606,16 @@ def pay_customer_account(
     payment, earlier = _reserve(
         CustomerAccountPayment,
         lambda: selectors.customer_account_payment_by_identifier(account=account, identifier=identifier),
-        account=account,
-        customer_id=customer_id,
-        identifier=identifier,
-        payment_type=payment_type,
-        currency_code=currency_code,
-        requested_amount=amount,
-        purchase_amount=purchase_amount,
-        shop_id=shop_id,
+        {
+            "account": account,
+            "customer_id": customer_id,
+            "identifier": identifier,
+            "payment_type": payment_type,
+            "currency_code": currency_code,
+            "requested_amount": amount,
+            "purchase_amount": purchase_amount,
+            "shop_id": shop_id,
+        },
     )
     if earlier:
         return _replay_account_payment(payment, customer_id=customer_id, amount=amount, currency_code=currency_code)
