@@ -8,7 +8,7 @@ OpenAPI description of the API key authentication and of the error bodies.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from django.db.models import Model, QuerySet
@@ -308,50 +308,62 @@ def config_schema(
     be in use by another (``delete_conflict``: a delete may answer 409)."""
 
     def decorate(view: type[ConfigViewSet]) -> type[ConfigViewSet]:
-        schema = _config_schema(
+        schema = crud_schema(
             tag=tag,
             noun=noun,
             input_serializer=view.input_serializer_class,
             output_serializer=view.output_serializer_class,
             example=example,
             request={k: v for k, v in example.items() if k != "created_at"},
+            descriptions={"update": "Optional fields left out are reset to their defaults."},
             delete_conflict=delete_conflict,
+            article="a",  # as the configuration pages have always been summarised ("Get a integration")
         )
         return schema(view)
 
     return decorate
 
 
-# The operations of a configured object's view set: summary, the status of a success, whether the request has a
-# body, the error statuses.
-_CONFIG_OPERATIONS = {
+# The operations of a view set that lists, creates, reads, replaces, changes and deletes: summary, the status of a
+# success, whether the request has a body, the error statuses.
+_CRUD_OPERATIONS = {
     "list": ("List {noun}s", 200, False, (400,)),
-    "create": ("Create a {noun}", 201, True, (400,)),
-    "retrieve": ("Get a {noun}", 200, False, (404,)),
-    "update": ("Replace a {noun}", 200, True, (400, 404)),
-    "partial_update": ("Change fields of a {noun}", 200, True, (400, 404)),
-    "destroy": ("Delete a {noun}", 204, False, (404,)),
+    "create": ("Create {article} {noun}", 201, True, (400,)),
+    "retrieve": ("Get {article} {noun}", 200, False, (404,)),
+    "update": ("Replace {article} {noun}", 200, True, (400, 404)),
+    "partial_update": ("Change fields of {article} {noun}", 200, True, (400, 404)),
+    "destroy": ("Delete {article} {noun}", 204, False, (404,)),
 }
-_CONFIG_DESCRIPTIONS = {"update": "Optional fields left out are reset to their defaults."}
 
 
-def _config_schema(
+def crud_schema(
     *,
     tag: str,
     noun: str,
     input_serializer: type[serializers.Serializer],
-    output_serializer: type[serializers.Serializer],
+    output_serializer: type[serializers.BaseSerializer],
     example: dict[str, Any],
     request: dict[str, Any],
-    delete_conflict: bool,
+    descriptions: Mapping[str, str],
+    filters: Sequence[OpenApiParameter] = (),
+    delete_conflict: bool = False,
+    article: str = "",
 ) -> Any:
+    """``extend_schema_view`` of a view set with the six operations above: one tag, examples for every response
+    shape (``example`` as the view answers it, ``request`` as a client sends it), a description per operation
+    (``descriptions``), ``filters`` on the list; ``delete_conflict``: a delete may answer 409 (in use)."""
+    article = article or ("an" if noun[0] in "aeiou" else "a")
     one = [response_example(noun, example), response_example(noun, example, status_code=201)]
     body = [request_example(noun, request)]
     operations: dict[str, Any] = {}
-    for operation, (summary, success, has_body, errors) in _CONFIG_OPERATIONS.items():
-        schema: dict[str, Any] = {"tags": [tag], "summary": summary.format(noun=noun), "parameters": AUTH_PARAMETERS}
-        if operation in _CONFIG_DESCRIPTIONS:
-            schema["description"] = _CONFIG_DESCRIPTIONS[operation]
+    for operation, (summary, success, has_body, errors) in _CRUD_OPERATIONS.items():
+        schema: dict[str, Any] = {
+            "tags": [tag],
+            "summary": summary.format(noun=noun, article=article),
+            "parameters": [*AUTH_PARAMETERS, *filters] if operation == "list" else AUTH_PARAMETERS,
+        }
+        if operation in descriptions:
+            schema["description"] = descriptions[operation]
         if has_body:
             schema["request"] = input_serializer
         if operation == "destroy":
