@@ -76,9 +76,7 @@ class CatalogViewSet(toolkit.ReadOnlyViewSet):
     lookup_url_kwarg = "id"
     lookup_value_regex = "[^/]+"
     permission_classes = [AdminWritesPosReads]
-    create_node: ClassVar[Obj]
-    replace_node: ClassVar[Obj]
-    patch_node: ClassVar[Obj]
+    bodies: ClassVar[schemas.Bodies]
     writes: ClassVar[services.CatalogWrites]
 
     def get_object(self) -> Any:
@@ -94,12 +92,12 @@ class CatalogViewSet(toolkit.ReadOnlyViewSet):
         return self.answer(self.get_object())
 
     def create(self, request: Request) -> Response:
-        data = checked(self.create_node, read_json_body(request))
+        data = checked(self.bodies.create, read_json_body(request))
         return self.answer(self.writes.create(account=self.account, data=data), status.HTTP_201_CREATED)
 
     def update(self, request: Request, id: str, partial: bool = False) -> Response:
         instance = self.get_object()
-        data = checked(self.patch_node if partial else self.replace_node, read_json_body(request), partial=partial)
+        data = checked(self.bodies.patch if partial else self.bodies.replace, read_json_body(request), partial=partial)
         return self.answer(self.writes.updated(instance, account=self.account, data=data, partial=partial))
 
     def partial_update(self, request: Request, id: str) -> Response:
@@ -164,9 +162,7 @@ class ProductViewSet(CatalogViewSet):
     """Products of the account (spec: Product). Every change emits a product edit event for exports."""
 
     lookup_field = "product_id"
-    create_node = schemas.PRODUCT
-    replace_node = schemas.PRODUCT_REPLACE
-    patch_node = schemas.PRODUCT_PATCH
+    bodies = schemas.PRODUCT_BODIES
     writes = services.PRODUCT_WRITES
 
 
@@ -194,9 +190,7 @@ class ExpenseViewSet(CatalogViewSet):
     """Expenses a register can book, e.g. coffee paid from the cash drawer (spec: Expense)."""
 
     lookup_field = "expense_id"
-    create_node = schemas.EXPENSE
-    replace_node = schemas.EXPENSE_REPLACE
-    patch_node = schemas.EXPENSE_PATCH
+    bodies = schemas.EXPENSE_BODIES
     writes = services.EXPENSE_WRITES
 
 
