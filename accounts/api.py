@@ -221,33 +221,42 @@ class ReadOnlyViewSet(ReadsViewSet):
     """Only the reads: a list and a retrieve."""
 
 
-def read_only_schema(
+def read_operations(
     *,
-    tag: str,
     noun: str,
-    output_serializer: type[serializers.Serializer],
+    output_serializer: type[serializers.BaseSerializer],
     example: dict[str, Any],
-    filters: list[OpenApiParameter],
+    example_name: str = "",
     list_description: str = "",
-) -> Any:
-    """``extend_schema_view`` of a ``ReadOnlyViewSet``."""
-    return extend_schema_view(
-        list=extend_schema(
-            tags=[tag],
-            summary=f"List {noun}s",
-            description=list_description,
-            parameters=[*AUTH_PARAMETERS, *filters],
-            responses={200: output_serializer(many=True), **error_responses(400)},
-            examples=[response_example(noun, example)],
-        ),
-        retrieve=extend_schema(
-            tags=[tag],
-            summary=f"Get {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
-            parameters=AUTH_PARAMETERS,
-            responses={200: output_serializer, **error_responses(404)},
-            examples=[response_example(noun, example)],
-        ),
+    filters: Sequence[OpenApiParameter] = (),
+    tags: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The schemas of a view set's list and retrieve, for ``extend_schema_view(**...)``: ``example`` answered
+    by both (named ``example_name``, the noun by default), ``filters`` the list's query parameters."""
+    article = "an" if noun[0].lower() in "aeiou" else "a"
+    common: dict[str, Any] = {"examples": [response_example(example_name or noun, example)]}
+    if tags:
+        common["tags"] = list(tags)
+    listing: dict[str, Any] = {
+        "summary": f"List {noun}s",
+        "parameters": [*AUTH_PARAMETERS, *filters],
+        "responses": {200: output_serializer(many=True), **error_responses(400)},
+        **common,
+    }
+    if list_description:
+        listing["description"] = list_description
+    retrieve = extend_schema(
+        summary=f"Get {article} {noun}",
+        parameters=AUTH_PARAMETERS,
+        responses={200: output_serializer, **error_responses(404)},
+        **common,
     )
+    return {"list": extend_schema(**listing), "retrieve": retrieve}
+
+
+def read_only_schema(*, tag: str, noun: str, output_serializer: type[serializers.Serializer], **options: Any) -> Any:
+    """``extend_schema_view`` of a ``ReadOnlyViewSet``: its ``read_operations`` under one tag."""
+    return extend_schema_view(**read_operations(noun=noun, output_serializer=output_serializer, tags=[tag], **options))
 
 
 def filter_parameter(name: str, description: str, *, enum: list[str] | None = None) -> OpenApiParameter:
@@ -518,18 +527,11 @@ API_KEY_REVOKED_EXAMPLE = {**API_KEY_EXAMPLE, "revoked_at": "2025-02-01T08:00:00
 
 
 @extend_schema_view(
-    list=extend_schema(
-        summary="List API keys",
-        description="Revoked keys included. The key itself is never shown again after creation.",
-        parameters=AUTH_PARAMETERS,
-        responses={200: ApiKeyOutputSerializer(many=True), **error_responses(400)},
-        examples=[response_example("API key", API_KEY_EXAMPLE)],
-    ),
-    retrieve=extend_schema(
-        summary="Get an API key",
-        parameters=AUTH_PARAMETERS,
-        responses={200: ApiKeyOutputSerializer, **error_responses(404)},
-        examples=[response_example("API key", API_KEY_EXAMPLE)],
+    **read_operations(
+        noun="API key",
+        output_serializer=ApiKeyOutputSerializer,
+        example=API_KEY_EXAMPLE,
+        list_description="Revoked keys included. The key itself is never shown again after creation.",
     ),
     create=extend_schema(
         summary="Create an API key",

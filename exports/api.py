@@ -25,6 +25,7 @@ from accounts.api import (
     error_example,
     error_responses,
     filter_parameter,
+    read_operations,
     request_example,
     response_example,
 )
@@ -137,17 +138,11 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
 
 
 @extend_schema_view(
-    list=extend_schema(
-        summary="List export queues",
-        parameters=AUTH_PARAMETERS,
-        responses={200: ExportQueueOutputSerializer(many=True), **error_responses(400)},
-        examples=[response_example("Export queue", QUEUE_EXAMPLE)],
-    ),
-    retrieve=extend_schema(
-        summary="Get an export queue",
-        parameters=AUTH_PARAMETERS,
-        responses={200: ExportQueueOutputSerializer, **error_responses(404)},
-        examples=[response_example("Export queue", QUEUE_EXAMPLE)],
+    **read_operations(
+        noun="export queue",
+        output_serializer=ExportQueueOutputSerializer,
+        example=QUEUE_EXAMPLE,
+        example_name="Export queue",
     ),
     create=_queue_write_schema(
         "Create an export queue",
