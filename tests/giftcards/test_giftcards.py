@@ -453,3 +453,12 @@ def test_the_admin_change_page_renders(active: str, admin_client: Any) -> None:
     response = admin_client.get(f"/admin/giftcards/giftcard/{card(active).pk}/change/")
     assert response.status_code == 200
     assert "GC-A" in response.content.decode()
+
+
+def test_the_admin_shows_the_integrators_answer_of_a_move_indented(active: str, admin_client: Any) -> None:
+    move = GiftCardMove.objects.get(code=active)
+    response = admin_client.get(f"/admin/giftcards/giftcardmove/{move.pk}/change/")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "<label>Integrator&#x27;s answer:</label>" in page
+    assert '<pre class="pretty-json">{\n  &quot;' in page
