@@ -7,6 +7,7 @@ are labelled ``account / identifier`` wherever a related object is chosen or fil
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from django.contrib import admin, messages
@@ -56,6 +57,17 @@ def pretty_json(value: Any) -> SafeString | None:
         return None
     text = json.dumps(value, indent=2, ensure_ascii=False, cls=DecimalJSONEncoder)
     return format_html('<pre class="pretty-json">{}</pre>', text)
+
+
+def pretty_json_field(field: str, description: str) -> Callable[[Any, Model], SafeString | None]:
+    """A read-only admin field (a method named in ``readonly_fields``) showing the JSON stored in ``field``
+    with ``pretty_json``, under the label ``description``."""
+
+    @admin.display(description=description)
+    def show(admin_page: Any, obj: Model) -> SafeString | None:
+        return pretty_json(getattr(obj, field))
+
+    return show
 
 
 class AccountLabelledChoiceField(ModelChoiceField):

@@ -8,7 +8,7 @@ OpenAPI description of the API key authentication and of the error bodies.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from django.db.models import Model, QuerySet
@@ -48,6 +48,7 @@ from accounts.serializers import (
     StockLocationInputSerializer,
     StockLocationOutputSerializer,
 )
+from core.api import reads
 
 # --- Shared by every app's api.py -----------------------------------------------------------------
 
@@ -190,8 +191,9 @@ class AccountScopedViewSet(viewsets.GenericViewSet):
         return serializer.validated_data
 
 
-class ReadOnlyViewSet(AccountScopedViewSet):
-    """A filtered, paginated list and a retrieve by id, both through ``select()`` (a selector call)."""
+class ReadsViewSet(AccountScopedViewSet):
+    """A filtered, paginated list and a retrieve by id, both through ``select()`` (a selector call, set by
+    ``core.api.reads``); a view set that also writes (API keys, runtime integrations) adds its writes to these."""
 
     filter_serializer_class: ClassVar[type[serializers.Serializer] | None] = None
     output_serializer_class: ClassVar[type[serializers.BaseSerializer]]
@@ -215,33 +217,46 @@ class ReadOnlyViewSet(AccountScopedViewSet):
         return Response(self.output_serializer_class(self.get_object()).data)
 
 
-def read_only_schema(
+class ReadOnlyViewSet(ReadsViewSet):
+    """Only the reads: a list and a retrieve."""
+
+
+def read_operations(
     *,
-    tag: str,
     noun: str,
-    output_serializer: type[serializers.Serializer],
+    output_serializer: type[serializers.BaseSerializer],
     example: dict[str, Any],
-    filters: list[OpenApiParameter],
+    example_name: str = "",
     list_description: str = "",
-) -> Any:
-    """``extend_schema_view`` of a ``ReadOnlyViewSet``."""
-    return extend_schema_view(
-        list=extend_schema(
-            tags=[tag],
-            summary=f"List {noun}s",
-            description=list_description,
-            parameters=[*AUTH_PARAMETERS, *filters],
-            responses={200: output_serializer(many=True), **error_responses(400)},
-            examples=[response_example(noun, example)],
-        ),
-        retrieve=extend_schema(
-            tags=[tag],
-            summary=f"Get {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
-            parameters=AUTH_PARAMETERS,
-            responses={200: output_serializer, **error_responses(404)},
-            examples=[response_example(noun, example)],
-        ),
+    filters: Sequence[OpenApiParameter] = (),
+    tags: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The schemas of a view set's list and retrieve, for ``extend_schema_view(**...)``: ``example`` answered
+    by both (named ``example_name``, the noun by default), ``filters`` the list's query parameters."""
+    article = "an" if noun[0].lower() in "aeiou" else "a"
+    common: dict[str, Any] = {"examples": [response_example(example_name or noun, example)]}
+    if tags:
+        common["tags"] = list(tags)
+    listing: dict[str, Any] = {
+        "summary": f"List {noun}s",
+        "parameters": [*AUTH_PARAMETERS, *filters],
+        "responses": {200: output_serializer(many=True), **error_responses(400)},
+        **common,
+    }
+    if list_description:
+        listing["description"] = list_description
+    retrieve = extend_schema(
+        summary=f"Get {article} {noun}",
+        parameters=AUTH_PARAMETERS,
+        responses={200: output_serializer, **error_responses(404)},
+        **common,
     )
+    return {"list": extend_schema(**listing), "retrieve": retrieve}
+
+
+def read_only_schema(*, tag: str, noun: str, output_serializer: type[serializers.Serializer], **options: Any) -> Any:
+    """``extend_schema_view`` of a ``ReadOnlyViewSet``: its ``read_operations`` under one tag."""
+    return extend_schema_view(**read_operations(noun=noun, output_serializer=output_serializer, tags=[tag], **options))
 
 
 def filter_parameter(name: str, description: str, *, enum: list[str] | None = None) -> OpenApiParameter:
@@ -302,50 +317,62 @@ def config_schema(
     be in use by another (``delete_conflict``: a delete may answer 409)."""
 
     def decorate(view: type[ConfigViewSet]) -> type[ConfigViewSet]:
-        schema = _config_schema(
+        schema = crud_schema(
             tag=tag,
             noun=noun,
             input_serializer=view.input_serializer_class,
             output_serializer=view.output_serializer_class,
             example=example,
             request={k: v for k, v in example.items() if k != "created_at"},
+            descriptions={"update": "Optional fields left out are reset to their defaults."},
             delete_conflict=delete_conflict,
+            article="a",  # as the configuration pages have always been summarised ("Get a integration")
         )
         return schema(view)
 
     return decorate
 
 
-# The operations of a configured object's view set: summary, the status of a success, whether the request has a
-# body, the error statuses.
-_CONFIG_OPERATIONS = {
+# The operations of a view set that lists, creates, reads, replaces, changes and deletes: summary, the status of a
+# success, whether the request has a body, the error statuses.
+_CRUD_OPERATIONS = {
     "list": ("List {noun}s", 200, False, (400,)),
-    "create": ("Create a {noun}", 201, True, (400,)),
-    "retrieve": ("Get a {noun}", 200, False, (404,)),
-    "update": ("Replace a {noun}", 200, True, (400, 404)),
-    "partial_update": ("Change fields of a {noun}", 200, True, (400, 404)),
-    "destroy": ("Delete a {noun}", 204, False, (404,)),
+    "create": ("Create {article} {noun}", 201, True, (400,)),
+    "retrieve": ("Get {article} {noun}", 200, False, (404,)),
+    "update": ("Replace {article} {noun}", 200, True, (400, 404)),
+    "partial_update": ("Change fields of {article} {noun}", 200, True, (400, 404)),
+    "destroy": ("Delete {article} {noun}", 204, False, (404,)),
 }
-_CONFIG_DESCRIPTIONS = {"update": "Optional fields left out are reset to their defaults."}
 
 
-def _config_schema(
+def crud_schema(
     *,
     tag: str,
     noun: str,
     input_serializer: type[serializers.Serializer],
-    output_serializer: type[serializers.Serializer],
+    output_serializer: type[serializers.BaseSerializer],
     example: dict[str, Any],
     request: dict[str, Any],
-    delete_conflict: bool,
+    descriptions: Mapping[str, str],
+    filters: Sequence[OpenApiParameter] = (),
+    delete_conflict: bool = False,
+    article: str = "",
 ) -> Any:
+    """``extend_schema_view`` of a view set with the six operations above: one tag, examples for every response
+    shape (``example`` as the view answers it, ``request`` as a client sends it), a description per operation
+    (``descriptions``), ``filters`` on the list; ``delete_conflict``: a delete may answer 409 (in use)."""
+    article = article or ("an" if noun[0] in "aeiou" else "a")
     one = [response_example(noun, example), response_example(noun, example, status_code=201)]
     body = [request_example(noun, request)]
     operations: dict[str, Any] = {}
-    for operation, (summary, success, has_body, errors) in _CONFIG_OPERATIONS.items():
-        schema: dict[str, Any] = {"tags": [tag], "summary": summary.format(noun=noun), "parameters": AUTH_PARAMETERS}
-        if operation in _CONFIG_DESCRIPTIONS:
-            schema["description"] = _CONFIG_DESCRIPTIONS[operation]
+    for operation, (summary, success, has_body, errors) in _CRUD_OPERATIONS.items():
+        schema: dict[str, Any] = {
+            "tags": [tag],
+            "summary": summary.format(noun=noun, article=article),
+            "parameters": [*AUTH_PARAMETERS, *filters] if operation == "list" else AUTH_PARAMETERS,
+        }
+        if operation in descriptions:
+            schema["description"] = descriptions[operation]
         if has_body:
             schema["request"] = input_serializer
         if operation == "destroy":
@@ -500,18 +527,11 @@ API_KEY_REVOKED_EXAMPLE = {**API_KEY_EXAMPLE, "revoked_at": "2025-02-01T08:00:00
 
 
 @extend_schema_view(
-    list=extend_schema(
-        summary="List API keys",
-        description="Revoked keys included. The key itself is never shown again after creation.",
-        parameters=AUTH_PARAMETERS,
-        responses={200: ApiKeyOutputSerializer(many=True), **error_responses(400)},
-        examples=[response_example("API key", API_KEY_EXAMPLE)],
-    ),
-    retrieve=extend_schema(
-        summary="Get an API key",
-        parameters=AUTH_PARAMETERS,
-        responses={200: ApiKeyOutputSerializer, **error_responses(404)},
-        examples=[response_example("API key", API_KEY_EXAMPLE)],
+    **read_operations(
+        noun="API key",
+        output_serializer=ApiKeyOutputSerializer,
+        example=API_KEY_EXAMPLE,
+        list_description="Revoked keys included. The key itself is never shown again after creation.",
     ),
     create=extend_schema(
         summary="Create an API key",
@@ -536,20 +556,9 @@ API_KEY_REVOKED_EXAMPLE = {**API_KEY_EXAMPLE, "revoked_at": "2025-02-01T08:00:00
     ),
 )
 @extend_schema(tags=["api keys"])
-class ApiKeyViewSet(AccountScopedViewSet):
+@reads(selectors.api_keys, output=ApiKeyOutputSerializer)
+class ApiKeyViewSet(ReadsViewSet):
     """API keys of the account's integrations, by id. Only a hash of a key is stored."""
-
-    queryset = ApiKey.objects.none()
-    serializer_class = ApiKeyOutputSerializer
-
-    def get_queryset(self) -> QuerySet[ApiKey]:
-        return selectors.api_keys(account=self.account)
-
-    def list(self, request: Request) -> Response:
-        return self.paginated(self.get_queryset(), ApiKeyOutputSerializer)
-
-    def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(ApiKeyOutputSerializer(self.get_object()).data)
 
     def create(self, request: Request) -> Response:
         data = self.validated(ApiKeyInputSerializer, request.data)

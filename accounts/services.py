@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -100,27 +101,36 @@ def _save_owned(*, account: Account, instance: _Owned, data: Mapping[str, Any]) 
     creating = instance.pk is None
     for name, value in data.items():
         setattr(instance, name, value)
-    model = type(instance)
-    duplicate = ServiceError(
-        f"A {model._meta.verbose_name} with the identifier '{instance.identifier}' already exists.",
-        field="identifier",
-        code="duplicate",
-    )
-    with transaction.atomic():
-        # Checked here, not left to full_clean(): the constraint spans (account, identifier), so
-        # Django would report it without a field name.
-        if model.objects.filter(account=account, identifier=instance.identifier).exclude(pk=instance.pk).exists():
-            raise duplicate
+    # (account, identifier) is the only unique constraint of these models.
+    message = f"A {instance._meta.verbose_name} with the identifier '{instance.identifier}' already exists."
+    with unique_in_account(account=account, instance=instance, field="identifier", message=message):
         instance.full_clean()
-        try:
-            if creating:
-                instance.save()
-            else:
-                instance.save(update_fields=list(data))
-        except IntegrityError as exc:
-            # (account, identifier) is the only unique constraint of these models: a concurrent insert.
-            raise duplicate from exc
+        if creating:
+            instance.save()
+        else:
+            instance.save(update_fields=list(data))
     return instance
+
+
+@contextmanager
+def unique_in_account(
+    *, account: Account, instance: Model, field: str, message: str, error_field: str = ""
+) -> Iterator[None]:
+    """Around the save of ``instance``, whose ``field`` is unique in its account: when another row of the account
+    has the value, a 400 ``duplicate`` with ``message``, naming ``error_field`` (the field as the client spells it;
+    ``field`` by default). Checked before, not left to the constraint (or to full_clean()): the constraint spans
+    (account, field), so its error would name no field. A concurrent insert that passes the check meets the
+    constraint and gets the same error."""
+    duplicate = ServiceError(message, field=error_field or field, code="duplicate")
+    others = type(instance)._default_manager.filter(account=account, **{field: getattr(instance, field)})
+    with transaction.atomic():
+        if others.exclude(pk=instance.pk).exists():
+            raise duplicate
+        try:
+            with transaction.atomic():
+                yield
+        except IntegrityError as exc:
+            raise duplicate from exc
 
 
 def _resolve(model: type[_Owned], *, account: Account, field: str, identifier: str) -> _Owned:
@@ -168,13 +178,18 @@ def save_integration(
     return _save_owned(account=account, instance=integration or Integration(account=account), data=data)
 
 
+def delete_owned(*, account: Account, instance: Model) -> None:
+    """Delete a row of the account (what depends on it goes or stays as its foreign keys say)."""
+    if getattr(instance, "account_id", None) != account.pk:
+        raise ValueError(f"the {instance._meta.verbose_name} belongs to another account")
+    with transaction.atomic():
+        instance.delete()
+
+
 def delete_account_object(*, account: Account, instance: Market | StockLocation | Register | Cashier) -> None:
     """Delete a market, stock location, register or cashier; refused (409) while still referenced."""
-    if instance.account_id != account.pk:
-        raise ValueError("the object belongs to another account")
     try:
-        with transaction.atomic():
-            instance.delete()
+        delete_owned(account=account, instance=instance)
     except ProtectedError as exc:
         raise Conflict(_in_use_message(instance, exc.protected_objects), code="in_use") from exc
 
@@ -190,8 +205,7 @@ def delete_integration(*, account: Account, integration: Integration, acting_api
             "delete it with a key of another integration.",
             code="in_use",
         )
-    with transaction.atomic():
-        integration.delete()
+    delete_owned(account=account, instance=integration)
 
 
 def _in_use_message(instance: Model, protected: Iterable[Model]) -> str:

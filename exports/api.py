@@ -20,17 +20,19 @@ from rest_framework.routers import SimpleRouter
 
 from accounts.api import (
     AUTH_PARAMETERS,
-    AccountScopedViewSet,
     ReadOnlyViewSet,
+    ReadsViewSet,
     error_example,
     error_responses,
     filter_parameter,
+    read_operations,
     request_example,
     response_example,
 )
 from accounts.serializers import ErrorOutputSerializer
+from core.api import reads
 from exports import circuit, selectors, services
-from exports.models import EntityType, ExportItem, ExportQueue, ExportStatus
+from exports.models import EntityType, ExportItem, ExportStatus
 from exports.serializers import (
     MASK,
     ConfigPreviewInputSerializer,
@@ -136,17 +138,11 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
 
 
 @extend_schema_view(
-    list=extend_schema(
-        summary="List export queues",
-        parameters=AUTH_PARAMETERS,
-        responses={200: ExportQueueOutputSerializer(many=True), **error_responses(400)},
-        examples=[response_example("Export queue", QUEUE_EXAMPLE)],
-    ),
-    retrieve=extend_schema(
-        summary="Get an export queue",
-        parameters=AUTH_PARAMETERS,
-        responses={200: ExportQueueOutputSerializer, **error_responses(404)},
-        examples=[response_example("Export queue", QUEUE_EXAMPLE)],
+    **read_operations(
+        noun="export queue",
+        output_serializer=ExportQueueOutputSerializer,
+        example=QUEUE_EXAMPLE,
+        example_name="Export queue",
     ),
     create=_queue_write_schema(
         "Create an export queue",
@@ -243,20 +239,9 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
     ),
 )
 @extend_schema(tags=["export queues"])
-class ExportQueueViewSet(AccountScopedViewSet):
+@reads(selectors.export_queues, output=ExportQueueOutputSerializer)
+class ExportQueueViewSet(ReadsViewSet):
     """Export queues, by id: which entities go where (trigger, transform, delivery)."""
-
-    queryset = ExportQueue.objects.none()
-    serializer_class = ExportQueueOutputSerializer
-
-    def get_queryset(self) -> QuerySet[ExportQueue]:
-        return selectors.export_queues(account=self.account)
-
-    def list(self, request: Request) -> Response:
-        return self.paginated(self.get_queryset(), ExportQueueOutputSerializer)
-
-    def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(ExportQueueOutputSerializer(self.get_object()).data)
 
     def create(self, request: Request) -> Response:
         data = self.validated(ExportQueueInputSerializer, request.data)

@@ -7,9 +7,8 @@ integrator that holds the money, so the admin only shows them (like orders/admin
 from __future__ import annotations
 
 from django.contrib import admin
-from django.utils.safestring import SafeString
 
-from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin, pretty_json
+from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin, pretty_json_field
 from giftcards.models import CustomerAccountPayment, GiftCard, GiftCardMove
 
 MOVE_FIELDS = (
@@ -47,9 +46,7 @@ class GiftCardAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     exclude = ["external_giftcard"]
     inlines = [GiftCardMoveInline]
 
-    @admin.display(description="external giftcard")
-    def external_giftcard_pretty(self, obj: GiftCard) -> SafeString | None:
-        return pretty_json(obj.external_giftcard)
+    external_giftcard_pretty = pretty_json_field("external_giftcard", "external giftcard")
 
 
 @admin.register(GiftCardMove)
@@ -60,9 +57,7 @@ class GiftCardMoveAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     exclude = ["answer"]
     readonly_fields = ["answer_pretty"]
 
-    @admin.display(description="integrator's answer")
-    def answer_pretty(self, obj: GiftCardMove) -> SafeString | None:
-        return pretty_json(obj.answer)
+    answer_pretty = pretty_json_field("answer", "integrator's answer")
 
 
 @admin.register(CustomerAccountPayment)
@@ -82,6 +77,4 @@ class CustomerAccountPaymentAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     exclude = ["answer"]
     readonly_fields = ["answer_pretty"]
 
-    @admin.display(description="integrator's answer")
-    def answer_pretty(self, obj: CustomerAccountPayment) -> SafeString | None:
-        return pretty_json(obj.answer)
+    answer_pretty = pretty_json_field("answer", "integrator's answer")

@@ -21,12 +21,12 @@ from __future__ import annotations
 import calendar
 import contextlib
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
@@ -180,6 +180,20 @@ def _card_fields(answer: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _card_move(card: GiftCard, action: str, *, before: tuple[Any, Any]) -> dict[str, Any]:
+    """The fields of every move row of ``card``: the card, the action, and the card's amount and status before
+    the move (``before``)."""
+    return {
+        "account_id": card.account_id,
+        "gift_card": card,
+        "code": card.code,
+        "action": action,
+        "currency_code": card.currency_code,
+        "amount_before": before[0],
+        "status_before": before[1],
+    }
+
+
 def _confirmed_move(
     card: GiftCard,
     action: str,
@@ -192,15 +206,9 @@ def _confirmed_move(
     """The log row of a move the integrator confirmed: the card's amount and status before (``before``) and
     after (the card as just updated from ``answer``)."""
     return GiftCardMove.objects.create(
-        account_id=card.account_id,
-        gift_card=card,
-        code=card.code,
-        action=action,
+        **_card_move(card, action, before=before),
         ok=True,
-        currency_code=card.currency_code,
-        amount_before=before[0],
         amount_after=card.amount,
-        status_before=before[1],
         status_after=card.status,
         integrator_status=answer["status"],
         shop_id=shop_id,
@@ -391,36 +399,22 @@ def pay_giftcard(
         selectors.giftcard_by_code(account=account, code=code), code=code, amount=amount, currency_code=currency_code
     )
     check_places(amount, currency_code)
-    places = place_values(account=account, shop_id=shop_id)
-    try:
-        # Reserves the identifier: a concurrent retry with it now fails here instead of paying again.
-        with transaction.atomic():
-            move = GiftCardMove.objects.create(
-                account=account,
-                gift_card=card,
-                code=code,
-                action=MoveAction.PAY,
-                identifier=identifier,
-                requested_amount=amount,
-                currency_code=currency_code,
-                amount_before=card.amount,
-                status_before=card.status,
-                sale_id=sale_id,
-                shop_id=shop_id,
-            )
-    except IntegrityError:
-        previous = selectors.pay_move_by_identifier(account=account, identifier=identifier)
-        if previous is None:
-            raise
-        return _replay_pay(previous, code=code, amount=amount, currency_code=currency_code)
     values = {
         "code": code,
         "id": card.card_id,
         "amount": amount,
         "currency_code": currency_code,
         "sale_id": sale_id,
-        **places,
+        **place_values(account=account, shop_id=shop_id),
     }
+    move, earlier = _reserve(
+        GiftCardMove,
+        lambda: selectors.pay_move_by_identifier(account=account, identifier=identifier),
+        _card_move(card, MoveAction.PAY, before=(card.amount, card.status))
+        | {"identifier": identifier, "requested_amount": amount, "sale_id": sale_id, "shop_id": shop_id},
+    )
+    if earlier:
+        return _replay_pay(move, code=code, amount=amount, currency_code=currency_code)
     try:
         answer = _ask_giftcard(account=account, kind="giftcard_pay", values=values, code=code)
         if answer["status"] == GiftCardStatus.CREATED or answer["currency_code"] != card.currency_code:
@@ -439,6 +433,23 @@ def pay_giftcard(
         move.completed_at = timezone.now()
         move.save(update_fields=["ok", "amount_after", "status_after", "integrator_status", "answer", "completed_at"])
     return GiftCardPayment(card=card, move=move, replayed=False)
+
+
+_Pay = TypeVar("_Pay", GiftCardMove, CustomerAccountPayment)
+
+
+def _reserve(model: type[_Pay], earlier: Callable[[], _Pay | None], fields: Mapping[str, Any]) -> tuple[_Pay, bool]:
+    """Create a pay's pending row (``fields``), which reserves its identifier: a concurrent retry with the same
+    identifier fails here on the unique constraint instead of paying again. Returns the new row and False, or the
+    row of the retry that came first (``earlier()``) and True: that one is to be replayed."""
+    try:
+        with transaction.atomic():
+            return model.objects.create(**fields), False
+    except IntegrityError:
+        previous = earlier()
+        if previous is None:
+            raise
+        return previous, True
 
 
 # A gift card pay succeeds on any 2xx; a customer account pay only on 200 (spec: Errors 3).
@@ -592,23 +603,22 @@ def pay_customer_account(
         currency_code=currency_code,
         shop_id=shop_id,
     )
-    try:
-        with transaction.atomic():
-            payment = CustomerAccountPayment.objects.create(
-                account=account,
-                customer_id=customer_id,
-                identifier=identifier,
-                payment_type=payment_type,
-                currency_code=currency_code,
-                requested_amount=amount,
-                purchase_amount=purchase_amount,
-                shop_id=shop_id,
-            )
-    except IntegrityError:
-        previous = selectors.customer_account_payment_by_identifier(account=account, identifier=identifier)
-        if previous is None:
-            raise
-        return _replay_account_payment(previous, customer_id=customer_id, amount=amount, currency_code=currency_code)
+    payment, earlier = _reserve(
+        CustomerAccountPayment,
+        lambda: selectors.customer_account_payment_by_identifier(account=account, identifier=identifier),
+        {
+            "account": account,
+            "customer_id": customer_id,
+            "identifier": identifier,
+            "payment_type": payment_type,
+            "currency_code": currency_code,
+            "requested_amount": amount,
+            "purchase_amount": purchase_amount,
+            "shop_id": shop_id,
+        },
+    )
+    if earlier:
+        return _replay_account_payment(payment, customer_id=customer_id, amount=amount, currency_code=currency_code)
     values = {
         "customer_id": customer_id,
         "amount": amount,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.decorators import action
@@ -19,7 +18,6 @@ from core.api import reads
 from core.secrets import MASK
 from integrations import selectors, services
 from integrations.kinds import KINDS
-from integrations.models import RuntimeIntegration
 from integrations.serializers import (
     IntegrationCallFilterSerializer,
     IntegrationCallOutputSerializer,
@@ -130,20 +128,9 @@ def _write(summary: str, created: bool = False) -> Any:
         ],
     ),
 )
-class RuntimeIntegrationViewSet(toolkit.AccountScopedViewSet):
+@reads(selectors.runtime_integrations, output=RuntimeIntegrationOutputSerializer)
+class RuntimeIntegrationViewSet(toolkit.ReadsViewSet):
     """Runtime integrations, by id: one per kind, how the service calls the integrator's endpoint."""
-
-    queryset = RuntimeIntegration.objects.none()
-    serializer_class = RuntimeIntegrationOutputSerializer
-
-    def get_queryset(self) -> QuerySet[RuntimeIntegration]:
-        return selectors.runtime_integrations(account=self.account)
-
-    def list(self, request: Request) -> Response:
-        return self.paginated(self.get_queryset(), RuntimeIntegrationOutputSerializer)
-
-    def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(RuntimeIntegrationOutputSerializer(self.get_object()).data)
 
     def create(self, request: Request) -> Response:
         data = self.validated(RuntimeIntegrationInputSerializer, request.data)

@@ -20,12 +20,12 @@ from typing import Any
 import jmespath
 import jmespath.exceptions
 from django.conf import settings
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Account, Market
+from accounts.services import delete_owned, unique_in_account
 from core import secrets
-from core.errors import InvalidInput, ServiceError
+from core.errors import InvalidInput
 from integrations import answers, runtime, selectors, templates
 from integrations.errors import IntegrationFailed
 from integrations.kinds import KINDS
@@ -271,28 +271,15 @@ def save_runtime_integration(
         raise InvalidInput(errors)
     for name in FIELDS:
         setattr(instance, name, config[name])
-    duplicate = ServiceError(
-        f"A {instance.kind} integration is already configured for this account: change that one.",
-        field="kind",
-        code="duplicate",
-    )
-    with transaction.atomic():
-        if RuntimeIntegration.objects.filter(account=account, kind=instance.kind).exclude(pk=instance.pk).exists():
-            raise duplicate
-        try:
-            with transaction.atomic():
-                instance.save()
-        except IntegrityError:
-            raise duplicate from None  # a concurrent insert of the same kind
+    message = f"A {instance.kind} integration is already configured for this account: change that one."
+    with unique_in_account(account=account, instance=instance, field="kind", message=message):
+        instance.save()
     return instance
 
 
 def delete_runtime_integration(*, account: Account, integration: RuntimeIntegration) -> None:
     """Delete a configuration; its call log stays (``integration`` set to null)."""
-    if integration.account_id != account.pk:
-        raise ValueError("the runtime integration belongs to another account")
-    with transaction.atomic():
-        integration.delete()
+    delete_owned(account=account, instance=integration)
 
 
 def test_runtime_integration(

@@ -207,16 +207,22 @@ class Sale(AccountOwned):
         return self.identifier
 
 
-class SaleLine(AccountOwned):
-    """One line item of a sale, with the figures a register close statement sums.
+class SaleFigures(AccountOwned):
+    """A row of figures of a sale that a register close statement sums. ``period`` and ``kind`` repeat the
+    sale's so that the statement's aggregates need no join. Voided sales have no rows."""
 
-    ``product_group`` is blank for an item without a group (``__none__`` in the statement); ``period`` and
-    ``kind`` repeat the sale's so that the statement's aggregates need no join. Voided sales have no rows.
-    """
-
-    sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="lines")
     period = models.ForeignKey(RegisterPeriod, on_delete=models.PROTECT, related_name="+")
     kind = models.CharField(max_length=8, choices=SaleKind.choices)
+
+    class Meta:
+        abstract = True
+
+
+class SaleLine(SaleFigures):
+    """One line item of a sale. ``product_group`` is blank for an item without a group (``__none__`` in the
+    statement)."""
+
+    sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="lines")
     product_group = models.CharField(max_length=255, blank=True)
     quantity = money()
     base_price = money()
@@ -233,12 +239,10 @@ class SaleLine(AccountOwned):
         indexes = [models.Index(fields=["period", "kind", "product_group"])]
 
 
-class SalePayment(AccountOwned):
+class SalePayment(SaleFigures):
     """One successful payment entry of a sale (spec: sale.payments), for the statement's payment totals."""
 
     sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="payment_rows")
-    period = models.ForeignKey(RegisterPeriod, on_delete=models.PROTECT, related_name="+")
-    kind = models.CharField(max_length=8, choices=SaleKind.choices)
     payment_type = models.CharField(max_length=255)
     amount = money(help_text="In the base currency.")
     foreign_currency = models.CharField(max_length=3, blank=True)
@@ -248,12 +252,10 @@ class SalePayment(AccountOwned):
         indexes = [models.Index(fields=["period", "kind", "payment_type"])]
 
 
-class SaleTax(AccountOwned):
+class SaleTax(SaleFigures):
     """One tax amount of a sale: from ``summary.taxes`` (``product_group`` null) or a line's ``taxes``."""
 
     sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="tax_rows")
-    period = models.ForeignKey(RegisterPeriod, on_delete=models.PROTECT, related_name="+")
-    kind = models.CharField(max_length=8, choices=SaleKind.choices)
     product_group = models.CharField(max_length=255, null=True, blank=True, help_text="Null: from summary.taxes.")
     name = models.CharField(max_length=255)
     rate = models.DecimalField(max_digits=12, decimal_places=6)

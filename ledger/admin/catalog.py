@@ -16,9 +16,8 @@ from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils.safestring import SafeString
 
-from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
+from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json_field
 from core import jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONDecoder, DecimalJSONEncoder
@@ -249,9 +248,7 @@ class ProductEditEventAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     fields = ["account", "event", "product_id", "created_at", "document_pretty"]
     readonly_fields = ["document_pretty"]
 
-    @admin.display(description="document")
-    def document_pretty(self, obj: ProductEditEvent) -> SafeString | None:
-        return pretty_json(obj.document)
+    document_pretty = pretty_json_field("document", "document")
 
 
 @admin.register(NewsletterSignup)
@@ -264,6 +261,4 @@ class NewsletterSignupAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     fields = ["account", "email", "stock_location", "register", "created_at", "document_pretty"]
     readonly_fields = ["document_pretty"]
 
-    @admin.display(description="document")
-    def document_pretty(self, obj: NewsletterSignup) -> SafeString | None:
-        return pretty_json(obj.document)
+    document_pretty = pretty_json_field("document", "document")

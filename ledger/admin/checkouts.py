@@ -14,7 +14,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
-from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
+from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json_field
 from ledger.models import CHECKOUT_SHOWN, Checkout, Sale, SaleLine, SalePayment, SaleTax
 
 
@@ -83,9 +83,7 @@ class DocumentAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     show_full_result_count = False
     date_hierarchy = "timestamp"
 
-    @admin.display(description="document")
-    def document_pretty(self, obj: Checkout | Sale) -> SafeString | None:
-        return pretty_json(obj.document)
+    document_pretty = pretty_json_field("document", "document")
 
     @admin.display(description="warnings")
     def warnings_list(self, obj: Checkout | Sale) -> SafeString | str:

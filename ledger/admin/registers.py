@@ -7,9 +7,8 @@ POS only. Both are read-only here, like orders.
 from __future__ import annotations
 
 from django.contrib import admin
-from django.utils.safestring import SafeString
 
-from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin, pretty_json
+from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin, pretty_json_field
 from ledger.models import RegisterCloseStatement, RegisterPeriod
 
 
@@ -42,6 +41,4 @@ class RegisterCloseStatementAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     date_hierarchy = "reconciliation_time"
     show_full_result_count = False
 
-    @admin.display(description="document")
-    def document_pretty(self, obj: RegisterCloseStatement) -> SafeString | None:
-        return pretty_json(obj.document)
+    document_pretty = pretty_json_field("document", "document")

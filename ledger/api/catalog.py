@@ -9,13 +9,12 @@ read with ``read_json_body`` (numbers with a fraction as Decimal) and checked by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from django.db.models import Model
 from django.http import Http404
 from django.urls import re_path
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
@@ -77,9 +76,7 @@ class CatalogViewSet(toolkit.ReadOnlyViewSet):
     lookup_url_kwarg = "id"
     lookup_value_regex = "[^/]+"
     permission_classes = [AdminWritesPosReads]
-    create_node: ClassVar[Obj]
-    replace_node: ClassVar[Obj]
-    patch_node: ClassVar[Obj]
+    bodies: ClassVar[schemas.Bodies]
     writes: ClassVar[services.CatalogWrites]
 
     def get_object(self) -> Any:
@@ -95,12 +92,12 @@ class CatalogViewSet(toolkit.ReadOnlyViewSet):
         return self.answer(self.get_object())
 
     def create(self, request: Request) -> Response:
-        data = checked(self.create_node, read_json_body(request))
+        data = checked(self.bodies.create, read_json_body(request))
         return self.answer(self.writes.create(account=self.account, data=data), status.HTTP_201_CREATED)
 
     def update(self, request: Request, id: str, partial: bool = False) -> Response:
         instance = self.get_object()
-        data = checked(self.patch_node if partial else self.replace_node, read_json_body(request), partial=partial)
+        data = checked(self.bodies.patch if partial else self.bodies.replace, read_json_body(request), partial=partial)
         return self.answer(self.writes.updated(instance, account=self.account, data=data, partial=partial))
 
     def partial_update(self, request: Request, id: str) -> Response:
@@ -112,61 +109,20 @@ class CatalogViewSet(toolkit.ReadOnlyViewSet):
 
 
 def catalog_schema(
-    *,
-    tag: str,
-    noun: str,
-    request_serializer: type[serializers.Serializer],
-    output_serializer: type[serializers.BaseSerializer],
-    example: dict[str, Any],
-    request: dict[str, Any],
-    filters: Sequence[Any] = (),
-    list_description: str = "",
+    *, request_serializer: type[serializers.Serializer], list_description: str = "", **schema: Any
 ) -> Any:
-    """``extend_schema_view`` of a ``CatalogViewSet``."""
-    one = [toolkit.response_example(noun, example), toolkit.response_example(noun, example, status_code=201)]
-    body = [toolkit.request_example(noun, request)]
+    """``extend_schema_view`` of a ``CatalogViewSet``: ``accounts.api.crud_schema`` with the catalog's rules (the
+    POS reads too; PUT makes omitted optional fields absent)."""
     reads = "Keys with the `admin` or the `pos` scope."
-    article = "an" if noun[0] in "aeiou" else "a"
-    replies = {200: output_serializer, **toolkit.error_responses(400, 404)}
-
-    def operation(summary: str, **options: Any) -> Any:
-        return extend_schema(tags=[tag], summary=summary, **{"parameters": toolkit.AUTH_PARAMETERS, **options})
-
-    return extend_schema_view(
-        list=operation(
-            f"List {noun}s",
-            description=f"{list_description} {reads}".strip(),
-            parameters=[*toolkit.AUTH_PARAMETERS, *filters],
-            responses={200: output_serializer(many=True), **toolkit.error_responses(400)},
-            examples=[toolkit.response_example(noun, example)],
-        ),
-        create=operation(
-            f"Create {article} {noun}",
-            request=request_serializer,
-            responses={201: output_serializer, **toolkit.error_responses(400)},
-            examples=[*body, *one],
-        ),
-        retrieve=operation(
-            f"Get {article} {noun}",
-            description=reads,
-            responses={200: output_serializer, **toolkit.error_responses(404)},
-            examples=one,
-        ),
-        update=operation(
-            f"Replace {article} {noun}",
-            description="Optional fields left out become absent. `id` may be left out; if given it must not change.",
-            request=request_serializer,
-            responses=replies,
-            examples=[*body, *one],
-        ),
-        partial_update=operation(
-            f"Change fields of {article} {noun}",
-            description="Only the given fields change; `null` makes an optional field absent.",
-            request=request_serializer,
-            responses=replies,
-            examples=[*body, *one],
-        ),
-        destroy=operation(f"Delete {article} {noun}", responses={204: None, **toolkit.error_responses(404)}),
+    return toolkit.crud_schema(
+        input_serializer=request_serializer,
+        descriptions={
+            "list": f"{list_description} {reads}".strip(),
+            "retrieve": reads,
+            "update": "Optional fields left out become absent. `id` may be left out; if given it must not change.",
+            "partial_update": "Only the given fields change; `null` makes an optional field absent.",
+        },
+        **schema,
     )
 
 
@@ -206,9 +162,7 @@ class ProductViewSet(CatalogViewSet):
     """Products of the account (spec: Product). Every change emits a product edit event for exports."""
 
     lookup_field = "product_id"
-    create_node = schemas.PRODUCT
-    replace_node = schemas.PRODUCT_REPLACE
-    patch_node = schemas.PRODUCT_PATCH
+    bodies = schemas.PRODUCT_BODIES
     writes = services.PRODUCT_WRITES
 
 
@@ -236,9 +190,7 @@ class ExpenseViewSet(CatalogViewSet):
     """Expenses a register can book, e.g. coffee paid from the cash drawer (spec: Expense)."""
 
     lookup_field = "expense_id"
-    create_node = schemas.EXPENSE
-    replace_node = schemas.EXPENSE_REPLACE
-    patch_node = schemas.EXPENSE_PATCH
+    bodies = schemas.EXPENSE_BODIES
     writes = services.EXPENSE_WRITES
 
 

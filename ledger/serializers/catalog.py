@@ -9,6 +9,7 @@ declared body, ``ledger.definitions.PosNewsletterSignup``: it validates and is i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -105,6 +106,16 @@ TAX = Obj(
 )
 TAXES = Arr(TAX, max_items=20)
 
+
+@dataclass(frozen=True)
+class Bodies:
+    """The bodies of one kind of catalog row: ``create`` (POST), ``replace`` (PUT) and ``patch`` (PATCH)."""
+
+    create: Obj
+    replace: Obj
+    patch: Obj
+
+
 PRODUCT_FIELDS: dict[str, Node] = {
     "id": Identifier(),
     "name": L10nString(),
@@ -119,14 +130,12 @@ PRODUCT_FIELDS: dict[str, Node] = {
 PRODUCT_OPTIONAL = tuple(name for name in PRODUCT_FIELDS if name not in ("id", "name"))
 # Spec: Product. ``id`` is required on create; on PUT and PATCH the URL names the product.
 PRODUCT = Obj(PRODUCT_FIELDS, required=("id", "name"))
-PRODUCT_REPLACE = Obj(PRODUCT_FIELDS, required=("name",))
-PRODUCT_PATCH = Obj(PRODUCT_FIELDS)
+PRODUCT_BODIES = Bodies(PRODUCT, replace=Obj(PRODUCT_FIELDS, required=("name",)), patch=Obj(PRODUCT_FIELDS))
 
 EXPENSE_FIELDS: dict[str, Node] = {"id": Identifier(), "name": L10nString(), "taxes": ExpenseTaxes()}
 EXPENSE_OPTIONAL = ("taxes",)
 EXPENSE = Obj(EXPENSE_FIELDS, required=("id", "name"))
-EXPENSE_REPLACE = Obj(EXPENSE_FIELDS, required=("name",))
-EXPENSE_PATCH = Obj(EXPENSE_FIELDS)
+EXPENSE_BODIES = Bodies(EXPENSE, replace=Obj(EXPENSE_FIELDS, required=("name",)), patch=Obj(EXPENSE_FIELDS))
 
 
 def validated(node: Obj, body: Any, *, partial: bool = False) -> tuple[dict[str, Any], Report]:

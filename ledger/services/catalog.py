@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Account, Market, Register, StockLocation
+from accounts.services import delete_owned, unique_in_account
 from core import outbox
 from core.errors import InvalidInput, NotFound, ServiceError
 from core.jsonenc import epoch
@@ -117,23 +118,18 @@ def _emit_product_event(
     return row
 
 
-def _duplicate_product(product_id: str) -> ServiceError:
-    return ServiceError(f"A product with the id '{product_id}' already exists.", field="id", code="duplicate")
-
-
 def create_product(*, account: Account, data: Mapping[str, Any]) -> Product:
     """Spec: Product, created; emits a ``create`` product edit event with the whole product."""
     check_product_references(account=account, data=data)
     product = Product(account=account, product_id=data["id"])
     _apply_product(product, data, replace=True)
+    message = f"A product with the id '{product.product_id}' already exists."
     with transaction.atomic():
-        if Product.objects.filter(account=account, product_id=product.product_id).exists():
-            raise _duplicate_product(product.product_id)
-        try:
-            with transaction.atomic():  # a savepoint: a concurrent create of the same id is a 400, not a 500
-                product.save()
-        except IntegrityError as exc:
-            raise _duplicate_product(product.product_id) from exc
+        # A concurrent create of the same id is a 400 too, not a 500.
+        with unique_in_account(
+            account=account, instance=product, field="product_id", message=message, error_field="id"
+        ):
+            product.save()
         _emit_product_event(account=account, event=ProductEditEvent.Event.CREATE, document=product_document(product))
     return product
 
@@ -182,22 +178,13 @@ def delete_product(*, account: Account, product: Product) -> None:
 # --- Expenses ------------------------------------------------------------------------------------------
 
 
-def _duplicate_expense(expense_id: str) -> ServiceError:
-    return ServiceError(f"An expense with the id '{expense_id}' already exists.", field="id", code="duplicate")
-
-
 def create_expense(*, account: Account, data: Mapping[str, Any]) -> Expense:
     """Spec: Expense, created (registers book sale lines against it by ``behavior.expense.identifier``)."""
     check_expense_references(account=account, data=data)
     expense = Expense(account=account, expense_id=data["id"], name=data["name"], taxes=data.get("taxes"))
-    with transaction.atomic():
-        if Expense.objects.filter(account=account, expense_id=expense.expense_id).exists():
-            raise _duplicate_expense(expense.expense_id)
-        try:
-            with transaction.atomic():
-                expense.save()
-        except IntegrityError as exc:
-            raise _duplicate_expense(expense.expense_id) from exc
+    message = f"An expense with the id '{expense.expense_id}' already exists."
+    with unique_in_account(account=account, instance=expense, field="expense_id", message=message, error_field="id"):
+        expense.save()
     return expense
 
 
@@ -219,10 +206,7 @@ def update_expense(*, account: Account, expense: Expense, data: Mapping[str, Any
 
 def delete_expense(*, account: Account, expense: Expense) -> None:
     """Spec: Expense, deleted. Sales already booked keep their copy of the expense in their documents."""
-    if expense.account_id != account.pk:
-        raise ValueError("the expense belongs to another account")
-    with transaction.atomic():
-        expense.delete()
+    delete_owned(account=account, instance=expense)
 
 
 @dataclass(frozen=True)

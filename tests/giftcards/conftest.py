@@ -56,3 +56,14 @@ def sell_giftcard(pos: Pos, register: Register) -> Callable[..., str]:
 
 
 __all__ = ["allow_loopback", "configure", "error_fields", "reference", "register"]
+
+
+def missing_once(lookup: Callable[..., Any]) -> Callable[..., Any]:
+    """``lookup`` that finds nothing the first time: the check before a pay's insert misses the pay already
+    recorded, as a concurrent retry's check does, so the insert meets the unique constraint."""
+    calls = iter([True])
+
+    def lookup_missing_once(**keywords: Any) -> Any:
+        return None if next(calls, False) else lookup(**keywords)
+
+    return lookup_missing_once

@@ -13,9 +13,10 @@ import pytest
 from django.contrib.admin.sites import site
 from django.test import RequestFactory
 
+from giftcards import selectors as giftcard_selectors
 from giftcards.models import CustomerAccountPayment
 from tests.conftest import Tenant
-from tests.giftcards.conftest import Pos, error_fields
+from tests.giftcards.conftest import Pos, error_fields, missing_once
 from tests.integrations.reference_server import ReferenceIntegrator
 
 
@@ -166,6 +167,22 @@ def test_a_repeated_identifier_answers_the_first_result_without_paying_twice(
     assert again.json()["replayed"] is True and first.json()["replayed"] is False
     assert _pays_sent(reference) == 1
     assert reference.balances["c-9"] == Decimal(900)
+
+
+def test_a_retry_that_passes_the_identifier_check_in_a_race_replays_the_first_payment(
+    pos: Pos, accounts: None, reference: ReferenceIntegrator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pay(pos, "c-9", 100, identifier="pay-1")
+    monkeypatch.setattr(
+        giftcard_selectors,
+        "customer_account_payment_by_identifier",
+        missing_once(giftcard_selectors.customer_account_payment_by_identifier),
+    )
+    again = pay(pos, "c-9", 100, identifier="pay-1")
+    assert again.status_code == 200, again.json()
+    assert again.json()["replayed"] is True
+    assert _pays_sent(reference) == 1
+    assert CustomerAccountPayment.objects.filter(identifier="pay-1").count() == 1
 
 
 def test_an_identifier_reused_for_another_customer_is_a_409(pos: Pos, accounts: None) -> None:

@@ -15,9 +15,10 @@ from django.contrib.admin.sites import site
 from django.db import DatabaseError
 from django.test import RequestFactory
 
+from giftcards import selectors as giftcard_selectors
 from giftcards.models import GiftCard, GiftCardMove, GiftCardStatus
 from tests.conftest import Tenant
-from tests.giftcards.conftest import Pos, error_fields
+from tests.giftcards.conftest import Pos, error_fields, missing_once
 from tests.integrations.reference_server import ReferenceIntegrator
 
 KINDS = ("giftcard_create", "giftcard_activate", "giftcard_read", "giftcard_pay")
@@ -301,6 +302,20 @@ def test_a_repeated_pay_identifier_answers_the_first_result_without_paying_twice
     assert reference.cards[active]["amount"] == 350
 
 
+def test_a_retry_that_passes_the_identifier_check_in_a_race_replays_the_first_pay(
+    pos: Pos, active: str, reference: ReferenceIntegrator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = pay(pos, active, 100, identifier="pay-1")
+    monkeypatch.setattr(
+        giftcard_selectors, "pay_move_by_identifier", missing_once(giftcard_selectors.pay_move_by_identifier)
+    )
+    again = pay(pos, active, 100, identifier="pay-1")
+    assert again.status_code == 200, again.json()
+    assert again.json()["replayed"] is True and again.json()["amount"] == first.json()["amount"]
+    assert _pays_sent(reference) == 1
+    assert GiftCardMove.objects.filter(identifier="pay-1").count() == 1
+
+
 def test_a_pay_identifier_reused_for_another_amount_is_a_409(pos: Pos, active: str) -> None:
     pay(pos, active, 100, identifier="pay-1")
     response = pay(pos, active, 99, identifier="pay-1")
@@ -438,3 +453,12 @@ def test_the_admin_change_page_renders(active: str, admin_client: Any) -> None:
     response = admin_client.get(f"/admin/giftcards/giftcard/{card(active).pk}/change/")
     assert response.status_code == 200
     assert "GC-A" in response.content.decode()
+
+
+def test_the_admin_shows_the_integrators_answer_of_a_move_indented(active: str, admin_client: Any) -> None:
+    move = GiftCardMove.objects.get(code=active)
+    response = admin_client.get(f"/admin/giftcards/giftcardmove/{move.pk}/change/")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "<label>Integrator&#x27;s answer:</label>" in page
+    assert '<pre class="pretty-json">{\n  &quot;' in page
