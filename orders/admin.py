@@ -55,6 +55,10 @@ class OrderAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         return pretty_json(obj.shipping)
 
 
+# An incoming and an outgoing order carry the same documents, shown read-only, pretty-printed.
+PLACED_ORDER_CONTENT = ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]
+
+
 @admin.register(IncomingOrder)
 class IncomingOrderAdmin(OrderAdmin):
     list_display = [
@@ -86,9 +90,9 @@ class IncomingOrderAdmin(OrderAdmin):
                 ]
             },
         ),
-        ("Content", {"fields": ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]}),
+        ("Content", {"fields": PLACED_ORDER_CONTENT}),
     ]
-    readonly_fields = ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]
+    readonly_fields = PLACED_ORDER_CONTENT
     inlines = [IncomingStateChangeInline]
 
 
@@ -137,9 +141,9 @@ class OutgoingOrderAdmin(OrderAdmin):
                 ]
             },
         ),
-        ("Content", {"fields": ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]}),
+        ("Content", {"fields": PLACED_ORDER_CONTENT}),
     ]
-    readonly_fields = ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]
+    readonly_fields = PLACED_ORDER_CONTENT
     inlines = [OutgoingStateChangeInline]
 
 

@@ -43,17 +43,9 @@ _BASKET = {
 }
 _CASHIER = {"identifier": "cashier-7", "display_name": "AB", "full_name": "Anne Berg"}
 INCOMING_ORDER_EXAMPLE = {
-    "id": 101,
+    **pos_api.INCOMING_ORDER_MOVED,
     "order_identifier": "WEB-10001",
-    "stock_location": "shop-1",
     "basket": _BASKET,
-    "customer": {"customer_identifier": "C-42", "name": "Jane Doe", "email": "jane@example.com"},
-    "payment": {"reference": "PAY-778899"},
-    "shipping": None,
-    "handling_type": "click_and_collect",
-    "state": "processing",
-    "created_at": "2025-01-15T09:30:00Z",
-    "last_change_at": "2025-01-15T10:05:00Z",
     "history": [
         {
             "state": "created",

@@ -61,6 +61,13 @@ class StatefulOrder(AccountOwned):
         return transition_allowed(self.state, new_state)
 
 
+def unique_per_location(model_name: str) -> models.UniqueConstraint:
+    """An order identifier is unique on its stock location, for every kind of order (one name per table)."""
+    return models.UniqueConstraint(
+        fields=["stock_location", "order_identifier"], name=f"{model_name}_unique_per_location"
+    )
+
+
 class IncomingOrder(StatefulOrder):
     """An order received on a stock location from an integrator (``/imports/incoming_orders``)."""
 
@@ -84,11 +91,7 @@ class IncomingOrder(StatefulOrder):
 
     class Meta:
         ordering = ["-id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["stock_location", "order_identifier"], name="incoming_order_unique_per_location"
-            )
-        ]
+        constraints = [unique_per_location("incoming_order")]
         indexes = [models.Index(fields=["account", "state"])]
 
     def __str__(self) -> str:
@@ -107,11 +110,7 @@ class ExternalOrder(AccountOwned):
 
     class Meta:
         ordering = ["-id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["stock_location", "order_identifier"], name="external_order_unique_per_location"
-            )
-        ]
+        constraints = [unique_per_location("external_order")]
 
     def __str__(self) -> str:
         return self.order_identifier
@@ -137,11 +136,7 @@ class OutgoingOrder(StatefulOrder):
 
     class Meta:
         ordering = ["-id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["stock_location", "order_identifier"], name="outgoing_order_unique_per_location"
-            )
-        ]
+        constraints = [unique_per_location("outgoing_order")]
         indexes = [models.Index(fields=["account", "state"])]
 
     def __str__(self) -> str:

@@ -104,6 +104,22 @@ _HISTORY: list[dict[str, Any]] = [
         "created_at": "2025-01-15T10:05:00Z",
     },
 ]
+# An incoming order as the state change answers it; the back-office API's example (orders.api) is this order
+# as the integrator imported it.
+INCOMING_ORDER_MOVED: dict[str, Any] = {
+    "id": 101,
+    "order_identifier": "shop-2-000031",
+    "stock_location": "shop-1",
+    "basket": _BASKET,
+    "customer": {"customer_identifier": "C-42", "name": "Jane Doe", "email": "jane@example.com"},
+    "payment": {"reference": "PAY-778899"},
+    "shipping": None,
+    "handling_type": "click_and_collect",
+    "state": "processing",
+    "created_at": "2025-01-15T09:30:00Z",
+    "last_change_at": "2025-01-15T10:05:00Z",
+    "history": _HISTORY,
+}
 STATE_CHANGE_DOCS: dict[str, Any] = {
     "operation_id": "pos_incoming_order_state_change",
     "summary": "Move an incoming order to a new state",
@@ -135,20 +151,7 @@ STATE_CHANGE_DOCS: dict[str, Any] = {
         ),
         OpenApiExample(
             "Moved",
-            value={
-                "id": 101,
-                "order_identifier": "shop-2-000031",
-                "stock_location": "shop-1",
-                "basket": _BASKET,
-                "customer": {"customer_identifier": "C-42", "name": "Jane Doe", "email": "jane@example.com"},
-                "payment": {"reference": "PAY-778899"},
-                "shipping": None,
-                "handling_type": "click_and_collect",
-                "state": "processing",
-                "created_at": "2025-01-15T09:30:00Z",
-                "last_change_at": "2025-01-15T10:05:00Z",
-                "history": _HISTORY,
-            },
+            value=INCOMING_ORDER_MOVED,
             response_only=True,
             status_codes=["200"],
         ),

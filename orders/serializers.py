@@ -60,6 +60,20 @@ class OrderStateChangeOutputSerializer(serializers.ModelSerializer):
         return change.previous_state or None
 
 
+# The fields an incoming and an outgoing order both answer, after their identity, in this order.
+ORDER_CONTENT_FIELDS = [
+    "basket",
+    "customer",
+    "payment",
+    "shipping",
+    "handling_type",
+    "state",
+    "created_at",
+    "last_change_at",
+    "history",
+]
+
+
 class IncomingOrderOutputSerializer(serializers.ModelSerializer):
     stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
         slug_field="identifier", read_only=True
@@ -76,15 +90,7 @@ class IncomingOrderOutputSerializer(serializers.ModelSerializer):
             "id",
             "order_identifier",
             "stock_location",
-            "basket",
-            "customer",
-            "payment",
-            "shipping",
-            "handling_type",
-            "state",
-            "created_at",
-            "last_change_at",
-            "history",
+            *ORDER_CONTENT_FIELDS,
         ]
         read_only_fields = fields
         ref_name = "IncomingOrder"
@@ -148,15 +154,7 @@ class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
             "stock_location",
             "destination",
             "incoming_order",
-            "basket",
-            "customer",
-            "payment",
-            "shipping",
-            "handling_type",
-            "state",
-            "created_at",
-            "last_change_at",
-            "history",
+            *ORDER_CONTENT_FIELDS,
         ]
         read_only_fields = fields
         ref_name = "OutgoingOrder"
