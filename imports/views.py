@@ -96,6 +96,11 @@ class ImportView(APIView):
         assert isinstance(request.user, ApiPrincipal)
         return request.user
 
+    def sender(self, request: Request) -> dict[str, Any]:
+        """Who sends the import, as every import service takes it: ``account=..., integration=...``."""
+        principal = self.principal(request)
+        return {"account": principal.account, "integration": principal.integration}
+
     def stock_location(self, request: Request) -> StockLocation:
         identifier = request.query_params.get("stock_location", "")
         if not identifier:
@@ -140,13 +145,10 @@ class OrdersImport(ImportView):
     body_key: str
 
     def post(self, request: Request) -> Response:
-        principal = self.principal(request)
-        location = self.stock_location(request)
         outcome = services.queue_orders(
-            account=principal.account,
-            integration=principal.integration,
+            **self.sender(request),
             kind=self.kind,
-            stock_location=location,
+            stock_location=self.stock_location(request),
             orders=(batch := items_under(self.body(request), self.body_key)).items,
             refused=batch.refused,
         )
@@ -168,10 +170,8 @@ class ExternalOrdersImport(OrdersImport):
 class OutgoingOrderStateChangesImport(ImportView):
     @extend_schema(**docs.STATE_CHANGES)
     def post(self, request: Request) -> Response:
-        principal = self.principal(request)
         outcome = services.queue_outgoing_order_state_changes(
-            account=principal.account,
-            integration=principal.integration,
+            **self.sender(request),
             changes=(batch := items_under(self.body(request), None)).items,
             refused=batch.refused,
         )
@@ -185,26 +185,20 @@ class DefinitionsImport(ImportView):
     body_key: str
 
     def post(self, request: Request) -> Response:
-        principal = self.principal(request)
-        markets = self.markets(request)
         outcome = services.import_definitions(
-            account=principal.account,
-            integration=principal.integration,
+            **self.sender(request),
             kind=self.kind,
-            markets=markets,
+            markets=self.markets(request),
             items=(batch := items_under(self.body(request), self.body_key, allow_empty=True)).items,
             refused=batch.refused,
         )
         return outcome_response(outcome)
 
     def delete(self, request: Request) -> Response:
-        principal = self.principal(request)
-        markets = self.markets(request)
         body = services.delete_definitions(
-            account=principal.account,
-            integration=principal.integration,
+            **self.sender(request),
             kind=self.kind,
-            markets=markets,
+            markets=self.markets(request),
             ids=self.ids_to_delete(request),
         )
         return Response(body)
@@ -227,10 +221,8 @@ class StockEventsImport(ImportView):
 
     @extend_schema(**docs.STOCK_EVENTS)
     def post(self, request: Request) -> Response:
-        principal = self.principal(request)
         outcome = services.import_stock_events(
-            account=principal.account,
-            integration=principal.integration,
+            **self.sender(request),
             events=(batch := items_under(self.body(request), "stock_events")).items,
             refused=batch.refused,
         )
