@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from accounts.models import Account, Market
 from campaigns.models import Campaign, PricingVersion, ProductRule
@@ -155,30 +155,24 @@ def compiled_for(*, account: Account, market: Market) -> CompiledMarket:
 # --- Pricing ----------------------------------------------------------------------------------------------
 
 
-def price_basket(
-    *,
-    account: Account,
-    market: Market,
-    lines: Sequence[PricingLine],
-    customer: Mapping[str, Any] | None = None,
-    explain: bool = False,
-    extra_campaigns: Sequence[Mapping[str, Any]] = (),
-) -> PricingResult:
-    """Price a basket in a market (issue 5, section 2).
+class PricingOptions(TypedDict, total=False):
+    """What a basket is priced with beyond its lines; ``evaluate``'s keyword arguments of the same names.
 
     extra_campaigns: campaign definitions (same JSON shape as imported campaigns, prices plain numbers) to
     evaluate beside the stored ones: the customer-specific discounts of the runtime-integrations issue."""
+
+    customer: Mapping[str, Any] | None
+    explain: bool
+    extra_campaigns: Sequence[Mapping[str, Any]]
+
+
+def price_basket(
+    *, account: Account, market: Market, lines: Sequence[PricingLine], **options: Unpack[PricingOptions]
+) -> PricingResult:
+    """Price a basket in a market (issue 5, section 2), with the stored campaigns compiled once per market."""
     if market.account_id != account.pk:
         raise NotFound("no such market in this account", field="market")
-    compiled = compiled_for(account=account, market=market)
-    return evaluate(
-        compiled=compiled,
-        market=market,
-        lines=lines,
-        customer=customer,
-        explain=explain,
-        extra_campaigns=extra_campaigns,
-    )
+    return evaluate(compiled=compiled_for(account=account, market=market), market=market, lines=lines, **options)
 
 
 def evaluate(
