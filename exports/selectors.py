@@ -9,6 +9,7 @@ from django.apps import apps
 from django.db.models import QuerySet
 
 from accounts.models import Account
+from core.selectors_shared import filter_given
 from exports.entities import REGISTRY as ENTITIES
 from exports.models import ExportItem, ExportQueue, ExportStatus
 
@@ -34,9 +35,7 @@ def export_items(
     queryset = ExportItem.objects.filter(account=account).select_related("queue", "delivery")
     if queue is not None:
         queryset = queryset.filter(queue_id=queue)
-    for field, value in (("status", status), ("entity_type", entity_type), ("element_key", element_key)):
-        if value:  # a blank filter is no filter
-            queryset = queryset.filter(**{field: value})
+    queryset = filter_given(queryset, {"status": status, "entity_type": entity_type, "element_key": element_key})
     if with_attempts:
         queryset = queryset.prefetch_related("delivery__attempt_log")
     return queryset.order_by("-id")

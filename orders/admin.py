@@ -6,11 +6,16 @@ by deleting them. Outgoing orders move through their own flow, so the admin only
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib import admin
 from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldsetSpec
 
 STATE_CHANGE_FIELDS = ("created_at", "previous_state", "state", "source", "comment", "cashier")
 
@@ -56,7 +61,16 @@ class OrderAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
 
 
 # An incoming and an outgoing order carry the same documents, shown read-only, pretty-printed.
-PLACED_ORDER_CONTENT = ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]
+PLACED_ORDER_CONTENT = ("basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty")
+
+
+def placed_order_fieldsets(*summary: str) -> _FieldsetSpec:
+    """The page of an incoming or outgoing order: its summary fields, then when it was created and last
+    changed, then its documents."""
+    return [
+        (None, {"fields": [*summary, "created_at", "last_change_at"]}),
+        ("Content", {"fields": PLACED_ORDER_CONTENT}),
+    ]
 
 
 @admin.register(IncomingOrder)
@@ -73,25 +87,9 @@ class IncomingOrderAdmin(OrderAdmin):
     ]
     list_filter = ["account", "state", "handling_type", ("stock_location", AccountScopedRelatedFilter)]
     list_select_related = ["account", "stock_location"]
-    fieldsets = [
-        (
-            None,
-            {
-                "fields": [
-                    "account",
-                    "stock_location",
-                    "order_identifier",
-                    "state",
-                    "handling_type",
-                    "outgoing_order",
-                    "currency",
-                    "created_at",
-                    "last_change_at",
-                ]
-            },
-        ),
-        ("Content", {"fields": PLACED_ORDER_CONTENT}),
-    ]
+    fieldsets = placed_order_fieldsets(
+        "account", "stock_location", "order_identifier", "state", "handling_type", "outgoing_order", "currency"
+    )
     readonly_fields = PLACED_ORDER_CONTENT
     inlines = [IncomingStateChangeInline]
 
@@ -126,23 +124,7 @@ class OutgoingOrderAdmin(OrderAdmin):
         ("destination", AccountScopedRelatedFilter),
     ]
     list_select_related = ["account", "stock_location", "destination"]
-    fieldsets = [
-        (
-            None,
-            {
-                "fields": [
-                    "account",
-                    "stock_location",
-                    "destination",
-                    "order_identifier",
-                    "state",
-                    "created_at",
-                    "last_change_at",
-                ]
-            },
-        ),
-        ("Content", {"fields": PLACED_ORDER_CONTENT}),
-    ]
+    fieldsets = placed_order_fieldsets("account", "stock_location", "destination", "order_identifier", "state")
     readonly_fields = PLACED_ORDER_CONTENT
     inlines = [OutgoingStateChangeInline]
 

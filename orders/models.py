@@ -68,14 +68,23 @@ def unique_per_location(model_name: str) -> models.UniqueConstraint:
     )
 
 
-class IncomingOrder(StatefulOrder):
-    """An order received on a stock location from an integrator (``/imports/incoming_orders``)."""
+class ReceivedOrder(models.Model):
+    """What every order an integrator sends carries: the columns ``orders.services.ORDER_SOURCE_COLUMNS``
+    that materialising an import fills."""
 
     stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
     order_identifier = models.CharField(max_length=255)
     currency = models.CharField(max_length=3)
     basket = DecimalJSONField()
     customer = DecimalJSONField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class IncomingOrder(StatefulOrder, ReceivedOrder):
+    """An order received on a stock location from an integrator (``/imports/incoming_orders``)."""
+
     payment = DecimalJSONField(null=True, blank=True)
     shipping = DecimalJSONField(null=True, blank=True)
     handling_type = models.CharField(max_length=24, choices=HandlingType.choices)
@@ -98,14 +107,9 @@ class IncomingOrder(StatefulOrder):
         return self.order_identifier
 
 
-class ExternalOrder(AccountOwned):
+class ExternalOrder(AccountOwned, ReceivedOrder):
     """An order from an external system (``/imports/external_orders``); no payment or shipping."""
 
-    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
-    order_identifier = models.CharField(max_length=255)
-    currency = models.CharField(max_length=3)
-    basket = DecimalJSONField()
-    customer = DecimalJSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
