@@ -37,7 +37,7 @@ from ledger.services import stock as stock_services
 from orders import definitions
 from orders import selectors as order_selectors
 from orders import services as order_services
-from orders.models import ExternalOrder, IncomingOrder
+from orders.models import ExternalOrder, IncomingOrder, OrderStateChange
 
 logger = logging.getLogger(__name__)
 
@@ -526,9 +526,7 @@ def _materialise_state_changes(account: Account, items: list[ImportItem]) -> dic
                 account=account,
                 stock_location_id=item.stock_location_id,
                 order_identifier=change["order_identifier"],
-                state=change["state"],
-                comment=change.get("comment", ""),
-                cashier=change.get("cashier"),
+                move=order_services.StateMove.posted(change, source=OrderStateChange.Source.IMPORT),
             )
             outcome[item.pk] = None
         except ServiceError as exc:
