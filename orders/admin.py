@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.contrib import admin
-from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
+from core.admin_shared import field_display
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
 
 if TYPE_CHECKING:
@@ -43,21 +43,10 @@ class OrderAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     # Order tables grow without bound; skip the unfiltered COUNT(*) on every search.
     show_full_result_count = False
 
-    @admin.display(description="basket")
-    def basket_pretty(self, obj: IncomingOrder | ExternalOrder | OutgoingOrder) -> SafeString | None:
-        return pretty_json(obj.basket)
-
-    @admin.display(description="customer")
-    def customer_pretty(self, obj: IncomingOrder | ExternalOrder | OutgoingOrder) -> SafeString | None:
-        return pretty_json(obj.customer)
-
-    @admin.display(description="payment")
-    def payment_pretty(self, obj: IncomingOrder | OutgoingOrder) -> SafeString | None:
-        return pretty_json(obj.payment)
-
-    @admin.display(description="shipping")
-    def shipping_pretty(self, obj: IncomingOrder | OutgoingOrder) -> SafeString | None:
-        return pretty_json(obj.shipping)
+    basket_pretty = field_display("basket", pretty_json)
+    customer_pretty = field_display("customer", pretty_json)
+    payment_pretty = field_display("payment", pretty_json)
+    shipping_pretty = field_display("shipping", pretty_json)
 
 
 # An incoming and an outgoing order carry the same documents, shown read-only, pretty-printed.
