@@ -56,6 +56,8 @@ class StatefulOrder(AccountOwned):
 
     class Meta:
         abstract = True
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["account", "state"])]
 
     def can_move_to(self, new_state: str) -> bool:
         return transition_allowed(self.state, new_state)
@@ -81,6 +83,9 @@ class ReceivedOrder(models.Model):
     class Meta:
         abstract = True
 
+    def __str__(self) -> str:
+        return self.order_identifier
+
 
 class IncomingOrder(StatefulOrder, ReceivedOrder):
     """An order received on a stock location from an integrator (``/imports/incoming_orders``)."""
@@ -98,13 +103,8 @@ class IncomingOrder(StatefulOrder, ReceivedOrder):
         help_text="The outgoing order another shop of the account placed with this one; empty when imported.",
     )
 
-    class Meta:
-        ordering = ["-id"]
+    class Meta(StatefulOrder.Meta):
         constraints = [unique_per_location("incoming_order")]
-        indexes = [models.Index(fields=["account", "state"])]
-
-    def __str__(self) -> str:
-        return self.order_identifier
 
 
 class ExternalOrder(AccountOwned, ReceivedOrder):
@@ -115,9 +115,6 @@ class ExternalOrder(AccountOwned, ReceivedOrder):
     class Meta:
         ordering = ["-id"]
         constraints = [unique_per_location("external_order")]
-
-    def __str__(self) -> str:
-        return self.order_identifier
 
 
 class OutgoingOrder(StatefulOrder):
@@ -138,10 +135,8 @@ class OutgoingOrder(StatefulOrder):
     payment = DecimalJSONField(null=True, blank=True)
     shipping = DecimalJSONField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-id"]
+    class Meta(StatefulOrder.Meta):
         constraints = [unique_per_location("outgoing_order")]
-        indexes = [models.Index(fields=["account", "state"])]
 
     def __str__(self) -> str:
         return self.order_identifier

@@ -158,17 +158,8 @@ def create_outgoing_order(
                 account=account, outgoing_order=outgoing, state=OrderState.CREATED, source=OrderStateChange.Source.POS
             )
             if destination is None:  # spec: exported when not sent internally to another shop
-                outbox.offer(
-                    account=account,
-                    entity_type=outbox.OUTGOING_ORDERS,
-                    entries=[
-                        outbox.Entry(
-                            object_id=outgoing.pk,
-                            element_key=outgoing_order_key(outgoing),
-                            stock_location_id=stock_location.pk,
-                        )
-                    ],
-                )
+                entry = outbox.Entry(outgoing.pk, outgoing_order_key(outgoing), stock_location.pk)
+                outbox.offer(account=account, entity_type=outbox.OUTGOING_ORDERS, entries=[entry])
             else:
                 _receive_internal_order(account=account, outgoing=outgoing, currency=stock_location.market.currency)
     except IntegrityError:
@@ -316,18 +307,11 @@ def cashier_reference(cashier: Cashier) -> dict[str, Any]:
 
 def _emit_incoming_state_changes(account: Account, changes: list[tuple[OrderStateChange, str, int]]) -> None:
     """Spec: Events, incoming order state change events; each (change, order identifier, stock location id)."""
-    outbox.offer(
-        account=account,
-        entity_type=outbox.INCOMING_ORDER_STATE_CHANGES,
-        entries=[
-            outbox.Entry(
-                object_id=change.pk,
-                element_key=state_change_key(change, order_identifier),
-                stock_location_id=stock_location_id,
-            )
-            for change, order_identifier, stock_location_id in changes
-        ],
-    )
+    entries = [
+        outbox.Entry(change.pk, state_change_key(change, order_identifier), stock_location_id)
+        for change, order_identifier, stock_location_id in changes
+    ]
+    outbox.offer(account=account, entity_type=outbox.INCOMING_ORDER_STATE_CHANGES, entries=entries)
 
 
 def change_outgoing_order_state(

@@ -35,6 +35,7 @@ from campaigns.pricing.base import (
 )
 from campaigns.pricing.product_rules import CompiledRule, compile_rule
 from campaigns.pricing.registry import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES, check_campaign
+from core.decimals_shared import floats_as_decimals
 from core.errors import NotFound, ServiceError
 from core.nodes import INVALID, Report
 
@@ -223,17 +224,6 @@ def _states(lines: Sequence[PricingLine], currency: str) -> list[LineState]:
     return states
 
 
-def _plain(value: Any) -> Any:
-    """A runtime integration's JSON may carry floats: as Decimals (through their text) for the schema."""
-    if isinstance(value, float):
-        return Decimal(str(value))
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _customer_campaigns(
     definitions: Sequence[Mapping[str, Any]], warnings: list[dict[str, str]]
 ) -> list[CompiledCampaign]:
@@ -243,7 +233,7 @@ def _customer_campaigns(
     out = []
     for i, definition in enumerate(definitions):
         report = Report()
-        cleaned = check_campaign(_plain(definition), f"customer_discounts[{i}]", report)
+        cleaned = check_campaign(floats_as_decimals(definition), f"customer_discounts[{i}]", report)
         if cleaned is INVALID:
             warnings.extend({**error, "code": "invalid_customer_discount"} for error in report.errors[:5])
             continue
