@@ -7,6 +7,9 @@ from typing import Any
 
 from django.contrib import admin
 
+# How much of a failure reason a log's list shows (the import log, the export log); the detail page has it all.
+REASON_CHARS = 120
+
 
 def field_display(field: str, render: Callable[[Any], Any], *, description: str = "") -> Callable[[Any, Any], Any]:
     """A read-only admin column or detail field showing ``render(obj.<field>)`` (a stored JSON document

@@ -6,10 +6,8 @@ from django.contrib import admin
 from django.utils.text import Truncator
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
-from core.admin_shared import field_display
+from core.admin_shared import REASON_CHARS, field_display
 from imports.models import ImportItem
-
-REASON_CHARS = 120
 
 
 @admin.register(ImportItem)
