@@ -247,16 +247,16 @@ def queue_orders(
     integration: Integration,
     kind: str,
     stock_location: StockLocation,
-    orders: Sequence[Any],
+    items: Sequence[Any],
     refused: Refused | None = None,
 ) -> Outcome:
-    """Spec: Endpoints A, incoming and external orders. Valid orders are queued; the rest reported.
+    """Spec: Endpoints A, incoming and external orders. Valid orders (``items``) are queued; the rest reported.
 
     An ``order_identifier`` already used on the stock location (stored, or queued and pending) is
     reported as a duplicate now; one that races in concurrently fails in the import log later.
     """
     schema, noun = ORDER_KINDS[kind]
-    checked = _check_all(orders, schema.check, id_field="order_identifier", refused=refused)
+    checked = _check_all(items, schema.check, id_field="order_identifier", refused=refused)
     candidates = {c.identifier for c in checked if c.ok and c.identifier is not None}
     taken = order_selectors.used_order_identifiers(
         account=account, kind=kind, stock_location=stock_location, identifiers=candidates
@@ -266,7 +266,7 @@ def queue_orders(
             c.report.error("order_identifier", order_services.duplicate_message(c.identifier or ""), "duplicate")
     log = _Log(account, integration, kind)
     rows = _log_rows(
-        log, checked, orders, status_ok=ImportStatus.PENDING, message_ok="queued", stock_location=stock_location
+        log, checked, items, status_ok=ImportStatus.PENDING, message_ok="queued", stock_location=stock_location
     )
     _queue(rows, account)
     return _outcome(noun, checked)
