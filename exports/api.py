@@ -20,6 +20,7 @@ from rest_framework.routers import SimpleRouter
 
 from accounts.api import (
     AUTH_PARAMETERS,
+    AccountScopedViewSet,
     ReadOnlyViewSet,
     error_example,
     error_responses,
@@ -242,15 +243,20 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
     ),
 )
 @extend_schema(tags=["export queues"])
-class ExportQueueViewSet(ReadOnlyViewSet):
+class ExportQueueViewSet(AccountScopedViewSet):
     """Export queues, by id: which entities go where (trigger, transform, delivery)."""
 
-    # The list and the retrieve are the read-only view set's, through select(); the writes are below.
     queryset = ExportQueue.objects.none()
-    output_serializer_class = ExportQueueOutputSerializer
+    serializer_class = ExportQueueOutputSerializer
 
-    def select(self, **filters: Any) -> QuerySet[ExportQueue]:
+    def get_queryset(self) -> QuerySet[ExportQueue]:
         return selectors.export_queues(account=self.account)
+
+    def list(self, request: Request) -> Response:
+        return self.paginated(self.get_queryset(), ExportQueueOutputSerializer)
+
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(ExportQueueOutputSerializer(self.get_object()).data)
 
     def create(self, request: Request) -> Response:
         data = self.validated(ExportQueueInputSerializer, request.data)
