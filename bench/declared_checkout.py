@@ -10,6 +10,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from bench import harness
+
 
 def large_checkout(lines: int = 1000) -> dict[str, Any]:
     """A valid checkout of one sale of ``lines`` line items (VAT 25%, a discount on every tenth line), as the
@@ -27,13 +29,7 @@ def large_checkout(lines: int = 1000) -> dict[str, Any]:
             "name": {"da": "Trøje", "en": "Sweater"},
             "product_group": "tops",
             "quantity": quantity,
-            "retail_price": amount,  # the line's (docs/amounts.md)
-            "base_price": amount,
-            "sub_total": amount,
-            "total": amount,
-            "total_tax_amount": vat,
-            "vat_amount": vat,
-            "sales_tax_amount": 0,
+            **harness.line_amounts(amount, vat),  # the line's (docs/amounts.md)
             "tags": ["wool", "winter"],
             "taxes": [{"amount": vat, "rate": 25, "name": "VAT", "type": "vat"}],
         }

@@ -10,10 +10,10 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
 from campaigns.models import CAMPAIGN_COLUMNS, Campaign, ProductRule
+from core.admin_shared import field_display
 
 # --- Tools: pages an upper app adds to the campaigns' admin -----------------------------------------------------
 
@@ -69,9 +69,7 @@ class CampaignAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     ]
     readonly_fields = ["definition_pretty"]
 
-    @admin.display(description="definition")
-    def definition_pretty(self, obj: Campaign) -> SafeString | None:
-        return pretty_json(obj.definition)
+    definition_pretty = field_display("definition", pretty_json)
 
     def _tool_url_name(self, tool: CampaignTool) -> str:
         return f"{self.opts.app_label}_{self.opts.model_name}_{tool.name}"
@@ -123,14 +121,6 @@ class ProductRuleAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     ]
     readonly_fields = ["display_name_pretty", "price_pretty", "definition_pretty"]
 
-    @admin.display(description="display name")
-    def display_name_pretty(self, obj: ProductRule) -> SafeString | None:
-        return pretty_json(obj.display_name)
-
-    @admin.display(description="price")
-    def price_pretty(self, obj: ProductRule) -> SafeString | None:
-        return pretty_json(obj.price)
-
-    @admin.display(description="definition")
-    def definition_pretty(self, obj: ProductRule) -> SafeString | None:
-        return pretty_json(obj.definition)
+    display_name_pretty = field_display("display_name", pretty_json)
+    price_pretty = field_display("price", pretty_json)
+    definition_pretty = field_display("definition", pretty_json)

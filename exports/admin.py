@@ -25,6 +25,7 @@ from django.utils.text import Truncator
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin
 from accounts.models import Account
 from core import jsonparse
+from core.admin_shared import REASON_CHARS
 from core.errors import ServiceError
 from exports import circuit, selectors, services
 from exports.admin_forms import QueueConfigAdmin, QueueConfigForm
@@ -275,9 +276,6 @@ class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
     @admin.display(description="failed items", ordering="_failed")
     def failed_items(self, obj: ExportQueue) -> int:
         return obj._failed  # type: ignore[attr-defined, no-any-return]
-
-
-REASON_CHARS = 120
 
 
 @admin.register(ExportItem)

@@ -30,6 +30,13 @@ class Trigger(models.TextChoices):
     DAILY = "daily"
 
 
+class ExportStatus(models.TextChoices):
+    PENDING = "pending"
+    SUCCESS = "success"
+    FAILURE = "failure"
+    SKIPPED = "skipped"
+
+
 class ExportQueue(AccountOwned):
     """Which entities go where: trigger, transform and delivery, configured by staff."""
 
@@ -60,13 +67,6 @@ class ExportQueue(AccountOwned):
 
     def __str__(self) -> str:
         return self.name
-
-
-class ExportStatus(models.TextChoices):
-    PENDING = "pending"
-    SUCCESS = "success"
-    FAILURE = "failure"
-    SKIPPED = "skipped"
 
 
 class ExportDelivery(AccountOwned):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from django.apps import apps
 from django.db.models import QuerySet
 
 from accounts.models import Account
+from core.selectors_shared import filter_given
 from exports.entities import REGISTRY as ENTITIES
 from exports.models import ExportItem, ExportQueue, ExportStatus
 
@@ -18,25 +19,27 @@ def export_queues(*, account: Account) -> QuerySet[ExportQueue]:
     return ExportQueue.objects.filter(account=account).select_related("account").order_by("name", "id")
 
 
+class ExportLogFilters(TypedDict, total=False):
+    """The export log's optional filters; ``queue`` is the queue's id."""
+
+    queue: int | None
+    status: str | None
+    entity_type: str | None
+    element_key: str | None
+
+
 def export_items(
-    *,
-    account: Account,
-    queue: int | None = None,
-    status: str | None = None,
-    entity_type: str | None = None,
-    element_key: str | None = None,
-    with_attempts: bool = False,
+    *, account: Account, with_attempts: bool = False, **filters: Unpack[ExportLogFilters]
 ) -> QuerySet[ExportItem]:
     """The export log of the account: every export item with its delivery, newest first.
 
     ``with_attempts`` prefetches the attempt log of each item's delivery (a detail view).
     """
     queryset = ExportItem.objects.filter(account=account).select_related("queue", "delivery")
+    queue = filters.get("queue")
     if queue is not None:
         queryset = queryset.filter(queue_id=queue)
-    for field, value in (("status", status), ("entity_type", entity_type), ("element_key", element_key)):
-        if value:  # a blank filter is no filter
-            queryset = queryset.filter(**{field: value})
+    queryset = filter_given(queryset, {name: filters.get(name) for name in ("status", "entity_type", "element_key")})
     if with_attempts:
         queryset = queryset.prefetch_related("delivery__attempt_log")
     return queryset.order_by("-id")

@@ -28,16 +28,6 @@ def deliver(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, s
     return services.deliver_queue(queue_id=queue_id, delivery_pks=delivery_pks or [])
 
 
-@shared_task(name="exports.tasks.sweep_exports")
-def sweep_exports() -> int:
-    return services.sweep()
-
-
-@shared_task(name="exports.tasks.run_cron_exports")
-def run_cron_exports() -> int:
-    return services.run_cron()
-
-
 @shared_task(name=services.DELIVER_CRON_TASK, **_DELIVERY_TASK)
 def deliver_cron(queue_id: int, delivery_pks: list[int] | None = None) -> dict[int, str]:
     """The same work as ``deliver`` for one queue's cron windows: a task name of its own routes it to the cron
@@ -45,6 +35,7 @@ def deliver_cron(queue_id: int, delivery_pks: list[int] | None = None) -> dict[i
     return services.deliver_queue(queue_id=queue_id, delivery_pks=delivery_pks or [], cron=True)
 
 
-@shared_task(name="exports.tasks.prune_export_logs")
-def prune_export_logs() -> dict[str, int]:
-    return retention.prune_export_logs()
+# The beat's periodic jobs take no argument: each task is its service itself, under its task name.
+sweep_exports = shared_task(name="exports.tasks.sweep_exports")(services.sweep)
+run_cron_exports = shared_task(name="exports.tasks.run_cron_exports")(services.run_cron)
+prune_export_logs = shared_task(name="exports.tasks.prune_export_logs")(retention.prune_export_logs)

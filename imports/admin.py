@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
+from core.admin_shared import REASON_CHARS, field_display
 from imports.models import ImportItem
-
-REASON_CHARS = 120
 
 
 @admin.register(ImportItem)
@@ -75,10 +73,5 @@ class ImportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
             return Truncator(text + more).chars(REASON_CHARS)
         return Truncator(obj.message).chars(REASON_CHARS)
 
-    @admin.display(description="payload")
-    def payload_pretty(self, obj: ImportItem) -> SafeString | None:
-        return pretty_json(obj.payload)
-
-    @admin.display(description="errors")
-    def errors_pretty(self, obj: ImportItem) -> SafeString | None:
-        return pretty_json(obj.errors)
+    payload_pretty = field_display("payload", pretty_json)
+    errors_pretty = field_display("errors", pretty_json)

@@ -13,7 +13,7 @@ import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from itertools import groupby
 from typing import Any
@@ -37,7 +37,7 @@ from ledger.services import stock as stock_services
 from orders import definitions
 from orders import selectors as order_selectors
 from orders import services as order_services
-from orders.models import ExternalOrder, IncomingOrder
+from orders.models import ExternalOrder, IncomingOrder, OrderStateChange
 
 logger = logging.getLogger(__name__)
 
@@ -147,32 +147,52 @@ def _outcome(noun: str, checked: Sequence[_Checked], *, verb: str = "initiated")
     return outcome
 
 
+@dataclass(frozen=True)
+class _Log:
+    """One request's entries in the import log: who sent it, which kind of item, one request id and one time.
+
+    Every log row is built by ``row``, so the rows of a request always share these."""
+
+    account: Account
+    integration: Integration
+    kind: str
+    request_id: uuid.UUID = field(default_factory=uuid.uuid4)
+    at: datetime = field(default_factory=timezone.now)
+
+    def row(self, index: int, identifier: str, *, processed: bool, **fields: Any) -> ImportItem:
+        return ImportItem(
+            account=self.account,
+            integration=self.integration,
+            kind=self.kind,
+            request_id=self.request_id,
+            index=index,
+            identifier=identifier,
+            processed_at=self.at if processed else None,
+            **fields,
+        )
+
+
 def _log_rows(
-    *,
-    account: Account,
-    integration: Integration,
-    kind: str,
+    log: _Log,
     checked: Sequence[_Checked],
     raw_items: Sequence[Any],
+    *,
     status_ok: str,
+    message_ok: str,
     stock_location: StockLocation | None = None,
     stock_location_ids: dict[int, int] | None = None,
     markets: Sequence[str] = (),
-    message_ok: str = "",
 ) -> list[ImportItem]:
-    request_id = uuid.uuid4()
-    now = timezone.now()
+    """A log row per checked item: accepted ones with ``status_ok`` and ``message_ok``, refused ones with their
+    errors. The stock location is one for all (``stock_location``) or per item index (``stock_location_ids``)."""
     rows = []
     for c in checked:
         ok = c.ok
         rows.append(
-            ImportItem(
-                account=account,
-                integration=integration,
-                kind=kind,
-                request_id=request_id,
-                index=c.index,
-                identifier=(c.identifier or "")[:255],
+            log.row(
+                c.index,
+                (c.identifier or "")[:255],
+                processed=not (ok and status_ok == ImportStatus.PENDING),
                 stock_location_id=(
                     stock_location_ids.get(c.index)
                     if stock_location_ids is not None
@@ -185,7 +205,6 @@ def _log_rows(
                 if ok
                 else "; ".join(f"{e['field']}: {e['message']}" for e in c.report.errors)[:2000],
                 errors=[] if ok else c.report.errors,
-                processed_at=None if ok and status_ok == ImportStatus.PENDING else now,
             )
         )
     return rows
@@ -228,16 +247,16 @@ def queue_orders(
     integration: Integration,
     kind: str,
     stock_location: StockLocation,
-    orders: Sequence[Any],
+    items: Sequence[Any],
     refused: Refused | None = None,
 ) -> Outcome:
-    """Spec: Endpoints A, incoming and external orders. Valid orders are queued; the rest reported.
+    """Spec: Endpoints A, incoming and external orders. Valid orders (``items``) are queued; the rest reported.
 
     An ``order_identifier`` already used on the stock location (stored, or queued and pending) is
     reported as a duplicate now; one that races in concurrently fails in the import log later.
     """
     schema, noun = ORDER_KINDS[kind]
-    checked = _check_all(orders, schema.check, id_field="order_identifier", refused=refused)
+    checked = _check_all(items, schema.check, id_field="order_identifier", refused=refused)
     candidates = {c.identifier for c in checked if c.ok and c.identifier is not None}
     taken = order_selectors.used_order_identifiers(
         account=account, kind=kind, stock_location=stock_location, identifiers=candidates
@@ -245,15 +264,9 @@ def queue_orders(
     for c in checked:
         if c.ok and c.identifier in taken:
             c.report.error("order_identifier", order_services.duplicate_message(c.identifier or ""), "duplicate")
+    log = _Log(account, integration, kind)
     rows = _log_rows(
-        account=account,
-        integration=integration,
-        kind=kind,
-        checked=checked,
-        raw_items=orders,
-        status_ok=ImportStatus.PENDING,
-        stock_location=stock_location,
-        message_ok="queued",
+        log, checked, items, status_ok=ImportStatus.PENDING, message_ok="queued", stock_location=stock_location
     )
     _queue(rows, account)
     return _outcome(noun, checked)
@@ -264,15 +277,9 @@ def pending_identifiers(
 ) -> set[str]:
     if not identifiers:
         return set()
-    return set(
-        ImportItem.objects.filter(
-            account=account,
-            kind=kind,
-            stock_location=stock_location,
-            identifier__in=identifiers,
-            status=ImportStatus.PENDING,
-        ).values_list("identifier", flat=True)
-    )
+    pending = ImportItem.objects.filter(account=account, kind=kind, stock_location=stock_location)
+    pending = pending.filter(status=ImportStatus.PENDING, identifier__in=identifiers)
+    return set(pending.values_list("identifier", flat=True))
 
 
 # --- Outgoing order state changes -----------------------------------------------------------------------
@@ -301,15 +308,9 @@ def queue_outgoing_order_state_changes(
             c.report.error("stock_location", f"unknown stock location '{c.cleaned['stock_location']}'", "unknown")
         else:
             location_ids[c.index] = location.pk
+    log = _Log(account, integration, ImportKind.OUTGOING_ORDER_STATE_CHANGE)
     rows = _log_rows(
-        account=account,
-        integration=integration,
-        kind=ImportKind.OUTGOING_ORDER_STATE_CHANGE,
-        checked=checked,
-        raw_items=changes,
-        status_ok=ImportStatus.PENDING,
-        stock_location_ids=location_ids,
-        message_ok="queued",
+        log, checked, changes, status_ok=ImportStatus.PENDING, message_ok="queued", stock_location_ids=location_ids
     )
     _queue(rows, account)
     return _outcome("outgoing order state change", checked)
@@ -373,22 +374,22 @@ def import_definitions(
     definition = DEFINITION_KINDS[kind]
     market_ids = tuple(m.identifier for m in markets)
     checked = _check_all(items, definition.check, id_field="id", markets=market_ids, refused=refused)
-    rows = _log_rows(
-        account=account,
-        integration=integration,
-        kind=kind,
-        checked=checked,
-        raw_items=items,
-        status_ok=ImportStatus.SUCCESS,
-        markets=market_ids,
-        message_ok=f"stored in market(s) {', '.join(market_ids)}",
-    )
+    stored = f"stored in market(s) {', '.join(market_ids)}"
+    log = _Log(account, integration, kind)
+    rows = _log_rows(log, checked, items, status_ok=ImportStatus.SUCCESS, message_ok=stored, markets=market_ids)
     with transaction.atomic():
         definition.upsert(account=account, markets=markets, items=[c.cleaned for c in checked if c.ok])
         ImportItem.objects.bulk_create(rows)
     outcome = _outcome(definition.noun, checked, verb="completed")
     outcome.extra["markets"] = list(market_ids)
     return outcome
+
+
+# The log row of a listed id: deleted (True) or not found (False).
+_DELETION_LOG: dict[bool, dict[str, str]] = {
+    True: {"status": ImportStatus.SUCCESS, "message": "deleted"},
+    False: {"status": ImportStatus.FAILURE, "message": "not found in the listed market(s)"},
+}
 
 
 def delete_definitions(
@@ -398,24 +399,12 @@ def delete_definitions(
     definition = DEFINITION_KINDS[kind]
     ids = list(dict.fromkeys(ids))
     market_ids = [m.identifier for m in markets]
-    request_id = uuid.uuid4()
-    now = timezone.now()
+    log = _Log(account, integration, definition.deletion_kind)
     with transaction.atomic():
         deleted, not_found = definition.delete(account=account, markets=markets, ids=ids)
         ImportItem.objects.bulk_create(
             [
-                ImportItem(
-                    account=account,
-                    integration=integration,
-                    kind=definition.deletion_kind,
-                    request_id=request_id,
-                    index=i,
-                    identifier=identifier,
-                    markets=market_ids,
-                    status=ImportStatus.SUCCESS if identifier in deleted else ImportStatus.FAILURE,
-                    message="deleted" if identifier in deleted else "not found in the listed market(s)",
-                    processed_at=now,
-                )
+                log.row(i, identifier, processed=True, markets=market_ids, **_DELETION_LOG[identifier in deleted])
                 for i, identifier in enumerate(ids)
             ]
         )
@@ -444,14 +433,12 @@ def import_stock_events(
         valid[position].report.errors.append(error)
     applied = [moves[p] for p in sorted(moves)]
     rows = _log_rows(
-        account=account,
-        integration=integration,
-        kind=ImportKind.STOCK_EVENT,
-        checked=checked,
-        raw_items=events,
+        _Log(account, integration, ImportKind.STOCK_EVENT),
+        checked,
+        events,
         status_ok=ImportStatus.SUCCESS,
-        stock_location_ids={c.index: moves[p].stock_location.pk for p, c in enumerate(valid) if p in moves},
         message_ok="stock reset applied",
+        stock_location_ids={c.index: moves[p].stock_location.pk for p, c in enumerate(valid) if p in moves},
     )
     for row in rows:  # the cleaned event holds a datetime; the log keeps the event as it was posted
         row.payload = events[row.index]
@@ -539,9 +526,7 @@ def _materialise_state_changes(account: Account, items: list[ImportItem]) -> dic
                 account=account,
                 stock_location_id=item.stock_location_id,
                 order_identifier=change["order_identifier"],
-                state=change["state"],
-                comment=change.get("comment", ""),
-                cashier=change.get("cashier"),
+                move=order_services.StateMove.posted(change, source=OrderStateChange.Source.IMPORT),
             )
             outcome[item.pk] = None
         except ServiceError as exc:

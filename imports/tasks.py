@@ -12,11 +12,6 @@ def materialise_import_items(account_id: int, item_ids: list[int]) -> int:
     return services.materialise_items(account_id=account_id, item_ids=item_ids)
 
 
-@shared_task(name="imports.tasks.sweep_pending_imports")
-def sweep_pending_imports() -> int:
-    return services.sweep_pending()
-
-
-@shared_task(name="imports.tasks.prune_import_logs")
-def prune_import_logs() -> int:
-    return retention.prune_import_logs()
+# The beat's periodic jobs take no argument: each task is its service itself, under its task name.
+sweep_pending_imports = shared_task(name="imports.tasks.sweep_pending_imports")(services.sweep_pending)
+prune_import_logs = shared_task(name="imports.tasks.prune_import_logs")(retention.prune_import_logs)

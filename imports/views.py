@@ -8,6 +8,7 @@ or market) answers a 4xx ``{"status": "ERROR", "message", "errors": [{field, mes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +97,11 @@ class ImportView(APIView):
         assert isinstance(request.user, ApiPrincipal)
         return request.user
 
+    def sender(self, request: Request) -> dict[str, Any]:
+        """Who sends the import, as every import service takes it: ``account=..., integration=...``."""
+        principal = self.principal(request)
+        return {"account": principal.account, "integration": principal.integration}
+
     def stock_location(self, request: Request) -> StockLocation:
         identifier = request.query_params.get("stock_location", "")
         if not identifier:
@@ -133,24 +139,35 @@ class ImportView(APIView):
         return ids
 
 
-class OrdersImport(ImportView):
-    """POST queues orders for the stock location named in the query."""
+class BatchImport(ImportView):
+    """POST hands the items the body lists under ``body_key`` to the kind's service, with who sent them and
+    where they go (``target``: the stock location or the markets the query names); the service checks each
+    item and queues or stores the valid ones."""
 
     kind: str
     body_key: str
+    allow_empty = False
+    service: Callable[..., services.Outcome]
+
+    def target(self, request: Request) -> dict[str, Any]:
+        raise NotImplementedError
 
     def post(self, request: Request) -> Response:
-        principal = self.principal(request)
-        location = self.stock_location(request)
-        outcome = services.queue_orders(
-            account=principal.account,
-            integration=principal.integration,
-            kind=self.kind,
-            stock_location=location,
-            orders=(batch := items_under(self.body(request), self.body_key)).items,
-            refused=batch.refused,
+        target = self.target(request)  # an unknown stock location or market is refused before the body is read
+        batch = items_under(self.body(request), self.body_key, allow_empty=self.allow_empty)
+        outcome = type(self).service(
+            **self.sender(request), kind=self.kind, **target, items=batch.items, refused=batch.refused
         )
         return outcome_response(outcome)
+
+
+class OrdersImport(BatchImport):
+    """POST queues orders for the stock location named in the query."""
+
+    service = staticmethod(services.queue_orders)
+
+    def target(self, request: Request) -> dict[str, Any]:
+        return {"stock_location": self.stock_location(request)}
 
 
 @extend_schema_view(post=extend_schema(**docs.INCOMING_ORDERS))
@@ -168,43 +185,28 @@ class ExternalOrdersImport(OrdersImport):
 class OutgoingOrderStateChangesImport(ImportView):
     @extend_schema(**docs.STATE_CHANGES)
     def post(self, request: Request) -> Response:
-        principal = self.principal(request)
         outcome = services.queue_outgoing_order_state_changes(
-            account=principal.account,
-            integration=principal.integration,
+            **self.sender(request),
             changes=(batch := items_under(self.body(request), None)).items,
             refused=batch.refused,
         )
         return outcome_response(outcome)
 
 
-class DefinitionsImport(ImportView):
+class DefinitionsImport(BatchImport):
     """POST stores campaigns or product rules per market; DELETE removes the listed ids."""
 
-    kind: str
-    body_key: str
+    service = staticmethod(services.import_definitions)
+    allow_empty = True
 
-    def post(self, request: Request) -> Response:
-        principal = self.principal(request)
-        markets = self.markets(request)
-        outcome = services.import_definitions(
-            account=principal.account,
-            integration=principal.integration,
-            kind=self.kind,
-            markets=markets,
-            items=(batch := items_under(self.body(request), self.body_key, allow_empty=True)).items,
-            refused=batch.refused,
-        )
-        return outcome_response(outcome)
+    def target(self, request: Request) -> dict[str, Any]:
+        return {"markets": self.markets(request)}
 
     def delete(self, request: Request) -> Response:
-        principal = self.principal(request)
-        markets = self.markets(request)
         body = services.delete_definitions(
-            account=principal.account,
-            integration=principal.integration,
+            **self.sender(request),
             kind=self.kind,
-            markets=markets,
+            markets=self.markets(request),
             ids=self.ids_to_delete(request),
         )
         return Response(body)
@@ -227,10 +229,8 @@ class StockEventsImport(ImportView):
 
     @extend_schema(**docs.STOCK_EVENTS)
     def post(self, request: Request) -> Response:
-        principal = self.principal(request)
         outcome = services.import_stock_events(
-            account=principal.account,
-            integration=principal.integration,
+            **self.sender(request),
             events=(batch := items_under(self.body(request), "stock_events")).items,
             refused=batch.refused,
         )

@@ -18,11 +18,11 @@ field is checked here before a cashier sees it or it reaches pricing, payments o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
 from campaigns.pricing.registry import check_campaign
+from core.decimals_shared import floats_as_decimals as plain
 from core.declare import Body, optional
 from core.nodes import (
     INVALID,
@@ -44,18 +44,6 @@ from ledger.serializers.catalog import PRODUCT, TAXES
 MAX_ELEMENTS = 1000
 
 Problems = list[dict[str, str]]
-
-
-def plain(value: Any) -> Any:
-    """Floats (a JSON parser without ``parse_float=Decimal``, or a transform) as Decimals through their text,
-    so no float reaches an amount; everything else as it is."""
-    if isinstance(value, float):
-        return Decimal(str(value))
-    if isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
 
 
 class Blankable(Node):

@@ -6,11 +6,16 @@ by deleting them. Outgoing orders move through their own flow, so the admin only
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib import admin
-from django.utils.safestring import SafeString
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
+from core.admin_shared import field_display
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldsetSpec
 
 STATE_CHANGE_FIELDS = ("created_at", "previous_state", "state", "source", "comment", "cashier")
 
@@ -38,21 +43,23 @@ class OrderAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     # Order tables grow without bound; skip the unfiltered COUNT(*) on every search.
     show_full_result_count = False
 
-    @admin.display(description="basket")
-    def basket_pretty(self, obj: IncomingOrder | ExternalOrder | OutgoingOrder) -> SafeString | None:
-        return pretty_json(obj.basket)
+    basket_pretty = field_display("basket", pretty_json)
+    customer_pretty = field_display("customer", pretty_json)
+    payment_pretty = field_display("payment", pretty_json)
+    shipping_pretty = field_display("shipping", pretty_json)
 
-    @admin.display(description="customer")
-    def customer_pretty(self, obj: IncomingOrder | ExternalOrder | OutgoingOrder) -> SafeString | None:
-        return pretty_json(obj.customer)
 
-    @admin.display(description="payment")
-    def payment_pretty(self, obj: IncomingOrder | OutgoingOrder) -> SafeString | None:
-        return pretty_json(obj.payment)
+# An incoming and an outgoing order carry the same documents, shown read-only, pretty-printed.
+PLACED_ORDER_CONTENT = ("basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty")
 
-    @admin.display(description="shipping")
-    def shipping_pretty(self, obj: IncomingOrder | OutgoingOrder) -> SafeString | None:
-        return pretty_json(obj.shipping)
+
+def placed_order_fieldsets(*summary: str) -> _FieldsetSpec:
+    """The page of an incoming or outgoing order: its summary fields, then when it was created and last
+    changed, then its documents."""
+    return [
+        (None, {"fields": [*summary, "created_at", "last_change_at"]}),
+        ("Content", {"fields": PLACED_ORDER_CONTENT}),
+    ]
 
 
 @admin.register(IncomingOrder)
@@ -69,26 +76,10 @@ class IncomingOrderAdmin(OrderAdmin):
     ]
     list_filter = ["account", "state", "handling_type", ("stock_location", AccountScopedRelatedFilter)]
     list_select_related = ["account", "stock_location"]
-    fieldsets = [
-        (
-            None,
-            {
-                "fields": [
-                    "account",
-                    "stock_location",
-                    "order_identifier",
-                    "state",
-                    "handling_type",
-                    "outgoing_order",
-                    "currency",
-                    "created_at",
-                    "last_change_at",
-                ]
-            },
-        ),
-        ("Content", {"fields": ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]}),
-    ]
-    readonly_fields = ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]
+    fieldsets = placed_order_fieldsets(
+        "account", "stock_location", "order_identifier", "state", "handling_type", "outgoing_order", "currency"
+    )
+    readonly_fields = PLACED_ORDER_CONTENT
     inlines = [IncomingStateChangeInline]
 
 
@@ -122,24 +113,8 @@ class OutgoingOrderAdmin(OrderAdmin):
         ("destination", AccountScopedRelatedFilter),
     ]
     list_select_related = ["account", "stock_location", "destination"]
-    fieldsets = [
-        (
-            None,
-            {
-                "fields": [
-                    "account",
-                    "stock_location",
-                    "destination",
-                    "order_identifier",
-                    "state",
-                    "created_at",
-                    "last_change_at",
-                ]
-            },
-        ),
-        ("Content", {"fields": ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]}),
-    ]
-    readonly_fields = ["basket_pretty", "customer_pretty", "payment_pretty", "shipping_pretty"]
+    fieldsets = placed_order_fieldsets("account", "stock_location", "destination", "order_identifier", "state")
+    readonly_fields = PLACED_ORDER_CONTENT
     inlines = [OutgoingStateChangeInline]
 
 

@@ -42,36 +42,13 @@ _BASKET = {
     ],
 }
 _CASHIER = {"identifier": "cashier-7", "display_name": "AB", "full_name": "Anne Berg"}
+_MOVED_HISTORY = pos_api.INCOMING_ORDER_MOVED["history"]
 INCOMING_ORDER_EXAMPLE = {
-    "id": 101,
+    **pos_api.INCOMING_ORDER_MOVED,
     "order_identifier": "WEB-10001",
-    "stock_location": "shop-1",
     "basket": _BASKET,
-    "customer": {"customer_identifier": "C-42", "name": "Jane Doe", "email": "jane@example.com"},
-    "payment": {"reference": "PAY-778899"},
-    "shipping": None,
-    "handling_type": "click_and_collect",
-    "state": "processing",
-    "created_at": "2025-01-15T09:30:00Z",
-    "last_change_at": "2025-01-15T10:05:00Z",
-    "history": [
-        {
-            "state": "created",
-            "previous_state": None,
-            "comment": "",
-            "cashier": None,
-            "source": "import",
-            "created_at": "2025-01-15T09:30:00Z",
-        },
-        {
-            "state": "processing",
-            "previous_state": "created",
-            "comment": "Picking",
-            "cashier": _CASHIER,
-            "source": "pos",
-            "created_at": "2025-01-15T10:05:00Z",
-        },
-    ],
+    # as imported: its first change came from the import, not from another shop
+    "history": [{**_MOVED_HISTORY[0], "source": "import"}, *_MOVED_HISTORY[1:]],
 }
 EXTERNAL_ORDER_EXAMPLE = {
     "id": 55,

@@ -56,19 +56,40 @@ class StatefulOrder(AccountOwned):
 
     class Meta:
         abstract = True
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["account", "state"])]
 
     def can_move_to(self, new_state: str) -> bool:
         return transition_allowed(self.state, new_state)
 
 
-class IncomingOrder(StatefulOrder):
-    """An order received on a stock location from an integrator (``/imports/incoming_orders``)."""
+def unique_per_location(model_name: str) -> models.UniqueConstraint:
+    """An order identifier is unique on its stock location, for every kind of order (one name per table)."""
+    return models.UniqueConstraint(
+        fields=["stock_location", "order_identifier"], name=f"{model_name}_unique_per_location"
+    )
+
+
+class ReceivedOrder(models.Model):
+    """What every order an integrator sends carries: the columns ``orders.services.ORDER_SOURCE_COLUMNS``
+    that materialising an import fills."""
 
     stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
     order_identifier = models.CharField(max_length=255)
     currency = models.CharField(max_length=3)
     basket = DecimalJSONField()
     customer = DecimalJSONField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return self.order_identifier
+
+
+class IncomingOrder(StatefulOrder, ReceivedOrder):
+    """An order received on a stock location from an integrator (``/imports/incoming_orders``)."""
+
     payment = DecimalJSONField(null=True, blank=True)
     shipping = DecimalJSONField(null=True, blank=True)
     handling_type = models.CharField(max_length=24, choices=HandlingType.choices)
@@ -82,39 +103,18 @@ class IncomingOrder(StatefulOrder):
         help_text="The outgoing order another shop of the account placed with this one; empty when imported.",
     )
 
-    class Meta:
-        ordering = ["-id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["stock_location", "order_identifier"], name="incoming_order_unique_per_location"
-            )
-        ]
-        indexes = [models.Index(fields=["account", "state"])]
-
-    def __str__(self) -> str:
-        return self.order_identifier
+    class Meta(StatefulOrder.Meta):
+        constraints = [unique_per_location("incoming_order")]
 
 
-class ExternalOrder(AccountOwned):
+class ExternalOrder(AccountOwned, ReceivedOrder):
     """An order from an external system (``/imports/external_orders``); no payment or shipping."""
 
-    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
-    order_identifier = models.CharField(max_length=255)
-    currency = models.CharField(max_length=3)
-    basket = DecimalJSONField()
-    customer = DecimalJSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["stock_location", "order_identifier"], name="external_order_unique_per_location"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return self.order_identifier
+        constraints = [unique_per_location("external_order")]
 
 
 class OutgoingOrder(StatefulOrder):
@@ -135,14 +135,8 @@ class OutgoingOrder(StatefulOrder):
     payment = DecimalJSONField(null=True, blank=True)
     shipping = DecimalJSONField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["stock_location", "order_identifier"], name="outgoing_order_unique_per_location"
-            )
-        ]
-        indexes = [models.Index(fields=["account", "state"])]
+    class Meta(StatefulOrder.Meta):
+        constraints = [unique_per_location("outgoing_order")]
 
     def __str__(self) -> str:
         return self.order_identifier

@@ -49,13 +49,22 @@ PATH_PARAMETERS = [
 ]
 
 
+def _request(name: str, value: dict[str, Any]) -> OpenApiExample:
+    return OpenApiExample(name, value=value, request_only=True)
+
+
+def _answer(name: str, status_code: int, value: dict[str, Any]) -> OpenApiExample:
+    return OpenApiExample(name, value=value, response_only=True, status_codes=[str(status_code)])
+
+
 def _error(name: str, status_code: int, message: str, field: str, code: str) -> OpenApiExample:
-    return OpenApiExample(
-        name,
-        value={"status": "ERROR", "message": message, "errors": [{"field": field, "message": message, "code": code}]},
-        response_only=True,
-        status_codes=[str(status_code)],
-    )
+    error = {"field": field, "message": message, "code": code}
+    return _answer(name, status_code, {"status": "ERROR", "message": message, "errors": [error]})
+
+
+def _refused(description: str) -> OpenApiResponse:
+    """An error answer in the responses: the shared error body (its examples are the ``_error`` ones)."""
+    return OpenApiResponse(OpenApiTypes.OBJECT, description=description)
 
 
 _CASHIER = {"identifier": "cashier-7", "display_name": "AB", "full_name": "Anne Berg"}
@@ -104,6 +113,22 @@ _HISTORY: list[dict[str, Any]] = [
         "created_at": "2025-01-15T10:05:00Z",
     },
 ]
+# An incoming order as the state change answers it; the back-office API's example (orders.api) is this order
+# as the integrator imported it.
+INCOMING_ORDER_MOVED: dict[str, Any] = {
+    "id": 101,
+    "order_identifier": "shop-2-000031",
+    "stock_location": "shop-1",
+    "basket": _BASKET,
+    "customer": {"customer_identifier": "C-42", "name": "Jane Doe", "email": "jane@example.com"},
+    "payment": {"reference": "PAY-778899"},
+    "shipping": None,
+    "handling_type": "click_and_collect",
+    "state": "processing",
+    "created_at": "2025-01-15T09:30:00Z",
+    "last_change_at": "2025-01-15T10:05:00Z",
+    "history": _HISTORY,
+}
 STATE_CHANGE_DOCS: dict[str, Any] = {
     "operation_id": "pos_incoming_order_state_change",
     "summary": "Move an incoming order to a new state",
@@ -120,38 +145,14 @@ STATE_CHANGE_DOCS: dict[str, Any] = {
     "request": {"application/json": definitions.IncomingOrderStateChange},
     "responses": {
         200: IncomingOrderOutputSerializer,
-        400: OpenApiResponse(OpenApiTypes.OBJECT, description="Invalid body or unknown cashier."),
-        404: OpenApiResponse(OpenApiTypes.OBJECT, description="Unknown stock location or order."),
-        409: OpenApiResponse(OpenApiTypes.OBJECT, description="The transition rules refuse the move."),
+        400: _refused("Invalid body or unknown cashier."),
+        404: _refused("Unknown stock location or order."),
+        409: _refused("The transition rules refuse the move."),
     },
     "examples": [
-        OpenApiExample(
-            "With a Cashier object",
-            value={"state": "processing", "comment": "Picking", "cashier": _CASHIER},
-            request_only=True,
-        ),
-        OpenApiExample(
-            "With a cashier identifier", value={"state": "ready", "cashier": "cashier-7"}, request_only=True
-        ),
-        OpenApiExample(
-            "Moved",
-            value={
-                "id": 101,
-                "order_identifier": "shop-2-000031",
-                "stock_location": "shop-1",
-                "basket": _BASKET,
-                "customer": {"customer_identifier": "C-42", "name": "Jane Doe", "email": "jane@example.com"},
-                "payment": {"reference": "PAY-778899"},
-                "shipping": None,
-                "handling_type": "click_and_collect",
-                "state": "processing",
-                "created_at": "2025-01-15T09:30:00Z",
-                "last_change_at": "2025-01-15T10:05:00Z",
-                "history": _HISTORY,
-            },
-            response_only=True,
-            status_codes=["200"],
-        ),
+        _request("With a Cashier object", {"state": "processing", "comment": "Picking", "cashier": _CASHIER}),
+        _request("With a cashier identifier", {"state": "ready", "cashier": "cashier-7"}),
+        _answer("Moved", 200, INCOMING_ORDER_MOVED),
         _error("Unknown cashier", 400, "unknown cashier 'cashier-99'", "cashier", "unknown"),
         _error(
             "Unknown order",
@@ -208,18 +209,14 @@ OUTGOING_ORDER_DOCS: dict[str, Any] = {
     "request": {"application/json": definitions.OutgoingOrder},
     "responses": {
         201: OutgoingOrderOutputSerializer,
-        400: OpenApiResponse(OpenApiTypes.OBJECT, description="Invalid body or unknown stock location."),
-        409: OpenApiResponse(OpenApiTypes.OBJECT, description="The order_identifier is already used."),
+        400: _refused("Invalid body or unknown stock location."),
+        409: _refused("The order_identifier is already used."),
     },
     "examples": [
-        OpenApiExample(
-            "To another shop",
-            value={"stock_location": "shop-1", "destination": "shop-2", "order": _ORDER},
-            request_only=True,
-        ),
-        OpenApiExample(
+        _request("To another shop", {"stock_location": "shop-1", "destination": "shop-2", "order": _ORDER}),
+        _request(
             "To the external system, shipped",
-            value={
+            {
                 "stock_location": "shop-1",
                 "destination": "external",
                 "order": {
@@ -232,17 +229,15 @@ OUTGOING_ORDER_DOCS: dict[str, Any] = {
                     },
                 },
             },
-            request_only=True,
         ),
-        OpenApiExample(
+        _answer(
             "Placed with another shop",
-            value={
+            201,
+            {
                 **_OUTGOING,
                 "destination": "shop-2",
                 "incoming_order": {"id": 101, "stock_location": "shop-2", "order_identifier": "shop-1-000031"},
             },
-            response_only=True,
-            status_codes=["201"],
         ),
         _error(
             "Same shop",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TypedDict, Unpack
+
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import Account, StockLocation
+from core.selectors_shared import filter_given
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
 
 _ORDER_MODELS: dict[str, type[IncomingOrder] | type[ExternalOrder]] = {
@@ -35,30 +38,26 @@ def _history() -> Prefetch:
     return Prefetch("state_changes", queryset=OrderStateChange.objects.order_by("created_at", "id"))
 
 
-def _filtered(
-    queryset: QuerySet, *, stock_location: str | None, order_identifier: str | None, state: str | None = None
-) -> QuerySet:
-    if stock_location:
-        queryset = queryset.filter(stock_location__identifier=stock_location)
-    if order_identifier:
-        queryset = queryset.filter(order_identifier=order_identifier)
-    if state:
-        queryset = queryset.filter(state=state)
+class OrderFilters(TypedDict, total=False):
+    """The optional filters of the order lists; ``stock_location`` is the stock location's identifier (an
+    external order has no ``state``)."""
+
+    stock_location: str | None
+    state: str | None
+    order_identifier: str | None
+
+
+def _filtered(queryset: QuerySet, filters: OrderFilters) -> QuerySet:
+    queryset = filter_given(queryset, filters, lookups={"stock_location": "stock_location__identifier"})
     return queryset.order_by("-created_at", "-id")
 
 
-def incoming_orders(
-    *,
-    account: Account,
-    stock_location: str | None = None,
-    state: str | None = None,
-    order_identifier: str | None = None,
-) -> QuerySet[IncomingOrder]:
+def incoming_orders(*, account: Account, **filters: Unpack[OrderFilters]) -> QuerySet[IncomingOrder]:
     """Incoming orders of the account, newest first, with their state history."""
     queryset = (
         IncomingOrder.objects.filter(account=account).select_related("stock_location").prefetch_related(_history())
     )
-    return _filtered(queryset, stock_location=stock_location, order_identifier=order_identifier, state=state)
+    return _filtered(queryset, filters)
 
 
 def incoming_order(*, account: Account, pk: int) -> IncomingOrder:
@@ -76,20 +75,14 @@ def external_orders(
 ) -> QuerySet[ExternalOrder]:
     """External orders of the account, newest first (they have no state)."""
     queryset = ExternalOrder.objects.filter(account=account).select_related("stock_location")
-    return _filtered(queryset, stock_location=stock_location, order_identifier=order_identifier)
+    return _filtered(queryset, {"stock_location": stock_location, "order_identifier": order_identifier})
 
 
-def outgoing_orders(
-    *,
-    account: Account,
-    stock_location: str | None = None,
-    state: str | None = None,
-    order_identifier: str | None = None,
-) -> QuerySet[OutgoingOrder]:
+def outgoing_orders(*, account: Account, **filters: Unpack[OrderFilters]) -> QuerySet[OutgoingOrder]:
     """Outgoing orders of the account, newest first, with destination and state history."""
     queryset = (
         OutgoingOrder.objects.filter(account=account)
         .select_related("stock_location", "destination", "incoming_order__stock_location")
         .prefetch_related(_history())
     )
-    return _filtered(queryset, stock_location=stock_location, order_identifier=order_identifier, state=state)
+    return _filtered(queryset, filters)

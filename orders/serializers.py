@@ -6,8 +6,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.models import StockLocation
 from core.serializers import JSONField
+from core.serializers_shared import identifier_of
 from orders.models import ExternalOrder, HandlingType, IncomingOrder, OrderState, OrderStateChange, OutgoingOrder
 
 # --- Filters (query parameters of the lists) ------------------------------------------------------------
@@ -60,10 +60,22 @@ class OrderStateChangeOutputSerializer(serializers.ModelSerializer):
         return change.previous_state or None
 
 
+# The fields an incoming and an outgoing order both answer, after their identity, in this order.
+ORDER_CONTENT_FIELDS = [
+    "basket",
+    "customer",
+    "payment",
+    "shipping",
+    "handling_type",
+    "state",
+    "created_at",
+    "last_change_at",
+    "history",
+]
+
+
 class IncomingOrderOutputSerializer(serializers.ModelSerializer):
-    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
-        slug_field="identifier", read_only=True
-    )
+    stock_location = identifier_of()
     basket = JsonObjectField(read_only=True)
     customer = JsonObjectField(read_only=True, allow_null=True)
     payment = JsonObjectField(read_only=True, allow_null=True)
@@ -76,24 +88,14 @@ class IncomingOrderOutputSerializer(serializers.ModelSerializer):
             "id",
             "order_identifier",
             "stock_location",
-            "basket",
-            "customer",
-            "payment",
-            "shipping",
-            "handling_type",
-            "state",
-            "created_at",
-            "last_change_at",
-            "history",
+            *ORDER_CONTENT_FIELDS,
         ]
         read_only_fields = fields
         ref_name = "IncomingOrder"
 
 
 class ExternalOrderOutputSerializer(serializers.ModelSerializer):
-    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
-        slug_field="identifier", read_only=True
-    )
+    stock_location = identifier_of()
     basket = JsonObjectField(read_only=True)
     customer = JsonObjectField(read_only=True, allow_null=True)
 
@@ -116,12 +118,8 @@ class ReceivingOrderSerializer(serializers.Serializer):
 
 
 class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
-    stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
-        slug_field="identifier", read_only=True
-    )
-    destination: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
-        slug_field="identifier",
-        read_only=True,
+    stock_location = identifier_of()
+    destination = identifier_of(
         allow_null=True,
         help_text="The receiving stock location of the account, or null for an external system.",
     )
@@ -148,15 +146,7 @@ class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
             "stock_location",
             "destination",
             "incoming_order",
-            "basket",
-            "customer",
-            "payment",
-            "shipping",
-            "handling_type",
-            "state",
-            "created_at",
-            "last_change_at",
-            "history",
+            *ORDER_CONTENT_FIELDS,
         ]
         read_only_fields = fields
         ref_name = "OutgoingOrder"

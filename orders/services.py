@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -156,17 +158,8 @@ def create_outgoing_order(
                 account=account, outgoing_order=outgoing, state=OrderState.CREATED, source=OrderStateChange.Source.POS
             )
             if destination is None:  # spec: exported when not sent internally to another shop
-                outbox.offer(
-                    account=account,
-                    entity_type=outbox.OUTGOING_ORDERS,
-                    entries=[
-                        outbox.Entry(
-                            object_id=outgoing.pk,
-                            element_key=outgoing_order_key(outgoing),
-                            stock_location_id=stock_location.pk,
-                        )
-                    ],
-                )
+                entry = outbox.Entry(outgoing.pk, outgoing_order_key(outgoing), stock_location.pk)
+                outbox.offer(account=account, entity_type=outbox.OUTGOING_ORDERS, entries=[entry])
             else:
                 _receive_internal_order(account=account, outgoing=outgoing, currency=stock_location.market.currency)
     except IntegrityError:
@@ -231,41 +224,34 @@ def _receive_internal_order(*, account: Account, outgoing: OutgoingOrder, curren
     return incoming
 
 
-def change_incoming_order_state(
-    *,
-    account: Account,
-    order: IncomingOrder,
-    state: str,
-    comment: str = "",
-    cashier: dict[str, Any] | None = None,
-    source: str = OrderStateChange.Source.POS,
-) -> OrderStateChange:
+@dataclass(frozen=True)
+class StateMove:
+    """One move of an order to a new state, as its history records it (spec: Order states; Cashier): what the
+    POS or an import asks for, and what the outgoing side of an internal order follows with."""
+
+    state: str
+    comment: str = ""
+    cashier: dict[str, Any] | None = None
+    source: str = OrderStateChange.Source.POS
+
+    @classmethod
+    def posted(cls, body: Mapping[str, Any], *, source: str) -> StateMove:
+        """The move a state change body asks for: ``state``, an optional ``comment`` and ``cashier``."""
+        return cls(body["state"], body.get("comment", ""), body.get("cashier"), source)
+
+
+def change_incoming_order_state(*, account: Account, order: IncomingOrder, move: StateMove) -> OrderStateChange:
     """Spec: Order states; Events, incoming order state change events. A shop moves an incoming order on.
 
     The change, its export and, for an order another shop placed, the same move of that shop's outgoing
     order (source ``system``) are written in one transaction. Raises Conflict for a refused transition.
     """
     with transaction.atomic():
-        change = _change_state(
-            account=account,
-            model=IncomingOrder,
-            order_pk=order.pk,
-            state=state,
-            comment=comment,
-            cashier=cashier,
-            source=source,
-        )
+        change = _change_state(account=account, model=IncomingOrder, order_pk=order.pk, move=move)
         _emit_incoming_state_changes(account, [(change, order.order_identifier, order.stock_location_id)])
         if order.outgoing_order_id is not None:
-            _change_state(
-                account=account,
-                model=OutgoingOrder,
-                order_pk=order.outgoing_order_id,
-                state=state,
-                comment=comment,
-                cashier=cashier,
-                source=OrderStateChange.Source.SYSTEM,
-            )
+            followed = replace(move, source=OrderStateChange.Source.SYSTEM)
+            _change_state(account=account, model=OutgoingOrder, order_pk=order.outgoing_order_id, move=followed)
     order.refresh_from_db(fields=["state", "last_change_at"])
     return change
 
@@ -294,14 +280,8 @@ def change_incoming_order_state_at(
             f"no incoming order '{order_identifier[:255]}' on stock location '{location.identifier}'",
             field="order_identifier",
         )
-    change_incoming_order_state(
-        account=account,
-        order=order,
-        state=state,
-        comment=comment,
-        cashier=_cashier_object(account=account, cashier=cashier),
-        source=OrderStateChange.Source.POS,
-    )
+    move = StateMove(state, comment, _cashier_object(account=account, cashier=cashier), OrderStateChange.Source.POS)
+    change_incoming_order_state(account=account, order=order, move=move)
     return order
 
 
@@ -327,29 +307,15 @@ def cashier_reference(cashier: Cashier) -> dict[str, Any]:
 
 def _emit_incoming_state_changes(account: Account, changes: list[tuple[OrderStateChange, str, int]]) -> None:
     """Spec: Events, incoming order state change events; each (change, order identifier, stock location id)."""
-    outbox.offer(
-        account=account,
-        entity_type=outbox.INCOMING_ORDER_STATE_CHANGES,
-        entries=[
-            outbox.Entry(
-                object_id=change.pk,
-                element_key=state_change_key(change, order_identifier),
-                stock_location_id=stock_location_id,
-            )
-            for change, order_identifier, stock_location_id in changes
-        ],
-    )
+    entries = [
+        outbox.Entry(change.pk, state_change_key(change, order_identifier), stock_location_id)
+        for change, order_identifier, stock_location_id in changes
+    ]
+    outbox.offer(account=account, entity_type=outbox.INCOMING_ORDER_STATE_CHANGES, entries=entries)
 
 
 def change_outgoing_order_state(
-    *,
-    account: Account,
-    stock_location_id: int,
-    order_identifier: str,
-    state: str,
-    comment: str = "",
-    cashier: dict[str, Any] | None = None,
-    source: str = OrderStateChange.Source.IMPORT,
+    *, account: Account, stock_location_id: int, order_identifier: str, move: StateMove
 ) -> OrderStateChange:
     """Spec: Outgoing order state change. Event-like: appended to the history, never undone.
 
@@ -374,44 +340,21 @@ def change_outgoing_order_state(
             field="state",
             code="internal_order",
         )
-    return _change_state(
-        account=account,
-        model=OutgoingOrder,
-        order_pk=order_pk,
-        state=state,
-        comment=comment,
-        cashier=cashier,
-        source=source,
-    )
+    return _change_state(account=account, model=OutgoingOrder, order_pk=order_pk, move=move)
 
 
 def _change_state(
-    *,
-    account: Account,
-    model: type[IncomingOrder] | type[OutgoingOrder],
-    order_pk: int,
-    state: str,
-    comment: str,
-    cashier: dict[str, Any] | None,
-    source: str,
+    *, account: Account, model: type[IncomingOrder] | type[OutgoingOrder], order_pk: int, move: StateMove
 ) -> OrderStateChange:
     """Move the order (locked) if the transition rules allow it and append the change to its history.
     Must run inside a transaction when the caller emits an event for it; opens one otherwise."""
     with transaction.atomic():
         order = model.objects.select_for_update().get(account=account, pk=order_pk)
-        if not order.can_move_to(state):
-            raise Conflict(f"an order in state '{order.state}' cannot move to '{state}'", field="state")
+        if not order.can_move_to(move.state):
+            raise Conflict(f"an order in state '{order.state}' cannot move to '{move.state}'", field="state")
         link = {"incoming_order": order} if model is IncomingOrder else {"outgoing_order": order}
-        change = OrderStateChange.objects.create(
-            account=account,
-            state=state,
-            previous_state=order.state,
-            comment=comment,
-            cashier=cashier,
-            source=source,
-            **link,
-        )
-        order.state = state
+        change = OrderStateChange.objects.create(account=account, previous_state=order.state, **asdict(move), **link)
+        order.state = move.state
         order.last_change_at = timezone.now()
         order.save(update_fields=["state", "last_change_at"])
     return change

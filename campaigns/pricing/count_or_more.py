@@ -33,13 +33,30 @@ def matcher(campaign: CompiledCampaign) -> Callable[[LineState], bool]:
     return lambda state: state.line.product_id in products
 
 
-def apply_percentage(campaign: CompiledCampaign, basket: Basket, *, count: int | None) -> Outcome:
-    """Shared by the count-or-more and the unconditional tag campaigns (``count`` None)."""
+Units = list[tuple[LineState, int]]
+
+
+def with_counted_units(
+    campaign: CompiledCampaign, basket: Basket, *, count: int | None, apply: Callable[[Units], Outcome]
+) -> Outcome:
+    """The units the campaign matches, handed to ``apply`` when there are at least ``count`` of them (any number
+    when None); the count-or-more and the new-price families both start so."""
     units, locked = basket.matching(matcher(campaign))
     if not units:
         return Outcome(False, not_applied(units, locked))
     if count is not None and len(units) < count:
         return Outcome(False, f"below count ({len(units)} of {count})")
+    return apply(units)
+
+
+def apply_percentage(campaign: CompiledCampaign, basket: Basket, *, count: int | None) -> Outcome:
+    """Shared by the count-or-more and the unconditional tag campaigns (``count`` None)."""
+    return with_counted_units(
+        campaign, basket, count=count, apply=lambda units: percentage_off(campaign, basket, units)
+    )
+
+
+def percentage_off(campaign: CompiledCampaign, basket: Basket, units: Units) -> Outcome:
     percentage = to_decimal(campaign.definition["percentage"])
     changes = basket.discount(
         campaign,

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from accounts.models import Account, Market
 from campaigns.models import Campaign, PricingVersion, ProductRule
@@ -35,6 +35,7 @@ from campaigns.pricing.base import (
 )
 from campaigns.pricing.product_rules import CompiledRule, compile_rule
 from campaigns.pricing.registry import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES, check_campaign
+from core.decimals_shared import floats_as_decimals
 from core.errors import NotFound, ServiceError
 from core.nodes import INVALID, Report
 
@@ -155,30 +156,24 @@ def compiled_for(*, account: Account, market: Market) -> CompiledMarket:
 # --- Pricing ----------------------------------------------------------------------------------------------
 
 
-def price_basket(
-    *,
-    account: Account,
-    market: Market,
-    lines: Sequence[PricingLine],
-    customer: Mapping[str, Any] | None = None,
-    explain: bool = False,
-    extra_campaigns: Sequence[Mapping[str, Any]] = (),
-) -> PricingResult:
-    """Price a basket in a market (issue 5, section 2).
+class PricingOptions(TypedDict, total=False):
+    """What a basket is priced with beyond its lines; ``evaluate``'s keyword arguments of the same names.
 
     extra_campaigns: campaign definitions (same JSON shape as imported campaigns, prices plain numbers) to
     evaluate beside the stored ones: the customer-specific discounts of the runtime-integrations issue."""
+
+    customer: Mapping[str, Any] | None
+    explain: bool
+    extra_campaigns: Sequence[Mapping[str, Any]]
+
+
+def price_basket(
+    *, account: Account, market: Market, lines: Sequence[PricingLine], **options: Unpack[PricingOptions]
+) -> PricingResult:
+    """Price a basket in a market (issue 5, section 2), with the stored campaigns compiled once per market."""
     if market.account_id != account.pk:
         raise NotFound("no such market in this account", field="market")
-    compiled = compiled_for(account=account, market=market)
-    return evaluate(
-        compiled=compiled,
-        market=market,
-        lines=lines,
-        customer=customer,
-        explain=explain,
-        extra_campaigns=extra_campaigns,
-    )
+    return evaluate(compiled=compiled_for(account=account, market=market), market=market, lines=lines, **options)
 
 
 def evaluate(
@@ -229,17 +224,6 @@ def _states(lines: Sequence[PricingLine], currency: str) -> list[LineState]:
     return states
 
 
-def _plain(value: Any) -> Any:
-    """A runtime integration's JSON may carry floats: as Decimals (through their text) for the schema."""
-    if isinstance(value, float):
-        return Decimal(str(value))
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _customer_campaigns(
     definitions: Sequence[Mapping[str, Any]], warnings: list[dict[str, str]]
 ) -> list[CompiledCampaign]:
@@ -249,7 +233,7 @@ def _customer_campaigns(
     out = []
     for i, definition in enumerate(definitions):
         report = Report()
-        cleaned = check_campaign(_plain(definition), f"customer_discounts[{i}]", report)
+        cleaned = check_campaign(floats_as_decimals(definition), f"customer_discounts[{i}]", report)
         if cleaned is INVALID:
             warnings.extend({**error, "code": "invalid_customer_discount"} for error in report.errors[:5])
             continue

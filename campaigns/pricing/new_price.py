@@ -19,9 +19,8 @@ from campaigns.pricing.base import (
     Outcome,
     count_trigger,
     market_price,
-    not_applied,
 )
-from campaigns.pricing.count_or_more import matcher
+from campaigns.pricing.count_or_more import with_counted_units
 from campaigns.schema import COUNT, Campaign, NewPrices, OnProduct
 
 NEW_PRICE_FIELDS = ("new_price_per_item", "new_price_per_item_if_cheaper")
@@ -52,12 +51,12 @@ def apply_new_price(
 
 
 def apply_counted(campaign: CompiledCampaign, basket: Basket, *, count: int | None) -> Outcome:
-    units, locked = basket.matching(matcher(campaign))
-    if not units:
-        return Outcome(False, not_applied(units, locked))
-    if count is not None and len(units) < count:
-        return Outcome(False, f"below count ({len(units)} of {count})")
-    return apply_new_price(campaign, basket, units, new_price_value(campaign.definition))
+    return with_counted_units(
+        campaign,
+        basket,
+        count=count,
+        apply=lambda units: apply_new_price(campaign, basket, units, new_price_value(campaign.definition)),
+    )
 
 
 class SingleProduct:

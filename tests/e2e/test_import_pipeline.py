@@ -129,7 +129,7 @@ def test_the_sweeper_hands_stranded_pending_items_to_the_worker(
         kind=ImportKind.INCOMING_ORDER,
         stock_location=tenant.stock_location,
         # As the endpoint parses a body: numbers with a fraction as Decimal.
-        orders=json.loads(json.dumps(orders), parse_float=Decimal),
+        items=json.loads(json.dumps(orders), parse_float=Decimal),
     )
     assert (outcome.accepted, outcome.failed) == (5, [])
     assert len(lost) == 1

@@ -109,9 +109,7 @@ def test_every_later_incoming_order_state_change_is_an_event(tenant, client):
     order_services.change_incoming_order_state(
         account=tenant.account,
         order=incoming,
-        state="ready",
-        comment="packed",
-        cashier={"display_name": "AB", "identifier": "c1"},
+        move=order_services.StateMove("ready", "packed", {"display_name": "AB", "identifier": "c1"}),
     )
     assert ExportItem.objects.count() == 2
     latest = ExportItem.objects.order_by("-id").first()

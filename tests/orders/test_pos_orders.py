@@ -308,7 +308,9 @@ def test_the_change_and_its_export_item_commit_together_outside_any_transaction(
     queue(tenant, "incoming_order_state_changes")
     order = incoming_order(tenant)
 
-    order_services.change_incoming_order_state(account=tenant.account, order=order, state="ready")
+    order_services.change_incoming_order_state(
+        account=tenant.account, order=order, move=order_services.StateMove("ready")
+    )
 
     assert ExportItem.objects.get().object_id == OrderStateChange.objects.latest("id").pk
 
@@ -321,7 +323,9 @@ def test_a_change_whose_export_fails_is_not_kept(tenant: Tenant) -> None:
         mock.patch("exports.services.enqueue", side_effect=RuntimeError("outbox down")),
         pytest.raises(RuntimeError),
     ):
-        order_services.change_incoming_order_state(account=tenant.account, order=order, state="ready")
+        order_services.change_incoming_order_state(
+            account=tenant.account, order=order, move=order_services.StateMove("ready")
+        )
 
     order.refresh_from_db()
     assert order.state == OrderState.CREATED
@@ -622,7 +626,7 @@ def test_an_import_cannot_move_an_order_placed_with_another_shop(pos: PosApi, te
             account=tenant.account,
             stock_location_id=tenant.stock_location.pk,
             order_identifier="shop-1-0001",
-            state="processing",
+            move=order_services.StateMove("processing", source=OrderStateChange.Source.IMPORT),
         )
 
     assert refused.value.field == "state"
@@ -638,7 +642,7 @@ def test_an_import_still_moves_an_external_order(pos: PosApi, tenant: Tenant) ->
         account=tenant.account,
         stock_location_id=tenant.stock_location.pk,
         order_identifier="shop-1-0001",
-        state="processing",
+        move=order_services.StateMove("processing", source=OrderStateChange.Source.IMPORT),
     )
 
     assert OutgoingOrder.objects.get().state == OrderState.PROCESSING
