@@ -29,6 +29,7 @@ from accounts.models import (
     Register,
     StockLocation,
 )
+from core.admin_shared import field_display
 from core.forms import BoundedJSONFormField
 from core.jsonenc import DecimalJSONEncoder
 
@@ -62,12 +63,7 @@ def pretty_json(value: Any) -> SafeString | None:
 def pretty_json_field(field: str, description: str) -> Callable[[Any, Model], SafeString | None]:
     """A read-only admin field (a method named in ``readonly_fields``) showing the JSON stored in ``field``
     with ``pretty_json``, under the label ``description``."""
-
-    @admin.display(description=description)
-    def show(admin_page: Any, obj: Model) -> SafeString | None:
-        return pretty_json(getattr(obj, field))
-
-    return show
+    return field_display(field, pretty_json, description=description)
 
 
 class AccountLabelledChoiceField(ModelChoiceField):
