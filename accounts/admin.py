@@ -29,7 +29,7 @@ from accounts.models import (
     Register,
     StockLocation,
 )
-from core.admin_shared import field_display
+from core.admin_fields import field_display
 from core.forms import BoundedJSONFormField
 from core.jsonenc import DecimalJSONEncoder
 

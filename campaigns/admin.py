@@ -13,7 +13,7 @@ from django.urls import URLPattern, path, reverse
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
 from campaigns.models import CAMPAIGN_COLUMNS, Campaign, ProductRule
-from core.admin_shared import field_display
+from core.admin_fields import field_display
 
 # --- Tools: pages an upper app adds to the campaigns' admin -----------------------------------------------------
 

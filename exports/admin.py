@@ -25,7 +25,7 @@ from django.utils.text import Truncator
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin
 from accounts.models import Account
 from core import jsonparse
-from core.admin_shared import REASON_CHARS
+from core.admin_fields import REASON_CHARS
 from core.errors import ServiceError
 from exports import circuit, selectors, services
 from exports.admin_forms import QueueConfigAdmin, QueueConfigForm

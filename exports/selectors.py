@@ -9,7 +9,7 @@ from django.apps import apps
 from django.db.models import QuerySet
 
 from accounts.models import Account
-from core.selectors_shared import filter_given
+from core.selectors import filter_given
 from exports.entities import REGISTRY as ENTITIES
 from exports.models import ExportItem, ExportQueue, ExportStatus
 

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.utils.text import Truncator
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
-from core.admin_shared import REASON_CHARS, field_display
+from core.admin_fields import REASON_CHARS, field_display
 from imports.models import ImportItem
 
 

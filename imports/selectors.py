@@ -8,7 +8,7 @@ from uuid import UUID
 from django.db.models import QuerySet
 
 from accounts.models import Account
-from core.selectors_shared import filter_given
+from core.selectors import filter_given
 from imports.models import ImportItem
 
 

@@ -6,8 +6,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.api import by_identifier
 from core.serializers import JSONField
-from core.serializers_shared import identifier_of
 from imports.models import ImportItem, ImportKind, ImportStatus
 
 INTEGRATION_FILTER = "integration_identifier"
@@ -41,8 +41,8 @@ class ImportErrorSerializer(serializers.Serializer):
 
 
 class ImportLogOutputSerializer(serializers.ModelSerializer):
-    integration = identifier_of()
-    stock_location = identifier_of(allow_null=True)
+    integration = by_identifier()
+    stock_location = by_identifier(allow_null=True)
     markets = serializers.ListField(child=serializers.CharField(), read_only=True)
     # A declared field shadows Serializer.errors only in the type stubs: DRF pops fields off the class.
     errors = ImportErrorSerializer(many=True, read_only=True, help_text="Why the item was rejected.")  # type: ignore[assignment]

@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from campaigns.pricing.registry import check_campaign
-from core.decimals_shared import floats_as_decimals as plain
+from core.decimals import floats_as_decimals as plain
 from core.declare import Body, optional
 from core.nodes import (
     INVALID,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from django.contrib import admin
 
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
-from core.admin_shared import field_display
+from core.admin_fields import field_display
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import TypedDict, Unpack
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import Account, StockLocation
-from core.selectors_shared import filter_given
+from core.selectors import filter_given
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
 
 _ORDER_MODELS: dict[str, type[IncomingOrder] | type[ExternalOrder]] = {

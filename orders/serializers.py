@@ -6,8 +6,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.api import by_identifier
 from core.serializers import JSONField
-from core.serializers_shared import identifier_of
 from orders.models import ExternalOrder, HandlingType, IncomingOrder, OrderState, OrderStateChange, OutgoingOrder
 
 # --- Filters (query parameters of the lists) ------------------------------------------------------------
@@ -75,7 +75,7 @@ ORDER_CONTENT_FIELDS = [
 
 
 class IncomingOrderOutputSerializer(serializers.ModelSerializer):
-    stock_location = identifier_of()
+    stock_location = by_identifier()
     basket = JsonObjectField(read_only=True)
     customer = JsonObjectField(read_only=True, allow_null=True)
     payment = JsonObjectField(read_only=True, allow_null=True)
@@ -95,7 +95,7 @@ class IncomingOrderOutputSerializer(serializers.ModelSerializer):
 
 
 class ExternalOrderOutputSerializer(serializers.ModelSerializer):
-    stock_location = identifier_of()
+    stock_location = by_identifier()
     basket = JsonObjectField(read_only=True)
     customer = JsonObjectField(read_only=True, allow_null=True)
 
@@ -118,8 +118,8 @@ class ReceivingOrderSerializer(serializers.Serializer):
 
 
 class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
-    stock_location = identifier_of()
-    destination = identifier_of(
+    stock_location = by_identifier()
+    destination = by_identifier(
         allow_null=True,
         help_text="The receiving stock location of the account, or null for an external system.",
     )

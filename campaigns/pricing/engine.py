@@ -35,7 +35,7 @@ from campaigns.pricing.base import (
 )
 from campaigns.pricing.product_rules import CompiledRule, compile_rule
 from campaigns.pricing.registry import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES, check_campaign
-from core.decimals_shared import floats_as_decimals
+from core.decimals import floats_as_decimals
 from core.errors import NotFound, ServiceError
 from core.nodes import INVALID, Report
 

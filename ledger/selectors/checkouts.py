@@ -3,48 +3,43 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TypedDict, Unpack
 
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import Account
+from core.selectors import filter_given
 from ledger.models import Checkout, Sale, SaleKind
 
 
-def _within(
-    queryset: QuerySet,
-    *,
-    register: str | None,
-    stock_location: str | None,
-    identifier: str | None,
-    voided: bool | None,
-    since: datetime | None,
-    until: datetime | None,
-) -> QuerySet:
-    if register:
-        queryset = queryset.filter(register__identifier=register)
-    if stock_location:
-        queryset = queryset.filter(stock_location__identifier=stock_location)
-    if identifier:
-        queryset = queryset.filter(identifier=identifier)
-    if voided is not None:
+class Within(TypedDict, total=False):
+    """The filters checkouts and sales share: register and stock location by identifier, the identifier,
+    voided or not, and the timestamp's window (``since`` included, ``until`` not)."""
+
+    register: str | None
+    stock_location: str | None
+    identifier: str | None
+    voided: bool | None
+    since: datetime | None
+    until: datetime | None
+
+
+def _within(queryset: QuerySet, **within: Unpack[Within]) -> QuerySet:
+    queryset = filter_given(
+        queryset,
+        {key: within.get(key) for key in ("register", "stock_location", "identifier")},
+        lookups={"register": "register__identifier", "stock_location": "stock_location__identifier"},
+    )
+    if (voided := within.get("voided")) is not None:
         queryset = queryset.filter(voided=voided)
-    if since is not None:
+    if (since := within.get("since")) is not None:
         queryset = queryset.filter(timestamp__gte=since)
-    if until is not None:
+    if (until := within.get("until")) is not None:
         queryset = queryset.filter(timestamp__lt=until)
     return queryset.order_by("-timestamp", "-id")
 
 
-def checkouts(
-    *,
-    account: Account,
-    register: str | None = None,
-    stock_location: str | None = None,
-    identifier: str | None = None,
-    voided: bool | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-) -> QuerySet[Checkout]:
+def checkouts(*, account: Account, **within: Unpack[Within]) -> QuerySet[Checkout]:
     """Checkouts of the account, newest first (by their timestamp), each with its sales in order."""
     sales = Prefetch("sales", queryset=Sale.objects.defer("document").order_by("id"))
     queryset = (
@@ -52,30 +47,17 @@ def checkouts(
         .select_related("register", "stock_location", "period")
         .prefetch_related(sales)
     )
-    return _within(
-        queryset,
-        register=register,
-        stock_location=stock_location,
-        identifier=identifier,
-        voided=voided,
-        since=since,
-        until=until,
-    )
+    return _within(queryset, **within)
 
 
 def sales(
     *,
     account: Account,
-    register: str | None = None,
-    stock_location: str | None = None,
-    identifier: str | None = None,
     checkout_identifier: str | None = None,
     kind: str | None = None,
     is_return: bool | None = None,
     has_warnings: bool | None = None,
-    voided: bool | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    **within: Unpack[Within],
 ) -> QuerySet[Sale]:
     """Sales, returns and expenses of the account, newest first (by their timestamp)."""
     queryset = Sale.objects.filter(account=account).select_related("checkout", "register", "stock_location")
@@ -87,12 +69,4 @@ def sales(
         queryset = queryset.filter(kind=SaleKind.RETURN) if is_return else queryset.exclude(kind=SaleKind.RETURN)
     if has_warnings is not None:
         queryset = queryset.exclude(warnings=[]) if has_warnings else queryset.filter(warnings=[])
-    return _within(
-        queryset,
-        register=register,
-        stock_location=stock_location,
-        identifier=identifier,
-        voided=voided,
-        since=since,
-        until=until,
-    )
+    return _within(queryset, **within)

@@ -3,53 +3,42 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypedDict, Unpack
 
 from django.db.models import QuerySet
 
 from accounts.models import Account
+from core.selectors import filter_given
 from ledger.models import StockEvent, StockLevel
 
 
-def stock_levels(
-    *,
-    account: Account,
-    stock_location: str | None = None,
-    product_id: str | None = None,
-    variant_id: str | None = None,
-) -> QuerySet[StockLevel]:
+class ItemFilters(TypedDict, total=False):
+    """Stock levels' and events' filters: the stock location by identifier, the product and the variant."""
+
+    stock_location: str | None
+    product_id: str | None
+    variant_id: str | None
+
+
+class EventFilters(ItemFilters, total=False):
+    type: str | None
+    sale_id: str | None
+
+
+_BY_IDENTIFIER = {"stock_location": "stock_location__identifier"}
+
+
+def stock_levels(*, account: Account, **filters: Unpack[ItemFilters]) -> QuerySet[StockLevel]:
     """Current stock of the account, by stock location (identifier), product and variant."""
     queryset = StockLevel.objects.filter(account=account).select_related("stock_location")
-    if stock_location:
-        queryset = queryset.filter(stock_location__identifier=stock_location)
-    if product_id:
-        queryset = queryset.filter(product_id=product_id)
-    if variant_id:
-        queryset = queryset.filter(variant_id=variant_id)
+    queryset = filter_given(queryset, filters, lookups=_BY_IDENTIFIER)
     return queryset.order_by("stock_location__identifier", "product_id", "variant_id", "id")
 
 
-def stock_events(
-    *,
-    account: Account,
-    stock_location: str | None = None,
-    product_id: str | None = None,
-    variant_id: str | None = None,
-    type: str | None = None,
-    sale_id: str | None = None,
-) -> QuerySet[StockEvent]:
+def stock_events(*, account: Account, **filters: Unpack[EventFilters]) -> QuerySet[StockEvent]:
     """Stock events of the account, newest first."""
     queryset = StockEvent.objects.filter(account=account).select_related("stock_location")
-    if stock_location:
-        queryset = queryset.filter(stock_location__identifier=stock_location)
-    if product_id:
-        queryset = queryset.filter(product_id=product_id)
-    if variant_id:
-        queryset = queryset.filter(variant_id=variant_id)
-    if type:
-        queryset = queryset.filter(type=type)
-    if sale_id:
-        queryset = queryset.filter(sale_id=sale_id)
-    return queryset.order_by("-id")
+    return filter_given(queryset, filters, lookups=_BY_IDENTIFIER).order_by("-id")
 
 
 def levels_of(*, account: Account, keys: Sequence[tuple[int, str, str]]) -> list[StockLevel]:

@@ -49,7 +49,8 @@ def test_an_item_links_to_its_entity_and_its_delivery(admin_client, tenant, sett
 def test_the_export_log_filters_by_date(admin_client, tenant) -> None:
     failed_item(make_queue(tenant, "https://example.com/a"), "k-1")
     url = admin_url(ExportItem, "changelist")
-    today = timezone.localdate()
+    # As the admin's date filter links it: midnight with the time zone's offset (an aware datetime).
+    today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     answer = admin_client.get(url, {"created_at__gte": str(today)})
     assert answer.status_code == 200 and "k-1" in answer.content.decode()
     tomorrow = today + timezone.timedelta(days=1)
