@@ -14,7 +14,7 @@ from django.conf import settings
 
 from campaigns.pricing.registry import CAMPAIGN, PRODUCT_RULE
 from core.declare import Body, payload
-from core.nodes import Arr, Components, Node, Report, Schema, join, nullable
+from core.nodes import Arr, Components, Node, Report, Schema, join
 from ledger.serializers import stock
 from orders.definitions import ExternalOrder, IncomingOrder, OutgoingOrderStateChange
 
@@ -22,33 +22,8 @@ MAX_ITEMS = settings.IMPORT_MAX_ITEMS
 ONE_BY_ONE = "Each item is checked on its own: the valid ones are accepted, the others listed in `failed`."
 
 
-class ImportedStockEvent(Node):
-    """Spec: Stock event, imported: an ``external_reset``, the ledger's declaration of it
-    (``ledger.serializers.stock.IMPORTED_STOCK_EVENT``), where ``type`` may be left out."""
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        return stock.IMPORTED_STOCK_EVENT.check(value, path, report)
-
-    def json_schema(self, components: Components) -> Schema:
-        def build() -> Schema:
-            # The ledger's event with every field and rule; here its ``type`` may be left out.
-            schema = stock.ImportedStockEvent.object_schema(components)
-            schema["required"] = [name for name in schema["required"] if name != "type"]
-            schema["properties"]["type"] = nullable({**schema["properties"]["type"], "default": "external_reset"})
-            schema["description"] = "\n".join(
-                [
-                    "Spec: Stock event, an external reset. `timestamp`: ISO 8601 with a time zone, or Unix seconds "
-                    "(default: now).",
-                    "Rules:",
-                    schema.get("description", ""),
-                ]
-            )
-            return schema
-
-        return components.ref("ImportedStockReset", ImportedStockEvent, build)
-
-
-IMPORTED_STOCK_EVENT = ImportedStockEvent()
+# The imported stock event (an external reset, ``type`` defaulting to it) is declared by the ledger.
+IMPORTED_STOCK_EVENT = stock.IMPORTED_STOCK_EVENT
 
 
 class IncomingOrdersRequest(Body, schema_name="IncomingOrders"):

@@ -15,7 +15,7 @@ from rest_framework import serializers
 
 from core.api import by_identifier
 from core.declare import Body, OneOrMany, optional, rule
-from core.nodes import INVALID, Components, Enum, Node, Num, Report, Schema, Str, join
+from core.nodes import INVALID, Components, Enum, Node, Num, Report, Schema, Str, join, nullable
 from ledger.models import StockEvent, StockEventType, StockLevel
 
 # --- Input: posted stock events ---------------------------------------------------------------------------
@@ -132,12 +132,32 @@ POS_STOCK_EVENTS = OneOrMany(PosStockEvent, max_items=MAX_EVENTS_PER_REQUEST, sc
 
 
 class _ExternalResetByDefault(Node):
-    """An imported event: its ``type`` is ``external_reset``, which is also the default when left out."""
+    """An imported event: its ``type`` is ``external_reset``, which is also the default when left out; checked
+    and published from the one declaration (``ImportedStockEvent``), with ``type`` optional in the schema."""
 
     def check(self, value: Any, path: str, report: Report) -> Any:
         if isinstance(value, dict) and value.get("type") is None:
             value = {**value, "type": StockEventType.EXTERNAL_RESET}
         return ImportedStockEvent.check(value, path, report)
+
+    def json_schema(self, components: Components) -> Schema:
+        def build() -> Schema:
+            schema = ImportedStockEvent.object_schema(components)
+            schema["required"] = [name for name in schema["required"] if name != "type"]
+            schema["properties"]["type"] = nullable(
+                {**schema["properties"]["type"], "default": StockEventType.EXTERNAL_RESET.value}
+            )
+            schema["description"] = "\n".join(
+                [
+                    "Spec: Stock event, an external reset. `timestamp`: ISO 8601 with a time zone, or Unix seconds "
+                    "(default: now).",
+                    "Rules:",
+                    schema.get("description", ""),
+                ]
+            )
+            return schema
+
+        return components.ref("ImportedStockReset", self, build)
 
 
 # POST /imports/stock_events: external resets from an ERP or a warehouse system.
