@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from campaigns.pricing.registry import check_campaign
-from core.decimals import floats_as_decimals as plain
+from core.decimals import floats_as_decimals
 from core.declare import Body, optional
 from core.nodes import (
     INVALID,
@@ -231,7 +231,7 @@ def validate(kind: str, data: Any) -> tuple[Any, Problems]:
     """The answer of a ``kind`` integration checked against its spec model: ``(cleaned, problems)`` (see the
     module docstring). An unknown kind is a programming error (KeyError)."""
     report = Report()
-    value = plain(data)
+    value = floats_as_decimals(data)
     if kind in ARRAY_KINDS:
         return _array(ARRAY_KINDS[kind], value, report), report.errors
     node = OBJECT_KINDS[kind]
