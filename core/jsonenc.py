@@ -1,23 +1,85 @@
-"""JSON for stored payloads: amounts are parsed as Decimal and written back as JSON numbers."""
+"""JSON for stored payloads: amounts are parsed as Decimal and written back as the exact JSON numbers they are.
+
+No float on the way out either: a Decimal is written from its own digits (``decimal_number``), so
+``Decimal("12345678901234567.89")`` is stored, exported and answered as ``12345678901234567.89``, never as the
+nearest double. Trailing zeros of the fraction are dropped (``12.50`` is written ``12.5``: the same number; JSON has no
+scale), and the notation is plain (``1E+2`` is written ``100``).
+"""
 
 from __future__ import annotations
 
 import json
-import math
+import secrets
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
 from django.db import models
 
+# Decimals whose exponent lies outside this range are written as JSON strings of their text instead of numbers: only a
+# refused item's payload, kept for the log, can carry one (the parser refuses such numbers in what it accepts), and a
+# plain-notation number of millions of digits must never be written, nor handed to PostgreSQL's numeric type.
+PLAIN_EXPONENT_LIMIT = 40
+
+
+def decimal_number(value: Decimal) -> str | None:
+    """The JSON number ``value`` is, exactly and in plain notation; None if it has none (NaN, an infinity, an exponent
+    beyond ``PLAIN_EXPONENT_LIMIT``)."""
+    if not value.is_finite():
+        return None
+    text = str(value)
+    if "E" in text:  # scientific notation: plain notation only within the exponent limit
+        if not value:
+            return "-0" if value.is_signed() else "0"
+        if not -PLAIN_EXPONENT_LIMIT <= value.adjusted() <= PLAIN_EXPONENT_LIMIT:
+            return None
+        text = f"{value:f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def decimal_json(value: Decimal) -> str:
+    """``value`` as JSON text: its exact number, or a string of its text where it has no JSON number."""
+    number = decimal_number(value)
+    return number if number is not None else json.dumps(str(value))
+
+
+# The marks around a Decimal's digits while the standard encoder writes it as a string, as they read once encoded.
+# The nonce is drawn once per process and never written anywhere, so no string a client sends can carry a mark (the
+# JSON parser refuses NUL characters besides).
+_NONCE = secrets.token_hex(8)
+_OPEN, _CLOSE = f"\x00{_NONCE}<", f">{_NONCE}\x00"
+_OPEN_ENCODED, _CLOSE_ENCODED = f'"\\u0000{_NONCE}<', f'>{_NONCE}\\u0000"'
+
 
 class DecimalJSONEncoder(json.JSONEncoder):
+    """``json.JSONEncoder`` (its C speed included) that writes every Decimal as its exact number.
+
+    The standard encoder writes a number only from a float, so a Decimal goes through as a string of its digits
+    between two marks, and the marks and the string's quotes are taken out afterwards. ``default`` is kept as the
+    fallback for other types."""
+
+    def __init__(self, *, default: Callable[[Any], Any] | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self._fallback = default
+
     def default(self, o: Any) -> Any:
         if isinstance(o, Decimal):
-            # Written as a JSON number; exact for every value a client can send as a double. A value
-            # no double holds (only ever in a refused item's payload, kept for the log) is kept as text.
-            as_float = float(o)
-            return as_float if math.isfinite(as_float) else str(o)
+            number = decimal_number(o)
+            return str(o) if number is None else _OPEN + number + _CLOSE
+        if self._fallback is not None:
+            return self._fallback(o)
         return super().default(o)
+
+    def encode(self, o: Any) -> str:
+        text = "".join(super().iterencode(o, _one_shot=True))
+        if _OPEN_ENCODED in text:
+            text = text.replace(_OPEN_ENCODED, "").replace(_CLOSE_ENCODED, "")
+        return text
+
+    def iterencode(self, o: Any, _one_shot: bool = False) -> Iterator[str]:
+        yield self.encode(o)
 
 
 class DecimalJSONDecoder(json.JSONDecoder):
@@ -27,7 +89,7 @@ class DecimalJSONDecoder(json.JSONDecoder):
 
 
 class DecimalJSONField(models.JSONField):
-    """A JSONField whose numbers with a fraction are read back as Decimal."""
+    """A JSONField whose numbers are written exactly and whose numbers with a fraction are read back as Decimal."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("encoder", DecimalJSONEncoder)

@@ -31,7 +31,7 @@ MAX_LINE_ITEMS = 1000
 MAX_QUANTITY = 10_000
 
 
-class Quantity(Node):
+class WholeUnits(Node):
     """A positive whole number of units. ``2.0`` is accepted as 2 (some JSON encoders write integers that way);
     ``2.5`` is refused with its own code, since a fractional quantity is a client mistake worth naming."""
 
@@ -70,7 +70,7 @@ class BasketLine(Body):
     line_item_id = Field(ID, description="Unique within the basket.")
     id = optional(ID, description="Product id.")
     variant_id = optional(ID)
-    quantity = Field(Quantity(), description="Whole units (2.0 means 2).")
+    quantity = Field(WholeUnits(), description="Whole units (2.0 means 2).")
     unit_price = optional(
         Num(minimum=0),
         description="Per unit, before discounts. Optional for a product known to the service: then its "

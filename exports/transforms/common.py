@@ -31,6 +31,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from accounts import money
+from core.jsonenc import DecimalJSONEncoder, decimal_json
 from exports.transforms.base import (
     MAX_OUTPUT_BYTES,
     RENDER_TIMEOUT_SECONDS,
@@ -214,17 +215,15 @@ def neutralise_formula(text: str) -> str:
 
 
 def json_default(value: object) -> Any:
-    """``json.dumps`` fallback for what entity dicts may carry besides plain JSON types."""
-    if isinstance(value, Decimal):
-        # A float prints the shortest repr, so Decimal("12.50") becomes 12.5: same number, JSON has no scale.
-        return int(value) if value == value.to_integral_value() and abs(value) < 2**53 else float(value)
+    """``json.dumps`` fallback for what entity dicts may carry besides plain JSON types (Decimals are written by
+    ``DecimalJSONEncoder`` and the ``Decimal`` leaf: exactly, never through a float)."""
     if isinstance(value, datetime):
         return value.isoformat()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, default=json_default, ensure_ascii=False, separators=(",", ":"))
+    return DecimalJSONEncoder(default=json_default, ensure_ascii=False, separators=(",", ":")).encode(value)
 
 
 def to_text(value: Any, *, decimal_separator: str = ".") -> str:
@@ -530,6 +529,7 @@ JSON_LEAVES: dict[type, Callable[[Any], str]] = {
     float: _float_json,
     bool: _bool_json,
     type(None): lambda value: "null",
+    Decimal: decimal_json,
 }
 
 
@@ -614,6 +614,8 @@ def _write_json(
         append(int.__repr__(value))
     elif isinstance(value, float):
         append(_float_json(value))
+    elif isinstance(value, Decimal):  # a Decimal subclass (Decimal itself is a leaf)
+        append(decimal_json(value))
     else:
         plain = default(value)
         leaf = leaves.get(type(plain))

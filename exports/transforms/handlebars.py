@@ -56,7 +56,6 @@ ends; ``money`` and ``date`` never copy an object or a list. A runaway template 
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import threading
@@ -69,6 +68,7 @@ from typing import Any
 import pybars
 from pybars._compiler import Scope, escape, prepare, strlist
 
+from core.jsonenc import DecimalJSONEncoder
 from exports.transforms.base import ConfigError, Element, RenderContext, Rendered, TransformError
 from exports.transforms.common import (
     CHUNK_CHARS,
@@ -341,7 +341,7 @@ def _wrap(value: Any) -> Any:
             return safe(value)
     if value is None:
         return None
-    return _SafeStr(json.dumps(value, default=json_default))
+    return _SafeStr(DecimalJSONEncoder(default=json_default).encode(value))
 
 
 def _unwrap(value: Any) -> Any:

@@ -30,7 +30,7 @@ FROM_SALES = "sale and return events come from sales (POST /api/v1/pos/checkouts
 ONLY_EXTERNAL = "only external_reset events can be imported"
 
 
-class Quantity(Num):
+class StockQuantity(Num):
     """A stock quantity: a finite number with at most ``QUANTITY_PLACES`` decimals (``Num``'s other limits)."""
 
     def check(self, value: Any, path: str, report: Report) -> Any:
@@ -71,7 +71,7 @@ class Timestamp(Node):
 
 
 ID = Str()
-QUANTITY = Quantity()
+STOCK_QUANTITY = StockQuantity()
 
 
 def _amount_rule(obj: dict[str, Any], path: str, report: Report) -> None:
@@ -108,8 +108,8 @@ class PosStockEvent(Body):
     product_id = ID
     variant_id = optional(ID)
     stock_location_id = ID
-    adjustment = optional(QUANTITY)
-    new_stock_value = optional(QUANTITY)
+    adjustment = optional(STOCK_QUANTITY)
+    new_stock_value = optional(STOCK_QUANTITY)
     stock_count_id = optional(ID)
     timestamp = optional(Timestamp(), description="Default: now.")
     identifier = optional(ID, description="The sender's own id of the event: posting it again records nothing.")

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import Any
 
@@ -8,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.jsonenc import DecimalJSONEncoder
 from exports.transforms.common import (
     BoundedWriter,
     RenderBudget,
@@ -105,4 +105,6 @@ JSON_VALUES = st.recursive(
 def test_write_json_writes_what_json_dumps_writes(value: Any, separators: tuple[str, str]) -> None:
     writer = BoundedWriter(RenderBudget())
     write_json(value, writer, separators=separators)
-    assert writer.text() == json.dumps(value, default=json_default, ensure_ascii=False, separators=separators)
+    assert writer.text() == DecimalJSONEncoder(default=json_default, ensure_ascii=False, separators=separators).encode(
+        value
+    )

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from core.jsonenc import DecimalJSONEncoder
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import Element, RenderContext, Transform, TransformError
 from exports.transforms.common import json_default
@@ -185,10 +186,15 @@ def test_json_helper_element_json_and_objects_print_what_json_dumps_prints(rende
     expected = {**SAMPLE, "element_key": "k"}
     config = {"type": "handlebars", "template": "{{#each elements}}{{{json this}}}{{/each}}"}
     handlebars = HANDLEBARS.render([element], render_context, config).content.decode()
-    assert handlebars == json.dumps(expected, default=json_default, ensure_ascii=False)
+    assert handlebars == json.dumps(expected, cls=DecimalJSONEncoder, default=json_default, ensure_ascii=False)
     config = {"type": "mustache", "template": "{{#elements}}{{{element_json}}}|{{{b__json}}}|{{b}}{{/elements}}"}
     mustache = MUSTACHE.render([element], render_context, config).content.decode()
-    compact: dict[str, Any] = {"default": json_default, "ensure_ascii": False, "separators": (",", ":")}
+    compact: dict[str, Any] = {
+        "cls": DecimalJSONEncoder,
+        "default": json_default,
+        "ensure_ascii": False,
+        "separators": (",", ":"),
+    }
     assert mustache == "|".join(json.dumps(value, **compact) for value in (expected, SAMPLE["b"], SAMPLE["b"]))
 
 
@@ -243,6 +249,9 @@ def test_simple_json_writes_what_json_dumps_wrote(render_context: RenderContext)
     config = {"type": "simple_json", "fields": {"all": "{b}", "text": "<{b}|{a}>", "n": "{n}", "a": "{a}"}}
     out = TRANSFORMS["simple_json"].render([Element("k", SAMPLE)], render_context, config).content.decode()
     text = "<" + json.dumps(SAMPLE["b"], ensure_ascii=False, separators=(",", ":")) + "|"
-    text += json.dumps(SAMPLE["a"], default=json_default, ensure_ascii=False, separators=(",", ":")) + ">"
+    text += (
+        json.dumps(SAMPLE["a"], cls=DecimalJSONEncoder, default=json_default, ensure_ascii=False, separators=(",", ":"))
+        + ">"
+    )
     expected = {"k": {"all": SAMPLE["b"], "text": text, "n": -0.0, "a": SAMPLE["a"]}}
-    assert out == json.dumps(expected, default=json_default, ensure_ascii=False)
+    assert out == json.dumps(expected, cls=DecimalJSONEncoder, default=json_default, ensure_ascii=False)
