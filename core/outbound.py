@@ -289,17 +289,19 @@ def http_session() -> requests.Session:
 _CHUNK_BYTES = 64 * 1024
 
 
-def read_answer(response: requests.Response, max_bytes: int) -> bytes:
-    """The body of a streamed ``response``, at most ``max_bytes`` of it: AnswerTooLarge past that (the
-    connection is closed, not read to its end)."""
+def read_answer(response: requests.Response, max_bytes: int, *, truncate: bool = False) -> bytes:
+    """The body of a streamed ``response``, at most ``max_bytes`` of it: AnswerTooLarge past that, or with
+    ``truncate`` its first ``max_bytes``. An answer not read to its end has its connection closed."""
     chunks: list[bytes] = []
     size = 0
     for chunk in response.iter_content(_CHUNK_BYTES):
+        chunks.append(chunk)
         size += len(chunk)
         if size > max_bytes:
             response.close()
-            raise AnswerTooLarge(f"the answer is larger than {max_bytes} bytes")
-        chunks.append(chunk)
+            if not truncate:
+                raise AnswerTooLarge(f"the answer is larger than {max_bytes} bytes")
+            return b"".join(chunks)[:max_bytes]
     return b"".join(chunks)
 
 

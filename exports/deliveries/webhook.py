@@ -52,8 +52,11 @@ from exports.deliveries.base import MASKED, ConfigError, Delivery, DeliveryResul
 from exports.transforms.base import TransformError
 
 RETRYABLE_STATUS = frozenset({503, 522, 524})
-# What a test delivery shows of a receiver's successful answer.
+# What a test delivery shows of a receiver's successful answer, and an attempt's error of a refusal.
 ANSWER_CHARS = 500
+ERROR_CHARS = 500
+# What is read of a receiver's answer at most (the rest is not waited for).
+ANSWER_READ_BYTES = 64 * 1024
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format prefix, not a secret
 MAX_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 5.0
@@ -244,20 +247,30 @@ class WebhookDelivery(Delivery):
         connect, read = _configured_timeouts(config)
         limits = outbound.timeouts(connect=connect, read=read, left=job.timeout)
         with deadline.within(limits.total) as cutoff:
+            status: int | None = None
             try:
                 response = _session().post(
-                    url, data=body, headers=headers, auth=basic, timeout=limits.per_operation, allow_redirects=False
+                    url,
+                    data=body,
+                    headers=headers,
+                    auth=basic,
+                    timeout=limits.per_operation,
+                    allow_redirects=False,
+                    stream=True,
                 )
+                status = response.status_code
+                # Only the answer's start is shown; a receiver cannot make a worker hold an endless answer.
+                content = outbound.read_answer(response, ANSWER_READ_BYTES, truncate=True)
             except outbound.FAILURES as exc:
-                return _failed(outbound.classify(exc, expired=cutoff.expired))
+                return _failed(outbound.classify(exc, expired=cutoff.expired, answering=status is not None))
+        # Redacted before it is cut short, so that no part of a secret the receiver echoes is left.
+        text = redact(content.decode(response.encoding or "utf-8", errors="replace"), secrets)
         if 200 <= response.status_code < 300:
-            return DeliveryResult(
-                ok=True, status_code=response.status_code, answer=redact(response.text[:ANSWER_CHARS], secrets)
-            )
+            return DeliveryResult(ok=True, status_code=response.status_code, answer=text[:ANSWER_CHARS])
         return DeliveryResult(
             ok=False,
             status_code=response.status_code,
-            error=f"HTTP {response.status_code}: {redact(response.text, secrets)[:500]}",
+            error=f"HTTP {response.status_code}: {text[:ERROR_CHARS]}",
             retryable=response.status_code in RETRYABLE_STATUS,
             unreachable=response.status_code >= 500,
         )
