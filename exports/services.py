@@ -913,15 +913,15 @@ def destination_warning(*, delivery: Any) -> str | None:
             return None  # validate_queue names a broken URL
         if parts.scheme == "http":
             try:
-                allowed = outbound.plain_http_allowed(host, port)
-            except outbound.OutboundRefused as exc:
-                return f"Deliveries will be refused: {exc}."
-            if not allowed:
+                outbound.check_address(host, port, plain_http=True)  # the rule each delivery's connection applies
+            except outbound.PlainHttpRefused:
                 return (
                     f"Deliveries will be refused: plain http is only sent to addresses inside "
                     f"OUTBOUND_ALLOWED_NETWORKS, and {host} is not inside it. Use https, or ask the operator to "
                     "add the receiver's network to OUTBOUND_ALLOWED_NETWORKS."
                 )
+            except outbound.OutboundRefused as exc:
+                return f"Deliveries will be refused: {exc}."
             return None
     elif kind in ("ftp", "sftp"):
         host = str(delivery.get("host") or "")

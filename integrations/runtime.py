@@ -17,13 +17,16 @@ POS endpoints, gift cards and customer accounts call it and catch ``IntegrationF
   not made (``IntegrationNotCalled``, a 504). Nor is it while the integrator's circuit breaker is open (it failed
   ``BREAKER_FAILURE_THRESHOLD`` times in a row: ``core.breaker``): the same 504, at once.
 
-Each configuration gets its own guarded ``requests`` session (a connection pool kept alive to the integrator),
-cached per process and rebuilt when the configuration changes (``updated_at``).
+Calls go through the one outbound client (``core.outbound``): its guard (plain http only inside
+``OUTBOUND_ALLOWED_NETWORKS``, judged by the connection on the address it connects to), its error mapping
+(``classify``; ``_message`` words each failure for the cashier) and its timeout policy (``timeouts``). Each
+configuration gets its own guarded ``requests`` session (a connection pool kept alive to the integrator), cached
+per process and rebuilt when the configuration changes (``updated_at``).
 
 A call's time limit is its configuration's timeout or, while a POS request is served, at most what is left of
-that request's budget (``core.budget``, ``POS_INTEGRATION_BUDGET_SECONDS``); with less than ``MIN_CALL_SECONDS``
-left the call is not made. The limit holds for the whole exchange, connecting to the last byte of the answer
-(``core.deadline``), not only for each read.
+that request's budget (``core.budget``, ``POS_INTEGRATION_BUDGET_SECONDS``), as ``core.outbound.timeouts``
+decides; with less than ``MIN_CALL_SECONDS`` left the call is not made. The limit holds for the whole exchange,
+connecting to the last byte of the answer (``core.deadline``), not only for each read.
 
 Each call goes through its destination's circuit breaker (``core.breaker``; the key is the account and the
 rendered URL's ``scheme://host:port``, apart from the breaker of the account's exports to that host: a call cut
@@ -44,7 +47,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any, NoReturn
-from urllib.parse import urlsplit
 
 import jmespath
 import jmespath.exceptions
@@ -52,7 +54,7 @@ import jmespath.functions
 import requests
 
 from accounts.models import Account
-from core import breaker, budget, deadline, jsonparse, outbound
+from core import breaker, deadline, jsonparse, outbound
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
 from core.secrets import hidden, integration_secrets, redact, redact_data
@@ -64,7 +66,6 @@ logger = logging.getLogger(__name__)
 
 # An answer larger than this is refused: every kind's answer is a handful of objects (a search is a page).
 MAX_ANSWER_BYTES = 2 * 1024 * 1024
-_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -138,30 +139,20 @@ def render(integration: RuntimeIntegration, values: Mapping[str, Any]) -> Render
     return Rendered(integration.method, url, params, headers, body, secrets)
 
 
-@dataclass(frozen=True)
-class TimeLimit:
-    """How long one call may take: its configuration's timeout, or less, what is left of the POS request's budget
-    (``core.budget``)."""
-
-    seconds: float
-    budget_seconds: float | None = None  # the request's whole budget, when it cut the call's timeout
-
-    def timed_out(self) -> IntegrationTimeout:
-        cut = f" (what was left of the POS request's {self.budget_seconds:g} s)" if self.budget_seconds else ""
-        return IntegrationTimeout(f"the integrator did not answer within {self.seconds:g} s{cut}")
-
-
 # Less than this left of a budget is no time for a call (the smallest timeout a configuration may have).
 MIN_CALL_SECONDS = 0.1
 
 
-def time_limit(integration: RuntimeIntegration) -> TimeLimit:
+def time_limit(integration: RuntimeIntegration) -> outbound.Timeouts:
+    """How long one call may take (``core.outbound.timeouts``): its configuration's timeout, for connecting, for
+    each read and for the whole call, or less: what is left of the POS request's budget (``core.budget``)."""
     own = float(integration.timeout)
-    request_budget = budget.current()
-    if request_budget is None:
-        return TimeLimit(own)
-    granted = request_budget.grant(own)
-    return TimeLimit(round(granted, 3), request_budget.seconds if granted < own else None)
+    return outbound.timeouts(connect=own, read=own, total=own)
+
+
+def _timed_out(limit: outbound.Timeouts) -> IntegrationTimeout:
+    cut = f" (what was left of the POS request's {limit.budget_seconds:g} s)" if limit.budget_seconds else ""
+    return IntegrationTimeout(f"the integrator did not answer within {limit.total:g} s{cut}")
 
 
 def breaker_key(account: Account, url: str) -> str | None:
@@ -189,7 +180,7 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
     status: int | None = None
     called = trial = False
     try:
-        if limit.seconds < MIN_CALL_SECONDS:
+        if limit.total < MIN_CALL_SECONDS:
             assert limit.budget_seconds is not None  # an own timeout is at least MIN_CALL_SECONDS
             raise IntegrationNotCalled(
                 f"not called: the POS request's {limit.budget_seconds:g} s for integrator calls are spent"
@@ -204,15 +195,16 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
                 )
             called, trial = True, decision.trial
         # One deadline for the whole exchange: requests' timeouts apply to each socket operation only.
-        with deadline.within(limit.seconds) as cutoff:
+        with deadline.within(limit.total) as cutoff:
             try:
-                response = _send(integration, request, limit.seconds)
+                response = _send(integration, request, limit.read)
                 status = response.status_code
-                content = _read(response)
-            except IntegrationFailed as exc:
-                if isinstance(exc, IntegrationTimeout) or cutoff.expired:
-                    raise limit.timed_out() from None
-                raise
+                content = outbound.read_answer(response, MAX_ANSWER_BYTES)
+            except outbound.FAILURES as exc:
+                failure = outbound.classify(exc, expired=cutoff.expired, answering=status is not None)
+                if failure.kind == outbound.TIMEOUT:
+                    raise _timed_out(limit) from None
+                _fail(_message(failure), status=status or failure.status, unreachable=failure.unreachable)
         data = _parse(response, content, request.secrets)
         data = _transform(integration.transform, data)
     except IntegrationFailed as exc:
@@ -257,49 +249,42 @@ def session_for(integration: RuntimeIntegration) -> requests.Session:
 
 
 def _send(integration: RuntimeIntegration, request: Rendered, timeout: float) -> requests.Response:
-    parts = urlsplit(request.url)
-    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        if parts.scheme == "http" and not outbound.plain_http_allowed(host, port):
-            # Secrets in headers must not cross the internet in clear text: the same rule as web hook exports.
-            _fail("the integrator's address is refused: plain http is only allowed inside OUTBOUND_ALLOWED_NETWORKS")
-        with hidden(request.secrets):
-            return session_for(integration).request(
-                request.method,
-                request.url,
-                params=request.params or None,
-                headers=request.headers,
-                data=request.body,
-                timeout=(timeout, timeout),
-                allow_redirects=False,
-                verify=True,
-                stream=True,
-            )
-    except outbound.OutboundRefused as exc:
-        _fail(f"the integrator's address is refused: {exc}")
-    except requests.Timeout:
-        raise IntegrationTimeout(f"the integrator did not answer within {timeout:g} s") from None
-    except requests.TooManyRedirects as exc:
-        # The guarded session allows no redirect at all, so requests refuses the first one here.
-        status = exc.response.status_code if exc.response is not None else None
-        _fail(f"the integrator answered with a redirect (HTTP {status}), which is not followed", status=status)
-    except requests.exceptions.SSLError:
-        _fail("the integrator's TLS certificate could not be verified")
-    except requests.ConnectionError as exc:
-        _fail(_connection_message(exc), unreachable=True)
-    except requests.RequestException as exc:
-        _fail(f"the request to the integrator failed ({type(exc).__name__})")
+    # Plain http only inside OUTBOUND_ALLOWED_NETWORKS (secrets in headers must not cross the internet in clear
+    # text): the guarded connection judges it on the address it connects to, as for web hook exports.
+    with hidden(request.secrets):
+        return session_for(integration).request(
+            request.method,
+            request.url,
+            params=request.params or None,
+            headers=request.headers,
+            data=request.body,
+            timeout=(timeout, timeout),  # connecting and each read (time_limit: both are the call's time)
+            allow_redirects=False,
+            verify=True,
+            stream=True,
+        )
 
 
-def _connection_message(exc: requests.ConnectionError) -> str:
-    text = repr(exc).lower()
-    if "refused" in text:
-        return "the integrator refused the connection (is its server running?)"
-    if "reset" in text or "aborted" in text or "remotedisconnected" in text or "without response" in text:
-        return "the integrator closed the connection without an answer"
-    if "resolve" in text or "name or service" in text or "getaddrinfo" in text:
-        return "the integrator's host name could not be resolved"
-    return "could not connect to the integrator"
+def _message(failure: outbound.Failure) -> str:
+    """What the cashier reads for a call that failed before its answer was whole (``core.outbound.classify``)."""
+    if failure.kind == outbound.REFUSED:
+        return f"the integrator's address is refused: {failure.detail}"
+    if failure.kind == outbound.TOO_LARGE:
+        return f"the integrator's answer is larger than {MAX_ANSWER_BYTES // 1024 // 1024} MB"
+    if failure.kind == outbound.REDIRECT:
+        return f"the integrator answered with a redirect (HTTP {failure.status}), which is not followed"
+    if failure.kind == outbound.REQUEST:
+        return f"the request to the integrator failed ({failure.detail})"
+    return _MESSAGES[failure.kind]
+
+
+_MESSAGES = {
+    outbound.TLS: "the integrator's TLS certificate could not be verified",
+    outbound.CONNECTION_REFUSED: "the integrator refused the connection (is its server running?)",
+    outbound.DROPPED: "the integrator closed the connection without an answer",
+    outbound.CONNECTION: "could not connect to the integrator",
+    outbound.CUT_OFF: "the integrator's answer was cut off",
+}
 
 
 def _fail(message: str, *, status: int | None = None, answer: Any = None, unreachable: bool = False) -> NoReturn:
@@ -310,26 +295,6 @@ def _fail(message: str, *, status: int | None = None, answer: Any = None, unreac
 
 
 # --- reading the answer -----------------------------------------------------------------------------------
-
-
-def _read(response: requests.Response) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        for chunk in response.iter_content(_CHUNK):
-            size += len(chunk)
-            if size > MAX_ANSWER_BYTES:
-                response.close()
-                _fail(
-                    f"the integrator's answer is larger than {MAX_ANSWER_BYTES // 1024 // 1024} MB",
-                    status=response.status_code,
-                )
-            chunks.append(chunk)
-    except requests.Timeout:
-        raise IntegrationTimeout("the integrator did not finish its answer in time") from None
-    except requests.RequestException:
-        _fail("the integrator's answer was cut off", status=response.status_code, unreachable=True)
-    return b"".join(chunks)
 
 
 def _parse(response: requests.Response, content: bytes, secrets: list[str]) -> Any:

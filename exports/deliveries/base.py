@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
+from core import outbound
 from core.secrets import MASK, searchable
 from exports.transforms.base import ConfigError, RenderContext, Rendered
 
@@ -61,8 +62,10 @@ class Send:
     timeout: float | None = None
 
     def within(self, configured: float) -> float:
-        """The configured ``timeout`` in seconds, or what the send has left if that is less."""
-        return configured if self.timeout is None else min(configured, self.timeout)
+        """The timeout of each operation of a send whose configured timeout is ``configured`` seconds (FTP, SFTP,
+        SMTP): that, or what the send has left if that is less, as the one timeout policy decides
+        (``core.outbound.timeouts``). The task's time limit bounds the whole send."""
+        return outbound.timeouts(connect=configured, read=configured, total=configured, left=self.timeout).read
 
 
 def unreachable(exc: BaseException, *, connecting: bool = False) -> bool:

@@ -151,7 +151,7 @@ def remote_address(job: Send, *, default_port: int) -> tuple[str, int, str, floa
         address = check_address(host, port)[0]
     except OutboundRefused as exc:
         raise RemoteRefused(f"destination refused: {exc}") from None
-    # Per operation; the task's soft time limit bounds the whole upload.
+    # Per operation (core.outbound.timeouts); the task's soft time limit bounds the whole upload.
     return host, port, address, job.within(float(job.config.get("timeout") or DEFAULT_TIMEOUT_SECONDS))
 
 

@@ -7,7 +7,9 @@ Config: ``{"type": "webhook", "url": "https://...", "headers": {name: value}, "s
 Every request carries ``webhook-id`` (the delivery id: a receiver drops repeats), ``webhook-timestamp``
 and ``webhook-signature`` (``v1,`` + base64 HMAC-SHA256 over ``id.timestamp.body`` with the secret's
 bytes). 2xx is success. Retryable, per the spec's rule: 503, 522, 524, a timeout, a refused connection.
-Redirects are not followed. Plain http only to an address inside ``OUTBOUND_ALLOWED_NETWORKS``.
+Redirects are not followed. Plain http only to an address inside ``OUTBOUND_ALLOWED_NETWORKS`` (judged by the
+guarded connection on the address it connects to). Sent through the one outbound client (``core.outbound``):
+its guard, its error mapping (``classify``) and its timeout policy (``timeouts``).
 
 Secrets (``core.secrets``): the signing ``secret``, every ``auth`` value, every header value (but the
 few public headers: Accept, Content-Type, ...), the URL's userinfo and query values, and its path unless
@@ -50,8 +52,11 @@ from exports.deliveries.base import MASKED, ConfigError, Delivery, DeliveryResul
 from exports.transforms.base import TransformError
 
 RETRYABLE_STATUS = frozenset({503, 522, 524})
-# What a test delivery shows of a receiver's successful answer.
+# What a test delivery shows of a receiver's successful answer, and an attempt's error of a refusal.
 ANSWER_CHARS = 500
+ERROR_CHARS = 500
+# What is read of a receiver's answer at most (the rest is not waited for).
+ANSWER_READ_BYTES = 64 * 1024
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format prefix, not a secret
 MAX_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 5.0
@@ -77,21 +82,6 @@ def sign(secret: str, delivery_id: str, timestamp: int, body: bytes) -> str:
     message = f"{delivery_id}.{timestamp}.".encode() + body
     digest = hmac.new(secret_bytes(secret), message, hashlib.sha256).digest()
     return "v1," + base64.b64encode(digest).decode()
-
-
-def _refused(exc: BaseException) -> bool:
-    """Whether a ConnectionRefusedError lies anywhere in the chain requests and urllib3 wrap it in."""
-    stack: list[object] = [exc]
-    seen: set[int] = set()
-    while stack:
-        error = stack.pop()
-        if not isinstance(error, BaseException) or id(error) in seen:
-            continue
-        seen.add(id(error))
-        if isinstance(error, ConnectionRefusedError):
-            return True
-        stack.extend([error.__cause__, error.__context__, getattr(error, "reason", None), *error.args])
-    return False
 
 
 def _path_secret(config: dict[str, Any]) -> bool:
@@ -221,9 +211,8 @@ class WebhookDelivery(Delivery):
                 raise ConfigError(name, f"must be a number of seconds between 0 and {MAX_TIMEOUT:g}")
 
     def time_budget(self, config: dict[str, Any]) -> float:
-        return float(config.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)) + float(
-            config.get("read_timeout", DEFAULT_READ_TIMEOUT)
-        )
+        connect, read = _configured_timeouts(config)
+        return connect + read
 
     def send(self, job: Send) -> DeliveryResult:
         secrets = self.secrets(job.config)
@@ -235,11 +224,6 @@ class WebhookDelivery(Delivery):
     def _deliver(self, job: Send, *, secrets: list[str]) -> DeliveryResult:
         rendered, config, delivery_id = job.rendered, job.config, job.delivery_id
         url = config["url"]
-        parts = urlsplit(url)
-        if parts.scheme == "http" and not _allowed_plain_http(parts.hostname or "", parts.port or 80):
-            return DeliveryResult(
-                ok=False, error="destination refused: plain http only inside OUTBOUND_ALLOWED_NETWORKS"
-            )
         try:
             body = rendered.body()
         except TransformError as exc:
@@ -260,42 +244,61 @@ class WebhookDelivery(Delivery):
         # The whole exchange (connecting, sending, the answer to its last byte) within connect + read timeouts and
         # within what the task has left: requests' timeouts apply to each socket operation only, so a receiver
         # that trickles its answer a byte at a time would never trip them (core.deadline cuts it off).
-        total = job.within(self.time_budget(config))
-        timeout = (
-            min(float(config.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)), total),
-            min(float(config.get("read_timeout", DEFAULT_READ_TIMEOUT)), total),
-        )
-        with deadline.within(total) as cutoff:
+        connect, read = _configured_timeouts(config)
+        limits = outbound.timeouts(connect=connect, read=read, left=job.timeout)
+        with deadline.within(limits.total) as cutoff:
+            status: int | None = None
             try:
                 response = _session().post(
-                    url, data=body, headers=headers, auth=basic, timeout=timeout, allow_redirects=False
+                    url,
+                    data=body,
+                    headers=headers,
+                    auth=basic,
+                    timeout=limits.per_operation,
+                    allow_redirects=False,
+                    stream=True,
                 )
-            except outbound.OutboundRefused as exc:
-                return DeliveryResult(ok=False, error=f"destination refused: {exc}")
-            except requests.RequestException as exc:
-                if cutoff.expired or isinstance(exc, requests.Timeout):
-                    return DeliveryResult(ok=False, error="timeout", retryable=True, unreachable=True)
-                return _failed(exc)
+                status = response.status_code
+                # Only the answer's start is shown; a receiver cannot make a worker hold an endless answer.
+                content = outbound.read_answer(response, ANSWER_READ_BYTES, truncate=True)
+            except outbound.FAILURES as exc:
+                return _failed(outbound.classify(exc, expired=cutoff.expired, answering=status is not None))
+        # Redacted before it is cut short, so that no part of a secret the receiver echoes is left.
+        text = redact(content.decode(response.encoding or "utf-8", errors="replace"), secrets)
         if 200 <= response.status_code < 300:
-            return DeliveryResult(
-                ok=True, status_code=response.status_code, answer=redact(response.text[:ANSWER_CHARS], secrets)
-            )
+            return DeliveryResult(ok=True, status_code=response.status_code, answer=text[:ANSWER_CHARS])
         return DeliveryResult(
             ok=False,
             status_code=response.status_code,
-            error=f"HTTP {response.status_code}: {redact(response.text, secrets)[:500]}",
+            error=f"HTTP {response.status_code}: {text[:ERROR_CHARS]}",
             retryable=response.status_code in RETRYABLE_STATUS,
             unreachable=response.status_code >= 500,
         )
 
 
-def _failed(exc: requests.RequestException) -> DeliveryResult:
-    """A request that got no answer, for another reason than its time running out."""
-    if isinstance(exc, requests.ConnectionError):
-        if _refused(exc):
-            return DeliveryResult(ok=False, error="connection refused", retryable=True, unreachable=True)
-        return DeliveryResult(ok=False, error=f"connection error: {type(exc).__name__}", unreachable=True)
-    return DeliveryResult(ok=False, error=f"request error: {type(exc).__name__}")
+def _configured_timeouts(config: dict[str, Any]) -> tuple[float, float]:
+    return (
+        float(config.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)),
+        float(config.get("read_timeout", DEFAULT_READ_TIMEOUT)),
+    )
+
+
+# The attempt's error for each kind of failure (``core.outbound.classify``); the rest is a "request error".
+_ERRORS = {
+    outbound.TIMEOUT: "timeout",
+    outbound.CONNECTION_REFUSED: "connection refused",
+    outbound.DROPPED: "connection error: {detail}",
+    outbound.CONNECTION: "connection error: {detail}",
+    outbound.TLS: "connection error: {detail}",
+    outbound.CUT_OFF: "connection error: {detail}",
+    outbound.REFUSED: "destination refused: {detail}",
+}
+
+
+def _failed(failure: outbound.Failure) -> DeliveryResult:
+    """A request that got no answer."""
+    error = _ERRORS.get(failure.kind, "request error: {detail}").format(detail=failure.detail)
+    return DeliveryResult(ok=False, error=error, retryable=failure.retryable, unreachable=failure.unreachable)
 
 
 @cache
@@ -303,10 +306,3 @@ def _session() -> requests.Session:
     """One guarded session per process: connections to a receiver are kept alive and reused. (A Celery
     prefork child runs one task at a time, so the session is never shared between threads.)"""
     return outbound.http_session()
-
-
-def _allowed_plain_http(host: str, port: int) -> bool:
-    try:
-        return outbound.plain_http_allowed(host, port)
-    except outbound.OutboundRefused:
-        return False

@@ -16,6 +16,7 @@ from integrations.runtime import call
 from tests.api.conftest import AdminApi, results
 from tests.conftest import Tenant
 from tests.integrations.reference_server import ReferenceIntegrator
+from tests.rebinding import LOOPBACK, NAME, PUBLIC, Network
 
 SECRET = "Bearer sk_live_9f8e7d6c5b4a"
 QUERY_SECRET = "q-secret-4711xyz"
@@ -255,3 +256,30 @@ def test_another_accounts_call_log_is_not_listed(
 
     assert results(api.get("runtime-integration-calls")) == []
     assert api.get(f"runtime-integration-calls/{other_call.pk}").status_code == 404
+
+
+def test_a_name_rebound_to_a_public_address_is_called_over_plain_http_only_at_the_address_judged(
+    tenant: Tenant, reference: ReferenceIntegrator, configure: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # OUTBOUND_ALLOWED_NETWORKS is 127.0.0.1/32 (configure). Loopback at the first look-up, public at the next:
+    # there is one look-up, and the call goes to the address the plain-http rule was judged on.
+    network = Network(monkeypatch, [LOOPBACK, PUBLIC])
+    configure("product_search", url=reference.url.replace(LOOPBACK, NAME) + "/products/search")
+
+    result = call(account=tenant.account, kind="product_search", values={"search_term": "shirt"})
+
+    assert result.status_code == 200
+    assert (network.lookups, network.connected) == ([LOOPBACK], [LOOPBACK])
+
+
+def test_a_name_resolving_to_a_public_address_gets_no_plain_http_call(
+    tenant: Tenant, reference: ReferenceIntegrator, configure: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    network = Network(monkeypatch, [PUBLIC, LOOPBACK])
+    configure("product_search", url=reference.url.replace(LOOPBACK, NAME) + "/products/search")
+
+    with pytest.raises(IntegrationFailed, match="address is refused: plain http is only allowed inside"):
+        call(account=tenant.account, kind="product_search", values={"search_term": "shirt"})
+
+    assert (network.lookups, network.connected) == ([PUBLIC], [])
+    assert reference.requests == []

@@ -16,6 +16,7 @@ from exports.deliveries.sftp import SftpDelivery
 from exports.deliveries.webhook import WebhookDelivery
 from tests.exports.deliveries.conftest import FTP_PASSWORD, FTP_USER, SFTP_PASSWORD, SFTP_USER, FtpServer, SftpServer
 from tests.exports.receiver import Receiver
+from tests.rebinding import LOOPBACK, NAME, PUBLIC, Network
 
 # Each form carries 127.0.0.1 (Teredo: as its client address, behind a public server).
 FORMS = ["::127.0.0.1", "64:ff9b::7f00:1", "2002:7f00:1::", "2001:0:808:808::80ff:fffe"]
@@ -99,3 +100,33 @@ def test_a_web_hook_over_plain_http_reaches_the_ipv4_mapped_form_of_an_allowed_a
 
     assert result.ok, result.error
     assert len(receiver.received) == 1
+
+
+@pytest.mark.usefixtures("allow_loopback")
+def test_a_web_hook_to_a_name_rebound_to_a_public_address_goes_to_the_address_plain_http_was_judged_on(
+    receiver: Receiver, rendered: Rendered, context: RenderContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Inside the allowed networks at the first look-up, public at the next: one look-up, judged and connected to.
+    network = Network(monkeypatch, [LOOPBACK, PUBLIC])
+    config = {"type": "webhook", "url": receiver.url.replace(LOOPBACK, NAME), "headers": {"Authorization": "t0k"}}
+
+    result = WebhookDelivery().deliver(rendered, config=config, delivery_id="dlv-1", context=context)
+
+    assert result.ok, result.error
+    assert (network.lookups, network.connected) == ([LOOPBACK], [LOOPBACK])
+    assert [r.headers["Authorization"] for r in receiver.received] == ["t0k"]
+
+
+@pytest.mark.usefixtures("allow_loopback")
+def test_a_web_hook_over_plain_http_to_a_name_resolving_to_a_public_address_is_refused_without_connecting(
+    receiver: Receiver, rendered: Rendered, context: RenderContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    network = Network(monkeypatch, [PUBLIC, LOOPBACK])
+    config = {"type": "webhook", "url": receiver.url.replace(LOOPBACK, NAME)}
+
+    result = WebhookDelivery().deliver(rendered, config=config, delivery_id="dlv-1", context=context)
+
+    assert (result.ok, result.retryable, result.unreachable) == (False, False, False)
+    assert result.error.startswith("destination refused: plain http is only allowed inside OUTBOUND_ALLOWED_NETWORKS")
+    assert (network.lookups, network.connected) == ([PUBLIC], [])
+    assert receiver.received == []
