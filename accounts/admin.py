@@ -32,6 +32,7 @@ from accounts.models import (
 from core.admin_fields import field_display
 from core.forms import BoundedJSONFormField
 from core.jsonenc import DecimalJSONEncoder
+from core.paginators import EstimatedCountPaginator
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
@@ -106,7 +107,15 @@ class AccountOwnedAdmin(admin.ModelAdmin):
 
 class ReadOnlyAdminMixin:
     """View-only in the admin: these rows are written by imports and services, never by hand
-    (the spec forbids updating or deleting orders; the import log is a record)."""
+    (the spec forbids updating or deleting orders; the import log is a record).
+
+    They are the tables that only grow, so their lists neither count the whole table beside the filtered list
+    (``show_full_result_count``) nor count a long list exactly: past ``EXACT_COUNT_LIMIT`` rows, PostgreSQL's
+    planner estimate (``core.paginators``). Date drill-downs (``date_hierarchy``) are not used on them: they read
+    every row's date; a date list filter (today, past 7 days, this month, this year) reads nothing."""
+
+    paginator = EstimatedCountPaginator
+    show_full_result_count = False
 
     def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False

@@ -299,8 +299,6 @@ class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     list_filter = ["status", ("queue", AccountScopedRelatedFilter), "entity_type", "created_at", "account"]
     list_select_related = ["account", "queue", "delivery"]
     search_fields = ["element_key"]
-    # The log grows without bound; skip the unfiltered COUNT(*) on every search.
-    show_full_result_count = False
     actions = ["retry_selected"]
     fields = [
         "account",
@@ -416,7 +414,6 @@ class ExportDeliveryAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     list_filter = ["status", ("queue", AccountScopedRelatedFilter), "account"]
     list_select_related = ["account", "queue"]
     search_fields = ["delivery_id"]
-    show_full_result_count = False
     inlines = [ExportAttemptInline]
     fields = [
         "account",

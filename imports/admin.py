@@ -34,8 +34,6 @@ class ImportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     ]
     list_select_related = ["account", "integration", "stock_location"]
     search_fields = ["identifier", "request_id"]
-    # The log grows without bound; skip the unfiltered COUNT(*) on every search.
-    show_full_result_count = False
     fieldsets = [
         (
             None,

@@ -202,7 +202,6 @@ class RuntimeIntegrationAdmin(AccountOwnedAdmin):
 @admin.register(IntegrationCall)
 class IntegrationCallAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     list_display = ["created_at", "account", "kind", "ok", "status_code", "duration_ms", "error"]
-    list_filter = ["account", "kind", "ok"]
+    list_filter = ["account", "kind", "ok", "created_at"]
     list_select_related = ["account"]
-    date_hierarchy = "created_at"
     search_fields = ["error", "account__identifier"]

@@ -40,8 +40,6 @@ class OutgoingStateChangeInline(StateChangeInline):
 
 class OrderAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     search_fields = ["order_identifier"]
-    # Order tables grow without bound; skip the unfiltered COUNT(*) on every search.
-    show_full_result_count = False
 
     basket_pretty = field_display("basket", pretty_json)
     customer_pretty = field_display("customer", pretty_json)
@@ -124,7 +122,6 @@ class OrderStateChangeAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     list_filter = ["account", "state", "source"]
     list_select_related = ["account", "incoming_order", "outgoing_order"]
     search_fields = ["incoming_order__order_identifier", "outgoing_order__order_identifier", "comment"]
-    show_full_result_count = False
 
     @admin.display(description="order")
     def order(self, obj: OrderStateChange) -> str:

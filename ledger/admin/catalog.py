@@ -244,7 +244,6 @@ class ProductEditEventAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     list_filter = ["account", "event"]
     list_select_related = ["account"]
     search_fields = ["product_id"]
-    show_full_result_count = False
     fields = ["account", "event", "product_id", "created_at", "document_pretty"]
     readonly_fields = ["document_pretty"]
 
@@ -257,7 +256,6 @@ class NewsletterSignupAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     list_filter = ["account", ("stock_location", AccountScopedRelatedFilter)]
     list_select_related = ["account", "stock_location", "register"]
     search_fields = ["email"]
-    show_full_result_count = False
     fields = ["account", "email", "stock_location", "register", "created_at", "document_pretty"]
     readonly_fields = ["document_pretty"]
 

@@ -79,9 +79,6 @@ class HasWarningsFilter(admin.SimpleListFilter):
 
 class DocumentAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     search_fields = ["identifier"]
-    # These tables grow without bound; skip the unfiltered COUNT(*) on every search.
-    show_full_result_count = False
-    date_hierarchy = "timestamp"
 
     document_pretty = pretty_json_field("document", "document")
 
@@ -111,7 +108,7 @@ class CheckoutAdmin(DocumentAdmin):
         "timestamp",
         "created_at",
     ]
-    list_filter = ["account", "voided", HasWarningsFilter, ("stock_location", AccountScopedRelatedFilter)]
+    list_filter = ["account", "voided", HasWarningsFilter, "timestamp", ("stock_location", AccountScopedRelatedFilter)]
     list_select_related = ["account", "register", "stock_location"]
     fields = ["account", *CHECKOUT_SHOWN, "body_hash", "warnings_list", "document_pretty"]
     readonly_fields = ["warnings_list", "document_pretty"]
@@ -132,7 +129,14 @@ class SaleAdmin(DocumentAdmin):
         "account",
         "timestamp",
     ]
-    list_filter = ["account", "kind", "voided", HasWarningsFilter, ("stock_location", AccountScopedRelatedFilter)]
+    list_filter = [
+        "account",
+        "kind",
+        "voided",
+        HasWarningsFilter,
+        "timestamp",
+        ("stock_location", AccountScopedRelatedFilter),
+    ]
     list_select_related = ["account", "register", "stock_location"]
     search_fields = ["identifier", "checkout__identifier"]
     fields = [

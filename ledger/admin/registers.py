@@ -19,13 +19,12 @@ class RegisterPeriodAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     list_select_related = ["account", "register"]
     search_fields = ["register__identifier", "account__identifier"]
     fields = ["account", "register", "sequence_number", "opened_at", "cash_total_at_open", "closed_at"]
-    show_full_result_count = False
 
 
 @admin.register(RegisterCloseStatement)
 class RegisterCloseStatementAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     list_display = ["__str__", "register", "account", "sequence_number", "reconciliation_time", "created_at"]
-    list_filter = ["account"]
+    list_filter = ["account", "reconciliation_time"]
     list_select_related = ["account", "register"]
     search_fields = ["register__identifier", "account__identifier"]
     fields = [
@@ -38,7 +37,5 @@ class RegisterCloseStatementAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "document_pretty",
     ]
     readonly_fields = ["document_pretty", "created_at"]
-    date_hierarchy = "reconciliation_time"
-    show_full_result_count = False
 
     document_pretty = pretty_json_field("document", "document")

@@ -18,7 +18,6 @@ class StockLevelAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     list_filter = ["account", ("stock_location", AccountScopedRelatedFilter)]
     list_select_related = ["account", "stock_location"]
     search_fields = ["product_id", "variant_id"]
-    show_full_result_count = False
 
 
 @admin.register(StockEvent)
@@ -36,9 +35,6 @@ class StockEventAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "timestamp",
         "account",
     ]
-    list_filter = ["account", "type", ("stock_location", AccountScopedRelatedFilter)]
+    list_filter = ["account", "type", "timestamp", ("stock_location", AccountScopedRelatedFilter)]
     list_select_related = ["account", "stock_location"]
     search_fields = ["product_id", "variant_id", "sale_id", "stock_count_id"]
-    date_hierarchy = "timestamp"
-    # The event table grows with every sale line; skip the unfiltered COUNT(*) on every search.
-    show_full_result_count = False
