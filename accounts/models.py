@@ -99,7 +99,7 @@ class StockLocation(Identified):
     vat_number = models.CharField(max_length=40, blank=True)
 
     class Meta(Identified.Meta):
-        # Named before the other constraints of the family were: "%(class)s" would spell it stocklocation.
+        # Its name kept: "%(class)s" would make it stocklocation_unique_per_account (a migration).
         constraints = [
             models.UniqueConstraint(fields=["account", "identifier"], name="stock_location_unique_per_account")
         ]
@@ -173,7 +173,7 @@ class Register(Identified):
 class Cashier(Identified):
     """A store associate (spec: Cashier)."""
 
-    identifier = models.CharField(max_length=64)  # the spec allows any string: not identifier_validator
+    identifier = models.CharField(max_length=64)  # the spec allows any string (the API refuses "/")
     display_name = models.CharField(max_length=64, help_text="Usually initials.")
     full_name = models.CharField(max_length=200, blank=True)
     image_url = models.URLField(blank=True)
