@@ -127,6 +127,17 @@ class ReadOnlyAdminMixin:
         return False
 
 
+class RecordInline(ReadOnlyAdminMixin, admin.TabularInline):
+    """Rows recorded beside another (a sale's lines, an order's state changes, a delivery's attempts): shown in a
+    table, every field read-only, never added."""
+
+    extra = 0
+    can_delete = False
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self.fields
+
+
 # --- The account structure ------------------------------------------------------------------------------
 
 

@@ -47,7 +47,24 @@ class AccountOwned(models.Model):
         abstract = True
 
 
-class Market(AccountOwned):
+class Identified(AccountOwned):
+    """An object of the account named by an ``identifier`` unique within the account: what the API, the POS and
+    the imports call it by (``dk``, ``shop-1``; a model whose identifier is the POS's own, any string, overrides
+    the field)."""
+
+    identifier = models.CharField(max_length=64, validators=[identifier_validator])
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["identifier"]
+        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="%(class)s_unique_per_account")]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+
+class Market(Identified):
     """A market (e.g. ``dk``): a currency and the default taxes of the shops in it."""
 
     identifier = models.CharField(max_length=32, validators=[identifier_validator])
@@ -56,14 +73,6 @@ class Market(AccountOwned):
     default_taxes = DecimalJSONField(
         default=list, blank=True, help_text='List of {"name", "rate", "type": "vat"|"sales_tax"}.'
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["identifier"]
-        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="market_unique_per_account")]
-
-    def __str__(self) -> str:
-        return self.identifier
 
     def clean(self) -> None:
         if not is_currency_code(self.currency):
@@ -73,14 +82,13 @@ class Market(AccountOwned):
             raise ValidationError({"default_taxes": "; ".join(problems)})
 
 
-class StockLocation(AccountOwned):
+class StockLocation(Identified):
     """A shop or warehouse: where stock lives and where orders are received and placed."""
 
     class Kind(models.TextChoices):
         SHOP = "shop", "Shop"
         WAREHOUSE = "warehouse", "Warehouse"
 
-    identifier = models.CharField(max_length=64, validators=[identifier_validator])
     name = models.CharField(max_length=200, blank=True)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SHOP)
     market = models.ForeignKey(Market, on_delete=models.PROTECT, related_name="stock_locations")
@@ -89,16 +97,12 @@ class StockLocation(AccountOwned):
     zip = models.CharField(max_length=20, blank=True)
     country_code = models.CharField(max_length=2, blank=True)
     vat_number = models.CharField(max_length=40, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        ordering = ["identifier"]
+    class Meta(Identified.Meta):
+        # Its name kept: "%(class)s" would make it stocklocation_unique_per_account (a migration).
         constraints = [
             models.UniqueConstraint(fields=["account", "identifier"], name="stock_location_unique_per_account")
         ]
-
-    def __str__(self) -> str:
-        return self.identifier
 
     def clean(self) -> None:
         if self.market_id and self.account_id and self.market.account_id != self.account_id:
@@ -148,8 +152,7 @@ def validate_payment_types(value: object) -> list[str]:
     return problems
 
 
-class Register(AccountOwned):
-    identifier = models.CharField(max_length=64, validators=[identifier_validator])
+class Register(Identified):
     name = models.CharField(max_length=200, blank=True)
     stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="registers")
     payment_types = DecimalJSONField(
@@ -158,14 +161,6 @@ class Register(AccountOwned):
         help_text="Payment types configured on the register (spec: Register close statement, reconciliations): "
         '[{"identifier": "cash", "should_be_reconciled": true}, ...].',
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["identifier"]
-        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="register_unique_per_account")]
-
-    def __str__(self) -> str:
-        return self.identifier
 
     def clean(self) -> None:
         if self.stock_location_id and self.account_id and self.stock_location.account_id != self.account_id:
@@ -175,39 +170,25 @@ class Register(AccountOwned):
             raise ValidationError({"payment_types": "; ".join(problems)})
 
 
-class Cashier(AccountOwned):
+class Cashier(Identified):
     """A store associate (spec: Cashier)."""
 
-    identifier = models.CharField(max_length=64)
+    identifier = models.CharField(max_length=64)  # the spec allows any string (the API refuses "/")
     display_name = models.CharField(max_length=64, help_text="Usually initials.")
     full_name = models.CharField(max_length=200, blank=True)
     image_url = models.URLField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["identifier"]
-        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="cashier_unique_per_account")]
 
     def __str__(self) -> str:
         return f"{self.display_name} ({self.identifier})"
 
 
-class Integration(AccountOwned):
+class Integration(Identified):
     """An integration of the account: an import queue with its own import log and API keys.
 
     Import requests name it in the ``integration`` query parameter.
     """
 
-    identifier = models.CharField(max_length=64, validators=[identifier_validator])
     name = models.CharField(max_length=200, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["identifier"]
-        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="integration_unique_per_account")]
-
-    def __str__(self) -> str:
-        return self.identifier
 
 
 class Scope(models.TextChoices):

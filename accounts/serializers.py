@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.validators import RegexValidator, URLValidator
-from django.db.models import Model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -29,19 +28,9 @@ from accounts.models import (
 )
 from accounts.money import is_currency_code
 from accounts.validation import TAX_TYPES, validate_taxes
-from core.serializers import JSONField
+from core.serializers import JSONField, read_only_meta
 
 # --- Shared ------------------------------------------------------------------------------------------
-
-
-def read_only_meta(model: type[Model], fields: list[str], *, ref_name: str | None = None) -> Any:
-    """The ``Meta`` of an output serializer: these ``fields`` of ``model``, all read-only, under the schema name of
-    the model (as its input serializer's: ``Market`` and ``MarketRequest``)."""
-    return type(
-        "Meta",
-        (),
-        {"model": model, "fields": fields, "read_only_fields": fields, "ref_name": ref_name or model.__name__},
-    )
 
 
 class ErrorItemSerializer(serializers.Serializer):

@@ -12,7 +12,7 @@ from django.db.models import Model, ProtectedError
 from django.utils import timezone
 
 from accounts import keys
-from accounts.models import Account, ApiKey, Cashier, Integration, Market, Register, Scope, StockLocation
+from accounts.models import Account, ApiKey, Cashier, Identified, Integration, Market, Register, Scope, StockLocation
 from core.errors import Conflict, ServiceError
 
 # Writing last use on every request would turn every read into a write; a minute is precise enough.
@@ -91,7 +91,7 @@ def ensure_demo_structure(*, account: Account) -> StockLocation:
 
 # --- Back-office REST API (/api/v1/): the shop structure as configuration -----------------------
 
-_Owned = TypeVar("_Owned", Market, StockLocation, Register, Cashier, Integration)
+_Owned = TypeVar("_Owned", bound=Identified)
 
 
 def _save_owned(*, account: Account, instance: _Owned, data: Mapping[str, Any]) -> _Owned:
@@ -135,7 +135,7 @@ def unique_in_account(
 
 def _resolve(model: type[_Owned], *, account: Account, field: str, identifier: str) -> _Owned:
     """An object of the account by identifier; another account's object is as unknown as a missing one."""
-    found = model.objects.filter(account=account, identifier=identifier).first()
+    found = model._default_manager.filter(account=account, identifier=identifier).first()
     if found is None:
         raise ServiceError(f"Unknown {model._meta.verbose_name} '{identifier}'.", field=field, code="unknown")
     return found

@@ -14,7 +14,7 @@ from rest_framework import serializers
 
 from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS, Campaign, ProductRule
 from core.api import by_identifier
-from core.serializers import JSONField, L10nStringField, MarketPriceField
+from core.serializers import JSONField, L10nStringField, MarketPriceField, read_only_meta
 
 # An empty parameter (``?market=``) means no filter, as if it were left out.
 
@@ -42,8 +42,7 @@ class _ImportedOutputSerializer(serializers.ModelSerializer):
 
 def _imported_meta(model: type[Campaign] | type[ProductRule], columns: tuple[str, ...]) -> Any:
     """The ``Meta`` of an imported row's output: its columns between the ids and the timestamps, all read-only."""
-    fields = ["pk", "id", "market", *columns, "definition", "created_at", "updated_at"]
-    return type("Meta", (), {"model": model, "fields": fields, "read_only_fields": fields, "ref_name": model.__name__})
+    return read_only_meta(model, ["pk", "id", "market", *columns, "definition", "created_at", "updated_at"])
 
 
 class CampaignOutputSerializer(_ImportedOutputSerializer):

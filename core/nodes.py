@@ -4,6 +4,7 @@ Why not DRF serializers: an import request validates up to ``IMPORT_MAX_ITEMS`` 
 the error must name the exact path (``basket.line_items[0].price``). These nodes do both in one
 pass and tens of times faster than nested serializers (measured in ``bench/validation.py``).
 
+A node that only holds its options (``Str``, ``Int``, ``Num``, ``Arr``) declares them as dataclass fields.
 Each node's ``check(value, path, report)`` returns the cleaned value (unknown keys dropped) or
 ``INVALID`` after adding errors to ``report``. Unknown keys are ignored and reported as warnings.
 Each node's ``json_schema(components)`` describes what it accepts as an OpenAPI 3.0 schema object, so a
@@ -16,7 +17,7 @@ The input is what ``core.jsonparse`` made of the bytes: fractions are ``Decimal`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from decimal import Decimal
 from functools import cache
 from typing import Any
@@ -134,17 +135,11 @@ class Node:
         return report.error(path, f"must be {expected}, not {_type_name(value)}", "invalid_type")
 
 
+@dataclass(eq=False, kw_only=True)
 class Str(Node):
-    def __init__(
-        self,
-        *,
-        max_length: int = 255,
-        allow_blank: bool = False,
-        forbidden: str = "",
-    ) -> None:
-        self.max_length = max_length
-        self.allow_blank = allow_blank
-        self.forbidden = forbidden
+    max_length: int = 255
+    allow_blank: bool = False
+    forbidden: str = ""
 
     def check(self, value: Any, path: str, report: Report) -> Any:
         if not isinstance(value, str):
@@ -256,10 +251,10 @@ class AnyArray(AnyValue):
     schema = {"type": "array", "items": {}}
 
 
+@dataclass(eq=False, kw_only=True)
 class Int(Node):
-    def __init__(self, *, minimum: int | None = None, maximum: int = 1_000_000) -> None:
-        self.minimum = minimum
-        self.maximum = maximum
+    minimum: int | None = None
+    maximum: int = 1_000_000
 
     def check(self, value: Any, path: str, report: Report) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -278,19 +273,13 @@ class Int(Node):
         return schema
 
 
+@dataclass(eq=False, kw_only=True)
 class Num(Node):
     """A JSON number (parsed as int or Decimal), finite and within ``MAX_AMOUNT``."""
 
-    def __init__(
-        self,
-        *,
-        minimum: Decimal | int | None = None,
-        maximum: Decimal | int | None = None,
-        positive: bool = False,
-    ) -> None:
-        self.minimum = minimum
-        self.maximum = maximum
-        self.positive = positive
+    minimum: Decimal | int | None = None
+    maximum: Decimal | int | None = None
+    positive: bool = False
 
     def check(self, value: Any, path: str, report: Report) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | Decimal):
@@ -409,11 +398,12 @@ class MarketPrice(Node):
         }
 
 
+@dataclass(eq=False)
 class Arr(Node):
-    def __init__(self, item: Node, *, min_items: int = 0, max_items: int = 1000) -> None:
-        self.item = item
-        self.min_items = min_items
-        self.max_items = max_items
+    item: Node
+    _: KW_ONLY
+    min_items: int = 0
+    max_items: int = 1000
 
     def check(self, value: Any, path: str, report: Report) -> Any:
         if not isinstance(value, list):

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.jsonenc import DecimalJSONEncoder
+
+
+def read_only_meta(model: type[Model], fields: list[str], *, ref_name: str = "", **options: Any) -> Any:
+    """The ``Meta`` of an output serializer: these ``fields`` of ``model``, all read-only, under the schema name of
+    the model (as its input serializer's: ``Market`` and ``MarketRequest``) or ``ref_name``; ``options`` are more
+    ``Meta`` options (``extra_kwargs``)."""
+    shown = {"model": model, "fields": fields, "read_only_fields": fields, "ref_name": ref_name or model.__name__}
+    return type("Meta", (), {**shown, **options})
 
 
 class JSONField(serializers.JSONField):

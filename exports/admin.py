@@ -22,7 +22,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
-from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin
+from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, RecordInline
 from accounts.models import Account
 from core import jsonparse
 from core.admin_fields import REASON_CHARS
@@ -382,18 +382,9 @@ class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         return obj.delivery.status_code if obj.delivery is not None else None
 
 
-class ExportAttemptInline(admin.TabularInline):
+class ExportAttemptInline(RecordInline):
     model = ExportAttempt
     fields = ["number", "ok", "status_code", "error", "duration_ms", "started_at"]
-    readonly_fields = ["number", "ok", "status_code", "error", "duration_ms", "started_at"]
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(ExportDelivery)

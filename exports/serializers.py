@@ -15,9 +15,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.serializers import read_only_meta
 from core.secrets import MASK
-from core.serializers import JSONField
+from core.serializers import JSONField, read_only_meta
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.models import EntityType, ExportAttempt, ExportItem, ExportQueue, ExportStatus, Trigger
 
@@ -153,9 +152,9 @@ class ExportQueueOutputSerializer(serializers.ModelSerializer):
     transform = ConfigField(read_only=True)
     delivery = serializers.SerializerMethodField(help_text=f"Secrets read as {MASK}.")
 
-    class Meta:
-        model = ExportQueue
-        fields = [
+    Meta = read_only_meta(
+        ExportQueue,
+        [
             "id",
             "name",
             "entity_type",
@@ -170,17 +169,16 @@ class ExportQueueOutputSerializer(serializers.ModelSerializer):
             "disabled_reason",
             "created_at",
             "updated_at",
-        ]
-        read_only_fields = fields
-        ref_name = "ExportQueue"
-        extra_kwargs = {
+        ],
+        extra_kwargs={
             "failing_since": {"help_text": "The first failed delivery since the last successful one (null: none)."},
             "disabled_at": {"help_text": "When the service disabled the queue itself (null: it did not)."},
             "disabled_reason": {
                 "help_text": "Why the service disabled the queue: its destination failed for days. Enable it again "
                 "with POST .../enable or enabled: true."
             },
-        }
+        },
+    )
 
     @extend_schema_field(_CONFIG_SCHEMA)
     def get_delivery(self, queue: ExportQueue) -> dict[str, Any]:
@@ -192,10 +190,12 @@ class ExportQueueSavedOutputSerializer(ExportQueueOutputSerializer):
         help_text="The web hook secret the service generated, shown this once; null when none was generated."
     )
 
-    class Meta(ExportQueueOutputSerializer.Meta):
-        fields = [*ExportQueueOutputSerializer.Meta.fields, "generated_secret"]
-        read_only_fields = fields
-        ref_name = "ExportQueueSaved"
+    Meta = read_only_meta(
+        ExportQueue,
+        [*ExportQueueOutputSerializer.Meta.fields, "generated_secret"],
+        ref_name="ExportQueueSaved",
+        extra_kwargs=ExportQueueOutputSerializer.Meta.extra_kwargs,
+    )
 
     def get_generated_secret(self, queue: ExportQueue) -> str | None:
         return self.context.get("generated_secret")  # type: ignore[no-any-return]
@@ -294,9 +294,9 @@ class ExportLogOutputSerializer(serializers.ModelSerializer):
     )
     pause_reason = serializers.CharField(source="delivery.pause_reason", read_only=True, allow_null=True)
 
-    class Meta:
-        model = ExportItem
-        fields = [
+    Meta = read_only_meta(
+        ExportItem,
+        [
             "id",
             "queue",
             "queue_name",
@@ -314,9 +314,9 @@ class ExportLogOutputSerializer(serializers.ModelSerializer):
             "paused_until",
             "pause_reason",
             "attempt_log",
-        ]
-        read_only_fields = fields
-        ref_name = "ExportLogEntry"
+        ],
+        ref_name="ExportLogEntry",
+    )
 
     # In the list too (prefetched, so a page costs the same queries): one "status" enum component is
     # shared by list and detail, and the import log's "status" enum keeps its own name.

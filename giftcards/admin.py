@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin, pretty_json_field
+from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin, RecordInline, pretty_json_field
 from giftcards.models import CustomerAccountPayment, GiftCard, GiftCardMove
 
 MOVE_FIELDS = (
@@ -27,12 +27,9 @@ MOVE_FIELDS = (
 )
 
 
-class GiftCardMoveInline(ReadOnlyAdminMixin, admin.TabularInline):
+class GiftCardMoveInline(RecordInline):
     model = GiftCardMove
     fields = MOVE_FIELDS
-    readonly_fields = MOVE_FIELDS
-    extra = 0
-    can_delete = False
     ordering = ["id"]
     verbose_name_plural = "moves"
 
@@ -49,19 +46,24 @@ class GiftCardAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     external_giftcard_pretty = pretty_json_field("external_giftcard", "external giftcard")
 
 
-@admin.register(GiftCardMove)
-class GiftCardMoveAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
-    list_display = ["created_at", "code", "account", "action", "ok", "requested_amount", "amount_after", "status_after"]
-    list_filter = ["action", "ok", "account"]
-    search_fields = ["code", "identifier", "sale_id"]
+class IntegratorAnswerAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
+    """A row of something asked of the integrator: its answer shown pretty-printed, not as a JSON text area."""
+
     exclude = ["answer"]
     readonly_fields = ["answer_pretty"]
 
     answer_pretty = pretty_json_field("answer", "integrator's answer")
 
 
+@admin.register(GiftCardMove)
+class GiftCardMoveAdmin(IntegratorAnswerAdmin):
+    list_display = ["created_at", "code", "account", "action", "ok", "requested_amount", "amount_after", "status_after"]
+    list_filter = ["action", "ok", "account"]
+    search_fields = ["code", "identifier", "sale_id"]
+
+
 @admin.register(CustomerAccountPayment)
-class CustomerAccountPaymentAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
+class CustomerAccountPaymentAdmin(IntegratorAnswerAdmin):
     list_display = [
         "created_at",
         "customer_id",
@@ -74,7 +76,3 @@ class CustomerAccountPaymentAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     ]
     list_filter = ["ok", "payment_type", "account"]
     search_fields = ["customer_id", "identifier"]
-    exclude = ["answer"]
-    readonly_fields = ["answer_pretty"]
-
-    answer_pretty = pretty_json_field("answer", "integrator's answer")

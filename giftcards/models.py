@@ -64,13 +64,6 @@ class GiftCard(AccountOwned):
         return self.code
 
 
-class MoveAction(models.TextChoices):
-    CREATE = "create"
-    ACTIVATE = "activate"
-    READ = "read"
-    PAY = "pay"
-
-
 class GiftCardMove(AccountOwned):
     """One confirmed gift card action, or a pay in flight (``ok`` null) reserving its ``identifier``.
 
@@ -79,9 +72,15 @@ class GiftCardMove(AccountOwned):
     after) or marked failed (``ok`` false, which frees the identifier) once the integrator has answered.
     """
 
+    class Action(models.TextChoices):
+        CREATE = "create"
+        ACTIVATE = "activate"
+        READ = "read"
+        PAY = "pay"
+
     gift_card = models.ForeignKey(GiftCard, on_delete=models.PROTECT, related_name="moves", null=True, blank=True)
     code = models.CharField(max_length=255)
-    action = models.CharField(max_length=8, choices=MoveAction.choices)
+    action = models.CharField(max_length=8, choices=Action.choices)
     identifier = models.CharField(max_length=255, blank=True, help_text="The POS's idempotency key of a pay.")
     ok = models.BooleanField(null=True, help_text="Null while the integrator is being asked.")
     requested_amount = money(null=True, blank=True)

@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from accounts.models import Account, StockLocation
-from giftcards.models import CustomerAccountPayment, GiftCard, GiftCardMove, MoveAction
+from giftcards.models import CustomerAccountPayment, GiftCard, GiftCardMove
 from ledger.models import Sale, SaleKind
 from ledger.selectors import checkouts as ledger_selectors
 
@@ -27,7 +27,7 @@ def moves_of(*, account: Account, code: str) -> QuerySet[GiftCardMove]:
 def pay_move_by_identifier(*, account: Account, identifier: str) -> GiftCardMove | None:
     """The pay holding ``identifier``: pending or done (a failed pay frees its identifier)."""
     return (
-        GiftCardMove.objects.filter(account=account, action=MoveAction.PAY, identifier=identifier)
+        GiftCardMove.objects.filter(account=account, action=GiftCardMove.Action.PAY, identifier=identifier)
         .filter(Q(ok__isnull=True) | Q(ok=True))
         .select_related("gift_card")
         .first()

@@ -35,7 +35,7 @@ from accounts.models import Account
 from accounts.money import minor_unit
 from core.errors import Conflict, NotFound, ServiceError
 from giftcards import selectors
-from giftcards.models import CustomerAccountPayment, GiftCard, GiftCardMove, GiftCardStatus, MoveAction
+from giftcards.models import CustomerAccountPayment, GiftCard, GiftCardMove, GiftCardStatus
 from integrations import runtime
 from integrations.answers import require_valid, validate
 from integrations.customers import CREDIT_PAYMENT_TYPES, credit_refusal, normalise_balance
@@ -240,7 +240,9 @@ def create_giftcard(*, account: Account, amount: Decimal, currency_code: str, sh
     fields = _card_fields(answer)
     with _recording(f"creation of gift card {answer['code']}", answer):
         card = GiftCard.objects.create(account=account, code=answer["code"], shop_id=shop_id, **fields)
-        _confirmed_move(card, MoveAction.CREATE, answer, before=(None, None), shop_id=shop_id, requested_amount=amount)
+        _confirmed_move(
+            card, GiftCardMove.Action.CREATE, answer, before=(None, None), shop_id=shop_id, requested_amount=amount
+        )
     return card
 
 
@@ -292,7 +294,12 @@ def activate_giftcard(*, account: Account, code: str, sale_id: str, shop_id: str
     with _recording(f"activation of gift card {code}", answer):
         _apply(card, {**_card_fields(answer), "sale_id": sale_id})
         _confirmed_move(
-            card, MoveAction.ACTIVATE, answer, before=(before_amount, before_status), shop_id=shop_id, sale_id=sale_id
+            card,
+            GiftCardMove.Action.ACTIVATE,
+            answer,
+            before=(before_amount, before_status),
+            shop_id=shop_id,
+            sale_id=sale_id,
         )
     return Activation(card=card, replayed=False)
 
@@ -316,7 +323,7 @@ def read_giftcard(*, account: Account, code: str, shop_id: str = "") -> GiftCard
             card = GiftCard.objects.create(account=account, code=code, **fields)
         else:
             _apply(card, fields)
-        _confirmed_move(card, MoveAction.READ, answer, before=(before_amount, before_status), shop_id=shop_id)
+        _confirmed_move(card, GiftCardMove.Action.READ, answer, before=(before_amount, before_status), shop_id=shop_id)
     return card
 
 
@@ -410,7 +417,7 @@ def pay_giftcard(
     move, earlier = _reserve(
         GiftCardMove,
         lambda: selectors.pay_move_by_identifier(account=account, identifier=identifier),
-        _card_move(card, MoveAction.PAY, before=(card.amount, card.status))
+        _card_move(card, GiftCardMove.Action.PAY, before=(card.amount, card.status))
         | {"identifier": identifier, "requested_amount": amount, "sale_id": sale_id, "shop_id": shop_id},
     )
     if earlier:

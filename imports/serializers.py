@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api import by_identifier
-from core.serializers import JSONField
+from core.serializers import JSONField, read_only_meta
 from imports.models import ImportItem, ImportKind, ImportStatus
 
 INTEGRATION_FILTER = "integration_identifier"
@@ -48,9 +48,9 @@ class ImportLogOutputSerializer(serializers.ModelSerializer):
     errors = ImportErrorSerializer(many=True, read_only=True, help_text="Why the item was rejected.")  # type: ignore[assignment]
     payload = PayloadField(read_only=True, allow_null=True)
 
-    class Meta:
-        model = ImportItem
-        fields = [
+    Meta = read_only_meta(
+        ImportItem,
+        [
             "id",
             "integration",
             "kind",
@@ -66,6 +66,6 @@ class ImportLogOutputSerializer(serializers.ModelSerializer):
             "payload",
             "created_at",
             "processed_at",
-        ]
-        read_only_fields = fields
-        ref_name = "ImportLogEntry"
+        ],
+        ref_name="ImportLogEntry",
+    )

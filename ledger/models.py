@@ -13,7 +13,8 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from accounts.models import AccountOwned, Register, StockLocation
+from accounts.models import AccountOwned, Identified, Register, StockLocation
+from core.constraints import exactly_one_not_null
 from core.jsonenc import DecimalJSONField
 
 
@@ -143,33 +144,37 @@ class RegisterPeriod(AccountOwned):
 CHECKOUT_SHOWN = ("identifier", "register", "stock_location", "period", "voided", "timestamp", "created_at")
 
 
-class Checkout(AccountOwned):
-    """One payment at a register, yielding one or more sales (spec: Checkout). Never changed."""
+class RegisterDocument(Identified):
+    """What a register posted at one moment (a checkout, each of its sales), under the register's own
+    ``identifier``: in a period of the register, voided or not. Never changed."""
 
     register = models.ForeignKey(Register, on_delete=models.PROTECT, related_name="+")
     stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
-    period = models.ForeignKey(RegisterPeriod, on_delete=models.PROTECT, related_name="checkouts")
     identifier = models.CharField(max_length=255)
     voided = models.BooleanField(default=False)
     timestamp = models.DateTimeField()
+
+    class Meta(Identified.Meta):
+        abstract = True
+        ordering = ["-id"]
+
+
+class Checkout(RegisterDocument):
+    """One payment at a register, yielding one or more sales (spec: Checkout)."""
+
+    period = models.ForeignKey(RegisterPeriod, on_delete=models.PROTECT, related_name="checkouts")
     body_hash = models.CharField(max_length=64, help_text="SHA-256 of the posted body, to tell replays apart.")
     document = DecimalJSONField(help_text="The exported JSON form (spec: Checkout).")
     warnings = models.JSONField(
         default=list, blank=True, help_text='What looked odd but was stored as sent: [{"field", "message", "code"}].'
     )
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        ordering = ["-id"]
-        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="checkout_unique_per_account")]
+    class Meta(RegisterDocument.Meta):
         indexes = [
             models.Index(fields=["account", "timestamp"]),
             # /metrics counts the warnings of every account's recent checkouts (docs/notes/history.md).
             models.Index(fields=["created_at"], name="checkout_created"),
         ]
-
-    def __str__(self) -> str:
-        return self.identifier
 
 
 class SaleKind(models.TextChoices):
@@ -178,33 +183,23 @@ class SaleKind(models.TextChoices):
     EXPENSE = "expense"
 
 
-class Sale(AccountOwned):
-    """A completed sale or return (spec: Sale). Immutable; ``document`` is its exported JSON form."""
+class Sale(RegisterDocument):
+    """A completed sale or return (spec: Sale): ``document`` is its exported JSON form. Made at its checkout's
+    register, in its period, at its time, and voided with it."""
 
     checkout = models.ForeignKey(Checkout, on_delete=models.PROTECT, related_name="sales")
-    register = models.ForeignKey(Register, on_delete=models.PROTECT, related_name="+")
-    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
     period = models.ForeignKey(RegisterPeriod, on_delete=models.PROTECT, related_name="sales")
-    identifier = models.CharField(max_length=255)
     sequence_number = models.BigIntegerField()
     kind = models.CharField(max_length=8, choices=SaleKind.choices)
-    voided = models.BooleanField(default=False)
     base_currency_code = models.CharField(max_length=3)
     total = money()
-    timestamp = models.DateTimeField()
     document = DecimalJSONField(help_text="The exported JSON form (spec: Sale).")
     warnings = models.JSONField(
         default=list, blank=True, help_text="The checkout's warnings about this sale (paths from the checkout body)."
     )
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        ordering = ["-id"]
-        constraints = [models.UniqueConstraint(fields=["account", "identifier"], name="sale_unique_per_account")]
+    class Meta(RegisterDocument.Meta):
         indexes = [models.Index(fields=["account", "timestamp"]), models.Index(fields=["period", "kind"])]
-
-    def __str__(self) -> str:
-        return self.identifier
 
 
 class SaleFigures(AccountOwned):
@@ -347,13 +342,7 @@ class StockEvent(AccountOwned):
     class Meta:
         ordering = ["-id"]
         constraints = [
-            models.CheckConstraint(
-                condition=(
-                    Q(adjustment__isnull=False, new_stock_value__isnull=True)
-                    | Q(adjustment__isnull=True, new_stock_value__isnull=False)
-                ),
-                name="stock_event_adjustment_xor_new_value",
-            ),
+            exactly_one_not_null("adjustment", "new_stock_value", name="stock_event_adjustment_xor_new_value"),
             models.UniqueConstraint(
                 fields=["account", "identifier"], condition=~Q(identifier=""), name="stock_event_identifier_unique"
             ),

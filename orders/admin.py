@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 from django.contrib import admin
 
-from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json
+from accounts.admin import (
+    AccountOwnedAdmin,
+    AccountScopedRelatedFilter,
+    ReadOnlyAdminMixin,
+    RecordInline,
+    pretty_json,
+)
 from core.admin_fields import field_display
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
 
@@ -20,12 +26,9 @@ if TYPE_CHECKING:
 STATE_CHANGE_FIELDS = ("created_at", "previous_state", "state", "source", "comment", "cashier")
 
 
-class StateChangeInline(ReadOnlyAdminMixin, admin.TabularInline):
+class StateChangeInline(RecordInline):
     model = OrderStateChange
     fields = STATE_CHANGE_FIELDS
-    readonly_fields = STATE_CHANGE_FIELDS
-    extra = 0
-    can_delete = False
     verbose_name = "state change"
     verbose_name_plural = "state history"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from accounts.models import AccountOwned, StockLocation
+from core.constraints import exactly_one_not_null
 from core.jsonenc import DecimalJSONField
 
 
@@ -171,13 +172,7 @@ class OrderStateChange(AccountOwned):
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.CheckConstraint(
-                condition=(
-                    models.Q(incoming_order__isnull=False, outgoing_order__isnull=True)
-                    | models.Q(incoming_order__isnull=True, outgoing_order__isnull=False)
-                ),
-                name="state_change_has_exactly_one_order",
-            )
+            exactly_one_not_null("incoming_order", "outgoing_order", name="state_change_has_exactly_one_order")
         ]
 
     def __str__(self) -> str:

@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api import by_identifier
-from core.serializers import JSONField
+from core.serializers import JSONField, read_only_meta
 from orders.models import ExternalOrder, HandlingType, IncomingOrder, OrderState, OrderStateChange, OutgoingOrder
 
 # --- Filters (query parameters of the lists) ------------------------------------------------------------
@@ -47,11 +47,7 @@ class OrderStateChangeOutputSerializer(serializers.ModelSerializer):
     previous_state = serializers.SerializerMethodField()
     cashier = CashierRefSerializer(read_only=True, allow_null=True)
 
-    class Meta:
-        model = OrderStateChange
-        fields = ["state", "previous_state", "comment", "cashier", "source", "created_at"]
-        read_only_fields = fields
-        ref_name = "OrderStateChange"
+    Meta = read_only_meta(OrderStateChange, ["state", "previous_state", "comment", "cashier", "source", "created_at"])
 
     @extend_schema_field(
         {"type": "string", "enum": OrderState.values, "nullable": True, "description": "null on the first change."}
@@ -82,16 +78,7 @@ class IncomingOrderOutputSerializer(serializers.ModelSerializer):
     shipping = JsonObjectField(read_only=True, allow_null=True)
     history = OrderStateChangeOutputSerializer(source="state_changes", many=True, read_only=True)
 
-    class Meta:
-        model = IncomingOrder
-        fields = [
-            "id",
-            "order_identifier",
-            "stock_location",
-            *ORDER_CONTENT_FIELDS,
-        ]
-        read_only_fields = fields
-        ref_name = "IncomingOrder"
+    Meta = read_only_meta(IncomingOrder, ["id", "order_identifier", "stock_location", *ORDER_CONTENT_FIELDS])
 
 
 class ExternalOrderOutputSerializer(serializers.ModelSerializer):
@@ -99,11 +86,9 @@ class ExternalOrderOutputSerializer(serializers.ModelSerializer):
     basket = JsonObjectField(read_only=True)
     customer = JsonObjectField(read_only=True, allow_null=True)
 
-    class Meta:
-        model = ExternalOrder
-        fields = ["id", "order_identifier", "stock_location", "basket", "customer", "created_at"]
-        read_only_fields = fields
-        ref_name = "ExternalOrder"
+    Meta = read_only_meta(
+        ExternalOrder, ["id", "order_identifier", "stock_location", "basket", "customer", "created_at"]
+    )
 
 
 class ReceivingOrderSerializer(serializers.Serializer):
@@ -138,18 +123,10 @@ class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
     )
     history = OrderStateChangeOutputSerializer(source="state_changes", many=True, read_only=True)
 
-    class Meta:
-        model = OutgoingOrder
-        fields = [
-            "id",
-            "order_identifier",
-            "stock_location",
-            "destination",
-            "incoming_order",
-            *ORDER_CONTENT_FIELDS,
-        ]
-        read_only_fields = fields
-        ref_name = "OutgoingOrder"
+    Meta = read_only_meta(
+        OutgoingOrder,
+        ["id", "order_identifier", "stock_location", "destination", "incoming_order", *ORDER_CONTENT_FIELDS],
+    )
 
     @extend_schema_field(ReceivingOrderSerializer(allow_null=True))
     def get_incoming_order(self, order: OutgoingOrder) -> dict[str, object] | None:

@@ -6,26 +6,20 @@ a sale are what its register close statement summed. Changing any of them would 
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
-from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json_field
+from accounts.admin import (
+    AccountOwnedAdmin,
+    AccountScopedRelatedFilter,
+    ReadOnlyAdminMixin,
+    RecordInline,
+    pretty_json_field,
+)
 from ledger.models import CHECKOUT_SHOWN, Checkout, Sale, SaleLine, SalePayment, SaleTax
-
-
-class RecordInline(ReadOnlyAdminMixin, admin.TabularInline):
-    """Rows recorded beside a checkout or a sale: shown in a table, every field read-only, never added."""
-
-    extra = 0
-    can_delete = False
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return self.fields
 
 
 class SaleInline(RecordInline):

@@ -32,7 +32,7 @@ from core.nodes import (
     Str,
     Url,
 )
-from core.serializers import JSONField, L10nStringField, MarketPriceField
+from core.serializers import JSONField, L10nStringField, MarketPriceField, read_only_meta
 from ledger.models import Expense, NewsletterSignup, Product
 from ledger.selectors.catalog import product_document
 
@@ -251,11 +251,7 @@ class ExpenseOutputSerializer(serializers.ModelSerializer):
     name = L10nStringField(read_only=True)
     taxes = ExpenseTaxesField(read_only=True, allow_null=True, help_text="Null: the market's default taxes.")
 
-    class Meta:
-        model = Expense
-        fields = ["id", "name", "taxes", "created_at"]
-        read_only_fields = fields
-        ref_name = "Expense"
+    Meta = read_only_meta(Expense, ["id", "name", "taxes", "created_at"])
 
 
 @extend_schema_field(
@@ -275,8 +271,4 @@ class NewsletterSignupOutputSerializer(serializers.ModelSerializer):
     register = by_identifier(allow_null=True)
     document = SignupDocumentField(read_only=True)
 
-    class Meta:
-        model = NewsletterSignup
-        fields = ["id", "email", "stock_location", "register", "document", "created_at"]
-        read_only_fields = fields
-        ref_name = "NewsletterSignup"
+    Meta = read_only_meta(NewsletterSignup, ["id", "email", "stock_location", "register", "document", "created_at"])

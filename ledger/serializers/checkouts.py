@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api import by_identifier
-from core.serializers import JSONField
+from core.serializers import JSONField, read_only_meta
 from ledger.checks import ecommerce_groups
 from ledger.models import CHECKOUT_SHOWN, Checkout, Sale, SaleKind
 
@@ -85,11 +85,7 @@ WARNINGS_HELP = "What the spec does not state but looked odd; the checkout was s
 class CheckoutSaleOutputSerializer(serializers.ModelSerializer):
     total = amount_field(read_only=True)
 
-    class Meta:
-        model = Sale
-        fields = ["id", "identifier", "sequence_number", "kind", "total"]
-        read_only_fields = fields
-        ref_name = "CheckoutSale"
+    Meta = read_only_meta(Sale, ["id", "identifier", "sequence_number", "kind", "total"], ref_name="CheckoutSale")
 
 
 class CheckoutOutputSerializer(serializers.ModelSerializer):
@@ -102,11 +98,7 @@ class CheckoutOutputSerializer(serializers.ModelSerializer):
     warnings = WarningSerializer(many=True, read_only=True, help_text=WARNINGS_HELP)
     document = DocumentField(read_only=True, help_text="The exported JSON form (spec: Checkout).")
 
-    class Meta:
-        model = Checkout
-        fields = ["id", *CHECKOUT_SHOWN, "sales", "warnings", "document"]
-        read_only_fields = fields
-        ref_name = "Checkout"
+    Meta = read_only_meta(Checkout, ["id", *CHECKOUT_SHOWN, "sales", "warnings", "document"])
 
     @extend_schema_field(CheckoutSaleOutputSerializer(many=True))
     def get_sales(self, checkout: Checkout) -> Any:
@@ -118,10 +110,7 @@ class CheckoutOutputSerializer(serializers.ModelSerializer):
 class PosCheckoutOutputSerializer(CheckoutOutputSerializer):
     created = serializers.SerializerMethodField(help_text="False when the same checkout was posted before.")
 
-    class Meta(CheckoutOutputSerializer.Meta):
-        fields = [*CheckoutOutputSerializer.Meta.fields, "created"]
-        read_only_fields = fields
-        ref_name = "PosCheckout"
+    Meta = read_only_meta(Checkout, [*CheckoutOutputSerializer.Meta.fields, "created"], ref_name="PosCheckout")
 
     def get_created(self, checkout: Checkout) -> bool:
         return bool(self.context.get("created"))
@@ -148,9 +137,9 @@ class SaleOutputSerializer(serializers.ModelSerializer):
     )
     document = DocumentField(read_only=True, help_text="The exported JSON form (spec: Sale).")
 
-    class Meta:
-        model = Sale
-        fields = [
+    Meta = read_only_meta(
+        Sale,
+        [
             "id",
             "identifier",
             "checkout_identifier",
@@ -167,9 +156,8 @@ class SaleOutputSerializer(serializers.ModelSerializer):
             "ecommerce_groups",
             "warnings",
             "document",
-        ]
-        read_only_fields = fields
-        ref_name = "Sale"
+        ],
+    )
 
     def get_is_return(self, sale: Sale) -> bool:
         return sale.kind == SaleKind.RETURN

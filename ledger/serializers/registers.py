@@ -9,7 +9,7 @@ from rest_framework import serializers
 from core.api import by_identifier
 from core.declare import Body, BodyMeta, Field, optional
 from core.nodes import Arr, Currency, Int, Num, Str
-from core.serializers import JSONField
+from core.serializers import JSONField, read_only_meta
 from ledger.definitions import Cashier
 from ledger.models import RegisterCloseStatement, RegisterPeriod
 from ledger.statements import EVENT_COUNT_KEYS
@@ -66,11 +66,9 @@ class OpenRegister(Body):
 class RegisterPeriodOutputSerializer(serializers.ModelSerializer):
     register_id = by_identifier(source="register")
 
-    class Meta:
-        model = RegisterPeriod
-        fields = ["register_id", "sequence_number", "opened_at", "cash_total_at_open", "closed_at"]
-        read_only_fields = fields
-        ref_name = "RegisterPeriod"
+    Meta = read_only_meta(
+        RegisterPeriod, ["register_id", "sequence_number", "opened_at", "cash_total_at_open", "closed_at"]
+    )
 
 
 @extend_schema_field(OpenApiTypes.OBJECT)
@@ -83,9 +81,9 @@ class RegisterCloseStatementOutputSerializer(serializers.ModelSerializer):
     stock_location = serializers.SerializerMethodField(help_text="Identifier of the shop it was made in.")
     document = StatementDocumentField(read_only=True)
 
-    class Meta:
-        model = RegisterCloseStatement
-        fields = [
+    Meta = read_only_meta(
+        RegisterCloseStatement,
+        [
             "id",
             "register",
             "stock_location",
@@ -93,9 +91,8 @@ class RegisterCloseStatementOutputSerializer(serializers.ModelSerializer):
             "reconciliation_time",
             "created_at",
             "document",
-        ]
-        read_only_fields = fields
-        ref_name = "RegisterCloseStatement"
+        ],
+    )
 
     def get_stock_location(self, statement: RegisterCloseStatement) -> str:
         return str(statement.document.get("source", {}).get("shop_id", ""))

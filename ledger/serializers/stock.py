@@ -16,6 +16,7 @@ from rest_framework import serializers
 from core.api import by_identifier
 from core.declare import Body, OneOrMany, optional, rule
 from core.nodes import INVALID, Components, Enum, Node, Num, Report, Schema, Str, join, nullable
+from core.serializers import read_only_meta
 from ledger.models import StockEvent, StockEventType, StockLevel
 
 # --- Input: posted stock events ---------------------------------------------------------------------------
@@ -200,11 +201,7 @@ class StockLevelOutputSerializer(serializers.ModelSerializer):
     variant_id = BlankAsNullField(read_only=True)
     quantity = _quantity()
 
-    class Meta:
-        model = StockLevel
-        fields = ["id", "stock_location", "product_id", "variant_id", "quantity", "updated_at"]
-        read_only_fields = fields
-        ref_name = "StockLevel"
+    Meta = read_only_meta(StockLevel, ["id", "stock_location", "product_id", "variant_id", "quantity", "updated_at"])
 
 
 class StockEventOutputSerializer(serializers.ModelSerializer):
@@ -217,9 +214,9 @@ class StockEventOutputSerializer(serializers.ModelSerializer):
     stock_count_expected = _quantity()
     stock_count_diff = _quantity()
 
-    class Meta:
-        model = StockEvent
-        fields = [
+    Meta = read_only_meta(
+        StockEvent,
+        [
             "id",
             "type",
             "stock_location",
@@ -233,6 +230,5 @@ class StockEventOutputSerializer(serializers.ModelSerializer):
             "stock_count_diff",
             "timestamp",
             "created_at",
-        ]
-        read_only_fields = fields
-        ref_name = "StockEvent"
+        ],
+    )

@@ -397,36 +397,30 @@ def _store(
 ) -> Checkout:
     """Inside the caller's transaction: the checkout, its sales and their rows, stock moves and outbox rows, in a
     fixed number of queries (one insert per table, the stock levels locked and moved in one statement)."""
-    register = period.register
-    stock_location = register.stock_location
+    stock_location = period.register.stock_location
+    # The columns a checkout's sales share with it (``RegisterDocument``): its register, period, time and voiding.
+    made: dict[str, Any] = {
+        "account": account,
+        "register": period.register,
+        "stock_location": stock_location,
+        "period": period,
+        "timestamp": at,
+        "voided": voided,
+    }
     with transaction.atomic(savepoint=False):  # all or nothing, in the caller's transaction
         checkout = Checkout.objects.create(
-            account=account,
-            register=register,
-            stock_location=stock_location,
-            period=period,
-            identifier=identifier,
-            voided=voided,
-            timestamp=at,
-            body_hash=digest,
-            document=document,
-            warnings=warnings,
+            **made, identifier=identifier, body_hash=digest, document=document, warnings=warnings
         )
         sales = Sale.objects.bulk_create(
             [
                 Sale(
-                    account=account,
+                    **made,
                     checkout=checkout,
-                    register=register,
-                    stock_location=stock_location,
-                    period=period,
                     identifier=plan.identifier,
                     sequence_number=plan.sequence_number,
                     kind=plan.kind,
-                    voided=voided,
                     base_currency_code=document["base_currency_code"],
                     total=plan.total,
-                    timestamp=at,
                     document=plan.document,
                     warnings=plan.warnings,
                 )
