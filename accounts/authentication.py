@@ -17,8 +17,7 @@ from rest_framework.request import Request
 
 from accounts import auth_failures, selectors, services
 from accounts.models import Account, ApiKey, Integration, Scope
-
-INVALID_CREDENTIALS = "Invalid credentials: check the account, integration and apikey parameters."
+from core.api.credentials import INVALID_CREDENTIALS
 
 
 @dataclass(frozen=True)

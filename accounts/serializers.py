@@ -33,24 +33,6 @@ from core.serializers import JSONField, read_only_meta
 # --- Shared ------------------------------------------------------------------------------------------
 
 
-class ErrorItemSerializer(serializers.Serializer):
-    field = serializers.CharField(help_text='The offending input, e.g. "currency" or "default_taxes".')
-    message = serializers.CharField()
-    code = serializers.CharField(required=False, help_text="Present on errors raised by the services.")
-
-
-class ErrorOutputSerializer(serializers.Serializer):
-    """The JSON body of every refused request (``accounts.api_common.error_body``)."""
-
-    status = serializers.CharField(help_text="Always ERROR.")
-    message = serializers.CharField()
-    # A declared field shadows Serializer.errors only in the type stubs: DRF pops fields off the class.
-    errors = ErrorItemSerializer(many=True, required=False)  # type: ignore[assignment]
-
-    class Meta:
-        ref_name = "Error"
-
-
 class CheckedJSONField(JSONField):
     """A JSON value checked by the field's ``check`` (the problems found, none when it is fine): the same function
     as the model's ``clean``, so the API and the admin refuse the same values."""

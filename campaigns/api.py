@@ -10,7 +10,7 @@ from typing import Any
 
 from rest_framework.routers import SimpleRouter
 
-from accounts.api import ReadOnlyViewSet, filter_parameter, read_only_schema
+from accounts.scoping import ReadOnlyViewSet
 from campaigns import selectors
 from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS
 from campaigns.serializers import (
@@ -19,7 +19,7 @@ from campaigns.serializers import (
     ProductRuleFilterSerializer,
     ProductRuleOutputSerializer,
 )
-from core.api import reads
+from core.api import filter_parameter, read_only_schema, reads
 
 MARKET_FILTER = filter_parameter("market", "Only this market (identifier), e.g. dk.")
 

@@ -400,9 +400,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["accounts.authentication.HasAdminScope"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["core.parsers.BoundedJSONParser"],
-    "DEFAULT_PAGINATION_CLASS": "accounts.api_common.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.pagination.Pagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "accounts.api_common.exception_handler",
+    "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }

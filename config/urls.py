@@ -30,4 +30,4 @@ if settings.BENCH_BARE_ENDPOINT:
     from config.bench_views import bare
 
     urlpatterns.append(path("bench/bare", bare))
-handler404 = "accounts.api_common.not_found"
+handler404 = "core.api.errors.not_found"

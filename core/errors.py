@@ -1,5 +1,5 @@
 """The one error hierarchy of the services and the JSON body of every refused request;
-``accounts.api_common.exception_handler`` maps the hierarchy to that body."""
+``core.api.errors.exception_handler`` maps the hierarchy to that body."""
 
 from __future__ import annotations
 

@@ -18,19 +18,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts.api import (
+from accounts.scoping import ReadOnlyViewSet, ReadsViewSet
+from core.api import (
     AUTH_PARAMETERS,
-    ReadOnlyViewSet,
-    ReadsViewSet,
+    ErrorOutputSerializer,
     error_example,
     error_responses,
     filter_parameter,
     read_operations,
+    reads,
     request_example,
     response_example,
 )
-from accounts.serializers import ErrorOutputSerializer
-from core.api import reads
 from exports import circuit, selectors, services
 from exports.models import EntityType, ExportItem, ExportStatus
 from exports.serializers import (

@@ -18,9 +18,8 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
-from accounts.api_common import PosView
-from core.api import optional_slash_paths
+from accounts.scoping import PosView
+from core.api import AUTH_PARAMETERS, error_responses, optional_slash_paths, request_example, response_example
 from core.declare import Body, Field, optional
 from core.errors import InvalidInput
 from core.nodes import INVALID, Currency, Num, Report, Str

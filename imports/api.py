@@ -9,7 +9,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.routers import SimpleRouter
 
-from accounts.api import ReadOnlyViewSet, filter_parameter, read_only_schema
+from accounts.scoping import ReadOnlyViewSet
+from core.api import filter_parameter, read_only_schema
 from imports import selectors
 from imports.models import ImportItem, ImportKind, ImportStatus
 from imports.serializers import INTEGRATION_FILTER, ImportLogFilterSerializer, ImportLogOutputSerializer

@@ -19,10 +19,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts import selectors as account_selectors
-from accounts.api_common import read_json, read_json_body
 from accounts.authentication import ApiKeyAuthentication, ApiPrincipal, HasImportsScope
 from accounts.models import Market, StockLocation
 from core import jsonparse
+from core.api import read_json, read_json_body
 from core.errors import InvalidInput, PayloadTooLarge, ServiceError
 from core.nodes import Report
 from imports import bodies, docs, services

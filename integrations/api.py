@@ -13,7 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts import api as toolkit
+from accounts.scoping import ReadOnlyViewSet, ReadsViewSet
+from core import api as toolkit
 from core.api import reads
 from core.secrets import MASK
 from integrations import selectors, services
@@ -129,7 +130,7 @@ def _write(summary: str, created: bool = False) -> Any:
     ),
 )
 @reads(selectors.runtime_integrations, output=RuntimeIntegrationOutputSerializer)
-class RuntimeIntegrationViewSet(toolkit.ReadsViewSet):
+class RuntimeIntegrationViewSet(ReadsViewSet):
     """Runtime integrations, by id: one per kind, how the service calls the integrator's endpoint."""
 
     def create(self, request: Request) -> Response:
@@ -172,7 +173,7 @@ class RuntimeIntegrationViewSet(toolkit.ReadsViewSet):
     list_description="Every call to an integrator, newest first: kind, status, duration and error (no secrets).",
 )
 @reads(selectors.integration_calls, output=IntegrationCallOutputSerializer, filters=IntegrationCallFilterSerializer)
-class IntegrationCallViewSet(toolkit.ReadOnlyViewSet):
+class IntegrationCallViewSet(ReadOnlyViewSet):
     """The call log of the runtime integrations."""
 
 

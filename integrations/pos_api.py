@@ -25,11 +25,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts import selectors as account_selectors
-from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
-from accounts.api_common import PosView
 from accounts.models import Account, Market, StockLocation
-from accounts.serializers import ErrorOutputSerializer
-from core.api import optional_slash_paths
+from accounts.scoping import PosView
+from core.api import (
+    AUTH_PARAMETERS,
+    ErrorOutputSerializer,
+    error_responses,
+    optional_slash_paths,
+    request_example,
+    response_example,
+)
 from core.declare import Body, Field, optional
 from core.errors import InvalidInput, NotFound, ServiceError
 from core.nodes import Str

@@ -11,7 +11,8 @@ from typing import Any
 from django.db.models import QuerySet
 from rest_framework.routers import SimpleRouter
 
-from accounts.api import ReadOnlyViewSet, filter_parameter, read_only_schema
+from accounts.scoping import ReadOnlyViewSet
+from core.api import filter_parameter, read_only_schema
 from orders import pos_api, selectors
 from orders.models import ExternalOrder, IncomingOrder, OrderState, OutgoingOrder
 from orders.serializers import (

@@ -16,7 +16,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.api_common import PosView
+from accounts.scoping import PosView
 from core.declare import BodyMeta
 from core.errors import ServiceError
 from orders import definitions, selectors, services

@@ -15,9 +15,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.api import AUTH_PARAMETERS, error_responses, request_example, response_example
-from accounts.api_common import PosView
+from accounts.scoping import PosView
 from campaigns.serializers import PricedBasketSerializer
+from core.api import AUTH_PARAMETERS, error_responses, request_example, response_example
 from core.errors import ServiceError
 from pos import baskets
 

@@ -21,11 +21,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts import api as toolkit
-from accounts.api_common import PosView, read_json_body
-from accounts.authentication import INVALID_CREDENTIALS, ApiPrincipal
+from accounts.authentication import ApiPrincipal
 from accounts.models import Scope
+from accounts.scoping import PosView, ReadOnlyViewSet
+from core import api as toolkit
 from core.api import reads
+from core.api.credentials import INVALID_CREDENTIALS
 from core.errors import InvalidInput
 from core.nodes import Obj
 from ledger.definitions import PosNewsletterSignup
@@ -68,7 +69,7 @@ def checked(node: Obj, body: Any, *, partial: bool = False) -> dict[str, Any]:
     return data
 
 
-class CatalogViewSet(toolkit.ReadOnlyViewSet):
+class CatalogViewSet(ReadOnlyViewSet):
     """CRUD by the spec ``id`` (in the URL as ``{id}``, dots allowed): list, create, retrieve, PUT (omitted
     optional fields become absent), PATCH (only the given fields; ``null`` makes one absent), delete. Reads as
     every read-only view set; writes through the kind's ``writes`` (the catalog services)."""
@@ -92,12 +93,14 @@ class CatalogViewSet(toolkit.ReadOnlyViewSet):
         return self.answer(self.get_object())
 
     def create(self, request: Request) -> Response:
-        data = checked(self.bodies.create, read_json_body(request))
+        data = checked(self.bodies.create, toolkit.read_json_body(request))
         return self.answer(self.writes.create(account=self.account, data=data), status.HTTP_201_CREATED)
 
     def update(self, request: Request, id: str, partial: bool = False) -> Response:
         instance = self.get_object()
-        data = checked(self.bodies.patch if partial else self.bodies.replace, read_json_body(request), partial=partial)
+        data = checked(
+            self.bodies.patch if partial else self.bodies.replace, toolkit.read_json_body(request), partial=partial
+        )
         return self.answer(self.writes.updated(instance, account=self.account, data=data, partial=partial))
 
     def partial_update(self, request: Request, id: str) -> Response:
@@ -237,7 +240,7 @@ SIGNUP_EXAMPLE: dict[str, Any] = {
     list_description="Newest first.",
 )
 @reads(selectors.newsletter_signups, output=NewsletterSignupOutputSerializer, filters=NewsletterSignupFilterSerializer)
-class NewsletterSignupViewSet(toolkit.ReadOnlyViewSet):
+class NewsletterSignupViewSet(ReadOnlyViewSet):
     """Newsletter signups posted by the POS apps, each exported as a newsletter signup event."""
 
 

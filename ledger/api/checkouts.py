@@ -13,8 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts import api as toolkit
-from accounts.api_common import PosView
+from accounts.scoping import PosView, ReadOnlyViewSet
+from core import api as toolkit
 from core.api import reads
 from ledger import definitions
 from ledger.models import SaleKind
@@ -149,7 +149,7 @@ def _filters(noun: str, *own: OpenApiParameter) -> list[OpenApiParameter]:
     list_description=NEWEST_FIRST,
 )
 @reads(selectors.checkouts, output=CheckoutOutputSerializer, filters=CheckoutFilterSerializer)
-class CheckoutViewSet(toolkit.ReadOnlyViewSet):
+class CheckoutViewSet(ReadOnlyViewSet):
     """Checkouts posted by the registers (spec: Checkout), with the sales each yielded."""
 
 
@@ -170,7 +170,7 @@ class CheckoutViewSet(toolkit.ReadOnlyViewSet):
     list_description=NEWEST_FIRST,
 )
 @reads(selectors.sales, output=SaleOutputSerializer, filters=SaleFilterSerializer)
-class SaleViewSet(toolkit.ReadOnlyViewSet):
+class SaleViewSet(ReadOnlyViewSet):
     """Sales, returns and expenses (spec: Sale), immutable; ``document`` is the exported JSON."""
 
 

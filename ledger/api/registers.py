@@ -16,8 +16,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts import api as toolkit
-from accounts.api_common import PosView
+from accounts.scoping import PosView, ReadOnlyViewSet
+from core import api as toolkit
 from core.api import reads
 from ledger.api.checkouts import SOURCE_EXAMPLE
 from ledger.selectors import registers as selectors
@@ -221,7 +221,7 @@ class CloseRegisterView(PosView):
     output=RegisterCloseStatementOutputSerializer,
     filters=RegisterCloseStatementFilterSerializer,
 )
-class RegisterCloseStatementViewSet(toolkit.ReadOnlyViewSet):
+class RegisterCloseStatementViewSet(ReadOnlyViewSet):
     """Register close statements, by id; never changed."""
 
 

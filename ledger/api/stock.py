@@ -14,9 +14,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from accounts import api as toolkit
-from accounts.api_common import PosView
-from accounts.serializers import ErrorOutputSerializer
+from accounts.scoping import PosView, ReadOnlyViewSet
+from core import api as toolkit
 from core.api import reads
 from core.errors import PayloadTooLarge, ServiceError
 from ledger.models import StockEventType
@@ -73,7 +72,7 @@ STOCK_EVENT_EXAMPLE = {
     "Sorted by stock location, product and variant.",
 )
 @reads(selectors.stock_levels, output=StockLevelOutputSerializer, filters=StockLevelFilterSerializer)
-class StockLevelViewSet(toolkit.ReadOnlyViewSet):
+class StockLevelViewSet(ReadOnlyViewSet):
     """Current stock of a product (and variant) on a stock location."""
 
 
@@ -92,7 +91,7 @@ class StockLevelViewSet(toolkit.ReadOnlyViewSet):
     list_description="Newest first.",
 )
 @reads(selectors.stock_events, output=StockEventOutputSerializer, filters=StockEventFilterSerializer)
-class StockEventViewSet(toolkit.ReadOnlyViewSet):
+class StockEventViewSet(ReadOnlyViewSet):
     """Every move of stock: sales and returns, goods received, stock counts, external resets."""
 
 
@@ -194,7 +193,7 @@ class StockEventsPosView(PosView):
             201: OpenApiResponse(OpenApiTypes.OBJECT, description="Recorded."),
             **toolkit.error_responses(400),
             413: OpenApiResponse(
-                ErrorOutputSerializer,
+                toolkit.ErrorOutputSerializer,
                 description=f"More than {MAX_EVENTS_PER_REQUEST} events.",
                 examples=[toolkit.response_example("Too many events", TOO_MANY_EXAMPLE, status_code=413)],
             ),

@@ -4,9 +4,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts import services
-from accounts.authentication import INVALID_CREDENTIALS
 from accounts.keys import prefix_of
 from accounts.models import ApiKey
+from core.api.credentials import INVALID_CREDENTIALS
 from tests.conftest import Tenant
 from tests.factories import IntegrationFactory, api_key_for
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from accounts import services as account_services
-from accounts.authentication import INVALID_CREDENTIALS
+from core.api.credentials import INVALID_CREDENTIALS
 from tests.factories import IntegrationFactory, api_key_for
 from tests.imports.conftest import order
 

@@ -1,0 +1,199 @@
+"""The OpenAPI building blocks of the apps' API modules (drf-spectacular): the error body and its examples,
+the credentials' query parameters, examples, filter parameters, and the whole schema of a view set that reads
+(:func:`read_operations`, :func:`read_only_schema`) or lists, creates, reads, replaces, changes and deletes
+(:func:`crud_schema`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import serializers
+
+from core.api.credentials import INVALID_CREDENTIALS
+
+
+class ErrorItemSerializer(serializers.Serializer):
+    field = serializers.CharField(help_text='The offending input, e.g. "currency" or "default_taxes".')
+    message = serializers.CharField()
+    code = serializers.CharField(required=False, help_text="Present on errors raised by the services.")
+
+
+class ErrorOutputSerializer(serializers.Serializer):
+    """The JSON body of every refused request (``core.errors.error_body``)."""
+
+    status = serializers.CharField(help_text="Always ERROR.")
+    message = serializers.CharField()
+    # A declared field shadows Serializer.errors only in the type stubs: DRF pops fields off the class.
+    errors = ErrorItemSerializer(many=True, required=False)  # type: ignore[assignment]
+
+    class Meta:
+        ref_name = "Error"
+
+
+AUTH_PARAMETERS = [
+    OpenApiParameter(
+        "account", OpenApiTypes.STR, OpenApiParameter.QUERY, required=True, description="Account identifier."
+    ),
+    OpenApiParameter(
+        "integration",
+        OpenApiTypes.STR,
+        OpenApiParameter.QUERY,
+        required=True,
+        description="Identifier of the integration the API key belongs to.",
+    ),
+]
+
+_ERROR_EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {
+    400: (
+        "Invalid input",
+        {
+            "status": "ERROR",
+            "message": "The request is invalid.",
+            "errors": [{"field": "currency", "message": "'XYZ' is not an ISO 4217 currency code."}],
+        },
+    ),
+    401: ("Invalid credentials", {"status": "ERROR", "message": INVALID_CREDENTIALS}),
+    403: ("Missing scope", {"status": "ERROR", "message": "This API key lacks the 'admin' scope."}),
+    404: ("Not found", {"status": "ERROR", "message": "Not found."}),
+    409: (
+        "Still in use",
+        {
+            "status": "ERROR",
+            "message": "The market 'dk' is still used (stock location: shop-1) and cannot be deleted.",
+        },
+    ),
+}
+
+
+def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
+    """OpenAPI responses for these error statuses plus 401 and 403, which every endpoint can answer."""
+    responses = {}
+    for code in sorted({401, 403, *codes}):
+        summary, value = _ERROR_EXAMPLES[code]
+        responses[code] = OpenApiResponse(
+            ErrorOutputSerializer,
+            description=summary,
+            examples=[OpenApiExample(summary, value=value, status_codes=[code], response_only=True)],
+        )
+    return responses
+
+
+def response_example(name: str, value: dict[str, Any], *, status_code: int = 200) -> OpenApiExample:
+    return OpenApiExample(name, value=value, status_codes=[status_code], response_only=True)
+
+
+def error_example(name: str, message: str, *, status_code: int, field: str | None = None) -> OpenApiExample:
+    """An error answer's example: its ``message`` and, when it is about one ``field``, the error naming it."""
+    value: dict[str, Any] = {"status": "ERROR", "message": message}
+    if field is not None:
+        value["errors"] = [{"field": field, "message": message, "code": "invalid"}]
+    return response_example(name, value, status_code=status_code)
+
+
+def request_example(name: str, value: dict[str, Any]) -> OpenApiExample:
+    return OpenApiExample(name, value=value, request_only=True)
+
+
+def read_operations(
+    *,
+    noun: str,
+    output_serializer: type[serializers.BaseSerializer],
+    example: dict[str, Any],
+    example_name: str = "",
+    list_description: str = "",
+    filters: Sequence[OpenApiParameter] = (),
+    tags: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The schemas of a view set's list and retrieve, for ``extend_schema_view(**...)``: ``example`` answered
+    by both (named ``example_name``, the noun by default), ``filters`` the list's query parameters."""
+    article = "an" if noun[0].lower() in "aeiou" else "a"
+    common: dict[str, Any] = {"examples": [response_example(example_name or noun, example)]}
+    if tags:
+        common["tags"] = list(tags)
+    listing: dict[str, Any] = {
+        "summary": f"List {noun}s",
+        "parameters": [*AUTH_PARAMETERS, *filters],
+        "responses": {200: output_serializer(many=True), **error_responses(400)},
+        **common,
+    }
+    if list_description:
+        listing["description"] = list_description
+    retrieve = extend_schema(
+        summary=f"Get {article} {noun}",
+        parameters=AUTH_PARAMETERS,
+        responses={200: output_serializer, **error_responses(404)},
+        **common,
+    )
+    return {"list": extend_schema(**listing), "retrieve": retrieve}
+
+
+def read_only_schema(*, tag: str, noun: str, output_serializer: type[serializers.Serializer], **options: Any) -> Any:
+    """``extend_schema_view`` of a ``ReadOnlyViewSet``: its ``read_operations`` under one tag."""
+    return extend_schema_view(**read_operations(noun=noun, output_serializer=output_serializer, tags=[tag], **options))
+
+
+def filter_parameter(name: str, description: str, *, enum: list[str] | None = None) -> OpenApiParameter:
+    return OpenApiParameter(name, OpenApiTypes.STR, OpenApiParameter.QUERY, description=description, enum=enum)
+
+
+# The operations of a view set that lists, creates, reads, replaces, changes and deletes: summary, the status of a
+# success, whether the request has a body, the error statuses.
+_CRUD_OPERATIONS = {
+    "list": ("List {noun}s", 200, False, (400,)),
+    "create": ("Create {article} {noun}", 201, True, (400,)),
+    "retrieve": ("Get {article} {noun}", 200, False, (404,)),
+    "update": ("Replace {article} {noun}", 200, True, (400, 404)),
+    "partial_update": ("Change fields of {article} {noun}", 200, True, (400, 404)),
+    "destroy": ("Delete {article} {noun}", 204, False, (404,)),
+}
+
+
+def crud_schema(
+    *,
+    tag: str,
+    noun: str,
+    input_serializer: type[serializers.Serializer],
+    output_serializer: type[serializers.BaseSerializer],
+    example: dict[str, Any],
+    request: dict[str, Any],
+    descriptions: Mapping[str, str],
+    filters: Sequence[OpenApiParameter] = (),
+    delete_conflict: bool = False,
+    article: str = "",
+) -> Any:
+    """``extend_schema_view`` of a view set with the six operations above: one tag, examples for every response
+    shape (``example`` as the view answers it, ``request`` as a client sends it), a description per operation
+    (``descriptions``), ``filters`` on the list; ``delete_conflict``: a delete may answer 409 (in use)."""
+    article = article or ("an" if noun[0] in "aeiou" else "a")
+    one = [response_example(noun, example), response_example(noun, example, status_code=201)]
+    body = [request_example(noun, request)]
+    operations: dict[str, Any] = {}
+    for operation, (summary, success, has_body, errors) in _CRUD_OPERATIONS.items():
+        schema: dict[str, Any] = {
+            "tags": [tag],
+            "summary": summary.format(noun=noun, article=article),
+            "parameters": [*AUTH_PARAMETERS, *filters] if operation == "list" else AUTH_PARAMETERS,
+        }
+        if operation in descriptions:
+            schema["description"] = descriptions[operation]
+        if has_body:
+            schema["request"] = input_serializer
+        if operation == "destroy":
+            schema["responses"] = {204: None, **error_responses(*errors, *((409,) if delete_conflict else ()))}
+        else:
+            answer = output_serializer(many=True) if operation == "list" else output_serializer
+            schema["responses"] = {success: answer, **error_responses(*errors)}
+            schema["examples"] = (
+                [response_example(noun, example)] if operation == "list" else [*body, *one] if has_body else one
+            )
+        operations[operation] = extend_schema(**schema)
+    return extend_schema_view(**operations)
