@@ -1,4 +1,5 @@
-"""Configuring runtime integrations and testing them (spec: Endpoints B, Runtime integrations).
+"""Configuring runtime integrations, testing them, and the POS lookups that call them (spec: Endpoints B, Runtime
+integrations; E-commerce product, Product, Customer rules 1-3, Customer-specific discount, Shipping option).
 
 A configuration is checked as a whole on save so that a call can never fail on its own templates: every
 placeholder must be one of the kind's (``kinds.KINDS``), the URL must be http(s) with a literal host, header
@@ -7,6 +8,11 @@ names and values must be sendable, the transform must compile (JMESPath). Errors
 
 Secrets are declared (``secret_fields``, see ``core.secrets``): ``unmasked`` turns what a client sends
 back (masked values included) into the configuration to save, for the API and the admin alike.
+
+The POS lookups (``integrations.pos_api``) are plain functions, account first: each resolves where the till is
+(``resolve_place``), makes one call and checks the answer; only ``lookup_product`` writes, through
+``ledger.services.catalog.import_product``, after the integrator has answered (no transaction is held open over
+HTTP).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -22,15 +29,18 @@ import jmespath.exceptions
 from django.conf import settings
 from django.utils import timezone
 
-from accounts.models import Account, Market
+from accounts import selectors as account_selectors
+from accounts.models import Account, Market, StockLocation
 from accounts.services import delete_owned, unique_in_account
 from core import secrets
-from core.errors import InvalidInput
-from integrations import answers, runtime, selectors, templates
-from integrations.errors import IntegrationFailed
+from core.errors import InvalidInput, NotFound, ServiceError
+from integrations import answers, customers, runtime, selectors, templates
+from integrations.definitions import ShippingAddress
+from integrations.errors import BadAnswer, IntegrationFailed
 from integrations.kinds import KINDS
 from integrations.models import MAX_TIMEOUT, MIN_TIMEOUT, CustomerDiscountsAnswer, Method, RuntimeIntegration
 from integrations.runtime import call
+from ledger.services import catalog as catalog_services
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
 # Set by the service on every request: a configured one would be overridden or break the request framing.
@@ -347,3 +357,133 @@ def customer_discounts_answer(*, account: Account, customer_id: str, market: Mar
             update_fields=["integration", "integration_updated_at", "data", "fetched_at"],
         )
     return result.data
+
+
+# --- The POS lookups (integrations.pos_api): where the till is, then one call to the integrator each -------------
+
+
+@dataclass(frozen=True)
+class Place:
+    market: Market | None
+    shop: StockLocation | None
+
+    def values(self) -> dict[str, str]:
+        """The ``market``, ``currency_code`` and ``shop_id`` placeholders ("" when unknown, so a template that
+        uses them renders rather than fails)."""
+        return {
+            "market": self.market.identifier if self.market else "",
+            "currency_code": self.market.currency if self.market else "",
+            "shop_id": self.shop.identifier if self.shop else "",
+        }
+
+
+def resolve_place(*, account: Account, market: str = "", shop_id: str = "", market_required: bool = False) -> Place:
+    """The market and shop a POS request names. ``shop_id`` implies its market; without either the account's
+    only market is meant (a one-market account need not say it). Raises ServiceError naming the field."""
+    shop = None
+    if shop_id:
+        shop = account_selectors.stock_location_by_identifier(account=account, identifier=shop_id)
+        if shop is None:
+            raise ServiceError(f"no stock location '{shop_id[:64]}' in this account", field="shop_id", code="unknown")
+    found: Market | None = None
+    if market:
+        found = account_selectors.market_by_identifier(account=account, identifier=market)
+        if found is None:
+            raise ServiceError(f"no market '{market[:32]}' in this account", field="market", code="unknown")
+        if shop is not None and shop.market_id != found.pk:
+            raise ServiceError(
+                f"the stock location '{shop.identifier}' is in market '{shop.market.identifier}', not '{market[:32]}'",
+                field="market",
+                code="mismatch",
+            )
+    elif shop is not None:
+        found = shop.market
+    else:
+        only = list(account_selectors.markets(account=account)[:2])
+        found = only[0] if len(only) == 1 else None
+    if found is None and market_required:
+        raise ServiceError("is required: the account has several markets", field="market", code="required")
+    return Place(market=found, shop=shop)
+
+
+def search_products(*, account: Account, term: str, place: Place, limit: int) -> list[dict[str, Any]]:
+    """Spec: E-commerce product search (POS). The integrator's products, each checked (``retail_price``
+    required), at most ``limit`` of them even when the integrator ignores the limit."""
+    result = call(
+        account=account, kind="product_search", values={"search_term": term, "limit": limit, **place.values()}
+    )
+    found: list[dict[str, Any]] = answers.require_valid("product_search", result.data)
+    return found[:limit]
+
+
+def lookup_product(*, account: Account, barcode: str, place: Place) -> catalog_services.ImportedProduct:
+    """Spec: External product lookup (stock app, registering received goods): the Product the integrator
+    answers for a scanned code is imported into the account (created, or replaced by id: a product edit event
+    either way, none when nothing changed) and returned. An integrator's 404 or ``null`` means no such product
+    (our 404); a price for a market the account does not have is a bad answer (the integrator's catalog and
+    the account's markets disagree: staff must fix it, not the cashier)."""
+    try:
+        result = call(account=account, kind="product_lookup", values={"barcode": barcode, **place.values()})
+    except IntegrationFailed as exc:
+        if exc.upstream_status == 404:
+            raise NotFound(f"The integrator knows no product with the code '{barcode[:100]}'.", code="unknown") from exc
+        raise
+    if result.data is None or result.data == [] or result.data == {}:
+        raise NotFound(f"The integrator knows no product with the code '{barcode[:100]}'.", code="unknown")
+    data: dict[str, Any] = answers.require_valid("product_lookup", result.data)
+    try:
+        catalog_services.check_product_references(account=account, data=data)
+    except InvalidInput as exc:
+        problems = exc.errors()
+        raise BadAnswer(
+            f"The integrator's product_lookup answer does not match the account: {answers.describe(problems)}",
+            field=problems[0]["field"],
+        ) from exc
+    return catalog_services.import_product(account=account, data=data)
+
+
+def customer_facts(customer: dict[str, Any]) -> dict[str, Any]:
+    """Spec: Customer rules 1-3, as facts the POS acts on, added to the customer (balance normalised):
+    ``block_sales`` (no sale to them), ``credit`` (null without a credit limit; else the balance, the limit and
+    ``available``: the largest invoice or customer-account purchase rule 1 lets through), ``deposit_prompt``
+    (the overdue amount to ask to be deposited, or null) and ``b2b`` (an organization number: the sale keeps
+    name and address; otherwise only the identifier)."""
+    out = customers.normalise_balance(customer)
+    limit = out.get("credit_limit")
+    balance = Decimal(out.get("balance") or 0)
+    out["block_sales"] = bool(out.get("block_sales", False))
+    out["credit"] = (
+        None
+        if limit is None
+        else {"balance": balance, "credit_limit": limit, "available": max(Decimal(limit) + balance, Decimal(0))}
+    )
+    out["deposit_prompt"] = customers.overdue_prompt(out)
+    out["b2b"] = bool(str(out.get("organization_number") or "").strip())
+    return out
+
+
+def lookup_customers(*, account: Account, term: str, place: Place) -> list[dict[str, Any]]:
+    """Spec: Customer lookup (POS): the integrator's customers, checked, each with its rule facts."""
+    result = call(account=account, kind="customer_lookup", values={"search_term": term, **place.values()})
+    found: list[dict[str, Any]] = answers.require_valid("customer_lookup", result.data)
+    return [customer_facts(customer) for customer in found]
+
+
+def customer_discounts(*, account: Account, customer_id: str, market: Market) -> list[dict[str, Any]]:
+    """Spec: Customer-specific discounts: the customer's discounts in ``market`` (its currency is the base
+    currency), checked against the campaign schema of their type, prices plain numbers. Always asked afresh and
+    remembered for the baskets that follow (``customer_discounts_answer``): a shop app asks here when a
+    customer is attached to the sale."""
+    data = customer_discounts_answer(account=account, customer_id=customer_id, market=market, refresh=True)
+    found: list[dict[str, Any]] = answers.require_valid("customer_discounts", data)
+    return found
+
+
+def shipping_options(*, account: Account, address: dict[str, Any], stock_location: str) -> list[dict[str, Any]]:
+    """Spec: Shipping options: the customer's address, the shop and its base currency in; the options out. The
+    one the customer chooses goes into the sale's shipping behavior as ``method_id`` (with ``method_title``)."""
+    place = resolve_place(account=account, shop_id=stock_location)
+    values = {**{name: str(address.get(name, "")) for name in ShippingAddress.fields}, **place.values()}
+    result = call(account=account, kind="shipping_options", values=values)
+    found: list[dict[str, Any]] = answers.require_valid("shipping_options", result.data)
+    return found

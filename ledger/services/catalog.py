@@ -25,7 +25,7 @@ from core.errors import InvalidInput, NotFound, ServiceError
 from core.jsonenc import epoch
 from ledger.models import Expense, NewsletterSignup, Product, ProductEditEvent
 from ledger.outbox import product_event_key, signup_key
-from ledger.selectors.catalog import PRODUCT_OPTIONAL_FIELDS, product_document, search_text_of
+from ledger.selectors.catalog import PRODUCT_OPTIONAL_FIELDS, product_by_id, product_document, search_text_of
 
 # Model column of each optional spec field and its "absent" value: blank for text columns, null for JSON.
 _ABSENT: dict[str, Any] = {
@@ -316,3 +316,29 @@ def record_newsletter_signup(*, account: Account, data: Mapping[str, Any]) -> tu
         entry = outbox.Entry(signup.pk, signup_key(signup), stock_location_id=shop.pk if shop else None)
         outbox.offer(account=account, entity_type=outbox.NEWSLETTER_SIGNUPS, entries=[entry])
     return signup, True
+
+
+@dataclass(frozen=True)
+class ImportedProduct:
+    product: Product
+    outcome: str  # "created", "updated" or "unchanged"
+
+
+def import_product(*, account: Account, data: Mapping[str, Any]) -> ImportedProduct:
+    """Spec: External product lookup: the Product an integrator answered for a scanned code, stored in the
+    account: created, or replaced by its ``id`` (a product edit event either way, none when nothing changed).
+    ``data`` is checked already (``check_product_references`` included)."""
+    existing = product_by_id(account=account, product_id=data["id"])
+    if existing is None:
+        try:
+            return ImportedProduct(create_product(account=account, data=data), "created")
+        except ServiceError as exc:
+            if exc.code != "duplicate":
+                raise
+            # Two tills scanned the same new product at once: the other one created it; update it instead.
+            existing = product_by_id(account=account, product_id=data["id"])
+            if existing is None:
+                raise
+    before = existing.updated_at
+    product = update_product(account=account, product=existing, data=data)
+    return ImportedProduct(product, "updated" if product.updated_at != before else "unchanged")

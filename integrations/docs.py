@@ -1,0 +1,211 @@
+"""OpenAPI descriptions of the integrations' POS API (``integrations.pos_api``): each view's schema, with request
+and response examples from the spec, and the failures every view that asks the integrator shares."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+
+from core.api import AUTH_PARAMETERS, ErrorOutputSerializer, error_responses, request_example, response_example
+from core.serializers import JSONField
+from integrations.definitions import ShippingOptionsRequest
+from ledger.serializers.catalog import ProductOutputSerializer
+
+_ERRORS_EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {
+    502: (
+        "The integrator failed or answered the wrong shape",
+        {
+            "status": "ERROR",
+            "message": "The integrator's product_search answer does not match the spec: [0].retail_price is required",
+            "errors": [
+                {
+                    "field": "[0].retail_price",
+                    "message": "The integrator's product_search answer does not match the spec: "
+                    "[0].retail_price is required",
+                    "code": "bad_answer",
+                }
+            ],
+        },
+    ),
+    504: ("The integrator did not answer in time", {"status": "ERROR", "message": "The integrator did not answer."}),
+}
+
+
+def _responses(ok: Any, *codes: int) -> dict[int, Any]:
+    out: dict[int, Any] = {200: ok, **error_responses(*codes)}
+    for code, (summary, value) in _ERRORS_EXAMPLES.items():
+        example = response_example(summary, value, status_code=code)
+        out[code] = OpenApiResponse(ErrorOutputSerializer, description=summary, examples=[example])
+    return out
+
+
+def _params(*params: tuple[str, str, bool]) -> list[OpenApiParameter]:
+    return [
+        *AUTH_PARAMETERS,
+        *(
+            OpenApiParameter(name, OpenApiTypes.STR, OpenApiParameter.QUERY, required=required, description=text)
+            for name, text, required in params
+        ),
+    ]
+
+
+_MARKET = ("market", "Market identifier; default: the shop's market, or the account's only market.", False)
+_SHOP = ("shop_id", "Stock location identifier of the till's shop (sent on as `{shop_id}`).", False)
+
+
+def _results(name: str) -> Any:
+    return inline_serializer(name, {"results": serializers.ListField(child=JSONField())})
+
+
+_PRODUCTS_EXAMPLE = {
+    "results": [
+        {
+            "id": "web-1",
+            "variant_id": "web-1-blue-m",
+            "name": {"da": "Trøje", "en": "Sweater"},
+            "variant_name": "Blue / M",
+            "barcode": "5701234567890",
+            "retail_price": 499.95,
+            "sale_price": 399.95,
+            "taxes": [{"name": "VAT", "rate": 0.25, "type": "vat"}],
+        }
+    ]
+}
+_LOOKUP_EXAMPLE = {
+    "outcome": "created",
+    "product": {
+        "id": "ext-5701234567890",
+        "name": {"da": "Ekstern vare"},
+        "barcode": "5701234567890",
+        "retail_price": 149.95,
+        "created_at": "2026-01-15T09:30:00Z",
+        "updated_at": "2026-01-15T09:30:00Z",
+    },
+}
+_CUSTOMERS_EXAMPLE = {
+    "results": [
+        {
+            "identifier": "c-1",
+            "name": "Acme Wholesale ApS",
+            "organization_number": "DK12345678",
+            "balance": 100,
+            "credit_limit": 500,
+            "block_sales": False,
+            "credit": {"balance": 100, "credit_limit": 500, "available": 600},
+            "deposit_prompt": None,
+            "b2b": True,
+        },
+        {
+            "identifier": "c-2",
+            "balance": -250,
+            "balance_overdue": 250,
+            "block_sales": False,
+            "credit": None,
+            "deposit_prompt": 250,
+            "b2b": False,
+        },
+    ]
+}
+_DISCOUNTS_EXAMPLE = {
+    "results": [
+        {
+            "id": "cd-c-1",
+            "type": "new_price_discount-single_product",
+            "product_id": "p-1",
+            "new_price_per_item": 79,
+            "name": "Customer price",
+            "display_name": "Your price",
+            "priority": 10,
+        }
+    ]
+}
+_SHIPPING_REQUEST = {
+    "stock_location": "shop-1",
+    "address": {"name": "Jane Doe", "street": "Vestergade 1", "city": "København", "postal_code": "1456"},
+}
+_SHIPPING_EXAMPLE = {
+    "results": [
+        {"id": "gls", "price": 39, "title": "GLS", "subtitle": "1-2 business days"},
+        {"id": "pickup", "price": 0, "title": "Pick up in shop", "subtitle": "Ready tomorrow"},
+    ]
+}
+_NOT_CONFIGURED = (
+    " A kind with no integration configured answers 404 (`not_configured`); an integrator that fails 502, a slow "
+    "one 504, a JSON answer of the wrong shape 502 (`bad_answer`, naming the field)."
+)
+
+
+def _asks(operation_id: str, summary: str, description: str, parameters: list[Any], answer: Any, **rest: Any) -> Any:
+    """``extend_schema`` of a view that asks the integrator: the POS tag, its answer or the failures every
+    such view shares (``_NOT_CONFIGURED``); ``rest`` is the request body and examples."""
+    return extend_schema(
+        operation_id=operation_id,
+        tags=["pos"],
+        summary=summary,
+        description=description + _NOT_CONFIGURED,
+        parameters=parameters,
+        responses=_responses(answer, 400, 404),
+        **rest,
+    )
+
+
+PRODUCT_SEARCH = _asks(
+    "pos_products_search",
+    "Search the e-commerce products",
+    "Asks the `product_search` integration; answers its E-commerce products, each checked "
+    "(`retail_price` required, L10nString names), at most `limit`.",
+    [
+        *_params(("q", "The search term.", True), _MARKET, _SHOP),
+        OpenApiParameter("limit", OpenApiTypes.INT, OpenApiParameter.QUERY, required=False),
+    ],
+    _results("PosProductSearchResult"),
+    examples=[response_example("products", _PRODUCTS_EXAMPLE)],
+)
+PRODUCT_LOOKUP = _asks(
+    "pos_products_lookup",
+    "Look up a product at the integrator by its code",
+    "Asks the `product_lookup` integration for the scanned code; the Product it answers is imported into "
+    "the account (created or replaced by id, emitting a product edit event) and returned with `outcome` "
+    "(`created`, `updated`, `unchanged`). An integrator's 404 is a 404 here.",
+    _params(("barcode", "The scanned code (EAN, SKU, ISBN...).", True), _MARKET, _SHOP),
+    inline_serializer(
+        "PosProductLookupResult", {"outcome": serializers.CharField(), "product": ProductOutputSerializer()}
+    ),
+    examples=[response_example("imported", _LOOKUP_EXAMPLE)],
+)
+CUSTOMER_LOOKUP = _asks(
+    "pos_customers_lookup",
+    "Look up customers",
+    "Asks the `customer_lookup` integration; answers its customers, each checked, the deprecated balance "
+    "object flattened, with the spec's rules as facts: `block_sales`, `credit` (`{balance, credit_limit, "
+    "available}` or null: invoice and customer-account payments above `available` are refused), "
+    "`deposit_prompt` (the overdue amount to ask for as a deposit, or null) and `b2b` (only a B2B "
+    "customer's name and address are kept on a sale).",
+    _params(("q", "The search term.", True), _MARKET, _SHOP),
+    _results("PosCustomerLookupResult"),
+    examples=[response_example("customers", _CUSTOMERS_EXAMPLE)],
+)
+CUSTOMER_DISCOUNTS = _asks(
+    "pos_customer_discounts",
+    "The customer-specific discounts of a customer",
+    "Asks the `customer_discounts` integration (customer id, market, the market's currency); answers the "
+    "discounts, each checked like an imported campaign of its type, prices plain numbers. Basket pricing "
+    "fetches them itself when the basket has a `customer`.",
+    _params(_MARKET, _SHOP),
+    _results("PosCustomerDiscountsResult"),
+    examples=[response_example("discounts", _DISCOUNTS_EXAMPLE)],
+)
+SHIPPING_OPTIONS = _asks(
+    "pos_shipping_options",
+    "The shipping options for an address",
+    "Asks the `shipping_options` integration with the customer's address, the shop and its market's "
+    "currency; answers the options `{id, price, title, subtitle}`. Put the chosen one on the sale's shipping "
+    "line as `behavior.shipping.method_id` (its `title` as `method_title`).",
+    AUTH_PARAMETERS,
+    _results("PosShippingOptionsResult"),
+    request={"application/json": ShippingOptionsRequest},
+    examples=[request_example("address", _SHIPPING_REQUEST), response_example("options", _SHIPPING_EXAMPLE)],
+)
