@@ -19,9 +19,15 @@ from campaigns.serializers import (
     ProductRuleFilterSerializer,
     ProductRuleOutputSerializer,
 )
-from core.api import filter_parameter, read_only_schema, reads
+from core.api import Area
 
-MARKET_FILTER = filter_parameter("market", "Only this market (identifier), e.g. dk.")
+CAMPAIGNS = Area(
+    "campaigns",
+    filters={
+        "market": "Only this market (identifier), e.g. dk.",
+        "type": "Only this campaign type, e.g. percentage_discount-tag.",
+    },
+)
 
 _CAMPAIGN_DEFINITION = {
     "id": "tshirts-3-for-2",
@@ -65,30 +71,22 @@ _RULE_DEFINITION = {
 PRODUCT_RULE_EXAMPLE = _stored(_RULE_DEFINITION, *PRODUCT_RULE_COLUMNS, pk=9)
 
 
-@read_only_schema(
-    tag="campaigns",
-    noun="campaign",
-    output_serializer=CampaignOutputSerializer,
-    example=CAMPAIGN_EXAMPLE,
-    filters=[MARKET_FILTER, filter_parameter("type", "Only this campaign type, e.g. percentage_discount-tag.")],
-    list_description="Per market, highest priority first.",
+@CAMPAIGNS.reads(
+    selectors.campaigns, output=CampaignOutputSerializer, filters=CampaignFilterSerializer, example=CAMPAIGN_EXAMPLE
 )
-@reads(selectors.campaigns, output=CampaignOutputSerializer, filters=CampaignFilterSerializer)
 class CampaignViewSet(ReadOnlyViewSet):
-    """Discount campaigns per market, as imported; ``pk`` addresses one, ``id`` is the campaign id."""
+    """Discount campaigns per market, as imported, highest priority first; ``pk`` addresses one, ``id`` is the
+    campaign id."""
 
 
-@read_only_schema(
-    tag="campaigns",
-    noun="product rule",
-    output_serializer=ProductRuleOutputSerializer,
+@CAMPAIGNS.reads(
+    selectors.product_rules,
+    output=ProductRuleOutputSerializer,
+    filters=ProductRuleFilterSerializer,
     example=PRODUCT_RULE_EXAMPLE,
-    filters=[MARKET_FILTER],
-    list_description="Per market, by id.",
 )
-@reads(selectors.product_rules, output=ProductRuleOutputSerializer, filters=ProductRuleFilterSerializer)
 class ProductRuleViewSet(ReadOnlyViewSet):
-    """Product rules (container deposits) per market, as imported; ``pk`` addresses one."""
+    """Product rules (container deposits) per market, as imported, by id; ``pk`` addresses one."""
 
 
 def register(router: SimpleRouter) -> None:

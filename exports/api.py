@@ -8,9 +8,9 @@ stored one (``unmask``); a generated web hook secret is answered once, in ``gene
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.decorators import action
@@ -21,17 +21,16 @@ from rest_framework.routers import SimpleRouter
 from accounts.scoping import ReadOnlyViewSet, ReadsViewSet
 from core.api import (
     AUTH_PARAMETERS,
+    Area,
     ErrorOutputSerializer,
     error_example,
     error_responses,
-    filter_parameter,
     read_operations,
     reads,
     request_example,
     response_example,
 )
 from exports import circuit, selectors, services
-from exports.models import EntityType, ExportItem, ExportStatus
 from exports.serializers import (
     MASK,
     ConfigPreviewInputSerializer,
@@ -306,32 +305,18 @@ def _preview_body(rendered: Any, element_key: str) -> dict[str, Any]:
     return dict(PreviewOutputSerializer(body).data)
 
 
-_LOG_FILTERS = [
-    filter_parameter("queue", "Only the items of this export queue (its id)."),
-    filter_parameter("status", "Only items with this outcome.", enum=ExportStatus.values),
-    filter_parameter("entity_type", "Only items of this entity type.", enum=EntityType.values),
-    filter_parameter("element_key", "Only items with this element key, e.g. WEB-10001:311."),
-]
+EXPORT_LOG = Area(
+    "export log",
+    filters={
+        "queue": "Only the items of this export queue (its id).",
+        "status": "Only items with this outcome.",
+        "entity_type": "Only items of this entity type.",
+        "element_key": "Only items with this element key, e.g. WEB-10001:311.",
+    },
+)
 
 
 @extend_schema_view(
-    list=extend_schema(
-        summary="List export log entries",
-        description=(
-            "One entry per entity per queue, newest first, with the outcome of its delivery and the attempt "
-            "log of that delivery."
-        ),
-        parameters=[*AUTH_PARAMETERS, *_LOG_FILTERS],
-        responses={200: ExportLogOutputSerializer(many=True), **error_responses(400)},
-        examples=[response_example("export log entry", EXPORT_LOG_EXAMPLE)],
-    ),
-    retrieve=extend_schema(
-        summary="Get an export log entry",
-        description="The item with the outcome and the attempt log of its delivery.",
-        parameters=AUTH_PARAMETERS,
-        responses={200: ExportLogOutputSerializer, **error_responses(404)},
-        examples=[response_example("export log entry", EXPORT_LOG_EXAMPLE)],
-    ),
     retry=extend_schema(
         summary="Retry an export log entry",
         description=(
@@ -348,16 +333,15 @@ _LOG_FILTERS = [
         examples=[response_example("Retried", {"retried": 1})],
     ),
 )
-@extend_schema(tags=["export log"])
+@EXPORT_LOG.reads(
+    partial(selectors.export_items, with_attempts=True),
+    output=ExportLogOutputSerializer,
+    filters=ExportLogFilterSerializer,
+    example=EXPORT_LOG_EXAMPLE,
+)
 class ExportLogViewSet(ReadOnlyViewSet):
-    """Every export item with the outcome of its delivery."""
-
-    queryset = ExportItem.objects.none()
-    filter_serializer_class = ExportLogFilterSerializer
-    output_serializer_class = ExportLogOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[ExportItem]:
-        return selectors.export_items(account=self.account, with_attempts=True, **filters)
+    """Every export item, one per entity per queue, newest first, with the outcome of its delivery and the attempt
+    log of that delivery."""
 
     @action(detail=True, methods=["post"])
     def retry(self, request: Request, pk: str) -> Response:

@@ -5,14 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter
 from rest_framework.routers import SimpleRouter
 
 from accounts.scoping import ReadOnlyViewSet
-from core.api import filter_parameter, read_only_schema
+from core.api import Area
 from imports import selectors
-from imports.models import ImportItem, ImportKind, ImportStatus
+from imports.models import ImportItem
 from imports.serializers import INTEGRATION_FILTER, ImportLogFilterSerializer, ImportLogOutputSerializer
 
 IMPORT_LOG_EXAMPLE = {
@@ -41,31 +39,22 @@ IMPORT_LOG_EXAMPLE = {
 }
 
 
-@read_only_schema(
-    tag="import log",
-    noun="import log entry",
-    output_serializer=ImportLogOutputSerializer,
-    example=IMPORT_LOG_EXAMPLE,
-    filters=[
-        filter_parameter(
-            INTEGRATION_FILTER,
-            "Another integration of the account than the one in `integration` (whose log is listed by "
-            "default, as `?integration=` names it); `*` lists every integration of the account.",
-        ),
-        filter_parameter("status", "Only items with this outcome.", enum=ImportStatus.values),
-        filter_parameter("kind", "Only items of this kind.", enum=ImportKind.values),
-        filter_parameter("identifier", "Only items with this identifier (order_identifier, campaign or rule id)."),
-        OpenApiParameter(
-            "request_id",
-            OpenApiTypes.UUID,
-            OpenApiParameter.QUERY,
-            description="Only the items of this import request.",
-        ),
-    ],
-    list_description="One entry per posted item, newest first.",
+IMPORT_LOG = Area(
+    "import log",
+    filters={
+        INTEGRATION_FILTER: "Another integration of the account than the one in `integration` (whose log is listed "
+        "by default, as `?integration=` names it); `*` lists every integration of the account.",
+        "status": "Only items with this outcome.",
+        "kind": "Only items of this kind.",
+        "identifier": "Only items with this identifier (order_identifier, campaign or rule id).",
+        "request_id": "Only the items of this import request.",
+    },
 )
+
+
+@IMPORT_LOG.schema(output=ImportLogOutputSerializer, filters=ImportLogFilterSerializer, example=IMPORT_LOG_EXAMPLE)
 class ImportLogViewSet(ReadOnlyViewSet):
-    """Every posted import item with its payload and outcome."""
+    """Every posted import item with its payload and outcome: one entry per posted item, newest first."""
 
     queryset = ImportItem.objects.none()
     filter_serializer_class = ImportLogFilterSerializer

@@ -161,20 +161,22 @@ class RuntimeIntegrationViewSet(ReadsViewSet):
         return Response(TestOutputSerializer(result).data)
 
 
-@toolkit.read_only_schema(
-    tag="runtime integration calls",
-    noun="runtime integration call",
-    output_serializer=IntegrationCallOutputSerializer,
-    example=CALL_EXAMPLE,
-    filters=[
-        toolkit.filter_parameter("kind", "Only calls of this kind.", enum=list(KINDS)),
-        toolkit.filter_parameter("ok", "Only successful (true) or failed (false) calls.", enum=["true", "false"]),
-    ],
-    list_description="Every call to an integrator, newest first: kind, status, duration and error (no secrets).",
+CALLS = toolkit.Area(
+    "runtime integration calls",
+    filters={"kind": "Only calls of this kind.", "ok": "Only successful (true) or failed (false) calls."},
 )
-@reads(selectors.integration_calls, output=IntegrationCallOutputSerializer, filters=IntegrationCallFilterSerializer)
+
+
+@CALLS.reads(
+    selectors.integration_calls,
+    output=IntegrationCallOutputSerializer,
+    filters=IntegrationCallFilterSerializer,
+    example=CALL_EXAMPLE,
+    noun="runtime integration call",
+)
 class IntegrationCallViewSet(ReadOnlyViewSet):
-    """The call log of the runtime integrations."""
+    """The call log of the runtime integrations: every call to an integrator, newest first: kind, status,
+    duration and error (no secrets)."""
 
 
 def register(router: SimpleRouter) -> None:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from rest_framework.routers import SimpleRouter
 
 from accounts.scoping import ReadOnlyViewSet
-from core.api import filter_parameter, read_only_schema
+from core.api import Area
 from orders import pos_api, selectors
-from orders.models import ExternalOrder, IncomingOrder, OrderState, OutgoingOrder
 from orders.serializers import (
     ExternalOrderFilterSerializer,
     ExternalOrderOutputSerializer,
@@ -23,12 +21,14 @@ from orders.serializers import (
     OutgoingOrderOutputSerializer,
 )
 
-STOCK_LOCATION_FILTER = filter_parameter(
-    "stock_location", "Only orders of this stock location (identifier), e.g. shop-1."
+ORDERS = Area(
+    "orders",
+    filters={
+        "stock_location": "Only orders of this stock location (identifier), e.g. shop-1.",
+        "state": "Only orders in this state.",
+        "order_identifier": "Only the order with this order_identifier.",
+    },
 )
-ORDER_IDENTIFIER_FILTER = filter_parameter("order_identifier", "Only the order with this order_identifier.")
-STATE_FILTER = filter_parameter("state", "Only orders in this state.", enum=OrderState.values)
-NEWEST_FIRST = "Newest first."
 
 _BASKET = {
     "currency": "DKK",
@@ -94,61 +94,35 @@ OUTGOING_ORDER_EXAMPLE = {
 }
 
 
-@read_only_schema(
-    tag="orders",
-    noun="incoming order",
-    output_serializer=IncomingOrderOutputSerializer,
+@ORDERS.reads(
+    selectors.incoming_orders,
+    output=IncomingOrderOutputSerializer,
+    filters=OrderFilterSerializer,
     example=INCOMING_ORDER_EXAMPLE,
-    filters=[STOCK_LOCATION_FILTER, STATE_FILTER, ORDER_IDENTIFIER_FILTER],
-    list_description=NEWEST_FIRST,
 )
 class IncomingOrderViewSet(ReadOnlyViewSet):
-    """Orders received on a stock location from an integrator, with their state history."""
-
-    queryset = IncomingOrder.objects.none()
-    filter_serializer_class = OrderFilterSerializer
-    output_serializer_class = IncomingOrderOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[IncomingOrder]:
-        return selectors.incoming_orders(account=self.account, **filters)
+    """Orders received on a stock location from an integrator, newest first, with their state history."""
 
 
-@read_only_schema(
-    tag="orders",
-    noun="external order",
-    output_serializer=ExternalOrderOutputSerializer,
+@ORDERS.reads(
+    selectors.external_orders,
+    output=ExternalOrderOutputSerializer,
+    filters=ExternalOrderFilterSerializer,
     example=EXTERNAL_ORDER_EXAMPLE,
-    filters=[STOCK_LOCATION_FILTER, ORDER_IDENTIFIER_FILTER],
-    list_description=NEWEST_FIRST,
 )
 class ExternalOrderViewSet(ReadOnlyViewSet):
-    """Orders from external systems (no payment, shipping or state)."""
-
-    queryset = ExternalOrder.objects.none()
-    filter_serializer_class = ExternalOrderFilterSerializer
-    output_serializer_class = ExternalOrderOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[ExternalOrder]:
-        return selectors.external_orders(account=self.account, **filters)
+    """Orders from external systems (no payment, shipping or state), newest first."""
 
 
-@read_only_schema(
-    tag="orders",
-    noun="outgoing order",
-    output_serializer=OutgoingOrderOutputSerializer,
+@ORDERS.reads(
+    selectors.outgoing_orders,
+    output=OutgoingOrderOutputSerializer,
+    filters=OrderFilterSerializer,
     example=OUTGOING_ORDER_EXAMPLE,
-    filters=[STOCK_LOCATION_FILTER, STATE_FILTER, ORDER_IDENTIFIER_FILTER],
-    list_description=NEWEST_FIRST,
 )
 class OutgoingOrderViewSet(ReadOnlyViewSet):
-    """Orders placed from a stock location, to another shop or an external system (``destination`` null)."""
-
-    queryset = OutgoingOrder.objects.none()
-    filter_serializer_class = OrderFilterSerializer
-    output_serializer_class = OutgoingOrderOutputSerializer
-
-    def select(self, **filters: Any) -> QuerySet[OutgoingOrder]:
-        return selectors.outgoing_orders(account=self.account, **filters)
+    """Orders placed from a stock location, to another shop or an external system (``destination`` null),
+    newest first."""
 
 
 pos_urls: list[Any] = pos_api.urls  # the POS API of orders (/api/v1/pos/...)

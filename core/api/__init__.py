@@ -1,5 +1,7 @@
 """The API toolkit every app's API modules build on, knowing no app.
 
+- ``areas``: ``Area``, an area of the API whose read-only view sets are each declared once (selector,
+  serializers, example; the list filters one table of the area);
 - ``views``: the view-set bases (``ApiViewSet``, ``ReadsViewSet``, ``ReadOnlyViewSet``), ``reads`` (a read-only
   view set's selector, serializers and model named once) and ``optional_slash_paths`` (the POS route tables);
 - ``schema``: the OpenAPI building blocks: the error body and its examples, the credentials' query parameters,
@@ -17,6 +19,7 @@ give ``self.account`` to the bases here (docs/architecture.md, "The API toolkit"
 
 from __future__ import annotations
 
+from core.api.areas import Area
 from core.api.bodies import read_json, read_json_body
 from core.api.fields import by_identifier
 from core.api.schema import (
@@ -26,7 +29,6 @@ from core.api.schema import (
     error_example,
     error_responses,
     filter_parameter,
-    read_only_schema,
     read_operations,
     request_example,
     response_example,
@@ -36,6 +38,7 @@ from core.api.views import ApiViewSet, ReadOnlyViewSet, ReadsViewSet, optional_s
 __all__ = [
     "AUTH_PARAMETERS",
     "ApiViewSet",
+    "Area",
     "ErrorOutputSerializer",
     "ReadOnlyViewSet",
     "ReadsViewSet",
@@ -47,7 +50,6 @@ __all__ = [
     "optional_slash_paths",
     "read_json",
     "read_json_body",
-    "read_only_schema",
     "read_operations",
     "reads",
     "request_example",

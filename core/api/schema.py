@@ -1,6 +1,6 @@
 """The OpenAPI building blocks of the apps' API modules (drf-spectacular): the error body and its examples,
 the credentials' query parameters, examples, filter parameters, and the whole schema of a view set that reads
-(:func:`read_operations`, :func:`read_only_schema`) or lists, creates, reads, replaces, changes and deletes
+(:func:`read_operations`; ``core.api.Area`` for a read-only one) or lists, creates, reads, replaces, changes and deletes
 (:func:`crud_schema`)."""
 
 from __future__ import annotations
@@ -116,11 +116,12 @@ def read_operations(
     """The schemas of a view set's list and retrieve, for ``extend_schema_view(**...)``: ``example`` answered
     by both (named ``example_name``, the noun by default), ``filters`` the list's query parameters."""
     article = "an" if noun[0].lower() in "aeiou" else "a"
+    plural = f"{noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{noun}s"
     common: dict[str, Any] = {"examples": [response_example(example_name or noun, example)]}
     if tags:
         common["tags"] = list(tags)
     listing: dict[str, Any] = {
-        "summary": f"List {noun}s",
+        "summary": f"List {plural}",
         "parameters": [*AUTH_PARAMETERS, *filters],
         "responses": {200: output_serializer(many=True), **error_responses(400)},
         **common,
@@ -134,11 +135,6 @@ def read_operations(
         **common,
     )
     return {"list": extend_schema(**listing), "retrieve": retrieve}
-
-
-def read_only_schema(*, tag: str, noun: str, output_serializer: type[serializers.Serializer], **options: Any) -> Any:
-    """``extend_schema_view`` of a ``ReadOnlyViewSet``: its ``read_operations`` under one tag."""
-    return extend_schema_view(**read_operations(noun=noun, output_serializer=output_serializer, tags=[tag], **options))
 
 
 def filter_parameter(name: str, description: str, *, enum: list[str] | None = None) -> OpenApiParameter:

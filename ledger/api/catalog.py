@@ -129,6 +129,18 @@ def catalog_schema(
     )
 
 
+# The catalog's list filters; its read-only view set (the newsletter signups) under their own tag.
+CATALOG = toolkit.Area(
+    "newsletter signups",
+    filters={
+        "search": "The product with this id or barcode, or any whose name contains this text.",
+        "barcode": "Only products with exactly this barcode.",
+        "product_group": "Only products of this product group.",
+        "email": "Only signups of this e-mail address (case-insensitive).",
+        "stock_location": "Only signups made in this stock location (identifier).",
+    },
+)
+
 # --- Products ------------------------------------------------------------------------------------------
 
 _AT = "2025-01-15T09:30:00Z"
@@ -151,13 +163,7 @@ PRODUCT_EXAMPLE = {**PRODUCT_REQUEST_EXAMPLE, "created_at": _AT, "updated_at": _
     output_serializer=ProductOutputSerializer,
     example=PRODUCT_EXAMPLE,
     request=PRODUCT_REQUEST_EXAMPLE,
-    filters=[
-        toolkit.filter_parameter(
-            "search", "The product with this id or barcode, or any whose name contains this text."
-        ),
-        toolkit.filter_parameter("barcode", "Only products with exactly this barcode."),
-        toolkit.filter_parameter("product_group", "Only products of this product group."),
-    ],
+    filters=CATALOG.filter_parameters(ProductFilterSerializer, noun="product"),
     list_description="By id.",
 )
 @reads(selectors.products, output=ProductOutputSerializer, filters=ProductFilterSerializer, model=Product)
@@ -228,20 +234,14 @@ SIGNUP_EXAMPLE: dict[str, Any] = {
 }
 
 
-@toolkit.read_only_schema(
-    tag="newsletter signups",
-    noun="newsletter signup",
-    output_serializer=NewsletterSignupOutputSerializer,
+@CATALOG.reads(
+    selectors.newsletter_signups,
+    output=NewsletterSignupOutputSerializer,
+    filters=NewsletterSignupFilterSerializer,
     example=SIGNUP_EXAMPLE,
-    filters=[
-        toolkit.filter_parameter("email", "Only signups of this e-mail address (case-insensitive)."),
-        toolkit.filter_parameter("stock_location", "Only signups made in this stock location (identifier)."),
-    ],
-    list_description="Newest first.",
 )
-@reads(selectors.newsletter_signups, output=NewsletterSignupOutputSerializer, filters=NewsletterSignupFilterSerializer)
 class NewsletterSignupViewSet(ReadOnlyViewSet):
-    """Newsletter signups posted by the POS apps, each exported as a newsletter signup event."""
+    """Newsletter signups posted by the POS apps, newest first, each exported as a newsletter signup event."""
 
 
 class NewsletterSignupPosView(PosView):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import re_path
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,9 +15,7 @@ from rest_framework.routers import SimpleRouter
 
 from accounts.scoping import PosView, ReadOnlyViewSet
 from core import api as toolkit
-from core.api import reads
 from ledger import definitions
-from ledger.models import SaleKind
 from ledger.selectors import checkouts as selectors
 from ledger.serializers.checkouts import (
     CheckoutFilterSerializer,
@@ -126,52 +124,35 @@ SALE_EXAMPLE = {
     },
 }
 
-REGISTER_FILTER = toolkit.filter_parameter("register", "Only those of this register (identifier), e.g. reg-1.")
-STOCK_LOCATION_FILTER = toolkit.filter_parameter("stock_location", "Only those of this stock location (identifier).")
-VOIDED_FILTER = toolkit.filter_parameter("voided", "true or false.", enum=["true", "false"])
-FROM_FILTER = toolkit.filter_parameter("from", "Timestamp at or after this ISO 8601 time, e.g. 2025-01-15T00:00:00Z.")
-TO_FILTER = toolkit.filter_parameter("to", "Timestamp before this ISO 8601 time (exclusive).")
-NEWEST_FIRST = "Newest first, by the timestamp of the checkout."
-
-
-def _filters(noun: str, *own: OpenApiParameter) -> list[OpenApiParameter]:
-    """The query parameters of checkouts and sales alike, around ``own``."""
-    same_identifier = toolkit.filter_parameter("identifier", f"Only the {noun} with this identifier.")
-    return [REGISTER_FILTER, STOCK_LOCATION_FILTER, same_identifier, *own, VOIDED_FILTER, FROM_FILTER, TO_FILTER]
-
-
-@toolkit.read_only_schema(
-    tag="checkouts",
-    noun="checkout",
-    output_serializer=CheckoutOutputSerializer,
-    example=CHECKOUT_EXAMPLE,
-    filters=_filters("checkout"),
-    list_description=NEWEST_FIRST,
+CHECKOUTS = toolkit.Area(
+    "checkouts",
+    filters={
+        "register": "Only those of this register (identifier), e.g. reg-1.",
+        "stock_location": "Only those of this stock location (identifier).",
+        "identifier": "Only the {noun} with this identifier.",
+        "checkout_identifier": "Only the sales of this checkout.",
+        "kind": "Only sales of this kind.",
+        "is_return": "true: only returns; false: no returns.",
+        "has_warnings": "true: only sales stored with warnings; false: only without.",
+        "voided": "true or false.",
+        "from": "Timestamp at or after this ISO 8601 time, e.g. 2025-01-15T00:00:00Z.",
+        "to": "Timestamp before this ISO 8601 time (exclusive).",
+    },
 )
-@reads(selectors.checkouts, output=CheckoutOutputSerializer, filters=CheckoutFilterSerializer)
+
+
+@CHECKOUTS.reads(
+    selectors.checkouts, output=CheckoutOutputSerializer, filters=CheckoutFilterSerializer, example=CHECKOUT_EXAMPLE
+)
 class CheckoutViewSet(ReadOnlyViewSet):
-    """Checkouts posted by the registers (spec: Checkout), with the sales each yielded."""
+    """Checkouts posted by the registers (spec: Checkout), with the sales each yielded; newest first, by the
+    timestamp of the checkout."""
 
 
-@toolkit.read_only_schema(
-    tag="checkouts",
-    noun="sale",
-    output_serializer=SaleOutputSerializer,
-    example=SALE_EXAMPLE,
-    filters=_filters(
-        "sale",
-        toolkit.filter_parameter("checkout_identifier", "Only the sales of this checkout."),
-        toolkit.filter_parameter("kind", "Only sales of this kind.", enum=SaleKind.values),
-        toolkit.filter_parameter("is_return", "true: only returns; false: no returns.", enum=["true", "false"]),
-        toolkit.filter_parameter(
-            "has_warnings", "true: only sales stored with warnings; false: only without.", enum=["true", "false"]
-        ),
-    ),
-    list_description=NEWEST_FIRST,
-)
-@reads(selectors.sales, output=SaleOutputSerializer, filters=SaleFilterSerializer)
+@CHECKOUTS.reads(selectors.sales, output=SaleOutputSerializer, filters=SaleFilterSerializer, example=SALE_EXAMPLE)
 class SaleViewSet(ReadOnlyViewSet):
-    """Sales, returns and expenses (spec: Sale), immutable; ``document`` is the exported JSON."""
+    """Sales, returns and expenses (spec: Sale), immutable; ``document`` is the exported JSON. Newest first, by
+    the timestamp of the checkout."""
 
 
 class CheckoutPosView(PosView):

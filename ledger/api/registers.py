@@ -18,7 +18,6 @@ from rest_framework.routers import SimpleRouter
 
 from accounts.scoping import PosView, ReadOnlyViewSet
 from core import api as toolkit
-from core.api import reads
 from ledger.api.checkouts import SOURCE_EXAMPLE
 from ledger.selectors import registers as selectors
 from ledger.serializers.registers import (
@@ -205,24 +204,24 @@ class CloseRegisterView(PosView):
         return Response(RegisterCloseStatementOutputSerializer(statement).data, status=status.HTTP_201_CREATED)
 
 
-@toolkit.read_only_schema(
-    tag="register close statements",
-    noun="register close statement",
-    output_serializer=RegisterCloseStatementOutputSerializer,
-    example=STATEMENT_EXAMPLE,
-    filters=[
-        toolkit.filter_parameter("register", "Only statements of this register (identifier)."),
-        toolkit.filter_parameter("stock_location", "Only statements made in this shop (identifier)."),
-    ],
-    list_description="Newest first. `document` is the statement as exported (spec: Register close statement).",
+STATEMENTS = toolkit.Area(
+    "register close statements",
+    filters={
+        "register": "Only statements of this register (identifier).",
+        "stock_location": "Only statements made in this shop (identifier).",
+    },
 )
-@reads(
+
+
+@STATEMENTS.reads(
     selectors.register_close_statements,
     output=RegisterCloseStatementOutputSerializer,
     filters=RegisterCloseStatementFilterSerializer,
+    example=STATEMENT_EXAMPLE,
 )
 class RegisterCloseStatementViewSet(ReadOnlyViewSet):
-    """Register close statements, by id; never changed."""
+    """Register close statements, by id, newest first; never changed. `document` is the statement as exported
+    (spec: Register close statement)."""
 
 
 pos_urls: list[Any] = [

@@ -16,9 +16,7 @@ from rest_framework.routers import SimpleRouter
 
 from accounts.scoping import PosView, ReadOnlyViewSet
 from core import api as toolkit
-from core.api import reads
 from core.errors import PayloadTooLarge, ServiceError
-from ledger.models import StockEventType
 from ledger.outbox import stock_event_json as to_json
 from ledger.selectors import stock as selectors
 from ledger.serializers.stock import (
@@ -31,11 +29,16 @@ from ledger.serializers.stock import (
 )
 from ledger.services import stock as services
 
-STOCK_LOCATION_FILTER = toolkit.filter_parameter(
-    "stock_location", "Only this stock location (identifier), e.g. shop-1."
+STOCK = toolkit.Area(
+    "stock",
+    filters={
+        "stock_location": "Only this stock location (identifier), e.g. shop-1.",
+        "product_id": "Only this product id.",
+        "variant_id": "Only this variant id.",
+        "type": "Only events of this type.",
+        "sale_id": "Only events caused by this sale (identifier).",
+    },
 )
-PRODUCT_FILTER = toolkit.filter_parameter("product_id", "Only this product id.")
-VARIANT_FILTER = toolkit.filter_parameter("variant_id", "Only this variant id.")
 
 STOCK_LEVEL_EXAMPLE = {
     "id": 31,
@@ -45,6 +48,19 @@ STOCK_LEVEL_EXAMPLE = {
     "quantity": 12,
     "updated_at": "2025-01-15T09:30:00Z",
 }
+
+
+@STOCK.reads(
+    selectors.stock_levels,
+    output=StockLevelOutputSerializer,
+    filters=StockLevelFilterSerializer,
+    example=STOCK_LEVEL_EXAMPLE,
+)
+class StockLevelViewSet(ReadOnlyViewSet):
+    """Current stock of a product (and variant) on a stock location, which may be negative; listed by stock
+    location, product and variant."""
+
+
 STOCK_EVENT_EXAMPLE = {
     "id": 907,
     "type": "stock_count_reset",
@@ -62,37 +78,14 @@ STOCK_EVENT_EXAMPLE = {
 }
 
 
-@toolkit.read_only_schema(
-    tag="stock",
-    noun="stock level",
-    output_serializer=StockLevelOutputSerializer,
-    example=STOCK_LEVEL_EXAMPLE,
-    filters=[STOCK_LOCATION_FILTER, PRODUCT_FILTER, VARIANT_FILTER],
-    list_description="Current stock per stock location, product and variant (may be negative). "
-    "Sorted by stock location, product and variant.",
-)
-@reads(selectors.stock_levels, output=StockLevelOutputSerializer, filters=StockLevelFilterSerializer)
-class StockLevelViewSet(ReadOnlyViewSet):
-    """Current stock of a product (and variant) on a stock location."""
-
-
-@toolkit.read_only_schema(
-    tag="stock",
-    noun="stock event",
-    output_serializer=StockEventOutputSerializer,
+@STOCK.reads(
+    selectors.stock_events,
+    output=StockEventOutputSerializer,
+    filters=StockEventFilterSerializer,
     example=STOCK_EVENT_EXAMPLE,
-    filters=[
-        STOCK_LOCATION_FILTER,
-        PRODUCT_FILTER,
-        VARIANT_FILTER,
-        toolkit.filter_parameter("type", "Only events of this type.", enum=StockEventType.values),
-        toolkit.filter_parameter("sale_id", "Only events caused by this sale (identifier)."),
-    ],
-    list_description="Newest first.",
 )
-@reads(selectors.stock_events, output=StockEventOutputSerializer, filters=StockEventFilterSerializer)
 class StockEventViewSet(ReadOnlyViewSet):
-    """Every move of stock: sales and returns, goods received, stock counts, external resets."""
+    """Every move of stock, newest first: sales and returns, goods received, stock counts, external resets."""
 
 
 # --- POS ------------------------------------------------------------------------------------------------------
