@@ -71,19 +71,14 @@ _RULE_DEFINITION = {
 PRODUCT_RULE_EXAMPLE = _stored(_RULE_DEFINITION, *PRODUCT_RULE_COLUMNS, pk=9)
 
 
-@CAMPAIGNS.reads(
-    selectors.campaigns, output=CampaignOutputSerializer, filters=CampaignFilterSerializer, example=CAMPAIGN_EXAMPLE
-)
+@CAMPAIGNS.reads(selectors.campaigns, CampaignOutputSerializer, CampaignFilterSerializer, CAMPAIGN_EXAMPLE)
 class CampaignViewSet(ReadOnlyViewSet):
     """Discount campaigns per market, as imported, highest priority first; ``pk`` addresses one, ``id`` is the
     campaign id."""
 
 
 @CAMPAIGNS.reads(
-    selectors.product_rules,
-    output=ProductRuleOutputSerializer,
-    filters=ProductRuleFilterSerializer,
-    example=PRODUCT_RULE_EXAMPLE,
+    selectors.product_rules, ProductRuleOutputSerializer, ProductRuleFilterSerializer, PRODUCT_RULE_EXAMPLE
 )
 class ProductRuleViewSet(ReadOnlyViewSet):
     """Product rules (container deposits) per market, as imported, by id; ``pk`` addresses one."""

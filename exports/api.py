@@ -335,9 +335,9 @@ EXPORT_LOG = Area(
 )
 @EXPORT_LOG.reads(
     partial(selectors.export_items, with_attempts=True),
-    output=ExportLogOutputSerializer,
-    filters=ExportLogFilterSerializer,
-    example=EXPORT_LOG_EXAMPLE,
+    ExportLogOutputSerializer,
+    ExportLogFilterSerializer,
+    EXPORT_LOG_EXAMPLE,
 )
 class ExportLogViewSet(ReadOnlyViewSet):
     """Every export item, one per entity per queue, newest first, with the outcome of its delivery and the attempt

@@ -169,9 +169,9 @@ CALLS = toolkit.Area(
 
 @CALLS.reads(
     selectors.integration_calls,
-    output=IntegrationCallOutputSerializer,
-    filters=IntegrationCallFilterSerializer,
-    example=CALL_EXAMPLE,
+    IntegrationCallOutputSerializer,
+    IntegrationCallFilterSerializer,
+    CALL_EXAMPLE,
     noun="runtime integration call",
 )
 class IntegrationCallViewSet(ReadOnlyViewSet):

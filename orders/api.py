@@ -51,6 +51,13 @@ INCOMING_ORDER_EXAMPLE = {
     # as imported: its first change came from the import, not from another shop
     "history": [{**_MOVED_HISTORY[0], "source": "import"}, *_MOVED_HISTORY[1:]],
 }
+
+
+@ORDERS.reads(selectors.incoming_orders, IncomingOrderOutputSerializer, OrderFilterSerializer, INCOMING_ORDER_EXAMPLE)
+class IncomingOrderViewSet(ReadOnlyViewSet):
+    """Orders received on a stock location from an integrator, newest first, with their state history."""
+
+
 EXTERNAL_ORDER_EXAMPLE = {
     "id": 55,
     "order_identifier": "ERP-2001",
@@ -59,6 +66,15 @@ EXTERNAL_ORDER_EXAMPLE = {
     "customer": {"customer_identifier": "C-42", "name": "Jane Doe"},
     "created_at": "2025-01-15T09:30:00Z",
 }
+
+
+@ORDERS.reads(
+    selectors.external_orders, ExternalOrderOutputSerializer, ExternalOrderFilterSerializer, EXTERNAL_ORDER_EXAMPLE
+)
+class ExternalOrderViewSet(ReadOnlyViewSet):
+    """Orders from external systems (no payment, shipping or state), newest first."""
+
+
 OUTGOING_ORDER_EXAMPLE = {
     "id": 7,
     "order_identifier": "shop-1-000031",
@@ -94,32 +110,7 @@ OUTGOING_ORDER_EXAMPLE = {
 }
 
 
-@ORDERS.reads(
-    selectors.incoming_orders,
-    output=IncomingOrderOutputSerializer,
-    filters=OrderFilterSerializer,
-    example=INCOMING_ORDER_EXAMPLE,
-)
-class IncomingOrderViewSet(ReadOnlyViewSet):
-    """Orders received on a stock location from an integrator, newest first, with their state history."""
-
-
-@ORDERS.reads(
-    selectors.external_orders,
-    output=ExternalOrderOutputSerializer,
-    filters=ExternalOrderFilterSerializer,
-    example=EXTERNAL_ORDER_EXAMPLE,
-)
-class ExternalOrderViewSet(ReadOnlyViewSet):
-    """Orders from external systems (no payment, shipping or state), newest first."""
-
-
-@ORDERS.reads(
-    selectors.outgoing_orders,
-    output=OutgoingOrderOutputSerializer,
-    filters=OrderFilterSerializer,
-    example=OUTGOING_ORDER_EXAMPLE,
-)
+@ORDERS.reads(selectors.outgoing_orders, OutgoingOrderOutputSerializer, OrderFilterSerializer, OUTGOING_ORDER_EXAMPLE)
 class OutgoingOrderViewSet(ReadOnlyViewSet):
     """Orders placed from a stock location, to another shop or an external system (``destination`` null),
     newest first."""

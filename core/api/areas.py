@@ -86,15 +86,15 @@ class Area:
     def reads(
         self,
         selector: Callable[..., QuerySet],
-        *,
         output: type[serializers.BaseSerializer],
+        filters: type[serializers.Serializer] | None,
         example: dict[str, Any],
-        filters: type[serializers.Serializer] | None = None,
+        *,
         model: type[Model] | None = None,
         noun: str = "",
     ) -> Callable[[ViewSetT], ViewSetT]:
-        """Class decorator of a read-only view set: ``core.api.reads`` (``selector``, the serializers, the model)
-        and its ``schema``."""
+        """Class decorator of a read-only view set: ``core.api.reads`` (``selector``, the output and filter
+        serializers, the model) and its ``schema`` (``example``), in one line above the class."""
         schema = self.schema(output=output, example=example, filters=filters, noun=noun or _noun(model))
         read = reads(selector, output=output, filters=filters, model=model)
 

@@ -235,10 +235,7 @@ SIGNUP_EXAMPLE: dict[str, Any] = {
 
 
 @CATALOG.reads(
-    selectors.newsletter_signups,
-    output=NewsletterSignupOutputSerializer,
-    filters=NewsletterSignupFilterSerializer,
-    example=SIGNUP_EXAMPLE,
+    selectors.newsletter_signups, NewsletterSignupOutputSerializer, NewsletterSignupFilterSerializer, SIGNUP_EXAMPLE
 )
 class NewsletterSignupViewSet(ReadOnlyViewSet):
     """Newsletter signups posted by the POS apps, newest first, each exported as a newsletter signup event."""

@@ -95,6 +95,30 @@ CHECKOUT_EXAMPLE = {
     "sales": [{"id": 40, "identifier": "sale-20250115-0001", "sequence_number": 1, "kind": "sale", "total": 250}],
     "document": CHECKOUT_DOCUMENT_EXAMPLE,
 }
+
+CHECKOUTS = toolkit.Area(
+    "checkouts",
+    filters={
+        "register": "Only those of this register (identifier), e.g. reg-1.",
+        "stock_location": "Only those of this stock location (identifier).",
+        "identifier": "Only the {noun} with this identifier.",
+        "checkout_identifier": "Only the sales of this checkout.",
+        "kind": "Only sales of this kind.",
+        "is_return": "true: only returns; false: no returns.",
+        "has_warnings": "true: only sales stored with warnings; false: only without.",
+        "voided": "true or false.",
+        "from": "Timestamp at or after this ISO 8601 time, e.g. 2025-01-15T00:00:00Z.",
+        "to": "Timestamp before this ISO 8601 time (exclusive).",
+    },
+)
+
+
+@CHECKOUTS.reads(selectors.checkouts, CheckoutOutputSerializer, CheckoutFilterSerializer, CHECKOUT_EXAMPLE)
+class CheckoutViewSet(ReadOnlyViewSet):
+    """Checkouts posted by the registers (spec: Checkout), with the sales each yielded; newest first, by the
+    timestamp of the checkout."""
+
+
 SALE_EXAMPLE = {
     "id": 40,
     "identifier": "sale-20250115-0001",
@@ -124,32 +148,8 @@ SALE_EXAMPLE = {
     },
 }
 
-CHECKOUTS = toolkit.Area(
-    "checkouts",
-    filters={
-        "register": "Only those of this register (identifier), e.g. reg-1.",
-        "stock_location": "Only those of this stock location (identifier).",
-        "identifier": "Only the {noun} with this identifier.",
-        "checkout_identifier": "Only the sales of this checkout.",
-        "kind": "Only sales of this kind.",
-        "is_return": "true: only returns; false: no returns.",
-        "has_warnings": "true: only sales stored with warnings; false: only without.",
-        "voided": "true or false.",
-        "from": "Timestamp at or after this ISO 8601 time, e.g. 2025-01-15T00:00:00Z.",
-        "to": "Timestamp before this ISO 8601 time (exclusive).",
-    },
-)
 
-
-@CHECKOUTS.reads(
-    selectors.checkouts, output=CheckoutOutputSerializer, filters=CheckoutFilterSerializer, example=CHECKOUT_EXAMPLE
-)
-class CheckoutViewSet(ReadOnlyViewSet):
-    """Checkouts posted by the registers (spec: Checkout), with the sales each yielded; newest first, by the
-    timestamp of the checkout."""
-
-
-@CHECKOUTS.reads(selectors.sales, output=SaleOutputSerializer, filters=SaleFilterSerializer, example=SALE_EXAMPLE)
+@CHECKOUTS.reads(selectors.sales, SaleOutputSerializer, SaleFilterSerializer, SALE_EXAMPLE)
 class SaleViewSet(ReadOnlyViewSet):
     """Sales, returns and expenses (spec: Sale), immutable; ``document`` is the exported JSON. Newest first, by
     the timestamp of the checkout."""

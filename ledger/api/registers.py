@@ -215,9 +215,9 @@ STATEMENTS = toolkit.Area(
 
 @STATEMENTS.reads(
     selectors.register_close_statements,
-    output=RegisterCloseStatementOutputSerializer,
-    filters=RegisterCloseStatementFilterSerializer,
-    example=STATEMENT_EXAMPLE,
+    RegisterCloseStatementOutputSerializer,
+    RegisterCloseStatementFilterSerializer,
+    STATEMENT_EXAMPLE,
 )
 class RegisterCloseStatementViewSet(ReadOnlyViewSet):
     """Register close statements, by id, newest first; never changed. `document` is the statement as exported

@@ -50,12 +50,7 @@ STOCK_LEVEL_EXAMPLE = {
 }
 
 
-@STOCK.reads(
-    selectors.stock_levels,
-    output=StockLevelOutputSerializer,
-    filters=StockLevelFilterSerializer,
-    example=STOCK_LEVEL_EXAMPLE,
-)
+@STOCK.reads(selectors.stock_levels, StockLevelOutputSerializer, StockLevelFilterSerializer, STOCK_LEVEL_EXAMPLE)
 class StockLevelViewSet(ReadOnlyViewSet):
     """Current stock of a product (and variant) on a stock location, which may be negative; listed by stock
     location, product and variant."""
@@ -78,12 +73,7 @@ STOCK_EVENT_EXAMPLE = {
 }
 
 
-@STOCK.reads(
-    selectors.stock_events,
-    output=StockEventOutputSerializer,
-    filters=StockEventFilterSerializer,
-    example=STOCK_EVENT_EXAMPLE,
-)
+@STOCK.reads(selectors.stock_events, StockEventOutputSerializer, StockEventFilterSerializer, STOCK_EVENT_EXAMPLE)
 class StockEventViewSet(ReadOnlyViewSet):
     """Every move of stock, newest first: sales and returns, goods received, stock counts, external resets."""
 
