@@ -7,6 +7,7 @@ by id. Every query runs through a selector with the caller's account, so another
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -19,8 +20,8 @@ from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
 from accounts import selectors, services
-from accounts.models import Cashier, Integration, Market, Register, StockLocation
-from accounts.scoping import AccountScopedViewSet, ReadsViewSet
+from accounts.models import Integration
+from accounts.scoping import ReadsViewSet
 from accounts.serializers import (
     ApiKeyCreatedOutputSerializer,
     ApiKeyInputSerializer,
@@ -38,6 +39,7 @@ from accounts.serializers import (
 )
 from core.api import (
     AUTH_PARAMETERS,
+    WritesViewSet,
     crud_schema,
     error_responses,
     read_operations,
@@ -49,29 +51,20 @@ from core.api import (
 # --- The shop structure: plain configuration CRUD by identifier ------------------------------------
 
 
-class ConfigViewSet(AccountScopedViewSet):
-    """List, create, retrieve, update (PUT resets omitted optional fields, PATCH does not) and delete."""
+class ConfigViewSet(ReadsViewSet, WritesViewSet):
+    """List, create, retrieve, update (PUT resets omitted optional fields, PATCH does not) and delete, by
+    identifier; the reads through the selector and the writes through the ``save`` service ``configures`` sets."""
 
     lookup_field = "identifier"
     # Identifiers may contain dots (e.g. "shop.1"), which DRF's default lookup pattern excludes.
     lookup_value_regex = "[^/]+"
     input_serializer_class: ClassVar[type[serializers.Serializer]]
-    output_serializer_class: ClassVar[type[serializers.ModelSerializer]]
-
-    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
-        return self.output_serializer_class
 
     def perform_save(self, *, instance: Any, data: dict[str, Any]) -> Model:
         raise NotImplementedError
 
-    def perform_delete(self, *, instance: Any) -> None:
+    def perform_destroy(self, instance: Any) -> None:
         services.delete_account_object(account=self.account, instance=instance)
-
-    def list(self, request: Request) -> Response:
-        return self.paginated(self.get_queryset(), self.output_serializer_class)
-
-    def retrieve(self, request: Request, identifier: str) -> Response:
-        return Response(self.output_serializer_class(self.get_object()).data)
 
     def create(self, request: Request) -> Response:
         data = self.validated(self.input_serializer_class, request.data)
@@ -84,34 +77,41 @@ class ConfigViewSet(AccountScopedViewSet):
         instance = self.perform_save(instance=instance, data=data)
         return Response(self.output_serializer_class(instance).data)
 
-    def partial_update(self, request: Request, identifier: str) -> Response:
-        return self.update(request, identifier, partial=True)
 
-    def destroy(self, request: Request, identifier: str) -> Response:
-        self.perform_delete(instance=self.get_object())
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-def config_schema(
-    *, tag: str, noun: str, example: dict[str, Any], delete_conflict: bool = True
+def configures(
+    selector: Callable[..., QuerySet],
+    save: Callable[..., Model],
+    input_serializer: type[serializers.Serializer],
+    output_serializer: type[serializers.ModelSerializer],
+    example: dict[str, Any],
 ) -> Callable[[type[ConfigViewSet]], type[ConfigViewSet]]:
-    """``extend_schema_view`` of a ``ConfigViewSet``, from its serializers: one tag, examples for every response
-    shape (``example`` as the view answers it; as a request, without ``created_at``). Every configured object can
-    be in use by another (``delete_conflict``: a delete may answer 409)."""
+    """Class decorator of a ``ConfigViewSet`` of one model (the output serializer's): reads through ``selector``
+    (``core.api.reads``), saves through ``save``, an accounts service that takes the row under the model's name
+    (``save_stock_location(account=..., stock_location=..., data=...)``), and its schema: tagged with the model's
+    plural, examples for every response shape (``example`` as the view answers it; as a request, without
+    ``created_at``). Every configured object can be in use by another, so a delete may answer 409."""
+    model: type[Model] = output_serializer.Meta.model
+    keyword = re.sub(r"(?<!^)(?=[A-Z])", "_", model.__name__).lower()
+    noun = str(model._meta.verbose_name)
+    schema = crud_schema(
+        tag=f"{noun}s",
+        noun=noun,
+        input_serializer=input_serializer,
+        output_serializer=output_serializer,
+        example=example,
+        request={k: v for k, v in example.items() if k != "created_at"},
+        descriptions={"update": "Optional fields left out are reset to their defaults."},
+        delete_conflict=True,
+        article="a",  # as the configuration pages have always been summarised ("Get a integration")
+    )
+
+    def perform_save(self: ConfigViewSet, *, instance: Model | None, data: dict[str, Any]) -> Model:
+        return save(account=self.account, **{keyword: instance}, data=data)
 
     def decorate(view: type[ConfigViewSet]) -> type[ConfigViewSet]:
-        schema = crud_schema(
-            tag=tag,
-            noun=noun,
-            input_serializer=view.input_serializer_class,
-            output_serializer=view.output_serializer_class,
-            example=example,
-            request={k: v for k, v in example.items() if k != "created_at"},
-            descriptions={"update": "Optional fields left out are reset to their defaults."},
-            delete_conflict=delete_conflict,
-            article="a",  # as the configuration pages have always been summarised ("Get a integration")
-        )
-        return schema(view)
+        view.input_serializer_class = input_serializer
+        view.perform_save = perform_save  # type: ignore[method-assign]
+        return schema(reads(selector, output=output_serializer)(view))  # type: ignore[no-any-return]
 
     return decorate
 
@@ -124,6 +124,13 @@ MARKET_EXAMPLE = {
     "default_taxes": [{"name": "VAT", "rate": 0.25, "type": "vat"}],
     "created_at": _CREATED,
 }
+
+
+@configures(selectors.markets, services.save_market, MarketInputSerializer, MarketOutputSerializer, MARKET_EXAMPLE)
+class MarketViewSet(ConfigViewSet):
+    """Markets, by identifier (e.g. ``dk``): a currency and the default taxes of the shops in it."""
+
+
 STOCK_LOCATION_EXAMPLE = {
     "identifier": "shop-1",
     "name": "Copenhagen",
@@ -136,6 +143,19 @@ STOCK_LOCATION_EXAMPLE = {
     "vat_number": "DK12345678",
     "created_at": _CREATED,
 }
+
+
+@configures(
+    selectors.stock_locations,
+    services.save_stock_location,
+    StockLocationInputSerializer,
+    StockLocationOutputSerializer,
+    STOCK_LOCATION_EXAMPLE,
+)
+class StockLocationViewSet(ConfigViewSet):
+    """Shops and warehouses, by identifier (e.g. ``shop-1``); ``market`` is a market identifier."""
+
+
 REGISTER_EXAMPLE = {
     "identifier": "register-1",
     "name": "Till 1",
@@ -146,6 +166,15 @@ REGISTER_EXAMPLE = {
     ],
     "created_at": _CREATED,
 }
+
+
+@configures(
+    selectors.registers, services.save_register, RegisterInputSerializer, RegisterOutputSerializer, REGISTER_EXAMPLE
+)
+class RegisterViewSet(ConfigViewSet):
+    """Registers, by identifier; ``stock_location`` is a stock location identifier."""
+
+
 CASHIER_EXAMPLE = {
     "identifier": "cashier-7",
     "display_name": "AB",
@@ -153,84 +182,27 @@ CASHIER_EXAMPLE = {
     "image_url": "https://images.example.com/cashiers/anne-berg.png",
     "created_at": _CREATED,
 }
-INTEGRATION_EXAMPLE = {"identifier": "webshop", "name": "Web shop", "created_at": _CREATED}
 
 
-@config_schema(tag="markets", noun="market", example=MARKET_EXAMPLE)
-class MarketViewSet(ConfigViewSet):
-    """Markets, by identifier (e.g. ``dk``): a currency and the default taxes of the shops in it."""
-
-    queryset = Market.objects.none()
-    input_serializer_class = MarketInputSerializer
-    output_serializer_class = MarketOutputSerializer
-
-    def get_queryset(self) -> QuerySet[Market]:
-        return selectors.markets(account=self.account)
-
-    def perform_save(self, *, instance: Market | None, data: dict[str, Any]) -> Market:
-        return services.save_market(account=self.account, market=instance, data=data)
-
-
-@config_schema(tag="stock locations", noun="stock location", example=STOCK_LOCATION_EXAMPLE)
-class StockLocationViewSet(ConfigViewSet):
-    """Shops and warehouses, by identifier (e.g. ``shop-1``); ``market`` is a market identifier."""
-
-    queryset = StockLocation.objects.none()
-    input_serializer_class = StockLocationInputSerializer
-    output_serializer_class = StockLocationOutputSerializer
-
-    def get_queryset(self) -> QuerySet[StockLocation]:
-        return selectors.stock_locations(account=self.account)
-
-    def perform_save(self, *, instance: StockLocation | None, data: dict[str, Any]) -> StockLocation:
-        return services.save_stock_location(account=self.account, stock_location=instance, data=data)
-
-
-@config_schema(tag="registers", noun="register", example=REGISTER_EXAMPLE)
-class RegisterViewSet(ConfigViewSet):
-    """Registers, by identifier; ``stock_location`` is a stock location identifier."""
-
-    queryset = Register.objects.none()
-    input_serializer_class = RegisterInputSerializer
-    output_serializer_class = RegisterOutputSerializer
-
-    def get_queryset(self) -> QuerySet[Register]:
-        return selectors.registers(account=self.account)
-
-    def perform_save(self, *, instance: Register | None, data: dict[str, Any]) -> Register:
-        return services.save_register(account=self.account, register=instance, data=data)
-
-
-@config_schema(tag="cashiers", noun="cashier", example=CASHIER_EXAMPLE)
+@configures(selectors.cashiers, services.save_cashier, CashierInputSerializer, CashierOutputSerializer, CASHIER_EXAMPLE)
 class CashierViewSet(ConfigViewSet):
     """Cashiers (store associates), by identifier (spec: Cashier)."""
 
-    queryset = Cashier.objects.none()
-    input_serializer_class = CashierInputSerializer
-    output_serializer_class = CashierOutputSerializer
 
-    def get_queryset(self) -> QuerySet[Cashier]:
-        return selectors.cashiers(account=self.account)
-
-    def perform_save(self, *, instance: Cashier | None, data: dict[str, Any]) -> Cashier:
-        return services.save_cashier(account=self.account, cashier=instance, data=data)
+INTEGRATION_EXAMPLE = {"identifier": "webshop", "name": "Web shop", "created_at": _CREATED}
 
 
-@config_schema(tag="integrations", noun="integration", example=INTEGRATION_EXAMPLE)
+@configures(
+    selectors.integrations,
+    services.save_integration,
+    IntegrationInputSerializer,
+    IntegrationOutputSerializer,
+    INTEGRATION_EXAMPLE,
+)
 class IntegrationViewSet(ConfigViewSet):
     """Integrations, by identifier: each has its own API keys and import log."""
 
-    queryset = Integration.objects.none()
-    input_serializer_class = IntegrationInputSerializer
-    output_serializer_class = IntegrationOutputSerializer
-
-    def get_queryset(self) -> QuerySet[Integration]:
-        return selectors.integrations(account=self.account)
-
-    def perform_save(self, *, instance: Integration | None, data: dict[str, Any]) -> Integration:
-        return services.save_integration(account=self.account, integration=instance, data=data)
-
-    def perform_delete(self, *, instance: Integration) -> None:
+    def perform_destroy(self, instance: Integration) -> None:
         services.delete_integration(account=self.account, integration=instance, acting_api_key=self.api_key)
 
 

@@ -42,10 +42,6 @@ class AccountScoped:
         return principal.api_key
 
 
-class AccountScopedViewSet(AccountScoped, api.ApiViewSet):
-    """``core.api.ApiViewSet`` scoped to the caller's account."""
-
-
 class ReadsViewSet(AccountScoped, api.ReadsViewSet):
     """``core.api.ReadsViewSet`` scoped to the caller's account."""
 

@@ -23,6 +23,7 @@ from core.api import (
     AUTH_PARAMETERS,
     Area,
     ErrorOutputSerializer,
+    WritesViewSet,
     error_example,
     error_responses,
     read_operations,
@@ -31,6 +32,7 @@ from core.api import (
     response_example,
 )
 from exports import circuit, selectors, services
+from exports.models import ExportQueue
 from exports.serializers import (
     MASK,
     ConfigPreviewInputSerializer,
@@ -238,7 +240,7 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
 )
 @extend_schema(tags=["export queues"])
 @reads(selectors.export_queues, output=ExportQueueOutputSerializer)
-class ExportQueueViewSet(ReadsViewSet):
+class ExportQueueViewSet(ReadsViewSet, WritesViewSet):
     """Export queues, by id: which entities go where (trigger, transform, delivery)."""
 
     def create(self, request: Request) -> Response:
@@ -256,12 +258,8 @@ class ExportQueueViewSet(ReadsViewSet):
         queue, secret = services.update_queue(account=self.account, queue=queue, **data)
         return Response(ExportQueueSavedOutputSerializer(queue, context={"generated_secret": secret}).data)
 
-    def partial_update(self, request: Request, pk: str) -> Response:
-        return self.update(request, pk, partial=True)
-
-    def destroy(self, request: Request, pk: str) -> Response:
-        services.delete_queue(account=self.account, queue=self.get_object())
-        return Response(status=status.HTTP_204_NO_CONTENT)
+    def perform_destroy(self, instance: ExportQueue) -> None:
+        services.delete_queue(account=self.account, queue=instance)
 
     @action(detail=True, methods=["post"])
     def preview(self, request: Request, pk: str) -> Response:

@@ -19,6 +19,7 @@ from core.api import reads
 from core.secrets import MASK
 from integrations import selectors, services
 from integrations.kinds import KINDS
+from integrations.models import RuntimeIntegration
 from integrations.serializers import (
     IntegrationCallFilterSerializer,
     IntegrationCallOutputSerializer,
@@ -130,7 +131,7 @@ def _write(summary: str, created: bool = False) -> Any:
     ),
 )
 @reads(selectors.runtime_integrations, output=RuntimeIntegrationOutputSerializer)
-class RuntimeIntegrationViewSet(ReadsViewSet):
+class RuntimeIntegrationViewSet(ReadsViewSet, toolkit.WritesViewSet):
     """Runtime integrations, by id: one per kind, how the service calls the integrator's endpoint."""
 
     def create(self, request: Request) -> Response:
@@ -144,12 +145,8 @@ class RuntimeIntegrationViewSet(ReadsViewSet):
         integration = services.save_runtime_integration(account=self.account, integration=integration, data=data)
         return Response(RuntimeIntegrationOutputSerializer(integration).data)
 
-    def partial_update(self, request: Request, pk: str) -> Response:
-        return self.update(request, pk, partial=True)
-
-    def destroy(self, request: Request, pk: str) -> Response:
-        services.delete_runtime_integration(account=self.account, integration=self.get_object())
-        return Response(status=status.HTTP_204_NO_CONTENT)
+    def perform_destroy(self, instance: RuntimeIntegration) -> None:
+        services.delete_runtime_integration(account=self.account, integration=instance)
 
     @action(detail=True, methods=["post"])
     def test(self, request: Request, pk: str) -> Response:

@@ -2,8 +2,9 @@
 
 - ``areas``: ``Area``, an area of the API whose read-only view sets are each declared once (selector,
   serializers, example; the list filters one table of the area);
-- ``views``: the view-set bases (``ApiViewSet``, ``ReadsViewSet``, ``ReadOnlyViewSet``), ``reads`` (a read-only
-  view set's selector, serializers and model named once) and ``optional_slash_paths`` (the POS route tables);
+- ``views``: the view-set bases (``ApiViewSet``, ``ReadsViewSet``, ``ReadOnlyViewSet``, ``WritesViewSet``),
+  ``reads`` (a read-only view set's selector, serializers and model named once) and ``optional_slash_paths``
+  (the POS route tables);
 - ``schema``: the OpenAPI building blocks: the error body and its examples, the credentials' query parameters,
   examples, filter parameters, the schema of a view set that reads or lists-creates-reads-replaces-changes-deletes;
 - ``pagination``: ``Pagination``, every list's (``REST_FRAMEWORK["DEFAULT_PAGINATION_CLASS"]``);
@@ -33,7 +34,7 @@ from core.api.schema import (
     request_example,
     response_example,
 )
-from core.api.views import ApiViewSet, ReadOnlyViewSet, ReadsViewSet, optional_slash_paths, reads
+from core.api.views import ApiViewSet, ReadOnlyViewSet, ReadsViewSet, WritesViewSet, optional_slash_paths, reads
 
 __all__ = [
     "AUTH_PARAMETERS",
@@ -42,6 +43,7 @@ __all__ = [
     "ErrorOutputSerializer",
     "ReadOnlyViewSet",
     "ReadsViewSet",
+    "WritesViewSet",
     "by_identifier",
     "crud_schema",
     "error_example",

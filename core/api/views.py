@@ -16,7 +16,7 @@ from django.db.models import Model, QuerySet
 from django.http import Http404
 from django.urls import URLPattern, re_path
 from django.views import View
-from rest_framework import serializers, viewsets
+from rest_framework import serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -77,12 +77,29 @@ class ReadsViewSet(ApiViewSet):
             filters = self.validated(self.filter_serializer_class, request.query_params)
         return self.paginated(self.select(**filters), self.output_serializer_class)
 
-    def retrieve(self, request: Request, pk: str) -> Response:
+    def retrieve(self, request: Request, **lookup: Any) -> Response:
         return Response(self.output_serializer_class(self.get_object()).data)
 
 
 class ReadOnlyViewSet(ReadsViewSet):
     """Only the reads: a list and a retrieve."""
+
+
+class WritesViewSet(ApiViewSet):
+    """The writes of a view set that also changes and deletes, around the two it implements: ``update``
+    (PUT; PATCH is it with ``partial=True``) and ``perform_destroy`` (the row DELETE found; answered 204)."""
+
+    update: Callable[..., Response]  # (request, <lookup>, partial=False)
+
+    def partial_update(self, request: Request, **lookup: Any) -> Response:
+        return self.update(request, partial=True, **lookup)
+
+    def destroy(self, request: Request, **lookup: Any) -> Response:
+        self.perform_destroy(self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def perform_destroy(self, instance: Any) -> None:
+        raise NotImplementedError
 
 
 def reads(

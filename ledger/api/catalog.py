@@ -69,7 +69,7 @@ def checked(node: Obj, body: Any, *, partial: bool = False) -> dict[str, Any]:
     return data
 
 
-class CatalogViewSet(ReadOnlyViewSet):
+class CatalogViewSet(ReadOnlyViewSet, toolkit.WritesViewSet):
     """CRUD by the spec ``id`` (in the URL as ``{id}``, dots allowed): list, create, retrieve, PUT (omitted
     optional fields become absent), PATCH (only the given fields; ``null`` makes one absent), delete. Reads as
     every read-only view set; writes through the kind's ``writes`` (the catalog services)."""
@@ -89,9 +89,6 @@ class CatalogViewSet(ReadOnlyViewSet):
     def answer(self, instance: Model, code: int = status.HTTP_200_OK) -> Response:
         return Response(self.output_serializer_class(instance).data, status=code)
 
-    def retrieve(self, request: Request, id: str) -> Response:  # type: ignore[override]  # the URL names it id
-        return self.answer(self.get_object())
-
     def create(self, request: Request) -> Response:
         data = checked(self.bodies.create, toolkit.read_json_body(request))
         return self.answer(self.writes.create(account=self.account, data=data), status.HTTP_201_CREATED)
@@ -103,12 +100,8 @@ class CatalogViewSet(ReadOnlyViewSet):
         )
         return self.answer(self.writes.updated(instance, account=self.account, data=data, partial=partial))
 
-    def partial_update(self, request: Request, id: str) -> Response:
-        return self.update(request, id, partial=True)
-
-    def destroy(self, request: Request, id: str) -> Response:
-        self.writes.deleted(self.get_object(), account=self.account)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+    def perform_destroy(self, instance: Model) -> None:
+        self.writes.deleted(instance, account=self.account)
 
 
 def catalog_schema(
