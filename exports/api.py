@@ -243,6 +243,9 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
 class ExportQueueViewSet(ReadsViewSet, WritesViewSet):
     """Export queues, by id: which entities go where (trigger, transform, delivery)."""
 
+    def perform_destroy(self, instance: ExportQueue) -> None:
+        services.delete_queue(account=self.account, queue=instance)
+
     def create(self, request: Request) -> Response:
         data = self.validated(ExportQueueInputSerializer, request.data)
         data["delivery"] = unmask(data["delivery"], None)
@@ -257,9 +260,6 @@ class ExportQueueViewSet(ReadsViewSet, WritesViewSet):
             data["delivery"] = unmask(data["delivery"], queue.delivery)
         queue, secret = services.update_queue(account=self.account, queue=queue, **data)
         return Response(ExportQueueSavedOutputSerializer(queue, context={"generated_secret": secret}).data)
-
-    def perform_destroy(self, instance: ExportQueue) -> None:
-        services.delete_queue(account=self.account, queue=instance)
 
     @action(detail=True, methods=["post"])
     def preview(self, request: Request, pk: str) -> Response:

@@ -3,7 +3,8 @@ and response examples from the spec, and the failures every view that asks the i
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
@@ -13,6 +14,8 @@ from core.api import AUTH_PARAMETERS, ErrorOutputSerializer, error_responses, re
 from core.serializers import JSONField
 from integrations.definitions import ShippingOptionsRequest
 from ledger.serializers.catalog import ProductOutputSerializer
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _ERRORS_EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {
     502: (
@@ -138,25 +141,30 @@ _NOT_CONFIGURED = (
 )
 
 
-def _asks(operation_id: str, summary: str, description: str, parameters: list[Any], answer: Any, **rest: Any) -> Any:
-    """``extend_schema`` of a view that asks the integrator: the POS tag, its answer or the failures every
-    such view shares (``_NOT_CONFIGURED``); ``rest`` is the request body and examples."""
-    return extend_schema(
-        operation_id=operation_id,
-        tags=["pos"],
-        summary=summary,
-        description=description + _NOT_CONFIGURED,
-        parameters=parameters,
-        responses=_responses(answer, 400, 404),
-        **rest,
-    )
+def _asks(operation_id: str, summary: str, parameters: list[Any], answer: Any, **rest: Any) -> Callable[[F], F]:
+    """``extend_schema`` of a view that asks the integrator: the POS tag, its answer or the failures every such
+    view shares; its description the view's docstring and those failures (``_NOT_CONFIGURED``); ``rest`` is the
+    request body and examples."""
+
+    def decorate(view: F) -> F:
+        description = " ".join((view.__doc__ or "").split()) + _NOT_CONFIGURED
+        schema = extend_schema(
+            operation_id=operation_id,
+            tags=["pos"],
+            summary=summary,
+            description=description,
+            parameters=parameters,
+            responses=_responses(answer, 400, 404),
+            **rest,
+        )
+        return schema(view)  # type: ignore[no-any-return]
+
+    return decorate
 
 
 PRODUCT_SEARCH = _asks(
     "pos_products_search",
     "Search the e-commerce products",
-    "Asks the `product_search` integration; answers its E-commerce products, each checked "
-    "(`retail_price` required, L10nString names), at most `limit`.",
     [
         *_params(("q", "The search term.", True), _MARKET, _SHOP),
         OpenApiParameter("limit", OpenApiTypes.INT, OpenApiParameter.QUERY, required=False),
@@ -167,9 +175,6 @@ PRODUCT_SEARCH = _asks(
 PRODUCT_LOOKUP = _asks(
     "pos_products_lookup",
     "Look up a product at the integrator by its code",
-    "Asks the `product_lookup` integration for the scanned code; the Product it answers is imported into "
-    "the account (created or replaced by id, emitting a product edit event) and returned with `outcome` "
-    "(`created`, `updated`, `unchanged`). An integrator's 404 is a 404 here.",
     _params(("barcode", "The scanned code (EAN, SKU, ISBN...).", True), _MARKET, _SHOP),
     inline_serializer(
         "PosProductLookupResult", {"outcome": serializers.CharField(), "product": ProductOutputSerializer()}
@@ -179,11 +184,6 @@ PRODUCT_LOOKUP = _asks(
 CUSTOMER_LOOKUP = _asks(
     "pos_customers_lookup",
     "Look up customers",
-    "Asks the `customer_lookup` integration; answers its customers, each checked, the deprecated balance "
-    "object flattened, with the spec's rules as facts: `block_sales`, `credit` (`{balance, credit_limit, "
-    "available}` or null: invoice and customer-account payments above `available` are refused), "
-    "`deposit_prompt` (the overdue amount to ask for as a deposit, or null) and `b2b` (only a B2B "
-    "customer's name and address are kept on a sale).",
     _params(("q", "The search term.", True), _MARKET, _SHOP),
     _results("PosCustomerLookupResult"),
     examples=[response_example("customers", _CUSTOMERS_EXAMPLE)],
@@ -191,9 +191,6 @@ CUSTOMER_LOOKUP = _asks(
 CUSTOMER_DISCOUNTS = _asks(
     "pos_customer_discounts",
     "The customer-specific discounts of a customer",
-    "Asks the `customer_discounts` integration (customer id, market, the market's currency); answers the "
-    "discounts, each checked like an imported campaign of its type, prices plain numbers. Basket pricing "
-    "fetches them itself when the basket has a `customer`.",
     _params(_MARKET, _SHOP),
     _results("PosCustomerDiscountsResult"),
     examples=[response_example("discounts", _DISCOUNTS_EXAMPLE)],
@@ -201,9 +198,6 @@ CUSTOMER_DISCOUNTS = _asks(
 SHIPPING_OPTIONS = _asks(
     "pos_shipping_options",
     "The shipping options for an address",
-    "Asks the `shipping_options` integration with the customer's address, the shop and its market's "
-    "currency; answers the options `{id, price, title, subtitle}`. Put the chosen one on the sale's shipping "
-    "line as `behavior.shipping.method_id` (its `title` as `method_title`).",
     AUTH_PARAMETERS,
     _results("PosShippingOptionsResult"),
     request={"application/json": ShippingOptionsRequest},

@@ -68,6 +68,8 @@ def place_params(request: Request, account: Account, *, market_required: bool = 
 class ProductSearchView(PosView):
     @docs.PRODUCT_SEARCH
     def get(self, request: Request) -> Response:
+        """Asks the `product_search` integration; answers its E-commerce products, each checked (`retail_price`
+        required, L10nString names), at most `limit`."""
         term = text_param(request, "q", required=True)
         limit = limit_param(request)  # before the place: the order the errors are reported in
         place = place_params(request, self.account)
@@ -79,6 +81,9 @@ class ProductSearchView(PosView):
 class ProductLookupView(PosView):
     @docs.PRODUCT_LOOKUP
     def get(self, request: Request) -> Response:
+        """Asks the `product_lookup` integration for the scanned code; the Product it answers is imported into the
+        account (created or replaced by id, emitting a product edit event) and returned with `outcome` (`created`,
+        `updated`, `unchanged`). An integrator's 404 is a 404 here."""
         barcode = text_param(request, "barcode", required=True)
         place = place_params(request, self.account)
         imported = services.lookup_product(account=self.account, barcode=barcode, place=place)
@@ -88,6 +93,10 @@ class ProductLookupView(PosView):
 class CustomerLookupView(PosView):
     @docs.CUSTOMER_LOOKUP
     def get(self, request: Request) -> Response:
+        """Asks the `customer_lookup` integration; answers its customers, each checked, the deprecated balance object
+        flattened, with the spec's rules as facts: `block_sales`, `credit` (`{balance, credit_limit, available}` or
+        null: invoice and customer-account payments above `available` are refused), `deposit_prompt` (the overdue amount
+        to ask for as a deposit, or null) and `b2b` (only a B2B customer's name and address are kept on a sale)."""
         term = text_param(request, "q", required=True)
         place = place_params(request, self.account)
         return Response({"results": services.lookup_customers(account=self.account, term=term, place=place)})
@@ -96,6 +105,9 @@ class CustomerLookupView(PosView):
 class CustomerDiscountsView(PosView):
     @docs.CUSTOMER_DISCOUNTS
     def get(self, request: Request, customer_id: str) -> Response:
+        """Asks the `customer_discounts` integration (customer id, market, the market's currency); answers the
+        discounts, each checked like an imported campaign of its type, prices plain numbers. Basket pricing fetches them
+        itself when the basket has a `customer`."""
         if len(customer_id) > MAX_TERM or not customer_id.strip():
             raise ServiceError(f"must be 1 to {MAX_TERM} characters", field="customer_id", code="invalid")
         place = place_params(request, self.account, market_required=True)
@@ -107,6 +119,9 @@ class CustomerDiscountsView(PosView):
 class ShippingOptionsView(PosView):
     @docs.SHIPPING_OPTIONS
     def post(self, request: Request) -> Response:
+        """Asks the `shipping_options` integration with the customer's address, the shop and its market's currency;
+        answers the options `{id, price, title, subtitle}`. Put the chosen one on the sale's shipping line as
+        `behavior.shipping.method_id` (its `title` as `method_title`)."""
         cleaned = ShippingOptionsRequest.validated(self.body())
         found = services.shipping_options(
             account=self.account, address=cleaned["address"], stock_location=cleaned["stock_location"]

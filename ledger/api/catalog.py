@@ -9,9 +9,10 @@ read with ``read_json_body`` (numbers with a fraction as Decimal) and checked by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 from django.http import Http404
 from django.urls import re_path
 from drf_spectacular.utils import extend_schema
@@ -104,22 +105,44 @@ class CatalogViewSet(ReadOnlyViewSet, toolkit.WritesViewSet):
         self.writes.deleted(instance, account=self.account)
 
 
-def catalog_schema(
-    *, request_serializer: type[serializers.Serializer], list_description: str = "", **schema: Any
-) -> Any:
-    """``extend_schema_view`` of a ``CatalogViewSet``: ``accounts.api.crud_schema`` with the catalog's rules (the
-    POS reads too; PUT makes omitted optional fields absent)."""
-    reads = "Keys with the `admin` or the `pos` scope."
-    return toolkit.crud_schema(
-        input_serializer=request_serializer,
-        descriptions={
-            "list": f"{list_description} {reads}".strip(),
-            "retrieve": reads,
-            "update": "Optional fields left out become absent. `id` may be left out; if given it must not change.",
-            "partial_update": "Only the given fields change; `null` makes an optional field absent.",
-        },
-        **schema,
-    )
+def catalog(
+    selector: Callable[..., QuerySet],
+    request_serializer: type[serializers.Serializer],
+    output_serializer: type[serializers.BaseSerializer],
+    examples: tuple[dict[str, Any], dict[str, Any]],
+    *,
+    filters: type[serializers.Serializer] | None = None,
+    model: type[Model] | None = None,
+) -> Callable[[type[CatalogViewSet]], type[CatalogViewSet]]:
+    """Class decorator of a ``CatalogViewSet`` of the kind its ``writes`` name (``product``, ``expense``): the
+    reads (``core.api.reads``), the lookup by ``<kind>_id`` and the schema, ``core.api.crud_schema`` with the
+    catalog's rules (the POS reads too; PUT makes omitted optional fields absent). ``examples``: the body a
+    client sends and the answer; ``filters`` described by the catalog's table."""
+    request_example, example = examples
+    reads_scope = "Keys with the `admin` or the `pos` scope."
+
+    def decorate(view: type[CatalogViewSet]) -> type[CatalogViewSet]:
+        noun = view.writes.keyword
+        view.lookup_field = f"{noun}_id"
+        schema = toolkit.crud_schema(
+            tag=f"{noun}s",
+            noun=noun,
+            input_serializer=request_serializer,
+            output_serializer=output_serializer,
+            example=example,
+            request=request_example,
+            filters=CATALOG.filter_parameters(filters, noun=noun) if filters is not None else (),
+            descriptions={
+                "list": f"By id. {reads_scope}",
+                "retrieve": reads_scope,
+                "update": "Optional fields left out become absent. `id` may be left out; if given it must not change.",
+                "partial_update": "Only the given fields change; `null` makes an optional field absent.",
+            },
+        )
+        read = reads(selector, output=output_serializer, filters=filters, model=model)
+        return schema(read(view))  # type: ignore[no-any-return]
+
+    return decorate
 
 
 # The catalog's list filters; its read-only view set (the newsletter signups) under their own tag.
@@ -149,21 +172,17 @@ PRODUCT_REQUEST_EXAMPLE: dict[str, Any] = {
 PRODUCT_EXAMPLE = {**PRODUCT_REQUEST_EXAMPLE, "created_at": _AT, "updated_at": _AT}
 
 
-@catalog_schema(
-    tag="products",
-    noun="product",
-    request_serializer=ProductRequestSerializer,
-    output_serializer=ProductOutputSerializer,
-    example=PRODUCT_EXAMPLE,
-    request=PRODUCT_REQUEST_EXAMPLE,
-    filters=CATALOG.filter_parameters(ProductFilterSerializer, noun="product"),
-    list_description="By id.",
+@catalog(
+    selectors.products,
+    ProductRequestSerializer,
+    ProductOutputSerializer,
+    (PRODUCT_REQUEST_EXAMPLE, PRODUCT_EXAMPLE),
+    filters=ProductFilterSerializer,
+    model=Product,
 )
-@reads(selectors.products, output=ProductOutputSerializer, filters=ProductFilterSerializer, model=Product)
 class ProductViewSet(CatalogViewSet):
     """Products of the account (spec: Product). Every change emits a product edit event for exports."""
 
-    lookup_field = "product_id"
     bodies = schemas.PRODUCT_BODIES
     writes = services.PRODUCT_WRITES
 
@@ -178,20 +197,12 @@ EXPENSE_REQUEST_EXAMPLE: dict[str, Any] = {
 EXPENSE_EXAMPLE = {**EXPENSE_REQUEST_EXAMPLE, "created_at": _AT}
 
 
-@catalog_schema(
-    tag="expenses",
-    noun="expense",
-    request_serializer=ExpenseRequestSerializer,
-    output_serializer=ExpenseOutputSerializer,
-    example=EXPENSE_EXAMPLE,
-    request=EXPENSE_REQUEST_EXAMPLE,
-    list_description="By id.",
+@catalog(
+    selectors.expenses, ExpenseRequestSerializer, ExpenseOutputSerializer, (EXPENSE_REQUEST_EXAMPLE, EXPENSE_EXAMPLE)
 )
-@reads(selectors.expenses, output=ExpenseOutputSerializer)
 class ExpenseViewSet(CatalogViewSet):
     """Expenses a register can book, e.g. coffee paid from the cash drawer (spec: Expense)."""
 
-    lookup_field = "expense_id"
     bodies = schemas.EXPENSE_BODIES
     writes = services.EXPENSE_WRITES
 

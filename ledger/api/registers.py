@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -141,14 +141,17 @@ PERIOD_EXAMPLE = {
 }
 
 
+# What the POS register operations share: their tag and the register in the path.
+_REGISTER_OPERATION: dict[str, Any] = {
+    "tags": ["pos: registers"],
+    "parameters": [*toolkit.AUTH_PARAMETERS, REGISTER_ID],
+}
+
+
 class OpenRegisterView(PosView):
     @extend_schema(
-        tags=["pos: registers"],
+        **_REGISTER_OPERATION,
         summary="Open a register",
-        description="Starts a register period. Without `cash_total_at_open`, the drawer holds what the last "
-        "close left in it (counted cash minus the deposit). 409 when the register is open already. A sale "
-        "posted to a closed register opens it implicitly the same way.",
-        parameters=[*toolkit.AUTH_PARAMETERS, REGISTER_ID],
         request={"application/json": OpenRegister},
         responses={201: RegisterPeriodOutputSerializer, **toolkit.error_responses(400, 404, 409)},
         examples=[
@@ -157,6 +160,9 @@ class OpenRegisterView(PosView):
         ],
     )
     def post(self, request: Request, register_id: str) -> Response:
+        """Starts a register period. Without `cash_total_at_open`, the drawer holds what the last close left in it
+        (counted cash minus the deposit). 409 when the register is open already. A sale posted to a closed
+        register opens it implicitly the same way."""
         data = OpenRegister.validated(self.body())
         cash = data.get("cash_total_at_open")
         period = services.open_register(
@@ -169,21 +175,27 @@ class OpenRegisterView(PosView):
 
 class CloseRegisterView(PosView):
     @extend_schema(
-        tags=["pos: registers"],
+        **_REGISTER_OPERATION,
         summary="Close a register",
-        description="Computes the register close statement of the open period from the sales stored for it, "
-        "closes the period and exports the statement. `counted` is required for every reconciled payment "
-        "type (cash in the base currency and each foreign currency taken in cash, and the register's types "
-        "configured with `should_be_reconciled`). 409 when the register is not open.",
-        parameters=[*toolkit.AUTH_PARAMETERS, REGISTER_ID],
         request={"application/json": CloseRegister},
-        responses={201: RegisterCloseStatementOutputSerializer, **toolkit.error_responses(400, 404, 409)},
+        responses={
+            201: RegisterCloseStatementOutputSerializer,
+            200: OpenApiResponse(
+                RegisterCloseStatementOutputSerializer, description="A replay of a stored close (same `identifier`)."
+            ),
+            **toolkit.error_responses(400, 404, 409),
+        },
         examples=[
             toolkit.request_example("Close", CLOSE_EXAMPLE),
             toolkit.response_example("Statement", STATEMENT_EXAMPLE, status_code=201),
         ],
     )
     def post(self, request: Request, register_id: str) -> Response:
+        """Computes the register close statement of the open period from the sales stored for it, closes the
+        period and exports the statement. `counted` is required for every reconciled payment type (cash in the
+        base currency and each foreign currency taken in cash, and the register's types configured with
+        `should_be_reconciled`). 409 when the register is not open. A close posted again with the same
+        `identifier` answers 200 with the stored statement."""
         data = CloseRegister.validated(self.body())
         identifier = data.get("identifier", "")
         if identifier:
