@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
@@ -190,18 +191,28 @@ RESULT_RESPONSES = {
 COMMON_EXAMPLES = [PARTIAL, ERROR, REQUEST_ERROR, UNAUTHORIZED]
 
 
-def _post(
-    summary: str, description: str, params: list[OpenApiParameter], request: Any, body: Any, ok: str
-) -> dict[str, Any]:
+def _post(summary: str, request: Any, body: Any, ok: str, *, params: Sequence[OpenApiParameter] = ()) -> dict[str, Any]:
+    """The schema of an import's POST: ``request`` its declared body (``body`` an example), ``ok`` the message of
+    an answer that took every item, ``params`` the query parameters naming where the items go; the description is
+    the view's docstring."""
     return {
         "summary": summary,
-        "description": description,
         "tags": ["imports"],
         "parameters": [*params, *AUTH_PARAMETERS],
         "request": {"application/json": request},
         "responses": RESULT_RESPONSES,
         "examples": [OpenApiExample("Request", value=body, request_only=True), _ok(ok), *COMMON_EXAMPLES],
     }
+
+
+def _orders(summary: str, request: Any, body: Any, ok: str) -> dict[str, Any]:
+    """An import of orders for the stock location the query names."""
+    return _post(summary, request, body, ok, params=[STOCK_LOCATION])
+
+
+def _definitions(summary: str, request: Any, body: Any, ok: str) -> dict[str, Any]:
+    """An import of definitions (campaigns, product rules) into the markets the query names."""
+    return _post(summary, request, body, ok, params=[MARKETS])
 
 
 def _delete(noun: str, ids: list[str]) -> dict[str, Any]:
@@ -234,48 +245,30 @@ def _delete(noun: str, ids: list[str]) -> dict[str, Any]:
     }
 
 
-INCOMING_ORDERS = _post(
-    "Import incoming orders",
-    "Queues orders for the stock location. Handling type: no `payment` = Reserve & Collect, `payment` without "
-    "`shipping` = Click & Collect, both = Ship from Store; `shipping` without `payment` is refused. An "
-    "`order_identifier` already used on the stock location is refused as a duplicate.",
-    [STOCK_LOCATION],
-    bodies.IncomingOrdersRequest,
-    {"orders": [ORDER]},
-    "Import of 1 order(s) initiated",
+INCOMING_ORDERS = _orders(
+    "Import incoming orders", bodies.IncomingOrdersRequest, {"orders": [ORDER]}, "Import of 1 order(s) initiated"
 )
-EXTERNAL_ORDERS = _post(
+EXTERNAL_ORDERS = _orders(
     "Import external orders",
-    "Queues external orders (no payment or shipping) for the stock location.",
-    [STOCK_LOCATION],
     bodies.ExternalOrdersRequest,
     {"external_orders": [EXTERNAL_ORDER]},
     "Import of 1 external order(s) initiated",
 )
 STATE_CHANGES = _post(
     "Import outgoing order state changes",
-    "Queues state changes of orders this service placed. Allowed: forward along created → processing → ready → "
-    "completed (skipping allowed), rejected or cancelled from any open state, nothing out of completed, rejected "
-    "or cancelled. A refused or unknown-order change ends as a failure in the import log.",
-    [],
     bodies.OutgoingOrderStateChangesRequest,
     [STATE_CHANGE],
     "Import of 1 outgoing order state change(s) initiated",
 )
-CAMPAIGNS_POST = _post(
+CAMPAIGNS_POST = _definitions(
     "Import discount campaigns",
-    "Stores the campaigns in every listed market, overwriting campaigns with the same id. Applied in the "
-    "request (not queued). A MarketPrice given as an object must price every listed market.",
-    [MARKETS],
     bodies.CampaignsRequest,
     {"campaigns": [CAMPAIGN, STAIR_CAMPAIGN]},
     "Import of 2 campaign(s) completed",
 )
 CAMPAIGNS_DELETE = _delete("campaign", ["summer-tees", "no-such-campaign"])
-RULES_POST = _post(
+RULES_POST = _definitions(
     "Import product rules",
-    "Stores the rules in every listed market, overwriting rules with the same id. Only `container_deposit` exists.",
-    [MARKETS],
     bodies.ProductRulesRequest,
     {"product_rules": [PRODUCT_RULE]},
     "Import of 1 product rule(s) completed",
@@ -283,11 +276,6 @@ RULES_POST = _post(
 RULES_DELETE = _delete("product rule", ["pant-a", "no-such-rule"])
 STOCK_EVENTS = _post(
     "Import stock resets",
-    "Applies `external_reset` stock events (the only type that can be imported; `type` may be left out) in the "
-    "request, in the order posted, not queued. Each event names its `stock_location_id` and has exactly one of "
-    "`adjustment` (non-zero) and `new_stock_value`; `timestamp` is ISO 8601 with a time zone or Unix seconds "
-    "(default: now). Valid events are applied; the others are listed in `failed`.",
-    [],
     bodies.StockEventsRequest,
     {"stock_events": [STOCK_RESET, {"product_id": "2002", "stock_location_id": "shop-1", "adjustment": -3}]},
     "Import of 2 stock event(s) completed",

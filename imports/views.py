@@ -140,23 +140,24 @@ class ImportView(APIView):
 
 
 class BatchImport(ImportView):
-    """POST hands the items the body lists under ``body_key`` to the kind's service, with who sent them and
-    where they go (``target``: the stock location or the markets the query names); the service checks each
-    item and queues or stores the valid ones."""
+    """POST hands the items the body lists under ``body_key`` (the body itself when None) to the kind's service as
+    ``items_argument``, with who sent them and the service's other ``arguments`` (the kind, and where the items
+    go: the stock location or the markets the query names); the service checks each item and queues or stores
+    the valid ones. The endpoint's description is its class's docstring."""
 
-    kind: str
-    body_key: str
+    body_key: str | None
+    items_argument = "items"
     allow_empty = False
     service: Callable[..., services.Outcome]
 
-    def target(self, request: Request) -> dict[str, Any]:
-        raise NotImplementedError
+    def arguments(self, request: Request) -> dict[str, Any]:
+        return {}
 
     def post(self, request: Request) -> Response:
-        target = self.target(request)  # an unknown stock location or market is refused before the body is read
+        arguments = self.arguments(request)  # an unknown stock location or market is refused before the body is read
         batch = items_under(self.body(request), self.body_key, allow_empty=self.allow_empty)
         outcome = type(self).service(
-            **self.sender(request), kind=self.kind, **target, items=batch.items, refused=batch.refused
+            **self.sender(request), **arguments, **{self.items_argument: batch.items}, refused=batch.refused
         )
         return outcome_response(outcome)
 
@@ -164,43 +165,51 @@ class BatchImport(ImportView):
 class OrdersImport(BatchImport):
     """POST queues orders for the stock location named in the query."""
 
+    kind: str
     service = staticmethod(services.queue_orders)
 
-    def target(self, request: Request) -> dict[str, Any]:
-        return {"stock_location": self.stock_location(request)}
+    def arguments(self, request: Request) -> dict[str, Any]:
+        return {"kind": self.kind, "stock_location": self.stock_location(request)}
 
 
 @extend_schema_view(post=extend_schema(**docs.INCOMING_ORDERS))
 class IncomingOrdersImport(OrdersImport):
+    """Queues orders for the stock location. Handling type: no `payment` = Reserve & Collect, `payment` without
+    `shipping` = Click & Collect, both = Ship from Store; `shipping` without `payment` is refused. An `order_identifier`
+    already used on the stock location is refused as a duplicate."""
+
     kind = ImportKind.INCOMING_ORDER
     body_key = "orders"
 
 
 @extend_schema_view(post=extend_schema(**docs.EXTERNAL_ORDERS))
 class ExternalOrdersImport(OrdersImport):
+    """Queues external orders (no payment or shipping) for the stock location."""
+
     kind = ImportKind.EXTERNAL_ORDER
     body_key = "external_orders"
 
 
-class OutgoingOrderStateChangesImport(ImportView):
-    @extend_schema(**docs.STATE_CHANGES)
-    def post(self, request: Request) -> Response:
-        outcome = services.queue_outgoing_order_state_changes(
-            **self.sender(request),
-            changes=(batch := items_under(self.body(request), None)).items,
-            refused=batch.refused,
-        )
-        return outcome_response(outcome)
+@extend_schema_view(post=extend_schema(**docs.STATE_CHANGES))
+class OutgoingOrderStateChangesImport(BatchImport):
+    """Queues state changes of orders this service placed. Allowed: forward along created → processing → ready →
+    completed (skipping allowed), rejected or cancelled from any open state, nothing out of completed, rejected or
+    cancelled. A refused or unknown-order change ends as a failure in the import log."""
+
+    body_key = None  # the body is the array of changes
+    items_argument = "changes"
+    service = staticmethod(services.queue_outgoing_order_state_changes)
 
 
 class DefinitionsImport(BatchImport):
     """POST stores campaigns or product rules per market; DELETE removes the listed ids."""
 
+    kind: str
     service = staticmethod(services.import_definitions)
     allow_empty = True
 
-    def target(self, request: Request) -> dict[str, Any]:
-        return {"markets": self.markets(request)}
+    def arguments(self, request: Request) -> dict[str, Any]:
+        return {"kind": self.kind, "markets": self.markets(request)}
 
     def delete(self, request: Request) -> Response:
         body = services.delete_definitions(
@@ -214,24 +223,28 @@ class DefinitionsImport(BatchImport):
 
 @extend_schema_view(post=extend_schema(**docs.CAMPAIGNS_POST), delete=extend_schema(**docs.CAMPAIGNS_DELETE))
 class DiscountCampaignsImport(DefinitionsImport):
+    """Stores the campaigns in every listed market, overwriting campaigns with the same id. Applied in the request (not
+    queued). A MarketPrice given as an object must price every listed market."""
+
     kind = ImportKind.DISCOUNT_CAMPAIGN
     body_key = "campaigns"
 
 
 @extend_schema_view(post=extend_schema(**docs.RULES_POST), delete=extend_schema(**docs.RULES_DELETE))
 class ProductRulesImport(DefinitionsImport):
+    """Stores the rules in every listed market, overwriting rules with the same id. Only `container_deposit` exists."""
+
     kind = ImportKind.PRODUCT_RULE
     body_key = "product_rules"
 
 
-class StockEventsImport(ImportView):
-    """POST applies external stock resets (``{"stock_events": [...]}``) in the request."""
+@extend_schema_view(post=extend_schema(**docs.STOCK_EVENTS))
+class StockEventsImport(BatchImport):
+    """Applies `external_reset` stock events (the only type that can be imported; `type` may be left out) in the
+    request, in the order posted, not queued. Each event names its `stock_location_id` and has exactly one of
+    `adjustment` (non-zero) and `new_stock_value`; `timestamp` is ISO 8601 with a time zone or Unix seconds (default:
+    now). Valid events are applied; the others are listed in `failed`."""
 
-    @extend_schema(**docs.STOCK_EVENTS)
-    def post(self, request: Request) -> Response:
-        outcome = services.import_stock_events(
-            **self.sender(request),
-            events=(batch := items_under(self.body(request), "stock_events")).items,
-            refused=batch.refused,
-        )
-        return outcome_response(outcome)
+    body_key = "stock_events"
+    items_argument = "events"
+    service = staticmethod(services.import_stock_events)
