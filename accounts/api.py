@@ -236,7 +236,6 @@ API_KEY_REVOKED_EXAMPLE = {**API_KEY_EXAMPLE, "revoked_at": "2025-02-01T08:00:00
     ),
     create=extend_schema(
         summary="Create an API key",
-        description="The answer holds the key in `key`; it is shown this once and stored only as a hash.",
         parameters=AUTH_PARAMETERS,
         request=ApiKeyInputSerializer,
         responses={201: ApiKeyCreatedOutputSerializer, **error_responses(400)},
@@ -249,7 +248,6 @@ API_KEY_REVOKED_EXAMPLE = {**API_KEY_EXAMPLE, "revoked_at": "2025-02-01T08:00:00
     ),
     revoke=extend_schema(
         summary="Revoke an API key",
-        description="Idempotent: revoking a revoked key keeps its first revocation time.",
         parameters=AUTH_PARAMETERS,
         request=None,
         responses={200: ApiKeyOutputSerializer, **error_responses(404)},
@@ -262,6 +260,7 @@ class ApiKeyViewSet(ReadsViewSet):
     """API keys of the account's integrations, by id. Only a hash of a key is stored."""
 
     def create(self, request: Request) -> Response:
+        """The answer holds the key in `key`; it is shown this once and stored only as a hash."""
         data = self.validated(ApiKeyInputSerializer, request.data)
         api_key, raw_key = services.issue_api_key(
             account=self.account,
@@ -274,6 +273,7 @@ class ApiKeyViewSet(ReadsViewSet):
 
     @action(detail=True, methods=["post"])
     def revoke(self, request: Request, pk: str) -> Response:
+        """Idempotent: revoking a revoked key keeps its first revocation time."""
         api_key = services.revoke_api_key(account=self.account, api_key=self.get_object())
         return Response(ApiKeyOutputSerializer(api_key).data)
 

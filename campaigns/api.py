@@ -12,6 +12,7 @@ from rest_framework.routers import SimpleRouter
 
 from accounts.scoping import ReadOnlyViewSet
 from campaigns import selectors
+from campaigns.docs import CAMPAIGN_DEFINITION, PRODUCT_RULE_DEFINITION
 from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS
 from campaigns.serializers import (
     CampaignFilterSerializer,
@@ -29,19 +30,6 @@ CAMPAIGNS = Area(
     },
 )
 
-_CAMPAIGN_DEFINITION = {
-    "id": "tshirts-3-for-2",
-    "type": "percentage_discount-count_or_more-single_product",
-    "name": "T-shirts 3 for 2",
-    "display_name": "3 for 2",
-    "priority": 10,
-    "members_only": False,
-    "continue_evaluation": False,
-    "product_id": "tshirt-basic",
-    "percentage": 0.3333,
-    "count": 3,
-}
-
 
 def _stored(definition: dict[str, Any], *columns: str, pk: int) -> dict[str, Any]:
     """The API's answer for an imported definition: the row's columns are copied from it (campaigns.services)."""
@@ -58,17 +46,8 @@ def _stored(definition: dict[str, Any], *columns: str, pk: int) -> dict[str, Any
     }
 
 
-CAMPAIGN_EXAMPLE = _stored(_CAMPAIGN_DEFINITION, *CAMPAIGN_COLUMNS, pk=42)
-_RULE_DEFINITION = {
-    "id": "deposit-can",
-    "type": "container_deposit",
-    "name": "Can deposit",
-    "display_name": {"da": "Pant", "en": "Deposit"},
-    "tag": "can",
-    "product_group": "deposits",
-    "price": {"dk": 1.0},
-}
-PRODUCT_RULE_EXAMPLE = _stored(_RULE_DEFINITION, *PRODUCT_RULE_COLUMNS, pk=9)
+CAMPAIGN_EXAMPLE = _stored(CAMPAIGN_DEFINITION, *CAMPAIGN_COLUMNS, pk=42)
+PRODUCT_RULE_EXAMPLE = _stored(PRODUCT_RULE_DEFINITION, *PRODUCT_RULE_COLUMNS, pk=9)
 
 
 @CAMPAIGNS.reads(selectors.campaigns, CampaignOutputSerializer, CampaignFilterSerializer, CAMPAIGN_EXAMPLE)

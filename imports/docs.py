@@ -9,6 +9,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
 
+from campaigns.docs import PRODUCT_RULE_DEFINITION
 from imports import bodies
 
 AUTH_PARAMETERS = [
@@ -95,15 +96,6 @@ STAIR_CAMPAIGN = {
         {"count": 2, "new_price_per_item": {"dk": 69, "se": 99}},
         {"count": 4, "new_price_per_item_if_cheaper": {"dk": 59, "se": 85}},
     ],
-}
-PRODUCT_RULE = {
-    "id": "pant-a",
-    "type": "container_deposit",
-    "name": "Pant A",
-    "display_name": {"da": "Pant A", "en": "Deposit A"},
-    "tag": "pant-a",
-    "product_group": "deposits",
-    "price": {"dk": 1.0, "se": 1.0},
 }
 
 STOCK_RESET = {
@@ -270,7 +262,7 @@ CAMPAIGNS_DELETE = _delete("campaign", ["summer-tees", "no-such-campaign"])
 RULES_POST = _definitions(
     "Import product rules",
     bodies.ProductRulesRequest,
-    {"product_rules": [PRODUCT_RULE]},
+    {"product_rules": [PRODUCT_RULE_DEFINITION]},
     "Import of 1 product rule(s) completed",
 )
 RULES_DELETE = _delete("product rule", ["pant-a", "no-such-rule"])

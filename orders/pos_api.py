@@ -165,12 +165,7 @@ STATE_CHANGE_DOCS: dict[str, Any] = {
     ],
 }
 
-_CUSTOMER = {
-    "customer_identifier": "C-42",
-    "name": "Jane Doe",
-    "email": "jane@example.com",
-    "phone_number": "+4512345678",
-}
+_CUSTOMER = {**INCOMING_ORDER_MOVED["customer"], "phone_number": "+4512345678"}  # the same customer
 _ORDER: dict[str, Any] = {
     "order_identifier": "shop-1-000031",
     "basket": _BASKET,
