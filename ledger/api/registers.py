@@ -188,6 +188,7 @@ class CloseRegisterView(PosView):
         examples=[
             toolkit.request_example("Close", CLOSE_EXAMPLE),
             toolkit.response_example("Statement", STATEMENT_EXAMPLE, status_code=201),
+            toolkit.response_example("Replayed", STATEMENT_EXAMPLE),
         ],
     )
     def post(self, request: Request, register_id: str) -> Response:
