@@ -114,7 +114,7 @@ class ReadOnlyAdminMixin:
     planner estimate (``core.paginators``). Date drill-downs (``date_hierarchy``) are not used on them: they read
     every row's date; a date list filter (today, past 7 days, this month, this year) reads nothing."""
 
-    paginator = EstimatedCountPaginator
+    paginator: ClassVar[type] = EstimatedCountPaginator
     show_full_result_count = False
 
     def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
