@@ -455,11 +455,14 @@ def _discount_summaries(line: PricingLine, applied: Applied) -> list[dict[str, A
     per line), or one for the whole line."""
     campaign, amounts = applied.campaign, applied.amounts
     runs: list[list[int]] = []
-    for i in sorted(amounts):
-        if runs and runs[-1][-1] == i - 1:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
+    if len(amounts) == line.quantity:
+        runs.append(list(range(line.quantity)))  # every unit: one run (most discounts)
+    else:
+        for i in sorted(amounts):
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
     out = []
     for run in runs:
         if len(run) == line.quantity:
