@@ -12,7 +12,8 @@ interleaved (one call per market per round), and prints p50 and p99 per campaign
 At every size the same 20 campaigns touch the basket's products and tags (every family: count or more, tag,
 new price, stairs, free shipping); the others are for products and tags the basket does not hold. That is the
 case the index is for: a campaign for products not in the basket is never looked at, so the time should not
-grow with the number of campaigns. Targets (issue 5): p50 under 5 ms, and p50 at 10,000 at most 1.5x p50 at 100.
+grow with the number of campaigns. Targets: p50 at most 2 ms (issue 16; issue 5 asked under 5 ms), and p50 at
+10,000 at most 1.5x p50 at 100.
 The account and everything under it are deleted at the end.
 """
 
@@ -223,8 +224,8 @@ def main() -> int:
         print(f"{size:>10,} {compile_ms:>11.1f} {p50:>8.3f} {p99:>8.3f} {total:>13}")
     ratio = rows[-1][2] / rows[0][2]
     print(f"ratio p50 {SIZES[-1]:,} / {SIZES[0]:,}: {ratio:.2f}")
-    ok = ratio <= 1.5 and all(p50 < 5.0 for _, _, p50, _, _ in rows)
-    print(f"targets p50 < 5 ms and ratio <= 1.5: {'met' if ok else 'MISSED'}")
+    ok = ratio <= 1.5 and all(p50 <= 2.0 for _, _, p50, _, _ in rows)
+    print(f"targets p50 <= 2 ms and ratio <= 1.5: {'met' if ok else 'MISSED'}")
     return 0 if ok else 1
 
 

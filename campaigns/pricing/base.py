@@ -10,22 +10,27 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from accounts.money import minor_unit
 
 ZERO = Decimal(0)
 
 
+Rounding = Callable[[Decimal], Decimal]
+
+
 @cache
-def _quantum(currency: str) -> Decimal:
-    return Decimal(1).scaleb(-minor_unit(currency))
+def rounding(currency: str) -> Rounding:
+    """``accounts.money.quantize`` (half-up to the currency's minor unit) as one function per currency, the unit
+    looked up once: pricing rounds every unit at every step (about 600 times for a 50-line basket), and the
+    lookup per call, then the keyword argument, were most of the engine's time (measured, issue 16)."""
+    quantum = Decimal(1).scaleb(-minor_unit(currency))
 
+    def round_half_up(amount: Decimal) -> Decimal:
+        return amount.quantize(quantum, ROUND_HALF_UP)
 
-def quantize(amount: Decimal, currency: str) -> Decimal:
-    """``accounts.money.quantize`` (half-up to the currency's minor unit), with the unit looked up once per
-    currency: pricing rounds every unit at every step, and the lookup was most of the engine's time."""
-    return amount.quantize(_quantum(currency), rounding=ROUND_HALF_UP)
+    return round_half_up
 
 
 def to_decimal(value: Any) -> Decimal:
@@ -60,12 +65,11 @@ class PricingLine:
     behavior: dict[str, Any] | None = None  # copied to the answer
 
 
-@dataclass(frozen=True)
-class Change:
-    """One unit's price before and after one campaign."""
+class Change(NamedTuple):
+    """One unit's price before and after one campaign (a tuple: a basket makes one per discounted unit)."""
 
     line: LineState
-    index: int
+    unit: int  # the unit's index in its line
     before: Decimal
     after: Decimal
 
@@ -101,24 +105,52 @@ class Outcome:
 
 @dataclass
 class Basket:
-    """The basket being priced: every line's units, the market and its currency."""
+    """The basket being priced: every line's units, the market and its currency.
+
+    Its goods lines are indexed once by product id and by tag, so each campaign reads only the lines it names
+    (as the market's campaigns are indexed, so only the campaigns the basket names are read)."""
 
     lines: list[LineState]
     market: str
     currency: str
     has_customer: bool
+    rounded: Rounding = field(init=False, repr=False)  # half-up to the currency's minor unit
+    _goods: list[LineState] = field(init=False, repr=False)
+    _by_product: dict[str, list[LineState]] = field(init=False, repr=False)
+    _by_tag: dict[str, list[LineState]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.rounded = rounding(self.currency)
+        self._goods, self._by_product, self._by_tag = [], {}, {}
+        for state in self.lines:
+            if state.line.is_shipping:
+                continue
+            self._goods.append(state)
+            if state.line.product_id is not None:
+                self._by_product.setdefault(state.line.product_id, []).append(state)
+            for tag in dict.fromkeys(state.line.tags):  # a tag listed twice is one tag
+                self._by_tag.setdefault(tag, []).append(state)
 
     def goods(self) -> list[LineState]:
         """The lines product campaigns look at: shipping lines are a service, priced only by free shipping."""
-        return [state for state in self.lines if not state.line.is_shipping]
+        return self._goods
 
-    def matching(self, matches: Callable[[LineState], bool]) -> tuple[list[tuple[LineState, int]], int]:
-        """(the unlocked units of the matching goods lines, the number of matching units locked earlier)."""
+    def lines_of(self, campaign: CompiledCampaign) -> Sequence[LineState]:
+        """The goods lines a campaign looks at, in basket order: those with one of its tags when it names tags,
+        else those of its products."""
+        index, keys = (self._by_tag, campaign.tags) if campaign.tags else (self._by_product, campaign.product_ids)
+        if len(keys) == 1:
+            (key,) = keys
+            return index.get(key, ())
+        found = {state.position: state for key in keys for state in index.get(key, ())}
+        return [found[position] for position in sorted(found)]
+
+    def matching(self, campaign: CompiledCampaign) -> tuple[list[tuple[LineState, int]], int]:
+        """(the unlocked units of the goods lines the campaign looks at, the number of those units locked
+        earlier)."""
         units: list[tuple[LineState, int]] = []
         locked = 0
-        for state in self.goods():
-            if not matches(state):
-                continue
+        for state in self.lines_of(campaign):
             for i, is_locked in enumerate(state.locked):
                 if is_locked:
                     locked += 1
@@ -141,16 +173,17 @@ class Basket:
         changes: list[Change] = []
         by_line: dict[int, Applied] = {}
         amounts: dict[Decimal, Decimal] = {}  # units mostly share a price: one computation per price
+        rounded, lock = self.rounded, not campaign.continue_evaluation
         for state, i in units:
             before = state.prices[i]
             amount = amounts.get(before)
             if amount is None:
-                amount = amounts[before] = min(quantize(discount_of(before), self.currency), before)
+                amount = amounts[before] = min(rounded(discount_of(before)), before)
             if amount <= 0:
                 continue
             after = before - amount
             state.prices[i] = after
-            if not campaign.continue_evaluation:
+            if lock:
                 state.locked[i] = True
             applied = by_line.get(state.position)
             if applied is None:

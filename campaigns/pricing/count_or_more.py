@@ -23,16 +23,6 @@ from campaigns.schema import COUNT, PERCENTAGE, STR_ID, Campaign, OnProduct, OnT
 from core.declare import Body
 from core.nodes import Arr
 
-
-def matcher(campaign: CompiledCampaign) -> Callable[[LineState], bool]:
-    """Whether a line counts for the campaign: by product id, or by tag when the campaign names a tag."""
-    if campaign.tags:
-        tags = campaign.tags
-        return lambda state: not tags.isdisjoint(state.line.tags)
-    products = campaign.product_ids
-    return lambda state: state.line.product_id in products
-
-
 Units = list[tuple[LineState, int]]
 
 
@@ -41,7 +31,7 @@ def with_counted_units(
 ) -> Outcome:
     """The units the campaign matches, handed to ``apply`` when there are at least ``count`` of them (any number
     when None); the count-or-more and the new-price families both start so."""
-    units, locked = basket.matching(matcher(campaign))
+    units, locked = basket.matching(campaign)
     if not units:
         return Outcome(False, not_applied(units, locked))
     if count is not None and len(units) < count:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypedDict, Unpack
 
+from django.db import connections, router
+
 from accounts.models import Account, Market
 from campaigns.models import Campaign, PricingVersion, ProductRule
 from campaigns.pricing.base import (
@@ -30,7 +32,8 @@ from campaigns.pricing.base import (
     LineState,
     Outcome,
     PricingLine,
-    quantize,
+    Rounding,
+    rounding,
     to_decimal,
 )
 from campaigns.pricing.product_rules import CompiledRule, compile_rule
@@ -127,10 +130,24 @@ def clear_cache() -> None:
         _cache.clear()
 
 
+# PricingVersion's table and columns (plain names, the same in every backend).
+VERSION_SQL = "SELECT version FROM campaigns_pricingversion WHERE market_id = %s"
+
+
+def pricing_version(*, market: Market) -> str | None:
+    """The market's pricing version as a token (None: never written through campaigns.services). Plain SQL: it
+    is read on every call, and building this one-row query through the ORM took three times its round trip
+    (measured on PostgreSQL, issue 16)."""
+    alias = router.db_for_read(PricingVersion)
+    with connections[alias].cursor() as cursor:
+        cursor.execute(VERSION_SQL, [market.pk])
+        row = cursor.fetchone()
+    return None if row is None else str(row[0])
+
+
 def compiled_for(*, account: Account, market: Market) -> CompiledMarket:
     """The market's compiled campaigns and rules, from this process's cache while its version is current."""
-    version = PricingVersion.objects.filter(market_id=market.pk).values_list("version", flat=True).first()
-    token = None if version is None else str(version)
+    token = pricing_version(market=market)
     if token is not None:
         with _cache_lock:
             hit = _cache.get(market.pk)
@@ -205,6 +222,7 @@ def evaluate(
 
 
 def _states(lines: Sequence[PricingLine], currency: str) -> list[LineState]:
+    rounded = rounding(currency)
     seen: set[str] = set()
     states = []
     for position, line in enumerate(lines):
@@ -219,7 +237,7 @@ def _states(lines: Sequence[PricingLine], currency: str) -> list[LineState]:
         if not isinstance(line.unit_price, Decimal) or not line.unit_price.is_finite() or line.unit_price < 0:
             raise ServiceError("must be a number, at least 0", field=f"{at}.unit_price")
         # Prices are per unit at the currency's minor unit from the start: every later step rounds to it too.
-        price = quantize(line.unit_price, currency)
+        price = rounded(line.unit_price)
         states.append(LineState(line, position, [price] * line.quantity, [False] * line.quantity))
     return states
 
@@ -279,7 +297,7 @@ def _explain(campaign: CompiledCampaign, outcome: Outcome) -> dict[str, Any]:
         "units": [
             {
                 "line_item_id": change.line.line.line_item_id,
-                "index": change.index,
+                "index": change.unit,
                 "before": change.before,
                 "after": change.after,
             }
@@ -298,6 +316,8 @@ def _deposits(
         if state.line.is_shipping:
             continue
         rules = {rule.rule_id: rule for tag in state.line.tags for rule in compiled.rules_by_tag.get(tag, ())}
+        if not rules:
+            continue
         for rule in sorted(rules.values(), key=lambda r: r.rule_id):
             sink: list[dict[str, str]] = []
             added = PRODUCT_RULE_TYPES[rule.type].family.lines_for(rule, state.line, market, sink)
@@ -314,10 +334,12 @@ def _deposits(
 def _summary(
     states: list[LineState], deposits: dict[int, list[PricingLine]], currency: str, default_taxes: Any
 ) -> dict[str, Any]:
+    rounded = rounding(currency)
+    taxes_of = _TaxPlans(default_taxes)
     line_items: list[dict[str, Any]] = []
     ids = {state.line.line_item_id for state in states}
     for state in states:
-        line_items.append(_line_item(state.line, state.prices, state.applied, currency, default_taxes))
+        line_items.append(_line_item(state.line, state.prices, state.applied, rounded, taxes_of))
         for deposit in deposits.get(state.position, ()):
             if deposit.line_item_id in ids:
                 raise ServiceError(
@@ -326,11 +348,11 @@ def _summary(
                     code="duplicate",
                 )
             ids.add(deposit.line_item_id)
-            price = quantize(deposit.unit_price, currency)
-            line_items.append(_line_item(deposit, [price] * deposit.quantity, [], currency, default_taxes))
+            price = rounded(deposit.unit_price)
+            line_items.append(_line_item(deposit, [price] * deposit.quantity, [], rounded, taxes_of))
     summary: dict[str, Any] = {}
     for name in ("base_price", "sub_total", "total", "vat_amount", "sales_tax_amount", "total_tax_amount"):
-        summary[name] = quantize(sum((line[name] for line in line_items), ZERO), currency)
+        summary[name] = rounded(sum([line[name] for line in line_items], ZERO))
     summary["total_discounts"] = summary["base_price"] - summary["sub_total"]
     taxes: dict[tuple[str, Decimal, str], Decimal] = {}
     for line in line_items:
@@ -347,33 +369,28 @@ def _summary(
 
 
 def _line_item(
-    line: PricingLine, prices: list[Decimal], applied: list[Applied], currency: str, default_taxes: Any
+    line: PricingLine, prices: list[Decimal], applied: list[Applied], rounded: Rounding, taxes_of: _TaxPlans
 ) -> dict[str, Any]:
-    unit_price = quantize(line.unit_price, currency)
-    before_discounts = quantize(unit_price * line.quantity, currency)
+    unit_price = rounded(line.unit_price)
+    before_discounts = rounded(unit_price * line.quantity)
     sub_total = sum(prices, ZERO)
-    taxes, vat, sales_tax = _taxes(line.taxes if line.taxes is not None else default_taxes or [], sub_total, currency)
+    taxes, vat, sales_tax = taxes_of(line.taxes).summaries(sub_total, rounded)
     item: dict[str, Any] = {"line_item_id": line.line_item_id}
     if line.product_id is not None:
         item["id"] = line.product_id
     if line.variant_id is not None:
         item["variant_id"] = line.variant_id
-    item.update(
-        {
-            "quantity": line.quantity,
-            "unit_price": unit_price,
-            "retail_price": before_discounts,
-            "base_price": before_discounts,
-            "discounts": [summary for one in applied for summary in _discount_summaries(line, one)],
-            "sub_total": quantize(sub_total, currency),
-            "total": quantize(sub_total + sales_tax, currency),
-            "vat_amount": quantize(vat, currency),
-            "sales_tax_amount": quantize(sales_tax, currency),
-            "total_tax_amount": quantize(vat + sales_tax, currency),
-            "taxes": taxes,
-            "tags": list(line.tags),
-        }
-    )
+    item["quantity"] = line.quantity
+    item["unit_price"] = unit_price
+    item["retail_price"] = item["base_price"] = before_discounts
+    item["discounts"] = [summary for one in applied for summary in _discount_summaries(line, one)] if applied else []
+    item["sub_total"] = rounded(sub_total)
+    item["total"] = rounded(sub_total + sales_tax)
+    item["vat_amount"] = rounded(vat)
+    item["sales_tax_amount"] = rounded(sales_tax)
+    item["total_tax_amount"] = rounded(vat + sales_tax)
+    item["taxes"] = taxes
+    item["tags"] = list(line.tags)
     if line.product_group is not None:
         item["product_group"] = line.product_group
     if line.name is not None:
@@ -383,41 +400,69 @@ def _line_item(
     return item
 
 
-def _taxes(
-    taxes: Iterable[Mapping[str, Any]], sub_total: Decimal, currency: str
-) -> tuple[list[dict[str, Any]], Decimal, Decimal]:
-    """Tax Summaries of one line. VAT is included in the price: the VAT of a rate is the line's share of it,
-    ``sub_total * rate / (1 + the sum of the VAT rates)``; sales tax is added on top: ``sub_total * rate``.
-    Each rounded half-up to the minor unit, per line."""
-    taxes = [dict(tax) for tax in taxes]
-    vat_rates = sum((to_decimal(tax["rate"]) for tax in taxes if tax.get("type", "vat") == "vat"), ZERO)
-    out = []
-    vat = sales_tax = ZERO
-    for tax in taxes:
-        rate = to_decimal(tax["rate"])
-        kind = tax.get("type", "vat")
-        if kind == "sales_tax":
-            amount = quantize(sub_total * rate, currency)
-            sales_tax += amount
-        else:
-            amount = quantize(sub_total * rate / (1 + vat_rates), currency)
-            vat += amount
-        name = tax.get("tax_name", tax.get("name", kind.upper()))
-        out.append({"amount": amount, "rate": rate, "tax_name": name, "type": kind})
-    return out, vat, sales_tax
+@dataclass(frozen=True)
+class _TaxPlan:
+    """A line's tax definitions, read once per basket: its lines mostly share the market's or their product's."""
+
+    taxes: tuple[tuple[str, Decimal, str], ...]  # (tax_name, rate, type)
+    vat_divisor: Decimal  # 1 + the sum of the VAT rates
+
+    @classmethod
+    def of(cls, taxes: Iterable[Mapping[str, Any]]) -> _TaxPlan:
+        taxes = [dict(tax) for tax in taxes]
+        vat_rates = sum((to_decimal(tax["rate"]) for tax in taxes if tax.get("type", "vat") == "vat"), ZERO)
+        read = []
+        for tax in taxes:
+            kind = tax.get("type", "vat")
+            read.append((tax.get("tax_name", tax.get("name", kind.upper())), to_decimal(tax["rate"]), kind))
+        return cls(tuple(read), 1 + vat_rates)
+
+    def summaries(self, sub_total: Decimal, rounded: Rounding) -> tuple[list[dict[str, Any]], Decimal, Decimal]:
+        """Tax Summaries of one line. VAT is included in the price: the VAT of a rate is the line's share of it,
+        ``sub_total * rate / (1 + the sum of the VAT rates)``; sales tax is added on top: ``sub_total * rate``.
+        Each rounded half-up to the minor unit, per line."""
+        out = []
+        vat = sales_tax = ZERO
+        for name, rate, kind in self.taxes:
+            if kind == "sales_tax":
+                amount = rounded(sub_total * rate)
+                sales_tax += amount
+            else:
+                amount = rounded(sub_total * rate / self.vat_divisor)
+                vat += amount
+            out.append({"amount": amount, "rate": rate, "tax_name": name, "type": kind})
+        return out, vat, sales_tax
+
+
+class _TaxPlans:
+    """The tax plan of each line of one basket: its own taxes, else the market's default taxes."""
+
+    def __init__(self, default_taxes: Any) -> None:
+        self.default_taxes = default_taxes
+        # By the identity of the taxes list, kept alive here so that no other list can take its id.
+        self.plans: dict[int, tuple[Any, _TaxPlan]] = {}
+
+    def __call__(self, line_taxes: list[dict[str, Any]] | None) -> _TaxPlan:
+        taxes = line_taxes if line_taxes is not None else self.default_taxes or []
+        hit = self.plans.get(id(taxes))
+        if hit is None:
+            hit = self.plans[id(taxes)] = (taxes, _TaxPlan.of(taxes))
+        return hit[1]
 
 
 def _discount_summaries(line: PricingLine, applied: Applied) -> list[dict[str, Any]]:
     """Spec: Discount Summary; one per run of consecutive units (``application.line_items`` holds one range
     per line), or one for the whole line."""
-    campaign = applied.campaign
-    indexes = sorted(applied.amounts)
+    campaign, amounts = applied.campaign, applied.amounts
     runs: list[list[int]] = []
-    for i in indexes:
-        if runs and runs[-1][-1] == i - 1:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
+    if len(amounts) == line.quantity:
+        runs.append(list(range(line.quantity)))  # every unit: one run (most discounts)
+    else:
+        for i in sorted(amounts):
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
     out = []
     for run in runs:
         if len(run) == line.quantity:
@@ -428,7 +473,7 @@ def _discount_summaries(line: PricingLine, applied: Applied) -> list[dict[str, A
             application = {"line_items": {line.line_item_id: {"start_index": run[0], "end_index": run[-1]}}}
         out.append(
             {
-                "amount": sum((applied.amounts[i] for i in run), ZERO),  # each already at the minor unit
+                "amount": sum([amounts[i] for i in run], ZERO),  # each already at the minor unit
                 "discount": {
                     "id": campaign.campaign_id,
                     "name": campaign.display_name,

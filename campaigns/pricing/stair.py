@@ -21,7 +21,6 @@ from campaigns.pricing.base import (
     not_applied,
     to_decimal,
 )
-from campaigns.pricing.count_or_more import matcher
 from campaigns.pricing.new_price import apply_new_price, new_price_value
 from campaigns.schema import PERCENTAGE, NewPrices, OnProduct, OnTag, StairCampaign, Step
 from core.nodes import Arr, MarketPrice
@@ -44,7 +43,7 @@ class Stair:
         return frozenset([definition["product_id"]]), frozenset()
 
     def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
-        units, locked = basket.matching(matcher(campaign))
+        units, locked = basket.matching(campaign)
         if not units:
             return Outcome(False, not_applied(units, locked))
         steps = list(campaign.definition["steps"])

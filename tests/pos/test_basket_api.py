@@ -3,15 +3,19 @@ priced end to end by the real engine. The campaign rules themselves are covered 
 
 from __future__ import annotations
 
+import functools
 import json
 from decimal import Decimal
 from typing import Any
 
 import factory
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.response import Response
 from rest_framework.test import APIClient
 
+from campaigns import services
 from exports.models import ExportItem
 from ledger.models import Product
 from tests.conftest import Tenant
@@ -489,3 +493,32 @@ def test_pricing_stores_and_exports_nothing(pos: PosApi, client, tenant) -> None
     priced(price(pos, basket(line(quantity=3, unit_price=9.95))))
 
     assert (ExportItem.objects.count(), Product.objects.count()) == (exported, products)
+
+
+# --- Queries ------------------------------------------------------------------------------------------------
+
+
+def queries_to_price(pos: PosApi, body: dict[str, Any]) -> int:
+    priced(price(pos, body))  # the first call compiles the market's campaigns into this process's index
+    with CaptureQueriesContext(connection) as captured:
+        priced(price(pos, body))
+    return len(captured)
+
+
+def test_a_priced_basket_costs_four_queries_whatever_its_lines_and_the_markets_campaigns(
+    pos: PosApi, tenant: Tenant
+) -> None:
+    """The key, the market, the basket's products and the market's pricing version (issue 16): the campaigns are
+    read from the compiled index, the basket's products in one query."""
+    small = basket(line(quantity=3, unit_price=9.95))
+    large = basket(*(line(f"li-{n}", f"p-{n}", quantity=2, unit_price=5, tags=[f"tag-{n % 5}"]) for n in range(50)))
+    store = functools.partial(services.upsert_campaigns, account=tenant.account, markets=[tenant.market])
+    store(items=[dict(TSHIRTS_15, percentage=Decimal("0.15"), priority=Decimal(10))])
+    assert queries_to_price(pos, small) == queries_to_price(pos, large) == 4
+
+    tag_campaigns = [
+        campaign(f"c-{n}", "percentage_discount-tag", tag=f"tag-{n}", percentage=Decimal("0.1"), priority=Decimal(1))
+        for n in range(300)
+    ]
+    store(items=tag_campaigns)
+    assert queries_to_price(pos, small) == queries_to_price(pos, large) == 4
