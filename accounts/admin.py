@@ -89,6 +89,13 @@ class AccountScopedRelatedFilter(admin.RelatedFieldListFilter):
         return [(str(obj.pk), account_label(obj)) for obj in queryset]
 
 
+def scoped_filters(*filters: Any, related: tuple[str, ...] = ("stock_location",)) -> list[Any]:
+    """A list's filters for rows of one account's shops (or integrations, destinations...): the account first, then
+    ``filters``, then each ``related`` object filtered by ``AccountScopedRelatedFilter`` (its choices only the chosen
+    account's)."""
+    return ["account", *filters, *((name, AccountScopedRelatedFilter) for name in related)]
+
+
 class AccountOwnedAdmin(admin.ModelAdmin):
     """Base admin of account-owned models: related choices are labelled with their account and
     fetched in one query; JSON text areas read through the bounded parser."""
@@ -165,7 +172,7 @@ class MarketAdmin(AccountOwnedAdmin):
 @admin.register(StockLocation)
 class StockLocationAdmin(AccountOwnedAdmin):
     list_display = ["identifier", "name", "kind", "market", "account", "city", "country_code"]
-    list_filter = ["account", "kind", ("market", AccountScopedRelatedFilter)]
+    list_filter = scoped_filters("kind", related=("market",))
     list_select_related = ["account", "market"]
     search_fields = ["identifier", "name", "city", "zip", "vat_number", "account__identifier"]
     fieldsets = [
@@ -178,7 +185,7 @@ class StockLocationAdmin(AccountOwnedAdmin):
 @admin.register(Register)
 class RegisterAdmin(AccountOwnedAdmin):
     list_display = ["identifier", "name", "stock_location", "account", "created_at"]
-    list_filter = ["account", ("stock_location", AccountScopedRelatedFilter)]
+    list_filter = scoped_filters()
     list_select_related = ["account", "stock_location"]
     search_fields = ["identifier", "name", "stock_location__identifier", "account__identifier"]
     fields = ["account", "identifier", "name", "stock_location", "payment_types", "created_at"]

@@ -12,10 +12,10 @@ from django.contrib import admin
 
 from accounts.admin import (
     AccountOwnedAdmin,
-    AccountScopedRelatedFilter,
     ReadOnlyAdminMixin,
     RecordInline,
     pretty_json,
+    scoped_filters,
 )
 from core.admin_fields import field_display
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
@@ -75,7 +75,7 @@ class IncomingOrderAdmin(OrderAdmin):
         "created_at",
         "last_change_at",
     ]
-    list_filter = ["account", "state", "handling_type", ("stock_location", AccountScopedRelatedFilter)]
+    list_filter = scoped_filters("state", "handling_type")
     list_select_related = ["account", "stock_location"]
     fieldsets = placed_order_fieldsets(
         "account", "stock_location", "order_identifier", "state", "handling_type", "outgoing_order", "currency"
@@ -87,7 +87,7 @@ class IncomingOrderAdmin(OrderAdmin):
 @admin.register(ExternalOrder)
 class ExternalOrderAdmin(OrderAdmin):
     list_display = ["order_identifier", "stock_location", "account", "currency", "created_at"]
-    list_filter = ["account", ("stock_location", AccountScopedRelatedFilter)]
+    list_filter = scoped_filters()
     list_select_related = ["account", "stock_location"]
     fieldsets = [
         (None, {"fields": ["account", "stock_location", "order_identifier", "currency", "created_at"]}),
@@ -107,12 +107,7 @@ class OutgoingOrderAdmin(OrderAdmin):
         "created_at",
         "last_change_at",
     ]
-    list_filter = [
-        "account",
-        "state",
-        ("stock_location", AccountScopedRelatedFilter),
-        ("destination", AccountScopedRelatedFilter),
-    ]
+    list_filter = scoped_filters("state", related=("stock_location", "destination"))
     list_select_related = ["account", "stock_location", "destination"]
     fieldsets = placed_order_fieldsets("account", "stock_location", "destination", "order_identifier", "state")
     readonly_fields = PLACED_ORDER_CONTENT

@@ -17,7 +17,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, pretty_json_field
+from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin, pretty_json_field, scoped_filters
 from core import jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONDecoder, DecimalJSONEncoder
@@ -253,7 +253,7 @@ class ProductEditEventAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
 @admin.register(NewsletterSignup)
 class NewsletterSignupAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     list_display = ["email", "stock_location", "register", "account", "created_at"]
-    list_filter = ["account", ("stock_location", AccountScopedRelatedFilter)]
+    list_filter = scoped_filters()
     list_select_related = ["account", "stock_location", "register"]
     search_fields = ["email"]
     fields = ["account", "email", "stock_location", "register", "created_at", "document_pretty"]

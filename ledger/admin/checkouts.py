@@ -14,10 +14,10 @@ from django.utils.safestring import SafeString
 
 from accounts.admin import (
     AccountOwnedAdmin,
-    AccountScopedRelatedFilter,
     ReadOnlyAdminMixin,
     RecordInline,
     pretty_json_field,
+    scoped_filters,
 )
 from ledger.models import CHECKOUT_SHOWN, Checkout, Sale, SaleLine, SalePayment, SaleTax
 
@@ -102,7 +102,7 @@ class CheckoutAdmin(DocumentAdmin):
         "timestamp",
         "created_at",
     ]
-    list_filter = ["account", "voided", HasWarningsFilter, "timestamp", ("stock_location", AccountScopedRelatedFilter)]
+    list_filter = scoped_filters("voided", HasWarningsFilter, "timestamp")
     list_select_related = ["account", "register", "stock_location"]
     fields = ["account", *CHECKOUT_SHOWN, "body_hash", "warnings_list", "document_pretty"]
     readonly_fields = ["warnings_list", "document_pretty"]
@@ -123,14 +123,7 @@ class SaleAdmin(DocumentAdmin):
         "account",
         "timestamp",
     ]
-    list_filter = [
-        "account",
-        "kind",
-        "voided",
-        HasWarningsFilter,
-        "timestamp",
-        ("stock_location", AccountScopedRelatedFilter),
-    ]
+    list_filter = scoped_filters("kind", "voided", HasWarningsFilter, "timestamp")
     list_select_related = ["account", "register", "stock_location"]
     search_fields = ["identifier", "checkout__identifier"]
     fields = [

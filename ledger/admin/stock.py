@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin
+from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin, scoped_filters
 from ledger.models import StockEvent, StockLevel
 
 
 @admin.register(StockLevel)
 class StockLevelAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
     list_display = ["product_id", "variant_id", "stock_location", "quantity", "account", "updated_at"]
-    list_filter = ["account", ("stock_location", AccountScopedRelatedFilter)]
+    list_filter = scoped_filters()
     list_select_related = ["account", "stock_location"]
     search_fields = ["product_id", "variant_id"]
 
@@ -35,6 +35,6 @@ class StockEventAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
         "timestamp",
         "account",
     ]
-    list_filter = ["account", "type", "timestamp", ("stock_location", AccountScopedRelatedFilter)]
+    list_filter = scoped_filters("type", "timestamp")
     list_select_related = ["account", "stock_location"]
     search_fields = ["product_id", "variant_id", "sale_id", "stock_count_id"]
