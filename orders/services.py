@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from accounts import selectors as account_selectors
 from accounts.models import Account, Cashier, StockLocation
-from core import outbox
+from core import bulk, outbox
 from core.errors import Conflict, NotFound, ServiceError
 from orders.models import (
     ExternalOrder,
@@ -80,11 +80,12 @@ def insert_orders_from(
         f"({', '.join(quote(str(column)) for column in target_columns)}) "
         f"{select_sql} ON CONFLICT DO NOTHING RETURNING id, stock_location_id, order_identifier"
     )
-    with transaction.atomic(), connection.cursor() as cursor:
+    # All or nothing, in the caller's transaction when there is one (no savepoint: two round trips less).
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(sql, params)
         created = {(row[1], row[2]): row[0] for row in cursor.fetchall()}
         if incoming and created:
-            changes = OrderStateChange.objects.bulk_create(
+            changes = bulk.insert(
                 [
                     OrderStateChange(
                         account=account,
