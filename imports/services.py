@@ -259,9 +259,7 @@ def queue_orders(
     schema, noun = ORDER_KINDS[kind]
     checked = _check_all(items, schema.check, id_field="order_identifier", refused=refused)
     candidates = {c.identifier for c in checked if c.ok and c.identifier is not None}
-    taken = order_selectors.used_order_identifiers(
-        account=account, kind=kind, stock_location=stock_location, identifiers=candidates
-    ) | pending_identifiers(account=account, kind=kind, stock_location=stock_location, identifiers=candidates)
+    taken = _taken_identifiers(account=account, kind=kind, stock_location=stock_location, identifiers=candidates)
     for c in checked:
         if c.ok and c.identifier in taken:
             c.report.error("order_identifier", order_services.duplicate_message(c.identifier or ""), "duplicate")
@@ -273,14 +271,20 @@ def queue_orders(
     return _outcome(noun, checked)
 
 
-def pending_identifiers(
+def _taken_identifiers(
     *, account: Account, kind: str, stock_location: StockLocation, identifiers: set[str]
 ) -> set[str]:
+    """Which of these identifiers already name an order on the stock location, or a pending item of the same
+    kind there: one query for both."""
     if not identifiers:
         return set()
     pending = ImportItem.objects.filter(account=account, kind=kind, stock_location=stock_location)
     pending = pending.filter(status=ImportStatus.PENDING, identifier__in=identifiers)
-    return set(pending.values_list("identifier", flat=True))
+    used = order_selectors.used_order_identifiers(
+        account=account, kind=kind, stock_location=stock_location, identifiers=identifiers
+    )
+    # No ORDER BY in either part (the models' default orderings): a compound statement refuses them.
+    return set(used.order_by().union(pending.order_by().values_list("identifier", flat=True)))
 
 
 # --- Outgoing order state changes -----------------------------------------------------------------------
