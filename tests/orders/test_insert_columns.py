@@ -1,7 +1,8 @@
 """The raw ``INSERT ... SELECT`` statements that materialise imported orders (``orders.services.insert_orders_from``:
-the orders, and the first state change of each incoming order) set only the columns they name. Every other column of the model must have a database default (``db_default``), or be
-a nullable column without a default (NULL, what the ORM would write too): a column added with only a Python
-default would make the INSERT fail (NOT NULL) or store what the ORM would not."""
+the orders, and the first state change of each incoming order) set only the columns they name. Every other
+column of the model must have a database default (``db_default``), or be a nullable column without a default
+(NULL, what the ORM would write too): a column added with only a Python default would make the INSERT fail
+(NOT NULL) or store what the ORM would not."""
 
 from __future__ import annotations
 
