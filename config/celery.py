@@ -7,11 +7,25 @@ of their own (``CELERY_TASK_ROUTES`` in the settings); every other task goes to 
 from __future__ import annotations
 
 import os
+from typing import Any
 
-from celery import Celery
+from celery import Celery, Task
+from celery.signals import task_postrun, task_prerun
+from django.db import close_old_connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def close_old_database_connections(sender: Task | None = None, **kwargs: Any) -> None:
+    """A task ends its database connections as a web request does: only a broken one, or one older than
+    ``CONN_MAX_AGE`` (SQLite's is 0: every task). Celery's Django fix-up would close them around every task
+    (``CELERY_DB_REUSE_MAX`` in the settings holds it back), and a new PostgreSQL connection per import task
+    cost more than the task's own queries (docs/benchmarks.md, imports)."""
+    if sender is not None and not getattr(sender.request, "is_eager", False):
+        close_old_connections()

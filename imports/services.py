@@ -29,6 +29,7 @@ from accounts import selectors as account_selectors
 from accounts.models import Account, Integration, Market, StockLocation
 from campaigns import services as campaign_services
 from campaigns.pricing import registry as campaign_types
+from core import bulk
 from core.errors import ServiceError
 from core.nodes import INVALID, Node, Report
 from imports import bodies
@@ -227,7 +228,7 @@ def _hand_off(account_id: int, item_ids: list[int]) -> None:
 
 def _queue(rows: list[ImportItem], account: Account) -> None:
     with transaction.atomic():
-        ImportItem.objects.bulk_create(rows)
+        bulk.insert(rows)
         pending = [r.pk for r in rows if r.status == ImportStatus.PENDING]
         if pending:
             transaction.on_commit(partial(_hand_off, account.pk, pending))
@@ -258,9 +259,7 @@ def queue_orders(
     schema, noun = ORDER_KINDS[kind]
     checked = _check_all(items, schema.check, id_field="order_identifier", refused=refused)
     candidates = {c.identifier for c in checked if c.ok and c.identifier is not None}
-    taken = order_selectors.used_order_identifiers(
-        account=account, kind=kind, stock_location=stock_location, identifiers=candidates
-    ) | pending_identifiers(account=account, kind=kind, stock_location=stock_location, identifiers=candidates)
+    taken = _taken_identifiers(account=account, kind=kind, stock_location=stock_location, identifiers=candidates)
     for c in checked:
         if c.ok and c.identifier in taken:
             c.report.error("order_identifier", order_services.duplicate_message(c.identifier or ""), "duplicate")
@@ -272,14 +271,20 @@ def queue_orders(
     return _outcome(noun, checked)
 
 
-def pending_identifiers(
+def _taken_identifiers(
     *, account: Account, kind: str, stock_location: StockLocation, identifiers: set[str]
 ) -> set[str]:
+    """Which of these identifiers already name an order on the stock location, or a pending item of the same
+    kind there: one query for both."""
     if not identifiers:
         return set()
     pending = ImportItem.objects.filter(account=account, kind=kind, stock_location=stock_location)
     pending = pending.filter(status=ImportStatus.PENDING, identifier__in=identifiers)
-    return set(pending.values_list("identifier", flat=True))
+    used = order_selectors.used_order_identifiers(
+        account=account, kind=kind, stock_location=stock_location, identifiers=identifiers
+    )
+    # No ORDER BY in either part (the models' default orderings): a compound statement refuses them.
+    return set(used.order_by().union(pending.order_by().values_list("identifier", flat=True)))
 
 
 # --- Outgoing order state changes -----------------------------------------------------------------------
@@ -379,7 +384,7 @@ def import_definitions(
     rows = _log_rows(log, checked, items, status_ok=ImportStatus.SUCCESS, message_ok=stored, markets=market_ids)
     with transaction.atomic():
         definition.upsert(account=account, markets=markets, items=[c.cleaned for c in checked if c.ok])
-        ImportItem.objects.bulk_create(rows)
+        bulk.insert(rows)
     outcome = _outcome(definition.noun, checked, verb="completed")
     outcome.extra["markets"] = list(market_ids)
     return outcome
@@ -402,7 +407,7 @@ def delete_definitions(
     log = _Log(account, integration, definition.deletion_kind)
     with transaction.atomic():
         deleted, not_found = definition.delete(account=account, markets=markets, ids=ids)
-        ImportItem.objects.bulk_create(
+        bulk.insert(
             [
                 log.row(i, identifier, processed=True, markets=market_ids, **_DELETION_LOG[identifier in deleted])
                 for i, identifier in enumerate(ids)
@@ -444,7 +449,7 @@ def import_stock_events(
         row.payload = events[row.index]
     with transaction.atomic():
         stock_services.apply_stock_moves(account=account, moves=applied)
-        ImportItem.objects.bulk_create(rows)
+        bulk.insert(rows)
     return _outcome("stock event", checked, verb="completed")
 
 
@@ -459,7 +464,7 @@ def materialise_items(*, account_id: int, item_ids: Sequence[int]) -> int:
             # of=self: lock the items only; a lock on a joined row would make concurrent imports skip them.
             ImportItem.objects.select_for_update(skip_locked=True, of=("self",))
             .filter(account_id=account_id, id__in=list(item_ids), status=ImportStatus.PENDING)
-            .defer("payload")
+            .only("id", "kind", "identifier", "stock_location_id")  # what materialising reads of an item
             .order_by("id")
         )
         if not items:

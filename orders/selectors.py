@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
 from django.db.models import Prefetch, QuerySet
 
@@ -18,16 +18,13 @@ _ORDER_MODELS: dict[str, type[IncomingOrder] | type[ExternalOrder]] = {
 
 def used_order_identifiers(
     *, account: Account, kind: str, stock_location: StockLocation, identifiers: set[str]
-) -> set[str]:
-    """Which of these identifiers already name an order of this kind on the stock location."""
-    if not identifiers:
-        return set()
+) -> QuerySet[Any, str]:
+    """Which of these identifiers already name an order of this kind on the stock location: a query of the
+    identifiers, which a caller may combine with its own (``union``) to ask in one round trip."""
     model = _ORDER_MODELS[kind]
-    return set(
-        model.objects.filter(
-            account=account, stock_location=stock_location, order_identifier__in=identifiers
-        ).values_list("order_identifier", flat=True)
-    )
+    return model.objects.filter(
+        account=account, stock_location=stock_location, order_identifier__in=identifiers
+    ).values_list("order_identifier", flat=True)
 
 
 # --- Back-office REST API (/api/v1/) ------------------------------------------------------------

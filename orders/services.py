@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -23,7 +24,7 @@ from orders.models import (
     OutgoingOrder,
     handling_type_of,
 )
-from orders.outbox import outgoing_order_key, state_change_key
+from orders.outbox import outgoing_order_key, state_change_key_of
 
 # The columns a source of new orders must provide, in this order (see insert_orders_from).
 ORDER_SOURCE_COLUMNS = ("stock_location_id", "order_identifier", "currency", "basket", "customer")
@@ -80,28 +81,45 @@ def insert_orders_from(
         f"({', '.join(quote(str(column)) for column in target_columns)}) "
         f"{select_sql} ON CONFLICT DO NOTHING RETURNING id, stock_location_id, order_identifier"
     )
-    with transaction.atomic(), connection.cursor() as cursor:
+    # All or nothing, in the caller's transaction when there is one (no savepoint: two round trips less).
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(sql, params)
         created = {(row[1], row[2]): row[0] for row in cursor.fetchall()}
         if incoming and created:
-            changes = OrderStateChange.objects.bulk_create(
-                [
-                    OrderStateChange(
-                        account=account,
-                        incoming_order_id=order_id,
-                        state=OrderState.CREATED,
-                        source=OrderStateChange.Source.IMPORT,
-                    )
-                    for order_id in created.values()
-                ]
-            )
+            cursor.execute(*_first_history_entries(account=account, order_ids=list(created.values()), at=now))
             where = {order_id: key for key, order_id in created.items()}  # order id -> (location, identifier)
             emitted = []
-            for change in changes:
-                stock_location_id, order_identifier = where[change.incoming_order_id]  # type: ignore[index]
-                emitted.append((change, order_identifier, stock_location_id))
+            for change_id, order_id in sorted(cursor.fetchall()):  # in the order they were created
+                stock_location_id, order_identifier = where[order_id]
+                emitted.append((change_id, order_identifier, stock_location_id))
             _emit_incoming_state_changes(account, emitted)
     return created
+
+
+def _first_history_entries(*, account: Account, order_ids: list[int], at: datetime) -> tuple[str, list[Any]]:
+    """The SQL and parameters of an ``INSERT ... SELECT`` of the first state change (``created``, from the import)
+    of each of these incoming orders, in their id order, with the values the ORM would write; it returns each
+    change's id and its order's id. No object per change is built in Python."""
+    values: dict[str, Any] = {
+        "account_id": Value(account.pk),
+        "state": Value(OrderState.CREATED),
+        "previous_state": Value(""),
+        "comment": Value(""),
+        "source": Value(OrderStateChange.Source.IMPORT),
+        "created_at": Value(at, output_field=DateTimeField()),
+    }
+    constants = {f"new_{name}": value for name, value in values.items()}
+    source = IncomingOrder.objects.filter(pk__in=order_ids).order_by("id").annotate(**constants)
+    select_sql, params = source.values_list("id", *constants).query.sql_with_params()
+    opts = OrderStateChange._meta
+    quote = connection.ops.quote_name
+    column_of = {f.attname: quote(str(f.column)) for f in opts.concrete_fields}
+    order_column, *columns = (column_of[name] for name in ("incoming_order_id", *values))
+    sql = (
+        f"INSERT INTO {quote(opts.db_table)} ({order_column}, {', '.join(columns)}) "
+        f"{select_sql} RETURNING id, {order_column}"
+    )
+    return sql, list(params)
 
 
 def create_outgoing_order(
@@ -220,7 +238,7 @@ def _receive_internal_order(*, account: Account, outgoing: OutgoingOrder, curren
     change = OrderStateChange.objects.create(
         account=account, incoming_order=incoming, state=OrderState.CREATED, source=OrderStateChange.Source.SYSTEM
     )
-    _emit_incoming_state_changes(account, [(change, incoming.order_identifier, incoming.stock_location_id)])
+    _emit_incoming_state_changes(account, [(change.pk, incoming.order_identifier, incoming.stock_location_id)])
     return incoming
 
 
@@ -248,7 +266,7 @@ def change_incoming_order_state(*, account: Account, order: IncomingOrder, move:
     """
     with transaction.atomic():
         change = _change_state(account=account, model=IncomingOrder, order_pk=order.pk, move=move)
-        _emit_incoming_state_changes(account, [(change, order.order_identifier, order.stock_location_id)])
+        _emit_incoming_state_changes(account, [(change.pk, order.order_identifier, order.stock_location_id)])
         if order.outgoing_order_id is not None:
             followed = replace(move, source=OrderStateChange.Source.SYSTEM)
             _change_state(account=account, model=OutgoingOrder, order_pk=order.outgoing_order_id, move=followed)
@@ -305,11 +323,11 @@ def cashier_reference(cashier: Cashier) -> dict[str, Any]:
     return reference
 
 
-def _emit_incoming_state_changes(account: Account, changes: list[tuple[OrderStateChange, str, int]]) -> None:
-    """Spec: Events, incoming order state change events; each (change, order identifier, stock location id)."""
+def _emit_incoming_state_changes(account: Account, changes: list[tuple[int, str, int]]) -> None:
+    """Spec: Events, incoming order state change events; each (change id, order identifier, stock location id)."""
     entries = [
-        outbox.Entry(change.pk, state_change_key(change, order_identifier), stock_location_id)
-        for change, order_identifier, stock_location_id in changes
+        outbox.Entry(change_id, state_change_key_of(change_id, order_identifier), stock_location_id)
+        for change_id, order_identifier, stock_location_id in changes
     ]
     outbox.offer(account=account, entity_type=outbox.INCOMING_ORDER_STATE_CHANGES, entries=entries)
 

@@ -1,7 +1,8 @@
-"""The raw ``INSERT ... SELECT`` that materialises imported orders (``orders.services.insert_orders_from``) sets
-only the columns it names. Every other column of the model must have a database default (``db_default``), or be
-a nullable column without a default (NULL, what the ORM would write too): a column added with only a Python
-default would make the INSERT fail (NOT NULL) or store what the ORM would not."""
+"""The raw ``INSERT ... SELECT`` statements that materialise imported orders (``orders.services.insert_orders_from``:
+the orders, and the first state change of each incoming order) set only the columns they name. Every other
+column of the model must have a database default (``db_default``), or be a nullable column without a default
+(NULL, what the ORM would write too): a column added with only a Python default would make the INSERT fail
+(NOT NULL) or store what the ORM would not."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.db import connection, models
 from django.db.models import NOT_PROVIDED
 from django.test.utils import CaptureQueriesContext
 
-from orders.models import ExternalOrder, IncomingOrder
+from orders.models import ExternalOrder, IncomingOrder, OrderStateChange
 from tests.imports.conftest import materialise_pending, order, post
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +48,7 @@ def left_without_a_default(fields: Iterable[models.Field], inserted: set[str]) -
     ]
 
 
-@pytest.mark.parametrize("model", [IncomingOrder, ExternalOrder])
+@pytest.mark.parametrize("model", [IncomingOrder, ExternalOrder, OrderStateChange])
 def test_every_column_the_insert_leaves_out_has_a_database_default(client, tenant, model):
     inserted = columns_inserted(client, tenant)
 
