@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 
 from accounts.models import Account, Market
 from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS, Campaign, PricingVersion, ProductRule
+from campaigns.pricing import registry
+from core.nodes import Report
 
 # The columns whose field an item may leave out, and their value then.
 _DEFAULTS: dict[str, Any] = {"members_only": False, "continue_evaluation": False, "product_group": ""}
@@ -94,3 +97,18 @@ def delete_product_rules(
 ) -> tuple[list[str], list[str]]:
     """Delete the product rules with these ids from these markets. Returns (deleted ids, ids not found)."""
     return _delete(ProductRule, "rule_id", account=account, markets=markets, ids=ids)
+
+
+@dataclass(frozen=True)
+class Definitions:
+    """One kind of per-market definition an integrator imports and deletes (spec: Endpoints A rule 5): its noun in
+    answers, the check of one item, and its writes."""
+
+    noun: str
+    check: Callable[[Any, str, Report], Any]
+    upsert: Callable[..., int]
+    delete: Callable[..., tuple[list[str], list[str]]]
+
+
+CAMPAIGNS = Definitions("campaign", registry.check_campaign, upsert_campaigns, delete_campaigns)
+PRODUCT_RULES = Definitions("product rule", registry.check_product_rule, upsert_product_rules, delete_product_rules)

@@ -28,7 +28,6 @@ from django.utils import timezone
 from accounts import selectors as account_selectors
 from accounts.models import Account, Integration, Market, StockLocation
 from campaigns import services as campaign_services
-from campaigns.pricing import registry as campaign_types
 from core import bulk
 from core.errors import ServiceError
 from core.nodes import INVALID, Node, Report
@@ -336,32 +335,10 @@ def resolve_markets(*, account: Account, markets_param: str | None) -> list[Mark
     return [found[m] for m in dict.fromkeys(identifiers)]
 
 
-@dataclass(frozen=True)
-class DefinitionKind:
-    """How one kind of per-market definition (campaign, product rule) is checked, stored and deleted."""
-
-    noun: str
-    check: Callable[[Any, str, Report], Any]
-    upsert: Callable[..., int]
-    delete: Callable[..., tuple[list[str], list[str]]]
-    deletion_kind: str
-
-
-DEFINITION_KINDS: dict[str, DefinitionKind] = {
-    ImportKind.DISCOUNT_CAMPAIGN: DefinitionKind(
-        noun="campaign",
-        check=campaign_types.check_campaign,
-        upsert=campaign_services.upsert_campaigns,
-        delete=campaign_services.delete_campaigns,
-        deletion_kind=ImportKind.DISCOUNT_CAMPAIGN_DELETION,
-    ),
-    ImportKind.PRODUCT_RULE: DefinitionKind(
-        noun="product rule",
-        check=campaign_types.check_product_rule,
-        upsert=campaign_services.upsert_product_rules,
-        delete=campaign_services.delete_product_rules,
-        deletion_kind=ImportKind.PRODUCT_RULE_DELETION,
-    ),
+# Each kind of per-market definition import: what the campaigns app declares of it, and the kind its deletions log as.
+DEFINITION_KINDS: dict[str, tuple[campaign_services.Definitions, ImportKind]] = {
+    ImportKind.DISCOUNT_CAMPAIGN: (campaign_services.CAMPAIGNS, ImportKind.DISCOUNT_CAMPAIGN_DELETION),
+    ImportKind.PRODUCT_RULE: (campaign_services.PRODUCT_RULES, ImportKind.PRODUCT_RULE_DELETION),
 }
 
 
@@ -376,7 +353,7 @@ def import_definitions(
 ) -> Outcome:
     """Spec: Discount campaign, Product rule. Valid items are stored in every listed market, overwriting
     an item with the same id (upsert); the rest are reported. Applied in the request, not queued."""
-    definition = DEFINITION_KINDS[kind]
+    definition, _ = DEFINITION_KINDS[kind]
     market_ids = tuple(m.identifier for m in markets)
     checked = _check_all(items, definition.check, id_field="id", markets=market_ids, refused=refused)
     stored = f"stored in market(s) {', '.join(market_ids)}"
@@ -401,10 +378,10 @@ def delete_definitions(
     *, account: Account, integration: Integration, kind: str, markets: Sequence[Market], ids: Sequence[str]
 ) -> dict[str, Any]:
     """DELETE of campaigns or product rules: unknown ids are reported, not an error for the rest."""
-    definition = DEFINITION_KINDS[kind]
+    definition, deletion_kind = DEFINITION_KINDS[kind]
     ids = list(dict.fromkeys(ids))
     market_ids = [m.identifier for m in markets]
-    log = _Log(account, integration, definition.deletion_kind)
+    log = _Log(account, integration, deletion_kind)
     with transaction.atomic():
         deleted, not_found = definition.delete(account=account, markets=markets, ids=ids)
         bulk.insert(
