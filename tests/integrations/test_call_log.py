@@ -46,6 +46,13 @@ def _logged(tenant: Tenant) -> list[IntegrationCall]:
     return list(IntegrationCall.objects.filter(account=tenant.account).order_by("id"))
 
 
+def _logged_in_order_of_time(tenant: Tenant) -> int:
+    """How many rows the tenant's calls have; they must have been written (ids) in order of ``created_at``."""
+    logged = _logged(tenant)
+    assert [row.created_at for row in logged] == sorted(row.created_at for row in logged)
+    return len(logged)
+
+
 @committed
 def test_a_call_is_logged_after_its_answer(tenant: Tenant, configure: Any, held: None) -> None:
     integration = configure("product_search")
@@ -80,9 +87,7 @@ def test_the_writer_logs_every_call_of_every_thread_in_order_of_time(tenant: Ten
         thread.join()
     call_log.flush()
 
-    logged = _logged(tenant)
-    assert len(logged) == 45
-    assert [row.created_at for row in logged] == sorted(row.created_at for row in logged)
+    assert _logged_in_order_of_time(tenant) == 45
 
 
 @committed
@@ -130,9 +135,7 @@ def test_a_batch_the_database_refuses_is_kept_in_order_and_written_later(
     call(account=tenant.account, kind="product_search", values=SEARCH)
     call_log.flush()
 
-    logged = _logged(tenant)
-    assert len(logged) == 4
-    assert [row.created_at for row in logged] == sorted(row.created_at for row in logged)
+    assert _logged_in_order_of_time(tenant) == 4
 
 
 @committed
@@ -217,34 +220,21 @@ def test_a_process_that_stops_normally_writes_its_pending_rows(tenant: Tenant) -
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(("memo_seconds", "seen"), [(60, [None, None, "2"]), (0, [None, "2", "2"])])
 def test_a_configuration_changed_elsewhere_is_used_once_the_memo_is_over(
-    tenant: Tenant, reference: ReferenceIntegrator, configure: Any, settings: Any
+    tenant: Tenant, reference: ReferenceIntegrator, configure: Any, settings: Any, memo_seconds: int, seen: list[Any]
 ) -> None:
-    settings.INTEGRATION_CONFIG_MEMO_SECONDS = 60
+    settings.INTEGRATION_CONFIG_MEMO_SECONDS = memo_seconds
     configure("product_search", query={"q": "{search_term}"})
     call(account=tenant.account, kind="product_search", values=SEARCH)
     # Another process saves a change: this one goes on with the configuration it read, until the memo is over.
     RuntimeIntegration.objects.filter(account=tenant.account).update(query={"q": "{search_term}", "v": "2"})
 
     call(account=tenant.account, kind="product_search", values=SEARCH)
-    runtime.forget_configurations()  # as if the 60 s had passed
+    runtime.forget_configurations()  # as if the memo's seconds had passed
     call(account=tenant.account, kind="product_search", values=SEARCH)
 
-    assert [request.query.get("v") for request in reference.requests] == [None, None, "2"]
-
-
-@pytest.mark.django_db
-def test_without_a_memo_every_call_reads_the_configuration(
-    tenant: Tenant, reference: ReferenceIntegrator, configure: Any, settings: Any
-) -> None:
-    settings.INTEGRATION_CONFIG_MEMO_SECONDS = 0
-    configure("product_search", query={"q": "{search_term}"})
-    call(account=tenant.account, kind="product_search", values=SEARCH)
-
-    RuntimeIntegration.objects.filter(account=tenant.account).update(query={"q": "{search_term}", "v": "2"})
-    call(account=tenant.account, kind="product_search", values=SEARCH)
-
-    assert [request.query.get("v") for request in reference.requests] == [None, "2"]
+    assert [request.query.get("v") for request in reference.requests] == seen
 
 
 @pytest.mark.django_db
