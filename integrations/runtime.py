@@ -4,10 +4,12 @@
 POS endpoints, gift cards and customer accounts call it and catch ``IntegrationFailed`` (``integrations.errors``):
 
 * ``call(account=, kind=, values=)`` finds the account's enabled configuration of ``kind`` (``NotConfigured``, a
-  404, when there is none), renders its URL, query, headers and body templates with ``values`` (placeholders such
-  as ``{search_term}``), sends the request through the SSRF guard (``core.outbound``) with the
-  configuration's timeout, redirects not followed, TLS verified, logs the call (kind, status, duration, error;
-  never secrets), parses the JSON answer, applies the configuration's ``transform`` and returns the result.
+  404, when there is none; a process uses one it has read for ``INTEGRATION_CONFIG_MEMO_SECONDS``), renders its
+  URL, query, headers and body templates with ``values`` (placeholders such as ``{search_term}``), sends the
+  request through the SSRF guard (``core.outbound``) with the configuration's timeout, redirects not followed,
+  TLS verified, logs the call (kind, status, duration, error; never secrets; the row is written after the answer
+  by ``integrations.call_log``), parses the JSON answer, applies the configuration's ``transform`` and returns
+  the result.
 * Anything short of a 2xx JSON answer raises ``IntegrationFailed`` (a 502 to the POS; ``IntegrationTimeout``, a
   504, for a timeout), with a message a cashier can act on and the upstream status when there was one. Callers
   validate the shape of the result themselves (each kind has its spec model) and raise ``BadAnswer`` (502) naming
@@ -100,7 +102,7 @@ def call(
     the integrator's parsed JSON error body when there was one (e.g. ``{"error": "insufficient balance"}``).
 
     Call it outside your own ``transaction.atomic()``: a database transaction must not stay open while an
-    integrator is slow, and the call-log row written here is lost with a rolled-back transaction.
+    integrator is slow, and inside one the call-log row is written in it, and lost with it if it rolls back.
     """
     if integration is None:
         integration = configuration(account=account, kind=kind)
