@@ -6,8 +6,8 @@ Worker formula: ``WEB_CONCURRENCY`` if set, else 2 x CPUs + 1 (gunicorn's own ad
 PostgreSQL or an integrator, another uses the CPU), each with ``GUNICORN_THREADS`` threads (gthread, default 8).
 The CPUs are the ones this process may run on; a container limited by a CPU quota rather than a CPU set sees the
 host's, so set WEB_CONCURRENCY there. Each thread that served a request holds one database connection
-(CONN_MAX_AGE): web machines x workers x threads must stay below PostgreSQL's max_connections (or put PgBouncer
-in between).
+(CONN_MAX_AGE), and the integration call-log writer one more per worker: web machines x workers x (threads + 1)
+must stay below PostgreSQL's max_connections (or put PgBouncer in between).
 
 The application is preloaded in the master and warmed there (``config.warmup``) before any worker is forked.
 """
@@ -32,7 +32,7 @@ bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * _cpus() + 1)
 # Threads, so that a worker goes on serving while some of its requests wait on an integrator (issue 12: measured
 # against sync workers and gevent with a hanging integrator, docs/notes/pos.md). Each thread that served a
-# request keeps its own database connection (CONN_MAX_AGE): machines x workers x threads < max_connections.
+# request keeps its own database connection (CONN_MAX_AGE): machines x workers x (threads + 1) < max_connections.
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
 threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 # The application is loaded and warmed (config.warmup) once in the master, before any worker is forked: a worker

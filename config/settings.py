@@ -396,6 +396,10 @@ POS_INTEGRATION_BUDGET_SECONDS = env.float("POS_INTEGRATION_BUDGET_SECONDS", def
 # A customer's discounts (the customer_discounts integration) serve the basket changes of this many seconds
 # (one row per account, customer, market and currency, in the database). 0: asked on every basket.
 POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS = env.int("POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS", default=60)
+# A process uses a runtime integration's configuration it has read for this many seconds before reading it again
+# (issue 16: the read was a database round trip on every call). A change saved elsewhere is seen that late; the
+# process that saves it sees it at once. 0: read on every call.
+INTEGRATION_CONFIG_MEMO_SECONDS = env.float("INTEGRATION_CONFIG_MEMO_SECONDS", default=2.0)
 
 # --- REST framework and OpenAPI --------------------------------------------------------------------
 REST_FRAMEWORK = {

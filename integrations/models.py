@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils import timezone
 
 from accounts.models import AccountOwned
 from core.jsonenc import DecimalJSONField
@@ -75,7 +76,8 @@ class IntegrationCall(AccountOwned):
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField()
     error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # When the call ended, stamped by the call log (``integrations.call_log``), which writes the row a moment later.
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -4,10 +4,12 @@
 POS endpoints, gift cards and customer accounts call it and catch ``IntegrationFailed`` (``integrations.errors``):
 
 * ``call(account=, kind=, values=)`` finds the account's enabled configuration of ``kind`` (``NotConfigured``, a
-  404, when there is none), renders its URL, query, headers and body templates with ``values`` (placeholders such
-  as ``{search_term}``), sends the request through the SSRF guard (``core.outbound``) with the
-  configuration's timeout, redirects not followed, TLS verified, logs the call (kind, status, duration, error;
-  never secrets), parses the JSON answer, applies the configuration's ``transform`` and returns the result.
+  404, when there is none; a process uses one it has read for ``INTEGRATION_CONFIG_MEMO_SECONDS``), renders its
+  URL, query, headers and body templates with ``values`` (placeholders such as ``{search_term}``), sends the
+  request through the SSRF guard (``core.outbound``) with the configuration's timeout, redirects not followed,
+  TLS verified, logs the call (kind, status, duration, error; never secrets; the row is written after the answer
+  by ``integrations.call_log``), parses the JSON answer, applies the configuration's ``transform`` and returns
+  the result.
 * Anything short of a 2xx JSON answer raises ``IntegrationFailed`` (a 502 to the POS; ``IntegrationTimeout``, a
   504, for a timeout), with a message a cashier can act on and the upstream status when there was one. Callers
   validate the shape of the result themselves (each kind has its spec model) and raise ``BadAnswer`` (502) naming
@@ -52,13 +54,14 @@ import jmespath
 import jmespath.exceptions
 import jmespath.functions
 import requests
+from django.conf import settings
 
 from accounts.models import Account
 from core import breaker, deadline, jsonparse, outbound
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
 from core.secrets import hidden, integration_secrets, redact, redact_data
-from integrations import selectors, templates
+from integrations import call_log, selectors, templates
 from integrations.errors import IntegrationFailed, IntegrationNotCalled, IntegrationTimeout, NotConfigured
 from integrations.models import IntegrationCall, RuntimeIntegration
 
@@ -99,7 +102,7 @@ def call(
     the integrator's parsed JSON error body when there was one (e.g. ``{"error": "insufficient balance"}``).
 
     Call it outside your own ``transaction.atomic()``: a database transaction must not stay open while an
-    integrator is slow, and the call-log row written here is lost with a rolled-back transaction.
+    integrator is slow, and inside one the call-log row is written in it, and lost with it if it rolls back.
     """
     if integration is None:
         integration = configuration(account=account, kind=kind)
@@ -109,11 +112,43 @@ def call(
 
 
 def configuration(*, account: Account, kind: str) -> RuntimeIntegration:
+    """The account's enabled configuration of ``kind``, as this process read it at most
+    ``INTEGRATION_CONFIG_MEMO_SECONDS`` ago (shared by its threads: read it, never change it)."""
+    key = (account.pk, kind)
+    seconds = float(settings.INTEGRATION_CONFIG_MEMO_SECONDS)
+    now = time.monotonic()
+    with _configurations_lock:
+        memo = _configurations.get(key)
+    if memo is not None and memo[0] > now and seconds > 0:
+        return memo[1]
     integration = selectors.enabled_integration(account=account, kind=kind)
     if integration is None:
         label = kind.replace("giftcard", "gift card").replace("_", " ")
         raise NotConfigured(f"No {label} integration is configured for this account.", field="kind")
+    if seconds > 0:
+        with _configurations_lock:
+            if len(_configurations) >= _MAX_CONFIGURATIONS:
+                for stale in [k for k, (expiry, _) in _configurations.items() if expiry <= now]:
+                    del _configurations[stale]
+            _configurations[key] = (now + seconds, integration)
     return integration
+
+
+# (account id, kind) -> (monotonic expiry, configuration): ``configuration``'s memo. Not having been configured is
+# not remembered: a new configuration is used by the next call.
+_configurations: dict[tuple[int, str], tuple[float, RuntimeIntegration]] = {}
+_configurations_lock = threading.Lock()
+_MAX_CONFIGURATIONS = 1024  # past this, expired entries are dropped
+
+
+def forget_configurations(*, account: Account | None = None) -> None:
+    """Read the configurations (of ``account``, or all) afresh on their next call: one was saved or deleted."""
+    with _configurations_lock:
+        if account is None:
+            _configurations.clear()
+            return
+        for key in [key for key in _configurations if key[0] == account.pk]:
+            del _configurations[key]
 
 
 def render(integration: RuntimeIntegration, values: Mapping[str, Any]) -> Rendered:
@@ -374,14 +409,17 @@ def _log(
     account: Account, integration: RuntimeIntegration, *, ok: bool, status: int | None, started: float, error: str
 ) -> int:
     duration_ms = round((time.perf_counter() - started) * 1000)
-    IntegrationCall.objects.create(
-        account=account,
-        integration=integration,
-        kind=integration.kind,
-        ok=ok,
-        status_code=status,
-        duration_ms=duration_ms,
-        error=error[:1000],
+    # Written after the answer by the process's call-log writer (``integrations.call_log``), not on this path.
+    call_log.record(
+        IntegrationCall(
+            account_id=account.pk,  # ids, not the instances: either may be deleted before the row is written
+            integration_id=integration.pk,
+            kind=integration.kind,
+            ok=ok,
+            status_code=status,
+            duration_ms=duration_ms,
+            error=error[:1000],
+        )
     )
     if ok:
         logger.info("runtime integration %s: HTTP %s in %s ms", integration.kind, status, duration_ms)

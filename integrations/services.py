@@ -284,12 +284,14 @@ def save_runtime_integration(
     message = f"A {instance.kind} integration is already configured for this account: change that one."
     with unique_in_account(account=account, instance=instance, field="kind", message=message):
         instance.save()
+    runtime.forget_configurations(account=account)  # this process calls with it at once, the others within seconds
     return instance
 
 
 def delete_runtime_integration(*, account: Account, integration: RuntimeIntegration) -> None:
     """Delete a configuration; its call log stays (``integration`` set to null)."""
     delete_owned(account=account, instance=integration)
+    runtime.forget_configurations(account=account)
 
 
 def test_runtime_integration(

@@ -10,6 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts.models import Account, Integration, Market, StockLocation
+from integrations import call_log, runtime
 from tests.factories import (
     AccountFactory,
     IntegrationFactory,
@@ -104,3 +105,17 @@ def _forget_breaker_states() -> None:
     from core import breaker
 
     breaker.clear_memo()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """The integration call log's rows a test left pending (``integrations.call_log``, outside a transaction) are
+    written before any fixture's teardown (a transactional test's tables are emptied after), and its writer's
+    connection is closed: no row reaches the next test, and the test database can be dropped at the end."""
+    call_log.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def _forget_integration_configurations() -> None:
+    """Nor a runtime integration's configuration remembered by this process (``integrations.runtime``)."""
+    runtime.forget_configurations()
