@@ -70,7 +70,7 @@ def _load_paths(model: Any, object_ids: list[int], paths: Sequence[Path]) -> dic
         source = f"{table} s CROSS JOIN LATERAL (SELECT s.{quote(field.column)} || '{{}}'::jsonb AS d OFFSET 0) x"
         sql = f"SELECT s.{pk}{arrays} FROM {source} WHERE s.{pk} = ANY(%s::bigint[])"  # noqa: S608  # quoted names
         params: list[Any] = [f"strict {json_path(path)}" for path in wanted]
-        params.append(object_ids)
+        params.append("{" + ",".join(str(int(pk)) for pk in object_ids) + "}")  # an array literal: one cheap text
     else:  # SQLite, whose path is strict that way already
         value = f"{quote(field.column)} -> %s"
         arrays = "".join(f", json_array({', '.join([value] * len(chunk))})" for chunk in chunks)
