@@ -41,6 +41,7 @@ from exports import circuit, retry
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult
 from exports.entities import REGISTRY as ENTITIES
+from exports.entities.base import EntityDefinition
 from exports.models import (
     EntityType,
     ExportAttempt,
@@ -478,6 +479,7 @@ def _stream_elements(delivery: ExportDelivery, skipped: dict[int, str], sent: li
     and ``sent[0]`` counts the elements handed to the transform."""
     queue = delivery.queue
     transform = TRANSFORMS[queue.transform.get("type", "identity")]
+    reads = transform.reads(queue.transform)
     last = 0
     while True:
         page = list(
@@ -494,7 +496,7 @@ def _stream_elements(delivery: ExportDelivery, skipped: dict[int, str], sent: li
         loaded = {
             (entity_type, object_id): entity
             for entity_type, ids in wanted.items()
-            for object_id, entity in ENTITIES[entity_type].load(ids).items()
+            for object_id, entity in _load_read(ENTITIES[entity_type], ids, reads).items()
         }
         for pk, entity_type, object_id, key in page:
             entity = loaded.get((entity_type, object_id))
@@ -508,6 +510,15 @@ def _stream_elements(delivery: ExportDelivery, skipped: dict[int, str], sent: li
                 continue
             sent[0] += 1
             yield element
+
+
+def _load_read(
+    definition: EntityDefinition, object_ids: list[int], reads: list[tuple[str | int, ...]] | None
+) -> dict[int, dict[str, Any]]:
+    """The entities, reduced to the values the transform ``reads`` where the entity type can load just those."""
+    if reads is None or definition.load_paths is None:
+        return definition.load(object_ids)
+    return definition.load_paths(object_ids, reads)
 
 
 def _send_streamed(delivery: ExportDelivery, *, timeout: float | None = None) -> _Outcome:

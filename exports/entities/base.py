@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,11 @@ class EntityDefinition:
     ``load`` takes the ``object_id`` of export items and returns each one's JSON form (exactly the spec's
     model); a row that no longer exists is left out. ``element_key`` documents what keys an element in the
     exported wrapper ``{element_key: entity}``.
+
+    ``load_paths``, where the type has it, is ``load`` for a reader of only some values (a CSV with six columns
+    over a sale of a hundred): each entity reduced to what lies at the given paths (``("summary", "total")``,
+    ``("summary", "line_items", 0)``), so that ``exports.transforms.common.resolve`` finds at each of them exactly
+    what it finds in the whole JSON form, and nothing else is read.
     """
 
     code: str
@@ -24,6 +29,7 @@ class EntityDefinition:
     load: Callable[[Iterable[int]], dict[int, dict[str, Any]]]
     # (account id, object id or None) -> (object id, element key) of that entity, or of the account's newest
     find: Callable[[int, int | None], tuple[int, str] | None]
+    load_paths: Callable[[Iterable[int], Sequence[tuple[str | int, ...]]], dict[int, dict[str, Any]]] | None = None
 
 
 def find_newest(

@@ -90,6 +90,12 @@ class Transform:
         """A reason to skip this element (logged as skipped, not failed), or None to export it."""
         return None
 
+    def reads(self, config: dict[str, Any]) -> list[tuple[str | int, ...]] | None:
+        """The paths (``("summary", "total")``) of every value of an entity that rendering with ``config`` reads,
+        ``skip_reason`` included, or None: it may read anything. A cron batch loads only these values where its
+        entity type can (``EntityDefinition.load_paths``), so the list must be complete."""
+        return None
+
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
         raise NotImplementedError
 

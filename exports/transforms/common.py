@@ -19,6 +19,7 @@ Shared configuration keys understood by every transform in this package:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -97,6 +98,23 @@ def resolve(data: Any, path: Path) -> Any:
     return data
 
 
+def reader(path: Path) -> Callable[[Any], Any]:
+    """``resolve`` of one ``path`` as a function of the data, chosen once for a path read many times: a path of
+    one or two keys (the usual column) is read directly, with resolve's checks."""
+    if len(path) == 1 and isinstance(path[0], str):
+        key = path[0]
+        return lambda data: data.get(key) if isinstance(data, dict) else None
+    if len(path) == 2 and isinstance(path[0], str) and isinstance(path[1], str):
+        first, second = path
+
+        def read(data: Any) -> Any:
+            inner = data.get(first) if isinstance(data, dict) else None
+            return inner.get(second) if isinstance(inner, dict) else None
+
+        return read
+    return lambda data: resolve(data, path)
+
+
 # --- numbers, money, dates -----------------------------------------------------------------------------------
 
 
@@ -122,8 +140,18 @@ def to_decimal(value: Any) -> Decimal | None:
 
 def minor_unit(currency: object) -> int:
     """The currency's minor unit from ISO 4217 (``accounts.money``); 2 for an unknown or missing code."""
-    code = currency.upper() if isinstance(currency, str) else ""
+    return _minor_unit(currency) if isinstance(currency, str) else 2
+
+
+@functools.lru_cache(maxsize=256)  # every money cell of a batch asks for the same few currencies
+def _minor_unit(currency: str) -> int:
+    code = currency.upper()
     return money.minor_unit(code) if money.is_currency_code(code) else 2
+
+
+@functools.lru_cache(maxsize=32)
+def _quantum(places: int) -> Decimal:
+    return Decimal(1).scaleb(-places)
 
 
 def _with_separator(text: str, decimal_separator: str) -> str:
@@ -138,7 +166,7 @@ def format_money(
     if number is None:
         return None
     places = minor_unit(currency) if decimals is None else decimals
-    quantized = number.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    quantized = number.quantize(_quantum(places), rounding=ROUND_HALF_UP)
     return _with_separator(f"{quantized:f}", decimal_separator)
 
 
@@ -282,6 +310,15 @@ def validate_skip(config: dict[str, Any]) -> None:
     """Check the shared skip keys (``skip_voided``, ``skip_if``)."""
     require_bool(config, "skip_voided", False)
     _skip_conditions(config)
+
+
+def skip_paths(config: dict[str, Any]) -> list[Path]:
+    """The paths the shared skip rules read (``skip_reason_for``); a bad config reads none."""
+    paths: list[Path] = [("voided",)] if config.get("skip_voided") is True else []
+    try:
+        return paths + [path for _text, path, _equals in _skip_conditions(config)]
+    except ConfigError:
+        return paths
 
 
 def _strictly_equal(left: Any, right: Any) -> bool:

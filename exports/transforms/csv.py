@@ -100,9 +100,11 @@ from exports.transforms.common import (
     format_number,
     neutralise_formula,
     parse_path,
+    reader,
     require_bool,
     require_choice,
     resolve,
+    skip_paths,
     to_decimal,
     validate_skip,
     without_skipped,
@@ -123,6 +125,8 @@ _TIME_CHECK_CELLS = 1000
 
 
 SALE_TYPES = ("sale", "return", "expense", "voided")
+# What ``sale_type`` reads of a sale.
+SALE_TYPE_READS: tuple[Path, ...] = (("voided",), ("summary", "is_return"), ("summary", "line_items"))
 DERIVED = ("type",)
 MAX_LANGUAGES = 10
 MAX_REQUIRED_VALUES = 50
@@ -348,6 +352,8 @@ def _cell_formatter(column: _Column, settings: _Settings) -> Callable[[Any, Any]
         return format_number(value, decimal_separator=separator)
 
     def as_text(value: Any) -> str:
+        if isinstance(value, str):  # the usual cell first
+            return neutralise_formula(value)
         if value is None:
             return ""
         if isinstance(value, bool):
@@ -355,8 +361,6 @@ def _cell_formatter(column: _Column, settings: _Settings) -> Callable[[Any, Any]
         if isinstance(value, int | float | Decimal):
             number = plain_number(value)
             return number if number is not None else ""
-        if isinstance(value, str):
-            return neutralise_formula(value)
         return neutralise_formula(dumps(value))
 
     if column.format == "money":
@@ -424,13 +428,22 @@ def _charged(formatter: Callable[[Any, Any], str], budget: RenderBudget) -> Call
     return cell
 
 
-def _value(column: _Column, row: dict[str, Any], entity: dict[str, Any]) -> Any:
-    """A column's value in a row: its constant, its derived value or the value at its path (localised)."""
+# A function (row, entity) -> a column's value in a row.
+_Reader = Callable[[dict[str, Any], dict[str, Any]], Any]
+
+
+def _reader(column: _Column) -> _Reader:
+    """A column's value in a row: its constant, its derived value or the value at its path (localised); the
+    function is chosen once per render, so a row only reads."""
     if column.source == "value":
-        return column.constant
+        constant = column.constant
+        return lambda row, entity: constant
     if column.source == "derived":
-        return sale_type(entity)
-    return localised(resolve(entity if column.on_entity else row, column.path), column.languages)
+        return lambda row, entity: sale_type(entity)
+    read, languages, on_entity = reader(column.path), column.languages, column.on_entity
+    if not languages:
+        return (lambda row, entity: read(entity)) if on_entity else (lambda row, entity: read(row))
+    return lambda row, entity: localised(read(entity if on_entity else row), languages)
 
 
 class CsvTransform(CheckedTransform):
@@ -438,6 +451,24 @@ class CsvTransform(CheckedTransform):
 
     def check(self, config: dict[str, Any]) -> _Settings:
         return _compile(config)
+
+    def reads(self, config: dict[str, Any]) -> list[Path] | None:
+        """Rows of entities read their columns' paths, the required values, what the skip rules and a derived
+        type read, and the currency of money columns; the other modes read the entity's lists: all of it."""
+        try:
+            settings = _compile(config)
+        except ConfigError:
+            return None  # the render refuses it
+        if settings.mode != "entity":
+            return None
+        paths: list[Path] = [("base_currency_code",), *skip_paths(config)]
+        for column in settings.columns:
+            if column.source == "path":
+                paths.append(column.path)
+            elif column.source == "derived":
+                paths.extend(SALE_TYPE_READS)
+        paths.extend(path for _on_entity, path in settings.required_values)
+        return paths
 
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
         buffer = io.BytesIO()
@@ -491,13 +522,14 @@ class CsvTransform(CheckedTransform):
     ) -> Iterator[list[str]]:
         columns = settings.columns
         pairs = list(zip(columns, formatters, strict=True))
+        plan = [(_reader(column), formatter) for column, formatter in pairs]
 
         row_currency = settings.mode == "reconciliations"
         required = settings.required_values
 
         def cells(row: dict[str, Any], entity: dict[str, Any]) -> list[str]:
             currency = (row_currency and row.get("currency_code")) or entity.get("base_currency_code")
-            return [formatter(_value(column, row, entity), currency) for column, formatter in pairs]
+            return [formatter(read(row, entity), currency) for read, formatter in plan]
 
         def complete(row: dict[str, Any], entity: dict[str, Any]) -> bool:
             return all(resolve(entity if on_entity else row, path) not in (None, "") for on_entity, path in required)
@@ -519,14 +551,18 @@ class CsvTransform(CheckedTransform):
             )
             for scope in scopes:
                 if settings.mode == "line_items_grouped":
-                    yield from self._line_item_groups(scope, settings, pairs)
+                    yield from self._line_item_groups(scope, settings, pairs, plan)
                 else:
                     for row, entity in self._payment_groups(scope, settings):
                         if complete(row, entity):
                             yield cells(row, entity)
 
     def _line_item_groups(
-        self, elements: Iterable[Element], settings: _Settings, pairs: list[tuple[_Column, Callable[[Any, Any], str]]]
+        self,
+        elements: Iterable[Element],
+        settings: _Settings,
+        pairs: list[tuple[_Column, Callable[[Any, Any], str]]],
+        plan: list[tuple[_Reader, Callable[[Any, Any], str]]],
     ) -> Iterator[list[str]]:
         # group key -> [first line item, its entity, item count, one running sum per column]
         groups: dict[tuple[str, ...], list[Any]] = {}
@@ -550,13 +586,13 @@ class CsvTransform(CheckedTransform):
         for first_item, entity, count, sums in groups.values():
             currency = entity.get("base_currency_code")
             row = []
-            for position, (column, formatter) in enumerate(pairs):
+            for position, ((column, formatter), (read, _formatter)) in enumerate(zip(pairs, plan, strict=True)):
                 if column.aggregate == "sum":
                     value: Any = sums[position]
                 elif column.aggregate == "count":
                     value = count
                 else:
-                    value = _value(column, first_item, entity)
+                    value = read(first_item, entity)
                 row.append(formatter(value, currency))
             yield row
 

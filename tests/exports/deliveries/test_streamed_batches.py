@@ -6,14 +6,19 @@ import io
 import json
 
 import pytest
+from rest_framework.test import APIClient
 
 from exports import services
 from exports.models import ExportDelivery, ExportItem, ExportStatus
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import Element, Rendered
+from ledger.models import Expense, Sale
 from tests.exports.conftest import make_queue
 from tests.exports.deliveries.conftest import FTP_PASSWORD, FTP_USER
 from tests.exports.test_outbox import import_orders
+from tests.factories import RegisterFactory
+from tests.ledger.conftest import PosApi
+from tests.ledger.register_day import register_day
 
 pytestmark = pytest.mark.django_db
 
@@ -138,3 +143,35 @@ def context_for_render():
         now=datetime(2026, 11, 22, 12, 0, tzinfo=UTC),
         delivery_id="msg_1",
     )
+
+
+def test_a_streamed_batch_of_sales_is_the_csv_of_their_whole_documents(
+    tenant, allow_loopback, ftp_server, monkeypatch, context_for_render
+):
+    monkeypatch.setattr(services, "STREAM_PAGE", 2)
+    transform = {
+        "type": "csv",
+        "rows": "entity",
+        "columns": [
+            {"header": "Sale", "path": "identifier"},
+            {"header": "Total", "path": "summary.total", "format": "money"},
+            {"header": "Type", "derived": "type"},
+            {"header": "Customer", "path": "summary.customer"},
+        ],
+        "skip_voided": True,
+    }
+    make_queue(tenant, "unused", entity_type="sales", trigger="hourly", transform=transform, delivery=ftp(ftp_server))
+    RegisterFactory(account=tenant.account, stock_location=tenant.stock_location, identifier="reg-1")
+    Expense.objects.create(account=tenant.account, expense_id="coffee", name={"en": "Coffee"})
+    pos = PosApi(APIClient(), tenant)
+    for body in register_day():
+        assert pos.post("checkouts", body).status_code == 201
+    services.run_cron()
+
+    assert services.deliver(delivery_pk=ExportDelivery.objects.get().pk) == ExportStatus.SUCCESS
+
+    sales = Sale.objects.order_by("pk")
+    whole = [Element(sale.identifier, sale.document) for sale in sales]
+    [uploaded] = (ftp_server.root / "exports").glob("*.csv")
+    assert uploaded.read_bytes() == TRANSFORMS["csv"].render(whole, context_for_render, transform).content
+    assert ExportItem.objects.filter(status=ExportStatus.SKIPPED).count() == 1  # the voided sale

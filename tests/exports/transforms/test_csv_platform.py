@@ -189,3 +189,59 @@ def test_new_configuration_keys_are_validated(config: dict[str, Any], field: str
         transform.validate({"type": "csv", **config})
 
     assert raised.value.field == field
+
+
+ENTITY_ROWS = [
+    {
+        "columns": [
+            {"header": "=Sale", "path": "identifier"},
+            {"header": "Date", "path": "timing.timestamp", "format": "date:%Y-%m-%d %H:%M"},
+            {"header": "Shop", "path": "entity.source.shop_id"},
+            {"header": "Total", "path": "summary.total", "format": "money"},
+            {"header": "Lines", "path": "summary.line_items[1].quantity", "format": "number"},
+            {"header": "Type", "derived": "type"},
+            {"header": "Account", "value": "1010"},
+            {"header": "Customer", "path": "summary.customer"},
+            {"header": "Name", "path": "summary.line_items[0].name", "language": "da"},
+            {"header": "Missing", "path": "summary.total.deeper"},
+        ],
+        "timezone": "Europe/Copenhagen",
+    },
+    {
+        "columns": [{"path": "identifier"}, {"path": "summary.vat_amount", "format": "money"}],
+        "skip_voided": True,
+        "skip_if": {"path": "summary.is_return", "equals": True},
+        "required_values": ["summary.customer.identifier"],
+        "decimal_separator": ".",
+        "quoting": "all",
+    },
+    {"columns": [{"path": "summary"}, {"path": "payments[0]"}, {"path": "summary.taxes"}], "header": False},
+]
+
+
+@pytest.mark.parametrize("config", ENTITY_ROWS)
+def test_rows_of_entities_read_from_what_reads_names_are_the_same_bytes(
+    sales: list[Element], render_context: RenderContext, config: dict[str, Any]
+) -> None:
+    config = {"type": "csv", "rows": "entity", **config}
+    transform.validate(config)
+    ids = list(Sale.objects.order_by("pk").values_list("pk", flat=True))
+    paths = transform.reads(config)
+    assert paths is not None
+    reduced = SALES.load_paths(ids, paths)  # type: ignore[misc]
+    elements = [Element(element.element_key, reduced[pk]) for element, pk in zip(sales, ids, strict=True)]
+
+    whole, read = transform.render(sales, render_context, config), transform.render(elements, render_context, config)
+
+    assert read.content == whole.content
+    assert read.skipped == whole.skipped
+    assert len(whole.content.splitlines()) > 1
+
+
+@pytest.mark.parametrize("rows", ["line_items", "line_items_grouped", "payments_grouped"])
+def test_other_row_modes_read_the_whole_entity(rows: str) -> None:
+    config = {"type": "csv", "rows": rows, "columns": [{"path": "entity.identifier"}], "group_by": ["id"]}
+    if rows != "line_items_grouped":
+        del config["group_by"]
+
+    assert transform.reads(config) is None
