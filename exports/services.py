@@ -31,11 +31,11 @@ from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from accounts.models import Account, StockLocation
-from core import outbound, outbox
+from core import bulk, outbound, outbox
 from core.errors import Conflict, ServiceError
 from exports import circuit, retry
 from exports.deliveries import REGISTRY as DELIVERIES
@@ -112,8 +112,8 @@ def enqueue(
                 )
                 deliveries.append(item.delivery)
             items.append(item)
-    ExportDelivery.objects.bulk_create(deliveries)
-    ExportItem.objects.bulk_create(items)  # each item takes its delivery's primary key, now that it has one
+    # One statement on PostgreSQL (each item takes its new delivery's primary key in it); two on SQLite.
+    bulk.insert_together(deliveries, items)
     if deliveries:
         transaction.on_commit(partial(hand_off, _by_queue(deliveries)))
     return len(items)
@@ -168,8 +168,9 @@ def hand_off(by_queue: Mapping[int, Sequence[int]], countdown: float | None = No
     its ``handed_off_at`` is older than the grace period. Cron windows go by a task of their own, routed to the
     cron queue, so that a big file never waits in front of real-time web hooks (settings: TASK_ROUTING)."""
     task = current_app.tasks[DELIVER_CRON_TASK if cron else DELIVER_TASK]
+    at_cap = _at_cap(list(by_queue)) if countdown is None else set()
     for queue_id, delivery_ids in by_queue.items():
-        if countdown is None and _at_cap(queue_id):
+        if queue_id in at_cap:
             # Every place of the queue is taken by a task that, after its send, leases the queue's next due
             # delivery (these were committed before): a task for them would only find the queue at its cap, and
             # behind a dead receiver's queue such tasks would crowd the broker in front of other queues' work.
@@ -181,12 +182,14 @@ def hand_off(by_queue: Mapping[int, Sequence[int]], countdown: float | None = No
             return
 
 
-def _at_cap(queue_id: int) -> bool:
-    """Whether the queue has EXPORT_QUEUE_CONCURRENCY deliveries being sent (leased) right now."""
+def _at_cap(queue_ids: Sequence[int]) -> set[int]:
+    """Those of the queues that have EXPORT_QUEUE_CONCURRENCY deliveries being sent (leased) right now: one
+    query for all of them (a checkout hands off to its sales' and its stock events' queues at once)."""
     leased = ExportDelivery.objects.filter(
-        queue_id=queue_id, status=ExportStatus.PENDING, lease_until__gt=timezone.now()
+        queue_id__in=queue_ids, status=ExportStatus.PENDING, lease_until__gt=timezone.now()
     )
-    return leased.count() >= settings.EXPORT_QUEUE_CONCURRENCY
+    counts = leased.values("queue_id").annotate(n=Count("pk")).filter(n__gte=settings.EXPORT_QUEUE_CONCURRENCY)
+    return set(counts.values_list("queue_id", flat=True))
 
 
 def _by_queue(deliveries: Iterable[ExportDelivery]) -> dict[int, list[int]]:
