@@ -437,6 +437,7 @@ def _store(
         where = stock_location.pk
         outbox.offer_all(
             account=account,
+            read_with=period,  # the export queues, read by the period's lock (a period opened here has none)
             offers={
                 outbox.CHECKOUTS: [
                     outbox.Entry(object_id=checkout.pk, element_key=checkout_key(checkout), stock_location_id=where)
