@@ -70,13 +70,15 @@ def _plain(model: type[Model]) -> tuple[Any, list[Field[Any, Any]]]:
 
 def _rows(objs: Sequence[Model], fields: Sequence[Field[Any, Any]], connection: Any) -> list[dict[str, Any]]:
     """Each object as the JSON row its columns read back."""
-    documents = [(f.column, f) for f in fields if isinstance(f, JSONField)]
-    plain = [(f.column, f.attname) for f in fields if f.get_internal_type() in _PLAIN_FIELDS]
+    documents = [(str(f.column), f) for f in fields if isinstance(f, JSONField)]
+    plain = [(str(f.column), f.attname) for f in fields if f.get_internal_type() in _PLAIN_FIELDS]
     other = [
-        (f.column, f) for f in fields if not isinstance(f, JSONField) and f.get_internal_type() not in _PLAIN_FIELDS
+        (str(f.column), f)
+        for f in fields
+        if not isinstance(f, JSONField) and f.get_internal_type() not in _PLAIN_FIELDS
     ]
     prepared = {f.attname: f for f in fields}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for obj in objs:
         row = {column: f.pre_save(obj, True) for column, f in documents}
         for column, attname in plain:
@@ -162,7 +164,7 @@ def insert_together(*groups: Sequence[Model]) -> None:
                 for obj in group:
                     target = obj._state.fields_cache.get(f.name)
                     if getattr(obj, f.attname) is None and target is not None and id(target) in where:
-                        refs[f.column] = where[id(target)][0]
+                        refs[str(f.column)] = where[id(target)][0]
                         break
         rows = _rows(group, fields, connection)
         for column, target_group in refs.items():
@@ -173,7 +175,7 @@ def insert_together(*groups: Sequence[Model]) -> None:
                 if at is not None and at[0] != target_group:
                     raise ValueError(f"{model.__name__}.{fk} names objects of two groups")
                 row[f"{_REF}{column}"] = at[1] if at is not None else None
-                if at is not None:
+                if at is not None and target is not None:
                     linked.append((obj, fk, target))
         quoted = [quote(str(f.column)) for f in fields]
         ref_names = [quote(f"{_REF}{column}") for column in refs]
@@ -181,12 +183,13 @@ def insert_together(*groups: Sequence[Model]) -> None:
             [f"{name} {f.db_type(connection)}" for name, f in zip(quoted, fields, strict=True)]
             + [f"{name} bigint" for name in ref_names]
         )
-        values = []
-        joins = []
+        values: list[str] = []
+        joins: list[str] = []
         for f, name in zip(fields, quoted, strict=True):
-            if f.column in refs:
-                alias = f"n{refs[f.column]}_{len(joins)}"
-                joins.append(f" LEFT JOIN n{refs[f.column]} AS {alias} ON {alias}.n = r.{quote(_REF + str(f.column))}")
+            column = str(f.column)
+            if column in refs:
+                alias = f"n{refs[column]}_{len(joins)}"
+                joins.append(f" LEFT JOIN n{refs[column]} AS {alias} ON {alias}.n = r.{quote(_REF + column)}")
                 values.append(f"COALESCE(r.{name}, {alias}.id)")
             else:
                 values.append(f"r.{name}")
