@@ -16,10 +16,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from exports.models import ExportQueue
 from tests.conftest import Tenant
 from tests.ledger.conftest import PosApi
-from tests.ledger.test_checkouts import checkout_body, post_ok
+from tests.ledger.test_checkouts import checkout_body, export_queue, post_ok
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("register")]
 
@@ -56,14 +55,7 @@ def test_a_checkout_of_50_lines_takes_as_many_queries_as_one_of_1_and_at_most_10
 def test_export_queues_of_every_entity_add_queries_but_none_per_line(pos: PosApi, tenant: Tenant) -> None:
     # The checkout collected for a daily file; its sales and stock events sent in real time.
     for entity_type, trigger in (("checkouts", "daily"), ("sales", "realtime"), ("stock_events", "realtime")):
-        ExportQueue.objects.create(
-            account=tenant.account,
-            name=entity_type,
-            entity_type=entity_type,
-            trigger=trigger,
-            transform={"type": "identity"},
-            delivery={"type": "webhook", "url": "https://example.com/hook"},
-        )
+        export_queue(tenant, entity_type, trigger=trigger)
     post_ok(pos, checkout_body(identifier="co-0", lines=LINES[:1]))
 
     one = queries_of(pos, "co-1", 1)

@@ -137,15 +137,18 @@ def exchange_body(*, identifier: str = "co-x") -> dict[str, Any]:
     return sale
 
 
-def export_queue(tenant: Tenant, entity_type: str) -> ExportQueue:
-    """An enabled queue that only collects (a daily trigger sends nothing during the test)."""
+def export_queue(
+    tenant: Tenant, entity_type: str, *, trigger: str = "daily", name: str = "", **fields: Any
+) -> ExportQueue:
+    """An enabled queue that only collects (a daily trigger sends nothing during the test), unless told otherwise."""
     return ExportQueue.objects.create(
         account=tenant.account,
-        name=f"{entity_type} daily",
+        name=name or f"{entity_type} {trigger}",
         entity_type=entity_type,
-        trigger="daily",
+        trigger=trigger,
         transform={"type": "identity"},
         delivery={"type": "webhook", "url": "https://example.com/hook"},
+        **fields,
     )
 
 
@@ -790,21 +793,10 @@ def test_a_checkout_into_an_open_period_goes_to_the_queues_its_lock_read_as_thei
 ) -> None:
     post_ok(pos, checkout_body(identifier="co-0"))  # the period is open: the next lock reads the queues with it
 
-    def queue(name: str, entity_type: str, trigger: str = "daily", **fields: Any) -> ExportQueue:
-        return ExportQueue.objects.create(
-            account=tenant.account,
-            name=name,
-            entity_type=entity_type,
-            trigger=trigger,
-            transform={"type": "identity"},
-            delivery={"type": "webhook", "url": "https://example.com/hook"},
-            **fields,
-        )
-
-    here = queue("shop-1 sales", "sales", filters={"stock_locations": ["shop-1"]})
-    queue("se sales", "sales", filters={"markets": ["se"]})
-    queue("sales off", "sales", enabled=False)
-    stock = queue("stock events", "stock_events", trigger="realtime", filters={"ignore_stock_event_types": ["return"]})
+    here = export_queue(tenant, "sales", name="shop-1 sales", filters={"stock_locations": ["shop-1"]})
+    export_queue(tenant, "sales", name="se sales", filters={"markets": ["se"]})
+    export_queue(tenant, "sales", name="sales off", enabled=False)
+    stock = export_queue(tenant, "stock_events", trigger="realtime", filters={"ignore_stock_event_types": ["return"]})
 
     post_ok(pos, checkout_body(identifier="co-1"))
 
