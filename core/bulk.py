@@ -145,7 +145,7 @@ def insert_together(*groups: Sequence[Model]) -> None:
     models = [type(group[0]) for group in groups]
     connection = connections[router.db_for_write(models[0])]
     encoders = [_document_encoder(_plain(model)[1]) for model in models]
-    if connection.vendor != "postgresql" or any(encoder is None for encoder in encoders) or len(set(encoders)) > 1:
+    if connection.vendor != "postgresql" or any(encoder is None for encoder in encoders):
         for model, group in zip(models, groups, strict=True):
             model._default_manager.bulk_create(group)
         return
