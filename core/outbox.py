@@ -47,16 +47,36 @@ class Entry:
 
 
 class Sink(Protocol):
-    def __call__(self, *, account: Any, offers: Mapping[str, Sequence[Entry]]) -> int: ...
+    def __call__(self, *, account: Any, offers: Mapping[str, Sequence[Entry]], configuration: Any = None) -> int: ...
+
+
+class Reader(Protocol):
+    """A sink's configuration for an account as one column (a scalar subquery) of a query someone else runs."""
+
+    def __call__(self, *, account: Any) -> Any: ...
 
 
 _sinks: list[Sink] = []
+_readers: list[Reader | None] = []  # each sink's, at its index
 
 
-def register(sink: Sink) -> None:
-    """Called by an app that carries entities outward, in its ``AppConfig.ready``; registering twice is harmless."""
+def register(sink: Sink, *, reader: Reader | None = None) -> None:
+    """Called by an app that carries entities outward, in its ``AppConfig.ready``; registering twice is harmless.
+    ``reader``: how the sink's configuration is read along with a caller's own query (``read_along``)."""
     if sink not in _sinks:
         _sinks.append(sink)
+        _readers.append(reader)
+
+
+def _column(n: int) -> str:
+    return f"outbox_configuration_{n}"
+
+
+def read_along(*, account: Any) -> dict[str, Any]:
+    """Annotations for a query the caller runs anyway in the transaction that will offer entities (a checkout's
+    lock of its register period): every sink's configuration for the account, read by that query. Pass the row it
+    returns to ``offer_all(read_with=...)`` and offering costs no read of its own."""
+    return {_column(n): reader(account=account) for n, reader in enumerate(_readers) if reader is not None}
 
 
 def offer(*, account: Any, entity_type: str, entries: Sequence[Entry]) -> int:
@@ -65,9 +85,10 @@ def offer(*, account: Any, entity_type: str, entries: Sequence[Entry]) -> int:
     return offer_all(account=account, offers={entity_type: entries})
 
 
-def offer_all(*, account: Any, offers: Mapping[str, Sequence[Entry]]) -> int:
+def offer_all(*, account: Any, offers: Mapping[str, Sequence[Entry]], read_with: Any = None) -> int:
     """``offer`` for entities of several types at once (a checkout, its sales and their stock events): a sink
-    handles them together, so their outbox rows cost a fixed number of queries, not a few per type."""
+    handles them together, so their outbox rows cost a fixed number of queries, not a few per type. ``read_with``:
+    a row annotated with ``read_along`` in this transaction (without its annotations, each sink reads its own)."""
     for entity_type in offers:
         if entity_type not in ENTITY_TYPES:
             raise ValueError(f"unknown entity type {entity_type!r}")
@@ -76,4 +97,7 @@ def offer_all(*, account: Any, offers: Mapping[str, Sequence[Entry]]) -> int:
     offered = {entity_type: entries for entity_type, entries in offers.items() if entries}
     if not offered:
         return 0
-    return sum(sink(account=account, offers=offered) for sink in _sinks)
+    return sum(
+        sink(account=account, offers=offered, configuration=getattr(read_with, _column(n), None))
+        for n, sink in enumerate(_sinks)
+    )

@@ -11,4 +11,4 @@ class ExportsConfig(AppConfig):
         from core import outbox
         from exports import checks, services, tasks  # noqa: F401 - the checks and tasks register on import
 
-        outbox.register(services.offered)
+        outbox.register(services.offered, reader=services.queues_read_along)

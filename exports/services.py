@@ -13,6 +13,7 @@ repeats by the delivery id every delivery carries.
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import secrets
 import tempfile
@@ -31,12 +32,14 @@ from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import Count, F, Q, TextField
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from accounts.models import Account, StockLocation
-from core import outbound, outbox
+from core import bulk, outbound, outbox
 from core.errors import Conflict, ServiceError
+from core.jsonenc import DecimalJSONDecoder
 from exports import circuit, retry
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult
@@ -74,12 +77,15 @@ def enqueue(
     entity_type: str | None = None,
     entries: Sequence[ExportEntry] = (),
     offers: Mapping[str, Sequence[ExportEntry]] | None = None,
+    configuration: str | None = None,
 ) -> int:
     """Spec: Events. Put entities into every enabled queue of their type that accepts them: ``entries`` of
     ``entity_type``, or ``offers`` (entity type -> entries) for several types at once, whose queues are read in one
     query and whose rows are written in one insert per table (a checkout's queries do not grow with its types).
 
-    Must be called inside the transaction that creates the entities. Returns the number of items written.
+    ``configuration``: the account's enabled queues as ``queues_read_along`` read them in this transaction (None:
+    read them here). Must be called inside the transaction that creates the entities. Returns the number of items
+    written.
     """
     if not connection.in_atomic_block:
         raise RuntimeError("exports.services.enqueue must run inside the transaction that creates the entity")
@@ -87,7 +93,10 @@ def enqueue(
     offered = {kind: of_kind for kind, of_kind in offered.items() if of_kind}
     if not offered:
         return 0
-    queues = list(ExportQueue.objects.filter(account=account, entity_type__in=list(offered), enabled=True))
+    if configuration is None:
+        queues = list(ExportQueue.objects.filter(account=account, entity_type__in=list(offered), enabled=True))
+    else:
+        queues = [queue for queue in _queues_read(account, configuration) if queue.entity_type in offered]
     if not queues:
         return 0
     now = timezone.now()
@@ -113,17 +122,53 @@ def enqueue(
                 )
                 deliveries.append(item.delivery)
             items.append(item)
-    ExportDelivery.objects.bulk_create(deliveries)
-    ExportItem.objects.bulk_create(items)  # each item takes its delivery's primary key, now that it has one
+    # One statement on PostgreSQL (each item takes its new delivery's primary key in it); two on SQLite.
+    bulk.insert_together(deliveries, items)
     if deliveries:
         transaction.on_commit(partial(hand_off, _by_queue(deliveries)))
     return len(items)
 
 
-def offered(*, account: Account, offers: Mapping[str, Sequence[ExportEntry]]) -> int:
+def offered(*, account: Account, offers: Mapping[str, Sequence[ExportEntry]], configuration: Any = None) -> int:
     """The outbox's sink (``core.outbox.offer``, registered in ``ExportsConfig.ready``): ``enqueue``, looked up
     when called."""
-    return enqueue(account=account, offers=offers)
+    return enqueue(account=account, offers=offers, configuration=configuration)
+
+
+# What enqueue needs of a queue, read along with another query (core.outbox.read_along).
+_READ_ALONG = {
+    "postgresql": (
+        "(SELECT COALESCE(json_agg(json_build_object('id', q.id, 'entity_type', q.entity_type, "
+        "'trigger', q.\"trigger\", 'filters', q.filters) ORDER BY q.name, q.id), '[]')::text "
+        "FROM {table} q WHERE q.account_id = %s AND q.enabled)"
+    ),
+    "sqlite": (
+        "(SELECT json_group_array(json_object('id', q.id, 'entity_type', q.entity_type, "
+        "'trigger', q.\"trigger\", 'filters', json(q.filters))) "
+        "FROM (SELECT * FROM {table} WHERE account_id = %s AND enabled ORDER BY name, id) q)"
+    ),
+}
+
+
+def queues_read_along(*, account: Account) -> RawSQL:
+    """Spec: Events. The account's enabled export queues, as much of each as ``enqueue`` uses, as one JSON text
+    column of a query the caller runs anyway (``core.outbox.read_along``: a checkout's lock of its register
+    period), so that a checkout pays no query of its own for them."""
+    sql = _READ_ALONG[connection.vendor].format(table=connection.ops.quote_name(ExportQueue._meta.db_table))
+    return RawSQL(sql, [account.pk], output_field=TextField())  # noqa: S611 - the only parameter is bound
+
+
+def _queues_read(account: Account, configuration: str) -> list[ExportQueue]:
+    return [
+        ExportQueue(
+            pk=queue["id"],
+            account=account,
+            entity_type=queue["entity_type"],
+            trigger=queue["trigger"],
+            filters=queue["filters"] or {},
+        )
+        for queue in json.loads(configuration, cls=DecimalJSONDecoder)
+    ]
 
 
 def _markets_of(entries: Sequence[ExportEntry]) -> dict[int, str]:
@@ -169,8 +214,9 @@ def hand_off(by_queue: Mapping[int, Sequence[int]], countdown: float | None = No
     its ``handed_off_at`` is older than the grace period. Cron windows go by a task of their own, routed to the
     cron queue, so that a big file never waits in front of real-time web hooks (settings: TASK_ROUTING)."""
     task = current_app.tasks[DELIVER_CRON_TASK if cron else DELIVER_TASK]
+    at_cap = _at_cap(list(by_queue)) if countdown is None else set()
     for queue_id, delivery_ids in by_queue.items():
-        if countdown is None and _at_cap(queue_id):
+        if queue_id in at_cap:
             # Every place of the queue is taken by a task that, after its send, leases the queue's next due
             # delivery (these were committed before): a task for them would only find the queue at its cap, and
             # behind a dead receiver's queue such tasks would crowd the broker in front of other queues' work.
@@ -182,12 +228,14 @@ def hand_off(by_queue: Mapping[int, Sequence[int]], countdown: float | None = No
             return
 
 
-def _at_cap(queue_id: int) -> bool:
-    """Whether the queue has EXPORT_QUEUE_CONCURRENCY deliveries being sent (leased) right now."""
+def _at_cap(queue_ids: Sequence[int]) -> set[int]:
+    """Those of the queues that have EXPORT_QUEUE_CONCURRENCY deliveries being sent (leased) right now: one
+    query for all of them (a checkout hands off to its sales' and its stock events' queues at once)."""
     leased = ExportDelivery.objects.filter(
-        queue_id=queue_id, status=ExportStatus.PENDING, lease_until__gt=timezone.now()
+        queue_id__in=queue_ids, status=ExportStatus.PENDING, lease_until__gt=timezone.now()
     )
-    return leased.count() >= settings.EXPORT_QUEUE_CONCURRENCY
+    counts = leased.values("queue_id").annotate(n=Count("pk")).filter(n__gte=settings.EXPORT_QUEUE_CONCURRENCY)
+    return set(counts.values_list("queue_id", flat=True))
 
 
 def _by_queue(deliveries: Iterable[ExportDelivery]) -> dict[int, list[int]]:

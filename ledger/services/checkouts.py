@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo, available_timezones
 from django.db import IntegrityError, transaction
 
 from accounts.models import Account, Register
-from core import outbox
+from core import bulk, outbox
 from core.errors import Conflict, InvalidInput
 from core.nodes import INVALID
 from ledger.checks import is_expense_line
@@ -437,6 +437,7 @@ def _store(
         where = stock_location.pk
         outbox.offer_all(
             account=account,
+            read_with=period,  # the export queues, read by the period's lock (a period opened here has none)
             offers={
                 outbox.CHECKOUTS: [
                     outbox.Entry(object_id=checkout.pk, element_key=checkout_key(checkout), stock_location_id=where)
@@ -499,9 +500,8 @@ def _store_rows(*, account: Account, period: RegisterPeriod, sales: Sequence[Sal
             )
             for payment in plan.payments
         )
-    SaleLine.objects.bulk_create(lines)
-    SalePayment.objects.bulk_create(payments)
-    SaleTax.objects.bulk_create(taxes)
+    # One statement on PostgreSQL; one per table on SQLite.
+    bulk.insert_together(lines, payments, taxes)
 
 
 def _tax_row(own: dict[str, Any], tax: dict[str, Any], product_group: str | None) -> SaleTax:

@@ -56,10 +56,12 @@ def open_period_for(*, account: Account, register: Register, at: datetime | None
 
 def open_period_of(*, account: Account, register_identifier: str, at: datetime) -> RegisterPeriod | None:
     """``open_period_for`` the account's register of this identifier, with the register, its shop and market read
-    by the query that locks the period (a checkout's first query); None when the account has no such register."""
+    by the query that locks the period (a checkout's first query), and with what the outbox's sinks need to know
+    of the account (``core.outbox.read_along``: its export queues); None when the account has no such register."""
     period = (
         RegisterPeriod.objects.select_for_update(of=("self",))
         .select_related("register__stock_location__market")
+        .annotate(**outbox.read_along(account=account))
         .filter(account=account, register__account=account, register__identifier=register_identifier)
         .filter(closed_at__isnull=True)
         .first()

@@ -1,4 +1,5 @@
-"""core.bulk.insert stores what bulk_create would store, in one statement, and gives each object its id."""
+"""core.bulk.insert (and insert_together, for rows of several tables) stores what bulk_create would store, in one
+statement, and gives each object its id."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 from django.db import DataError, connection
 from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from core import bulk
+from exports.models import ExportDelivery, ExportItem, ExportQueue
 from imports.models import ImportItem, ImportKind, ImportStatus
 
 pytestmark = pytest.mark.django_db
@@ -94,3 +97,46 @@ def test_nothing_to_insert_is_no_statement(tenant):
         assert bulk.insert([]) == []
 
     assert len(queries) == 0
+
+
+def outbox_rows(tenant, count: int) -> tuple[list[ExportDelivery], list[ExportItem]]:
+    """``count`` export items, every other one with a new delivery of its own (a real-time queue's way)."""
+    queue = ExportQueue.objects.create(account=tenant.account, name="q", entity_type="sales")
+    deliveries: list[ExportDelivery] = []
+    rows: list[ExportItem] = []
+    for n in range(count):
+        item = ExportItem(account=tenant.account, queue=queue, entity_type="sales", object_id=n, element_key=f"s-{n}")
+        if n % 2:
+            item.delivery = ExportDelivery(
+                account=tenant.account, queue=queue, delivery_id=f"msg_{n}", next_attempt_at=timezone.now()
+            )
+            deliveries.append(item.delivery)
+        rows.append(item)
+    return deliveries, rows
+
+
+def test_rows_of_several_tables_each_get_their_id_and_name_the_new_rows_they_refer_to(tenant):
+    deliveries, rows = outbox_rows(tenant, count=7)
+
+    bulk.insert_together(deliveries, rows)
+
+    stored_items = {item.pk: item for item in ExportItem.objects.filter(pk__in=[row.pk for row in rows])}
+    assert len(stored_items) == 7
+    for row in rows:
+        item = stored_items[row.pk]
+        assert (item.object_id, item.element_key, item.delivery_id) == (row.object_id, row.element_key, row.delivery_id)
+        if row.object_id % 2:
+            assert ExportDelivery.objects.get(pk=item.delivery_id).delivery_id == f"msg_{row.object_id}"
+        else:
+            assert item.delivery_id is None
+    assert all(not obj._state.adding and obj.created_at is not None for obj in [*deliveries, *rows])
+
+
+@ON_POSTGRES
+def test_rows_of_several_tables_are_one_statement(tenant):
+    deliveries, rows = outbox_rows(tenant, count=50)
+
+    with CaptureQueriesContext(connection) as queries:
+        bulk.insert_together(deliveries, rows)
+
+    assert len(queries) == 1

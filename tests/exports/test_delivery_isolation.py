@@ -19,6 +19,8 @@ from unittest import mock
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 from django.core.checks import run_checks
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from exports import checks, services, tasks
@@ -281,6 +283,28 @@ def test_a_queue_at_its_cap_gets_no_task_on_commit_and_its_sender_takes_the_deli
     ExportDelivery.objects.filter(pk=sending.pk).update(status=ExportStatus.SUCCESS, lease_until=None)
     assert len(services.deliver_queue(queue_id=queue.pk)) == 1
     assert len(receiver.received) == 1
+
+
+def test_one_look_at_the_leases_of_every_queue_handed_off_skips_only_the_queue_at_its_cap(tenant, client, settings):
+    settings.EXPORT_QUEUE_CONCURRENCY = 1
+    busy = make_queue(tenant, "https://example.com/busy", name="busy")
+    free = make_queue(tenant, "https://example.com/free", name="free")
+    import_orders(client, tenant, "a")
+    ExportDelivery.objects.filter(queue=busy).update(attempts=1, lease_until=timezone.now() + timedelta(minutes=5))
+    import_orders(client, tenant, "b")
+    waiting = {
+        queue.pk: list(
+            ExportDelivery.objects.filter(queue=queue, lease_until__isnull=True).values_list("pk", flat=True)
+        )
+        for queue in (busy, free)
+    }
+    with (
+        mock.patch.object(tasks.deliver, "apply_async") as deliver,
+        CaptureQueriesContext(connection) as queries,
+    ):
+        services.hand_off(waiting)
+    assert [args[0][0] for args, _ in deliver.call_args_list] == [free.pk]
+    assert len(queries) == 1
 
 
 # --- time limits ---------------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Register
-from exports.models import ExportItem, ExportQueue
-from ledger.models import Checkout, Expense, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax
+from exports.models import ExportDelivery, ExportItem, ExportQueue
+from ledger.models import Checkout, Expense, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax, StockEvent
 from tests.conftest import Tenant
 from tests.factories import MarketFactory, RegisterFactory, StockLocationFactory
 from tests.ledger.conftest import AdminApi, PosApi, error_fields, results
@@ -137,15 +137,18 @@ def exchange_body(*, identifier: str = "co-x") -> dict[str, Any]:
     return sale
 
 
-def export_queue(tenant: Tenant, entity_type: str) -> ExportQueue:
-    """An enabled queue that only collects (a daily trigger sends nothing during the test)."""
+def export_queue(
+    tenant: Tenant, entity_type: str, *, trigger: str = "daily", name: str = "", **fields: Any
+) -> ExportQueue:
+    """An enabled queue that only collects (a daily trigger sends nothing during the test), unless told otherwise."""
     return ExportQueue.objects.create(
         account=tenant.account,
-        name=f"{entity_type} daily",
+        name=name or f"{entity_type} {trigger}",
         entity_type=entity_type,
-        trigger="daily",
+        trigger=trigger,
         transform={"type": "identity"},
         delivery={"type": "webhook", "url": "https://example.com/hook"},
+        **fields,
     )
 
 
@@ -783,6 +786,26 @@ def test_the_checkout_and_each_sale_are_put_into_their_export_queues(pos: PosApi
     assert [(i.element_key, i.entity_type) for i in checkout_items] == [("co-x", "checkouts")]
     assert sorted(i.element_key for i in sale_items) == ["co-x-return", "co-x-sale"]
     assert {i.object_id for i in sale_items} == set(Sale.objects.values_list("pk", flat=True))
+
+
+def test_a_checkout_into_an_open_period_goes_to_the_queues_its_lock_read_as_their_filters_say(
+    pos: PosApi, tenant: Tenant
+) -> None:
+    post_ok(pos, checkout_body(identifier="co-0"))  # the period is open: the next lock reads the queues with it
+
+    here = export_queue(tenant, "sales", name="shop-1 sales", filters={"stock_locations": ["shop-1"]})
+    export_queue(tenant, "sales", name="se sales", filters={"markets": ["se"]})
+    export_queue(tenant, "sales", name="sales off", enabled=False)
+    stock = export_queue(tenant, "stock_events", trigger="realtime", filters={"ignore_stock_event_types": ["return"]})
+
+    post_ok(pos, checkout_body(identifier="co-1"))
+
+    items = list(ExportItem.objects.order_by("pk"))
+    assert [(i.queue_id, i.element_key, i.delivery_id is None) for i in items] == [
+        (here.pk, "co-1-s1", True),
+        (stock.pk, f"stock-event-{StockEvent.objects.latest('pk').pk}", False),
+    ]
+    assert ExportDelivery.objects.get(pk=items[1].delivery_id).queue_id == stock.pk
 
 
 def test_a_replayed_checkout_is_not_exported_again(pos: PosApi, tenant: Tenant) -> None:
