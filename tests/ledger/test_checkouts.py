@@ -15,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from accounts.models import Register
 from exports.models import ExportDelivery, ExportItem, ExportQueue
 from ledger.models import Checkout, Expense, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax, StockEvent
+from ledger.services.checkouts import record_checkout
 from tests.conftest import Tenant
 from tests.factories import MarketFactory, RegisterFactory, StockLocationFactory
 from tests.ledger.conftest import AdminApi, PosApi, error_fields, results
@@ -746,7 +747,6 @@ def test_a_voided_checkout_is_recorded_without_ledger_rows(pos: PosApi) -> None:
 
 
 def test_a_voided_checkout_moves_no_stock(pos: PosApi) -> None:
-    from ledger.models import StockEvent
 
     post_ok(pos, checkout_body(voided=True, payments=[]))
 
@@ -827,7 +827,6 @@ def test_a_refused_checkout_is_not_exported(pos: PosApi, tenant: Tenant) -> None
 
 
 def test_export_items_are_written_in_the_transaction_of_the_checkout(tenant: Tenant, register: Register) -> None:
-    from ledger.services.checkouts import record_checkout
 
     export_queue(tenant, "checkouts")
     body = checkout_body()
