@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from accounts.models import AccountOwned, Integration, StockLocation
+from accounts.models import Account, AccountOwned, Integration, StockLocation
 from core.jsonenc import DecimalJSONField
 
 
@@ -34,6 +34,8 @@ class ImportStatus(models.TextChoices):
 
 
 class ImportItem(AccountOwned):
+    # No index of its own: the composite (account, integration, status) index leads with it.
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_index=False)
     integration = models.ForeignKey(Integration, on_delete=models.CASCADE, related_name="import_items")
     kind = models.CharField(max_length=32, choices=ImportKind.choices)
     request_id = models.UUIDField(db_index=True, help_text="All items of one request share it.")
@@ -65,6 +67,9 @@ class ImportItem(AccountOwned):
                 condition=models.Q(status="pending"),
                 name="import_item_pending_ident",
             ),
+            # What materialising takes (an account's oldest pending items) and the sweeper and the backlog
+            # metric read: pending items only, so the status update that ends an item's stay adds nothing here.
+            models.Index(fields=["account", "id"], condition=models.Q(status="pending"), name="import_item_pending"),
         ]
 
     def __str__(self) -> str:

@@ -44,8 +44,13 @@ logger = logging.getLogger(__name__)
 # The task that materialises items (imports.tasks); routed by CELERY_TASK_ROUTES under this name.
 MATERIALISE_TASK = "imports.tasks.materialise_import_items"
 
-# Items per Celery task: large enough to insert in bulk, small enough to finish well within a minute.
+# Item ids per Celery message: large enough to insert in bulk, small enough to finish well within a minute.
 MATERIALISE_CHUNK = 500
+
+# Items one materialising task takes: its account's oldest pending items, whichever request queued them, so a burst
+# of requests is materialised by a few large tasks (a task's fixed cost is most of a small one's). At least
+# MATERIALISE_CHUNK, so that every task takes as many items as a message names and none is left behind.
+MATERIALISE_BATCH = 1000
 
 
 @dataclass
@@ -435,14 +440,20 @@ def import_stock_events(
 
 def materialise_items(*, account_id: int, item_ids: Sequence[int]) -> int:
     """Turn pending import items into orders and state changes. Safe to run twice: only pending
-    items are taken, locked, and marked done in the same transaction. Returns how many it processed."""
+    items are taken, locked, and marked done in the same transaction. Returns how many it processed.
+
+    A task takes the oldest pending items of its account (``MATERIALISE_BATCH``), its own ``item_ids`` or older
+    ones of other requests, skipping those another task holds; the others' tasks then find theirs done. Nothing is
+    left behind: each message brings a task, and each task takes at least as many items as a message names, or
+    every unlocked pending item of the account. A lost message or a failed task is the sweeper's, as before."""
+    del item_ids  # the message says the account has pending items; the oldest go first, whichever those are
     with transaction.atomic():
         items = list(
             # of=self: lock the items only; a lock on a joined row would make concurrent imports skip them.
             ImportItem.objects.select_for_update(skip_locked=True, of=("self",))
-            .filter(account_id=account_id, id__in=list(item_ids), status=ImportStatus.PENDING)
+            .filter(account_id=account_id, status=ImportStatus.PENDING)
             .only("id", "kind", "identifier", "stock_location_id")  # what materialising reads of an item
-            .order_by("id")
+            .order_by("id")[:MATERIALISE_BATCH]
         )
         if not items:
             return 0

@@ -42,10 +42,13 @@ def post(
 
 
 def materialise_pending(tenant: Tenant) -> int:
+    """What the worker does with the hand-off's messages for the account's pending items: a task per message."""
     ids = list(
         ImportItem.objects.filter(account=tenant.account, status=ImportStatus.PENDING).values_list("id", flat=True)
     )
-    return services.materialise_items(account_id=tenant.account.pk, item_ids=ids)
+    chunk = services.MATERIALISE_CHUNK
+    messages = [ids[start : start + chunk] for start in range(0, len(ids), chunk)]
+    return sum(services.materialise_items(account_id=tenant.account.pk, item_ids=m) for m in messages)
 
 
 @pytest.fixture

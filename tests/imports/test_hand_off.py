@@ -40,12 +40,32 @@ def test_a_broker_failure_at_hand_off_loses_nothing_and_answers_200(
     assert ImportItem.objects.get().status == ImportStatus.PENDING
 
 
-def test_the_sweeper_hands_over_items_pending_past_the_grace_period(tenant, client, eager_celery):
+def test_the_sweeper_hands_over_only_items_pending_past_the_grace_period(tenant, client, monkeypatch):
+    from imports import tasks
+
     post(client, tenant, "incoming_orders", {"orders": [order("old"), order("new")]}, stock_location="shop-1")
     ImportItem.objects.filter(identifier="old").update(created_at=timezone.now() - timedelta(minutes=5))
+    handed: list[tuple[int, list[int]]] = []
+    monkeypatch.setattr(tasks.materialise_import_items, "delay", lambda *args: handed.append(args))
+
     assert services.sweep_pending(grace=timedelta(minutes=1)) == 1
-    assert list(IncomingOrder.objects.values_list("order_identifier", flat=True)) == ["old"]
-    assert ImportItem.objects.get(identifier="new").status == ImportStatus.PENDING
+    assert handed == [(tenant.account.pk, [ImportItem.objects.get(identifier="old").pk])]
+
+
+def test_a_task_materialises_the_pending_items_of_other_requests_of_its_account_once(tenant, other_tenant, client):
+    """What the sweeper and the hand-off rely on: whichever task takes an item, it is materialised exactly once,
+    and a task never takes another account's items."""
+    post(client, tenant, "incoming_orders", {"orders": [order("a")]}, stock_location="shop-1")
+    post(client, tenant, "incoming_orders", {"orders": [order("b")]}, stock_location="shop-1")
+    post(client, other_tenant, "incoming_orders", {"orders": [order("c")]}, stock_location="shop-1")
+    first = ImportItem.objects.get(identifier="a").pk
+    second = ImportItem.objects.get(identifier="b").pk
+
+    assert services.materialise_items(account_id=tenant.account.pk, item_ids=[first]) == 2
+    assert services.materialise_items(account_id=tenant.account.pk, item_ids=[second]) == 0
+    assert sorted(IncomingOrder.objects.values_list("order_identifier", flat=True)) == ["a", "b"]
+    assert ImportItem.objects.get(identifier="b").status == ImportStatus.SUCCESS
+    assert ImportItem.objects.get(identifier="c").status == ImportStatus.PENDING
 
 
 def test_a_rolled_back_request_queues_nothing(tenant, client, monkeypatch):
@@ -56,3 +76,14 @@ def test_a_rolled_back_request_queues_nothing(tenant, client, monkeypatch):
     with pytest.raises(RuntimeError):
         post(client, tenant, "incoming_orders", {"orders": [order("a")]}, stock_location="shop-1")
     assert not ImportItem.objects.exists()
+
+
+def test_a_task_takes_its_accounts_oldest_pending_items_up_to_its_batch(tenant, client, monkeypatch):
+    monkeypatch.setattr(services, "MATERIALISE_BATCH", 2)
+    post(client, tenant, "incoming_orders", {"orders": [order("a"), order("b"), order("c")]}, stock_location="shop-1")
+    newest = ImportItem.objects.get(identifier="c").pk
+
+    assert services.materialise_items(account_id=tenant.account.pk, item_ids=[newest]) == 2
+    assert ImportItem.objects.get(identifier="c").status == ImportStatus.PENDING
+    assert services.materialise_items(account_id=tenant.account.pk, item_ids=[newest]) == 1
+    assert sorted(IncomingOrder.objects.values_list("order_identifier", flat=True)) == ["a", "b", "c"]
