@@ -41,8 +41,10 @@ class ImportItem(AccountOwned):
     request_id = models.UUIDField(db_index=True, help_text="All items of one request share it.")
     index = models.PositiveIntegerField(help_text="Position of the item in the request body.")
     identifier = models.CharField(max_length=255, blank=True)
+    # No index of its own: the duplicate check reads pending items through import_item_pending_ident, and a second
+    # index leading with the column let the planner choose it and filter thousands of rows (docs/benchmarks.md).
     stock_location = models.ForeignKey(
-        StockLocation, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        StockLocation, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
     )
     markets = models.JSONField(default=list, blank=True)
     payload = DecimalJSONField(null=True)

@@ -282,8 +282,10 @@ def _taken_identifiers(
     kind there: one query for both."""
     if not identifiers:
         return set()
-    pending = ImportItem.objects.filter(account=account, kind=kind, stock_location=stock_location)
-    pending = pending.filter(status=ImportStatus.PENDING, identifier__in=identifiers)
+    # Not filtered by account: the stock location is the account's, and with the account in the query the planner
+    # may read every pending item of the account (import_item_pending) instead of these identifiers'.
+    pending = ImportItem.objects.filter(stock_location=stock_location, kind=kind, status=ImportStatus.PENDING)
+    pending = pending.filter(identifier__in=identifiers)
     used = order_selectors.used_order_identifiers(
         account=account, kind=kind, stock_location=stock_location, identifiers=identifiers
     )
