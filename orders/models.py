@@ -75,7 +75,9 @@ class ReceivedOrder(models.Model):
     """What every order an integrator sends carries: the columns ``orders.services.ORDER_SOURCE_COLUMNS``
     that materialising an import fills."""
 
-    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+")
+    # No index of its own: the unique constraint (stock_location, order_identifier) leads with it, and a second index
+    # on the column let the planner read every order of the location for an import's duplicate check.
+    stock_location = models.ForeignKey(StockLocation, on_delete=models.PROTECT, related_name="+", db_index=False)
     order_identifier = models.CharField(max_length=255)
     currency = models.CharField(max_length=3)
     basket = DecimalJSONField()
