@@ -78,16 +78,34 @@ def _rows(objs: Sequence[Model], fields: Sequence[Field[Any, Any]], connection: 
         if not isinstance(f, JSONField) and f.get_internal_type() not in _PLAIN_FIELDS
     ]
     prepared = {f.attname: f for f in fields}
+    # The time of the auto_now(_add) fields, once for the statement: its rows are added at one time.
+    stamped = [f for f in fields if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)]
+    for f in stamped:
+        now = f.pre_save(objs[0], True)
+        for obj in objs[1:]:
+            setattr(obj, f.attname, now)
+    # A value repeated over the rows (a request id, a time, a status) is converted once: one Django call per
+    # distinct value, not per row (500 calls for 100 import items before).
+    converted: dict[tuple[str, type, Any], Any] = {}
+
+    def column_value(f: Field[Any, Any], value: Any) -> Any:
+        key = (f.attname, type(value), value)  # the type too: 1 == True == Decimal(1)
+        try:
+            return converted[key]
+        except KeyError:
+            result = converted[key] = _column_value(f.get_db_prep_save(value, connection))
+            return result
+        except TypeError:  # not hashable
+            return _column_value(f.get_db_prep_save(value, connection))
+
     rows: list[dict[str, Any]] = []
     for obj in objs:
         row = {column: f.pre_save(obj, True) for column, f in documents}
         for column, attname in plain:
             value = getattr(obj, attname)
-            if type(value) not in _PLAIN_VALUES:
-                value = _column_value(prepared[attname].get_db_prep_save(value, connection))
-            row[column] = value
+            row[column] = value if type(value) in _PLAIN_VALUES else column_value(prepared[attname], value)
         for column, f in other:
-            row[column] = _column_value(f.get_db_prep_save(f.pre_save(obj, True), connection))
+            row[column] = column_value(f, getattr(obj, f.attname) if f in stamped else f.pre_save(obj, True))
         rows.append(row)
     return rows
 

@@ -140,3 +140,18 @@ def test_rows_of_several_tables_are_one_statement(tenant):
         bulk.insert_together(deliveries, rows)
 
     assert len(queries) == 1
+
+
+def test_each_row_keeps_its_own_value_where_the_rows_differ_and_share_one_where_they_repeat(tenant):
+    first, second = uuid.uuid4(), uuid.uuid4()
+    objs = items(tenant, first, count=4)
+    for n, obj in enumerate(objs):
+        obj.request_id = first if n % 2 else second
+        obj.processed_at = None if n == 3 else timezone.now()
+
+    bulk.insert(objs)
+
+    rows = {row.pk: row for row in ImportItem.objects.filter(pk__in=[o.pk for o in objs])}
+    assert [rows[o.pk].request_id for o in objs] == [second, first, second, first]
+    assert [rows[o.pk].processed_at for o in objs] == [o.processed_at for o in objs]
+    assert [rows[o.pk].status for o in objs] == [o.status for o in objs]
