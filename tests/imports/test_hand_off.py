@@ -33,7 +33,7 @@ def test_a_broker_failure_at_hand_off_loses_nothing_and_answers_200(
     def broker_down(*args, **kwargs):
         raise ConnectionError("broker unreachable")
 
-    monkeypatch.setattr(tasks.materialise_import_items, "delay", broker_down)
+    monkeypatch.setattr(tasks.materialise_import_items, "apply_async", broker_down)
     with django_capture_on_commit_callbacks(execute=True):
         r = post(client, tenant, "incoming_orders", {"orders": [order("a")]}, stock_location="shop-1")
     assert r.status_code == 200
@@ -46,7 +46,7 @@ def test_the_sweeper_hands_over_only_items_pending_past_the_grace_period(tenant,
     post(client, tenant, "incoming_orders", {"orders": [order("old"), order("new")]}, stock_location="shop-1")
     ImportItem.objects.filter(identifier="old").update(created_at=timezone.now() - timedelta(minutes=5))
     handed: list[tuple[int, list[int]]] = []
-    monkeypatch.setattr(tasks.materialise_import_items, "delay", lambda *args: handed.append(args))
+    monkeypatch.setattr(tasks.materialise_import_items, "apply_async", lambda args, **options: handed.append(args))
 
     assert services.sweep_pending(grace=timedelta(minutes=1)) == 1
     assert handed == [(tenant.account.pk, [ImportItem.objects.get(identifier="old").pk])]
