@@ -47,9 +47,9 @@ MATERIALISE_TASK = "imports.tasks.materialise_import_items"
 # Item ids per Celery message: large enough to insert in bulk, small enough to finish well within a minute.
 MATERIALISE_CHUNK = 500
 
-# Items one materialising task takes: its account's oldest pending items, whichever request queued them, so a burst
-# of requests is materialised by a few large tasks (a task's fixed cost is most of a small one's). At least
-# MATERIALISE_CHUNK, so that every task takes as many items as a message names and none is left behind.
+# Items one materialising task takes at most: its own, then its account's oldest other pending items, so a burst of
+# requests is materialised by a few large tasks (a task's fixed cost is most of a small one's). At least
+# MATERIALISE_CHUNK, the ids of one message.
 MATERIALISE_BATCH = 1000
 
 
@@ -446,19 +446,21 @@ def materialise_items(*, account_id: int, item_ids: Sequence[int]) -> int:
     """Turn pending import items into orders and state changes. Safe to run twice: only pending
     items are taken, locked, and marked done in the same transaction. Returns how many it processed.
 
-    A task takes the oldest pending items of its account (``MATERIALISE_BATCH``), its own ``item_ids`` or older
-    ones of other requests, skipping those another task holds; the others' tasks then find theirs done. Nothing is
-    left behind: each message brings a task, and each task takes at least as many items as a message names, or
-    every unlocked pending item of the account. A lost message or a failed task is the sweeper's, as before."""
-    del item_ids  # the message says the account has pending items; the oldest go first, whichever those are
+    A task takes its own pending ``item_ids``, then the oldest other pending items of its account up to
+    ``MATERIALISE_BATCH`` in all, skipping items another task holds; the tasks of those other items then find them
+    done. An item whose message is alive is always its task's (or already another's): items whose message was lost
+    (broker down, the sweeper's until the grace period) never hold back a new request's."""
     with transaction.atomic():
-        items = list(
+        pending = (
             # of=self: lock the items only; a lock on a joined row would make concurrent imports skip them.
             ImportItem.objects.select_for_update(skip_locked=True, of=("self",))
             .filter(account_id=account_id, status=ImportStatus.PENDING)
             .only("id", "kind", "identifier", "stock_location_id")  # what materialising reads of an item
-            .order_by("id")[:MATERIALISE_BATCH]
         )
+        items = list(pending.filter(id__in=list(item_ids)))
+        if len(items) < MATERIALISE_BATCH:
+            others = pending.exclude(id__in=[i.pk for i in items]).order_by("id")  # the import_item_pending index
+            items += others[: MATERIALISE_BATCH - len(items)]
         if not items:
             return 0
         account = Account.objects.get(pk=account_id)

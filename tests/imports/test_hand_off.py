@@ -78,12 +78,15 @@ def test_a_rolled_back_request_queues_nothing(tenant, client, monkeypatch):
     assert not ImportItem.objects.exists()
 
 
-def test_a_task_takes_its_accounts_oldest_pending_items_up_to_its_batch(tenant, client, monkeypatch):
+def test_a_task_takes_its_own_items_then_its_accounts_oldest_up_to_its_batch(tenant, client, monkeypatch):
+    """Items whose message was lost (the sweeper's, later) never hold back a new request's items."""
     monkeypatch.setattr(services, "MATERIALISE_BATCH", 2)
     post(client, tenant, "incoming_orders", {"orders": [order("a"), order("b"), order("c")]}, stock_location="shop-1")
     newest = ImportItem.objects.get(identifier="c").pk
 
     assert services.materialise_items(account_id=tenant.account.pk, item_ids=[newest]) == 2
-    assert ImportItem.objects.get(identifier="c").status == ImportStatus.PENDING
+    assert ImportItem.objects.get(identifier="c").status == ImportStatus.SUCCESS
+    assert ImportItem.objects.get(identifier="a").status == ImportStatus.SUCCESS
+    assert ImportItem.objects.get(identifier="b").status == ImportStatus.PENDING
     assert services.materialise_items(account_id=tenant.account.pk, item_ids=[newest]) == 1
     assert sorted(IncomingOrder.objects.values_list("order_identifier", flat=True)) == ["a", "b", "c"]
