@@ -10,19 +10,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.factories import AccountFactory, CampaignFactory, MarketFactory
+from tests.pos.test_price_basket import TSHIRTS_15
 
 pytestmark = pytest.mark.browser
-
-TSHIRTS_15 = {
-    "id": "tshirts-15",
-    "type": "percentage_discount-count_or_more-single_product",
-    "name": "T-shirts 15%",
-    "display_name": "15% on 3",
-    "priority": 10,
-    "product_id": "tshirt",
-    "percentage": 0.15,
-    "count": 3,
-}
 
 
 def test_staff_price_a_basket_from_the_campaign_list(admin_page: Page, artifacts: Path) -> None:
