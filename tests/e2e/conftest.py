@@ -3,7 +3,7 @@
 ``celery_worker_process`` starts one ``celery worker`` subprocess per test session, pointed at the database
 that pytest-django created (``DATABASE_NAME``) and at the broker of the settings, on a queue that belongs to
 this run alone (``CELERY_TASK_DEFAULT_QUEUE``), so that a worker of another run on the same broker never takes
-these tasks. Tests that use it are marked ``celery_worker`` and ``django_db(transaction=True)``: their data
+these tasks; the tasks a test sends go to that queue only while the test uses the fixture. Tests that use it are marked ``celery_worker`` and ``django_db(transaction=True)``: their data
 must be committed for the worker to see it. ``celery_worker_pool`` is a second worker, with two processes
 that take tasks at the same time as in production, for the tests about concurrency.
 """
@@ -169,17 +169,24 @@ def running_worker(
 
 
 @pytest.fixture(scope="session")
-def celery_worker_process(
+def _celery_worker_process_session(
     django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[CeleryWorkerProcess]:
-    """A real ``celery worker`` (solo pool) on the test database, ready when the fixture returns; the
-    tasks this process sends go to it."""
     with running_worker(tmp_path_factory.mktemp("celery-worker"), ["--pool=solo"]) as worker:
-        restore_queue = use_queue(worker.queue)
-        try:
-            yield worker
-        finally:
-            restore_queue()
+        yield worker
+
+
+@pytest.fixture
+def celery_worker_process(_celery_worker_process_session: CeleryWorkerProcess) -> Iterator[CeleryWorkerProcess]:
+    """A real ``celery worker`` (solo pool) on the test database, ready when the fixture returns; the tasks this
+    process sends during the test go to it. Only during the test: the worker lives for the session, and a later
+    test's tasks (a checkout's real-time exports) taken by it would run beside that test's teardown, which empties
+    the tables (on PostgreSQL one TRUNCATE, which deadlocked with the worker's delivery and failed the flush)."""
+    restore_queue = use_queue(_celery_worker_process_session.queue)
+    try:
+        yield _celery_worker_process_session
+    finally:
+        restore_queue()
 
 
 @pytest.fixture(scope="session")

@@ -35,3 +35,11 @@ def test_worker_uses_the_test_database_and_a_queue_of_its_own(
     assert celery_worker_process.database_name == connection.settings_dict["NAME"]
     assert app.conf.task_default_queue == celery_worker_process.queue
     assert f".> {celery_worker_process.queue} " in celery_worker_process.log()
+
+
+def test_a_test_without_the_fixture_sends_nothing_to_the_session_worker(
+    _celery_worker_process_session: CeleryWorkerProcess,
+) -> None:
+    # The worker is alive (it lives for the session), but this test did not ask for it: what this test sends
+    # must not reach it while a later teardown empties the tables under it (the PostgreSQL flush deadlocked).
+    assert app.conf.task_default_queue != _celery_worker_process_session.queue
