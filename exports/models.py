@@ -98,8 +98,7 @@ class ExportDelivery(AccountOwned):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        verbose_name = "export delivery"
-        verbose_name_plural = "export deliveries"
+        verbose_name_plural = "export deliveries"  # the singular is Django's own
         ordering = ["-id"]
         constraints = [
             models.UniqueConstraint(

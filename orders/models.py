@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.db import models
 
 from accounts.models import AccountOwned, StockLocation
@@ -32,6 +35,19 @@ def transition_allowed(current: str, new: str) -> bool:
     if new in FORWARD_STATES and current in FORWARD_STATES:
         return FORWARD_STATES.index(OrderState(new)) > FORWARD_STATES.index(OrderState(current))
     return False
+
+
+# The spec's general order model beside the order's identifier: its basket, and the customer, payment and shipping
+# it may have. An order that holds them keeps each in a JSON column of the same name (an external order has no
+# payment or shipping).
+ORDER_PARTS = ("basket", "customer", "payment", "shipping")
+
+
+def order_parts(order: Mapping[str, Any] | models.Model) -> dict[str, Any]:
+    """The parts of an order, a body as posted or an order row, by column (a part it lacks is None)."""
+    if isinstance(order, models.Model):
+        return {name: getattr(order, name) for name in ORDER_PARTS}
+    return {name: order.get(name) for name in ORDER_PARTS}
 
 
 class HandlingType(models.TextChoices):

@@ -23,6 +23,7 @@ from orders.models import (
     OrderStateChange,
     OutgoingOrder,
     handling_type_of,
+    order_parts,
 )
 from orders.outbox import outgoing_order_key, state_change_key_of
 
@@ -167,10 +168,7 @@ def create_outgoing_order(
                 stock_location=stock_location,
                 destination=destination,
                 order_identifier=order_identifier,
-                basket=order["basket"],
-                customer=order.get("customer"),
-                payment=order.get("payment"),
-                shipping=order.get("shipping"),
+                **order_parts(order),
             )
             OrderStateChange.objects.create(
                 account=account, outgoing_order=outgoing, state=OrderState.CREATED, source=OrderStateChange.Source.POS
@@ -226,10 +224,7 @@ def _receive_internal_order(*, account: Account, outgoing: OutgoingOrder, curren
         stock_location=outgoing.destination,
         order_identifier=outgoing.order_identifier,
         currency=currency,
-        basket=outgoing.basket,
-        customer=outgoing.customer,
-        payment=outgoing.payment,
-        shipping=outgoing.shipping,
+        **order_parts(outgoing),
         handling_type=handling_type_of(
             has_payment=outgoing.payment is not None, has_shipping=outgoing.shipping is not None
         ),

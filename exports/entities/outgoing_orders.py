@@ -9,19 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from exports.entities.base import model_entity
-from orders.models import OutgoingOrder
+from orders.models import OutgoingOrder, order_parts
 from orders.outbox import outgoing_order_key as element_key
 
 
 def to_json(order: Any) -> dict[str, Any]:
     """An order in the spec's general model: identifier and basket, and the customer, payment and shipping it
     has (an outgoing order, or the incoming order of a state change)."""
-    body: dict[str, Any] = {"order_identifier": order.order_identifier, "basket": order.basket}
-    for name in ("customer", "payment", "shipping"):
-        value = getattr(order, name)
-        if value is not None:
-            body[name] = value
-    return body
+    parts = order_parts(order)
+    return {"order_identifier": order.order_identifier, **{k: v for k, v in parts.items() if v is not None}}
 
 
 ENTITY = model_entity(
