@@ -101,6 +101,58 @@ class Children:
         self.running.clear()
 
 
+# --- CPU accounting (Linux /proc) --------------------------------------------------------------------------
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat(pid: int) -> tuple[str, int, list[int]] | None:
+    """(command, parent pid, [utime, stime, cutime, cstime]) of a live process, in clock ticks."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    command = text[text.index("(") + 1 : text.rindex(")")]
+    fields = text[text.rindex(")") + 2 :].split()
+    return command, int(fields[1]), [int(value) for value in fields[11:15]]
+
+
+def _processes() -> dict[int, tuple[str, int, list[int]]]:
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (stat := _stat(int(entry.name))) is not None:
+            table[int(entry.name)] = stat
+    return table
+
+
+def tree_cpu_seconds(root: int, table: dict[int, tuple[str, int, list[int]]] | None = None) -> float:
+    """CPU seconds (user + system) a process and its descendants have used: the live ones' own, and what the
+    children they have reaped used (a gunicorn worker recycled, a PostgreSQL backend that ended)."""
+    table = _processes() if table is None else table
+    children: dict[int, list[int]] = {}
+    for pid, (_, parent, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    ticks, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in table:
+            ticks += sum(table[pid][2])
+            todo.extend(children.get(pid, ()))
+    return ticks / CLOCK_TICKS
+
+
+def postgres_cpu_seconds() -> float | None:
+    """CPU seconds of the local PostgreSQL server (postmaster, its backends and helpers, live and ended), or
+    None when it does not run on this machine. Counts every database it serves: read it on a quiet machine."""
+    table = _processes()
+    roots = [
+        pid
+        for pid, (command, parent, _) in table.items()
+        if command == "postgres" and table.get(parent, ("", 0, []))[0] != "postgres"
+    ]
+    return sum(tree_cpu_seconds(root, table) for root in roots) if roots else None
+
+
 QUIET_WORKER = ("--without-gossip", "--without-mingle", "--without-heartbeat")
 
 

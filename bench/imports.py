@@ -50,8 +50,10 @@ from bench.harness import (
     migrate,
     new_run_id,
     percentile,
+    postgres_cpu_seconds,
     redacted,
     supervise,
+    tree_cpu_seconds,
     vacuum_analyze,
     wait_for,
     worker_env,
@@ -269,6 +271,8 @@ def run(args: argparse.Namespace, run_id: str, import_url: str, bare_url: str, a
     baseline = items.aggregate(last=Max("id"))["last"] or 0
     run_items = items.filter(id__gt=baseline, identifier__startswith=f"{prefix}-")
 
+    web, worker = alive
+    cpu_before = _cpu(web, worker)
     full = post_all(import_url, bodies, args.clients, expect_ok)
     deadline = time.monotonic() + args.timeout
     last_progress, last_done = time.monotonic(), -1
@@ -294,6 +298,7 @@ def run(args: argparse.Namespace, run_id: str, import_url: str, bare_url: str, a
             child.check_alive()
         time.sleep(POLL_INTERVAL_SECONDS)
     done = time.perf_counter()
+    cpu_after = _cpu(web, worker)
     full_rate = orders / (done - full.started)
     accepted_rate = orders / (full.finished - full.started)
     print(
@@ -306,7 +311,32 @@ def run(args: argparse.Namespace, run_id: str, import_url: str, bare_url: str, a
         f"p99 {percentile(full.latencies, 0.99) * 1000:.0f} ms ({len(full.latencies)} requests)"
     )
     print(f"ratio full/bare: {full_rate / bare_rate:.3f} (the bare endpoint is {bare_rate / full_rate:.1f}x faster)")
+    used = {name: cpu_after[name] - cpu_before[name] for name in cpu_after if cpu_before.get(name) is not None}
+    per_thousand = {name: seconds * 1000 / orders for name, seconds in used.items()}
+    cores = os.cpu_count() or 1
+    print(
+        "CPU per 1,000 orders during the full path: "
+        + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in per_thousand.items())
+        + f" (total {sum(per_thousand.values()):.3f} s; this bench's own client threads not counted)"
+    )
+    if per_thousand:
+        # What the processes' CPU per order allows on this machine's cores if they did nothing else.
+        ceiling = cores * 1000 / sum(per_thousand.values())
+        print(
+            f"ceiling from that CPU on {cores} cores: {ceiling:.0f} orders/s (full/bare {ceiling / bare_rate:.3f}); "
+            + ", ".join(f"{name} alone {cores * 1000 / s:.0f}" for name, s in per_thousand.items() if s)
+        )
     return 0
+
+
+def _cpu(web: Child, worker: Child) -> dict[str, float | None]:
+    """CPU seconds used so far by gunicorn (master and workers), the Celery worker (and its pool) and the local
+    PostgreSQL server (None when it is not local)."""
+    return {
+        "web": tree_cpu_seconds(web.process.pid),
+        "worker": tree_cpu_seconds(worker.process.pid),
+        "postgresql": postgres_cpu_seconds(),
+    }
 
 
 if __name__ == "__main__":
