@@ -23,7 +23,7 @@ Calls go through the one outbound client (``core.outbound``): its guard (plain h
 ``OUTBOUND_ALLOWED_NETWORKS``, judged by the connection on the address it connects to), its error mapping
 (``classify``; ``_message`` words each failure for the cashier) and its timeout policy (``timeouts``). Each
 configuration gets its own guarded ``requests`` session (a connection pool kept alive to the integrator), cached
-per process and rebuilt when the configuration changes (``updated_at``).
+per process (the ``MAX_SESSIONS`` most recently used) and rebuilt when the configuration changes (``updated_at``).
 
 A call's time limit is its configuration's timeout or, while a POS request is served, at most what is left of
 that request's budget (``core.budget``, ``POS_INTEGRATION_BUDGET_SECONDS``), as ``core.outbound.timeouts``
@@ -44,6 +44,7 @@ import json
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -266,20 +267,31 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
 
 # --- sending ----------------------------------------------------------------------------------------------
 
-_sessions: dict[int, tuple[Any, requests.Session]] = {}
+# The sessions a process keeps, the most recently used: a process serving many tenants does not hold a pool of
+# kept-alive connections for every configuration it ever called (nor for deleted ones) until it ends.
+MAX_SESSIONS = 256
+_sessions: OrderedDict[int, tuple[Any, requests.Session]] = OrderedDict()
 _sessions_lock = threading.Lock()
 
 
 def session_for(integration: RuntimeIntegration) -> requests.Session:
-    """The configuration's own guarded session; a changed configuration (``updated_at``) gets a new one."""
+    """The configuration's own guarded session; a changed configuration (``updated_at``) gets a new one. The
+    least recently used one is closed when more than ``MAX_SESSIONS`` are kept."""
+    closed: list[requests.Session] = []
     with _sessions_lock:
         cached = _sessions.get(integration.pk)
         if cached is not None and cached[0] == integration.updated_at:
+            _sessions.move_to_end(integration.pk)
             return cached[1]
         session = outbound.http_session()
         _sessions[integration.pk] = (integration.updated_at, session)
-    if cached is not None:
-        cached[1].close()
+        _sessions.move_to_end(integration.pk)
+        if cached is not None:
+            closed.append(cached[1])
+        while len(_sessions) > MAX_SESSIONS:
+            closed.append(_sessions.popitem(last=False)[1][1])
+    for old in closed:  # a call still using it finishes on its connection, which is then dropped
+        old.close()
     return session
 
 

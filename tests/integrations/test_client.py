@@ -172,6 +172,26 @@ def test_the_session_is_kept_per_configuration_and_rebuilt_when_it_changes(tenan
     assert runtime.session_for(integration) is not first
 
 
+def test_a_process_keeps_the_most_recently_used_sessions_and_closes_the_others(
+    tenant: Tenant, configure: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runtime, "MAX_SESSIONS", 2)
+    monkeypatch.setattr(runtime, "_sessions", type(runtime._sessions)())
+    search, lookup, customers = (configure(kind) for kind in ("product_search", "product_lookup", "customer_lookup"))
+    closed: list[Any] = []
+    first = runtime.session_for(search)
+    second = runtime.session_for(lookup)
+    for session in (first, second):
+        monkeypatch.setattr(session, "close", lambda session=session: closed.append(session))
+    assert runtime.session_for(search) is first  # used again: now the most recent
+
+    runtime.session_for(customers)
+
+    assert closed == [second]  # the least recently used went, and was closed
+    assert list(runtime._sessions) == [search.pk, customers.pk]
+    assert runtime.session_for(search) is first
+
+
 def test_calls_reuse_the_kept_alive_connection(tenant: Tenant, reference: ReferenceIntegrator, configure: Any) -> None:
     configure("product_search")
     ports = []
