@@ -3,8 +3,9 @@
 ``celery_worker_process`` starts one ``celery worker`` subprocess per test session, pointed at the database
 that pytest-django created (``DATABASE_NAME``) and at the broker of the settings, on a queue that belongs to
 this run alone (``CELERY_TASK_DEFAULT_QUEUE``), so that a worker of another run on the same broker never takes
-these tasks; the tasks a test sends go to that queue only while the test uses the fixture. Tests that use it are marked ``celery_worker`` and ``django_db(transaction=True)``: their data
-must be committed for the worker to see it. ``celery_worker_pool`` is a second worker, with two processes
+these tasks; the tasks a test sends go to that queue only while the test uses the fixture. Tests that use it
+are marked ``celery_worker`` and ``django_db(transaction=True)``: their data must be committed for the worker to
+see it. ``celery_worker_pool`` is a second worker, with two processes
 that take tasks at the same time as in production, for the tests about concurrency.
 """
 
