@@ -81,8 +81,11 @@ def post_worker_init(worker: Any) -> None:
 
 
 def child_exit(server: object, worker: object) -> None:
-    """Prometheus multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``): a dead worker's live gauges are dropped."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
+    """Prometheus multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``): a dead worker's counters and histograms are
+    folded into the directory's archive files and its own files removed, its live gauges dropped
+    (``ops.multiproc``)."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        from ops.multiproc import retire  # lazy on purpose: only in multiprocess mode
 
-        multiprocess.mark_process_dead(worker.pid)  # type: ignore[attr-defined]
+        retire(worker.pid, directory)  # type: ignore[attr-defined]

@@ -4,8 +4,9 @@ Two kinds, on purpose:
 
 - Request metrics (``http_requests_total``, ``http_request_duration_seconds``) are counted in the process that
   answers the request. With several gunicorn workers set ``PROMETHEUS_MULTIPROC_DIR`` (an empty directory, cleaned
-  when the service starts) and prometheus-client's multiprocess mode adds them up across workers; without it each
-  scrape sees the one worker that answered it.
+  when the service starts) and prometheus-client's multiprocess mode adds them up across workers (a recycled
+  worker's files are folded into one archive per kind: ``ops.multiproc``); without it each scrape sees the one
+  worker that answered it.
 - Business metrics (imports, exports, deliveries, retries, outbox backlog, integration latency) are computed from
   the database at scrape time by ``DatabaseCollector``: the work happens in Celery workers on other machines, and
   the database is the one place that knows the truth whichever process did it. Counts and latency histograms cover
@@ -29,7 +30,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, g
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from ops import selectors
+from ops import multiproc, selectors
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +209,10 @@ def render() -> bytes:
     """The text exposition: this process's (or all workers') request metrics, then the business metrics."""
     if settings.PROMETHEUS_MULTIPROC_DIR:
         registry = CollectorRegistry()
-        MultiProcessCollector(registry)
+        MultiProcessCollector(registry, path=settings.PROMETHEUS_MULTIPROC_DIR)
+        # Not while the master folds a dead worker's files into the archive (ops.multiproc).
+        with multiproc.locked(settings.PROMETHEUS_MULTIPROC_DIR, exclusive=False):
+            request_metrics = generate_latest(registry)
     else:
-        registry = REGISTRY
-    return generate_latest(registry) + generate_latest(_BUSINESS)
+        request_metrics = generate_latest(REGISTRY)
+    return request_metrics + generate_latest(_BUSINESS)
