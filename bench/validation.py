@@ -306,10 +306,6 @@ def conformance() -> None:
             f"  {label:<16} same errors on {same:2}/{len(FAULTS)} orders; {found:2}/{total} of the errors "
             f"(same message: {messages:2})" + (f"; differs on: {', '.join(differing)}" if differing else "")
         )
-    print(
-        "  (name null: the nodes report a required field sent as null twice, 'required' and 'invalid_type'; "
-        "pydantic once)"
-    )
 
 
 def floats_in(value: Any) -> int:

@@ -465,8 +465,8 @@ class Obj(Node):
             if node is None:
                 report.warn(join(path, str(key)[:100]), "unknown field, ignored")
                 continue
-            if element is None and key not in self.required:
-                continue  # an explicit null for an optional field means "absent"
+            if element is None:
+                continue  # an explicit null: "absent" for an optional field; a required one is reported above
             cleaned = node.check(element, join(path, key), report)
             if cleaned is not INVALID:
                 out[key] = cleaned

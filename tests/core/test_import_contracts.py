@@ -52,12 +52,14 @@ def test_every_app_of_the_project_is_in_the_layers() -> None:
 # --- No module cycle, and no import hidden in a function to dodge one ----------------------------------------
 
 PACKAGES = tuple(importlinter_settings()["root_packages"])
-# Imports a function may hold: any AppConfig.ready() (the models are not loaded before it), and the warm-up's,
-# which load the application on purpose after gunicorn has read its configuration (none dodges a cycle).
+# Imports a function may hold: any AppConfig.ready() (the models are not loaded before it), the warm-up's,
+# which load the application on purpose after gunicorn has read its configuration, and the master's hook that
+# folds a dead worker's metric files in multiprocess mode only (none dodges a cycle).
 LAZY_ALLOWED = {
     ("config/warmup.py", "_request"),
     ("config/gunicorn.conf.py", "on_starting"),
     ("config/gunicorn.conf.py", "post_worker_init"),
+    ("config/gunicorn.conf.py", "child_exit"),
 }
 
 
