@@ -88,4 +88,7 @@ def child_exit(server: object, worker: object) -> None:
     if directory:
         from ops.multiproc import retire  # lazy on purpose: only in multiprocess mode
 
-        retire(worker.pid, directory)  # type: ignore[attr-defined]
+        try:
+            retire(worker.pid, directory)  # type: ignore[attr-defined]
+        except Exception:  # an exception here would stop gunicorn's master: metrics never take the web down
+            server.log.exception("could not fold the metrics files of worker %s", worker.pid)  # type: ignore[attr-defined]

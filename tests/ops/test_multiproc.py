@@ -4,10 +4,13 @@ totals a scrape adds up do not change, and a scrape does not read while the file
 from __future__ import annotations
 
 import os
+import runpy
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
+from unittest import mock
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
@@ -114,3 +117,16 @@ def test_the_exposition_adds_up_live_and_retired_workers(tmp_path: Path, setting
 
     (sample,) = [s for s in families["things"].samples if s.labels == {"kind": "a"} and s.name == "things_total"]
     assert sample.value == 5
+
+
+def test_the_masters_hook_logs_a_file_it_cannot_fold_and_goes_on(tmp_path: Path, monkeypatch) -> None:
+    # gunicorn's master calls child_exit in its main loop: an exception there would stop it, and the web with it.
+    child_exit = runpy.run_path(str(Path(__file__).resolve().parents[2] / "config" / "gunicorn.conf.py"))["child_exit"]
+    (tmp_path / "counter_4242.db").mkdir()  # cannot be read as a metrics file
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    server = SimpleNamespace(log=mock.Mock())
+
+    child_exit(server, SimpleNamespace(pid=4242))
+
+    server.log.exception.assert_called_once()
+    assert "4242" in str(server.log.exception.call_args)
