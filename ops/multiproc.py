@@ -29,7 +29,7 @@ from pathlib import Path
 from prometheus_client import multiprocess
 from prometheus_client.mmap_dict import MmapedDict
 
-__all__ = ("ARCHIVED_KINDS", "locked", "retire")
+__all__ = ("ARCHIVED_KINDS", "files", "locked", "retire")
 
 # The kinds whose values add up across processes (gauges have modes of their own: min, max, live...).
 ARCHIVED_KINDS = ("counter", "histogram", "summary")
