@@ -532,17 +532,6 @@ def main() -> int:
         return run(args, env, folder, queue, url, ids, receiver)
 
 
-def settle(url: str) -> None:
-    """Fresh planner statistics, then a CHECKPOINT: the gigabytes the fill left dirty are written before the
-    probes, not while they run (a year-old database has its history on disk, not in the write-back queue; one run
-    measured /metrics 1.36x slower right after the fill, and 1.00x in-process a minute later)."""
-    import psycopg
-
-    harness.vacuum_analyze(url)
-    with psycopg.connect(url.replace("pgsql://", "postgresql://", 1), autocommit=True) as conn:
-        conn.execute("CHECKPOINT")
-
-
 def run(
     args: argparse.Namespace,
     env: dict[str, str],
@@ -565,12 +554,14 @@ def run(
         setup.wait_ready(folder, workers, web)
         harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])
         baseline = fill(url, args.baseline_rows, ids, "b")
-        settle(url)
+        harness.vacuum_analyze(url, checkpoint=True)
         empty = probes(base, ids["key"], receiver, args.samples, args.batch_size, "empty")
         probed = started = time.perf_counter()
         written = fill(url, args.rows - args.baseline_rows, ids, "h")
         filled_in = time.perf_counter() - started
-        settle(url)
+        # A year-old database has its history on disk, not in the write-back queue: the fill's dirty pages are
+        # written before the probes, not while they run.
+        harness.vacuum_analyze(url, checkpoint=True)
         # The empty run's own imports, checkouts and deliveries out of /metrics' window before it is read again.
         time.sleep(max(0.0, METRICS_WINDOW_SECONDS + 1 - (time.perf_counter() - probed)))
         print(

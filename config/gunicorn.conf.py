@@ -80,7 +80,7 @@ def post_worker_init(worker: Any) -> None:
         worker.log.info("worker warmed (ms): %s", warm())
 
 
-def child_exit(server: object, worker: object) -> None:
+def child_exit(server: Any, worker: Any) -> None:
     """Prometheus multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``): a dead worker's counters and histograms are
     folded into the directory's archive files and its own files removed, its live gauges dropped
     (``ops.multiproc``)."""
@@ -89,6 +89,6 @@ def child_exit(server: object, worker: object) -> None:
         from ops.multiproc import retire  # lazy on purpose: only in multiprocess mode
 
         try:
-            retire(worker.pid, directory)  # type: ignore[attr-defined]
+            retire(worker.pid, directory)
         except Exception:  # an exception here would stop gunicorn's master: metrics never take the web down
-            server.log.exception("could not fold the metrics files of worker %s", worker.pid)  # type: ignore[attr-defined]
+            server.log.exception("could not fold the metrics files of worker %s", worker.pid)

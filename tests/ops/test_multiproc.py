@@ -3,11 +3,11 @@ totals a scrape adds up do not change, and a scrape does not read while the file
 
 from __future__ import annotations
 
+import fcntl
 import os
 import runpy
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
@@ -91,19 +91,22 @@ def test_retiring_a_process_without_files_changes_nothing(tmp_path: Path) -> Non
     assert f"counter_{pid}.db" in multiproc.files(tmp_path)
 
 
-def test_a_scrape_waits_while_the_files_are_rewritten(tmp_path: Path) -> None:
-    reading = threading.Event()
-
-    def scrape() -> None:
-        with multiproc.locked(tmp_path, exclusive=False):
-            reading.set()
+def test_a_scrape_and_a_rewrite_exclude_each_other(tmp_path: Path) -> None:
+    def try_lock(mode: int) -> bool:
+        with open(tmp_path / ".lock", "a+b") as other:  # another open file: as another process holds it
+            try:
+                fcntl.flock(other, mode | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            fcntl.flock(other, fcntl.LOCK_UN)
+            return True
 
     with multiproc.locked(tmp_path, exclusive=True):  # what retire holds
-        reader = threading.Thread(target=scrape)
-        reader.start()
-        assert not reading.wait(0.3)
-    reader.join(10)
-    assert reading.is_set()
+        assert not try_lock(fcntl.LOCK_SH)  # a scrape waits
+    with multiproc.locked(tmp_path, exclusive=False):  # what a scrape holds
+        assert try_lock(fcntl.LOCK_SH)  # other scrapes read at the same time
+        assert not try_lock(fcntl.LOCK_EX)  # retire waits
+    assert try_lock(fcntl.LOCK_EX)
 
 
 @pytest.mark.django_db
