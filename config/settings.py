@@ -306,6 +306,12 @@ BENCH_BARE_ENDPOINT = env.bool("BENCH_BARE_ENDPOINT", default=False)
 EXPORT_RETRY_BASE_DELAY = env.float("EXPORT_RETRY_BASE_DELAY", default=10.0)
 # A delivery still pending this long after its last hand-off to Celery is handed over again by the sweeper.
 EXPORT_SWEEP_GRACE_SECONDS = env.int("EXPORT_SWEEP_GRACE_SECONDS", default=30)
+# Worker and beat processes prove they are alive every LIVENESS_INTERVAL_SECONDS (core.liveness); one not seen for
+# LIVENESS_TIMEOUT_SECONDS is dead, and what it leased is taken over by the next sweep.
+LIVENESS_INTERVAL_SECONDS = env.float("LIVENESS_INTERVAL_SECONDS", default=5.0)
+LIVENESS_TIMEOUT_SECONDS = env.float("LIVENESS_TIMEOUT_SECONDS", default=15.0)
+if not 0 < LIVENESS_INTERVAL_SECONDS < LIVENESS_TIMEOUT_SECONDS:
+    raise ImproperlyConfigured("LIVENESS_INTERVAL_SECONDS must be above 0 and below LIVENESS_TIMEOUT_SECONDS")
 # How long a worker may work on one delivery before another may take it up (the first one was killed). A lease is
 # taken just before each send, and outlives the delivery task's hard time limit below: when it runs out, the task
 # that held it is dead, so no second worker sends a delivery the first is still sending.
