@@ -308,6 +308,8 @@ EXPORT_RETRY_BASE_DELAY = env.float("EXPORT_RETRY_BASE_DELAY", default=10.0)
 EXPORT_SWEEP_GRACE_SECONDS = env.int("EXPORT_SWEEP_GRACE_SECONDS", default=30)
 # Worker and beat processes prove they are alive every LIVENESS_INTERVAL_SECONDS (core.liveness); one not seen for
 # LIVENESS_TIMEOUT_SECONDS is dead, and what it leased is taken over by the next sweep.
+# This machine's name in the liveness rows and /health/ready (default: the host name; two stacks on one host differ).
+MACHINE_NAME = env.str("MACHINE_NAME", default="")
 LIVENESS_INTERVAL_SECONDS = env.float("LIVENESS_INTERVAL_SECONDS", default=5.0)
 LIVENESS_TIMEOUT_SECONDS = env.float("LIVENESS_TIMEOUT_SECONDS", default=15.0)
 if not 0 < LIVENESS_INTERVAL_SECONDS < LIVENESS_TIMEOUT_SECONDS:

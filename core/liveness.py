@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 WORKER = "worker"
 BEAT = "beat"
 
-__all__ = ("beat_now", "dead", "identity", "live", "prune", "start", "stop")
+__all__ = ("BEAT", "WORKER", "beat_now", "dead", "identity", "live", "machine", "prune", "start", "stop")
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +45,13 @@ def _model() -> type[LiveProcess]:
     return apps.get_model("core", "LiveProcess")  # type: ignore[return-value]
 
 
+def machine() -> str:
+    """This machine's name: ``MACHINE_NAME``, or the host name (two stacks on one host set it apart)."""
+    return (str(settings.MACHINE_NAME) or socket.gethostname())[:150]
+
+
 def _name() -> str:
-    return f"{socket.gethostname()[:150]}:{os.getpid()}"
+    return f"{machine()}:{os.getpid()}"
 
 
 def identity() -> str:
@@ -69,7 +74,7 @@ def beat_now(kind: str = WORKER) -> None:
                 _model()(
                     name=name,
                     kind=kind,
-                    hostname=socket.gethostname()[:190],
+                    hostname=machine(),
                     pid=os.getpid(),
                     started_at=now,
                     seen_at=now,
@@ -80,16 +85,15 @@ def beat_now(kind: str = WORKER) -> None:
 
 
 def _run(kind: str, stopping: threading.Event) -> None:
+    """The thread: a beat every interval until ``stop`` (``start`` wrote the first one)."""
     interval = float(settings.LIVENESS_INTERVAL_SECONDS)
-    while True:
+    while not stopping.wait(interval):
         try:
             beat_now(kind)
         except Exception:  # the database may be away for a moment: the next beat tries again
             logger.warning("liveness: this process's heartbeat could not be written", exc_info=True)
         finally:
             connection.close()  # the thread's own connection: no second connection held per process
-        if stopping.wait(interval):
-            return
 
 
 def start(kind: str = WORKER) -> str:
