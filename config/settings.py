@@ -204,8 +204,6 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # Seconds between looks at the queue folder; the end-to-end tests' worker looks more often.
         "polling_interval": env.float("CELERY_FILESYSTEM_POLLING_INTERVAL", default=1.0),
     }
-elif CELERY_BROKER_URL.startswith("redis"):
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 # A test run or a benchmark uses a queue of its own, so that no other worker on the same broker takes its tasks.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 # Queue routing: imports, real-time exports and cron exports each on a Celery queue of their own, so that a slow
@@ -253,7 +251,7 @@ def _nightly(task: str, minute: int) -> dict[str, Any]:
 
 _HEARTBEAT = _every("ops.tasks.beat_heartbeat", "BEAT_HEARTBEAT_INTERVAL_SECONDS", 30.0)
 CELERY_BEAT_SCHEDULE = {
-    "imports-sweep-pending": _every("imports.tasks.sweep_pending_imports", "IMPORT_SWEEP_INTERVAL_SECONDS", 30.0),
+    "imports-sweep-pending": _every("imports.tasks.sweep_pending_imports", "IMPORT_SWEEP_INTERVAL_SECONDS", 5.0),
     "exports-sweep": _every("exports.tasks.sweep_exports", "EXPORT_SWEEP_INTERVAL_SECONDS", 5.0),
     "exports-cron": _every("exports.tasks.run_cron_exports", "EXPORT_CRON_INTERVAL_SECONDS", 60.0),
     # /health/ready checks the timestamp this writes; a heartbeat not run in time is useless, so it expires
@@ -330,6 +328,15 @@ if not 0 < EXPORT_TASK_SOFT_TIME_LIMIT < EXPORT_TASK_TIME_LIMIT < EXPORT_LEASE_S
         "must outlive the task that holds it, or a second worker sends the delivery the first is still sending"
     )
 # Whether a delivery task's message is acknowledged when the task ends (the project's default) or when it starts.
+# Redis (and the embedded broker) give a message that was delivered and not acknowledged (its worker was killed)
+# back after this many seconds: longer than any task's hard time limit, so a running task is never given twice,
+# and far below kombu's hour, so a killed worker's messages do not pile up. What such a message named is taken over
+# sooner anyway, from the database (the sweepers and core.liveness).
+BROKER_VISIBILITY_TIMEOUT_SECONDS = env.int("BROKER_VISIBILITY_TIMEOUT_SECONDS", default=900)
+if BROKER_VISIBILITY_TIMEOUT_SECONDS <= EXPORT_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured("BROKER_VISIBILITY_TIMEOUT_SECONDS must be longer than EXPORT_TASK_TIME_LIMIT")
+if CELERY_BROKER_URL.startswith("redis"):
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = BROKER_VISIBILITY_TIMEOUT_SECONDS
 # Its state is in the database either way (lease, handed_off_at): a killed worker's delivery is handed over by the
 # sweeper. Measured with bench/fairness.py: on the filesystem transport a task held by a dead receiver keeps one of
 # the worker's prefetch places, and kombu then fetches one task per polling interval for the other processes (B's

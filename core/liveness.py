@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 WORKER = "worker"
 BEAT = "beat"
 
-__all__ = ("BEAT", "WORKER", "beat_now", "dead", "identity", "live", "machine", "prune", "start", "stop")
+__all__ = ("BEAT", "WORKER", "beat_now", "dead", "identity", "live", "machine", "prune", "reap", "start", "stop")
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +154,18 @@ def dead(names: Iterable[str]) -> set[str]:
         _model().objects.filter(name__in=wanted, seen_at__gt=timezone.now() - _cutoff()).values_list("name", flat=True)
     )
     return wanted - seen
+
+
+def reap(*, kind: str = WORKER) -> list[str]:
+    """Remove the rows of processes of ``kind`` not seen within ``LIVENESS_TIMEOUT_SECONDS`` and return their
+    names: processes that died without a clean shutdown (``stop`` removes its own row), noticed once. A caller
+    that cannot tell what such a process held (an import hand-off's message) takes over everything it might have.
+    Two callers at once may both see a row; each acts, which costs a repeated hand-off, never a loss."""
+    stale = list(_model().objects.filter(kind=kind, seen_at__lte=timezone.now() - _cutoff()).values_list("pk", "name"))
+    if not stale:
+        return []
+    _model().objects.filter(pk__in=[pk for pk, _ in stale]).delete()
+    return [name for _, name in stale]
 
 
 def prune(*, older_than: timedelta = timedelta(hours=1)) -> int:

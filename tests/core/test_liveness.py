@@ -58,3 +58,15 @@ def test_prune_removes_rows_gone_for_long() -> None:
     LiveProcess.objects.create(name="new:1", kind="worker", hostname="new", pid=1, started_at=now, seen_at=now)
     assert liveness.prune() == 1
     assert list(LiveProcess.objects.values_list("name", flat=True)) == ["new:1"]
+
+
+def test_reap_removes_and_names_the_silent_workers_once(settings) -> None:
+    settings.LIVENESS_TIMEOUT_SECONDS = 15
+    now = timezone.now()
+    for name, kind, age in (("m1:1", "worker", 1), ("m1:2", "worker", 30), ("m1:3", "beat", 30)):
+        LiveProcess.objects.create(
+            name=name, kind=kind, hostname="m1", pid=1, started_at=now, seen_at=now - timedelta(seconds=age)
+        )
+    assert liveness.reap() == ["m1:2"]
+    assert liveness.reap() == []
+    assert sorted(LiveProcess.objects.values_list("name", flat=True)) == ["m1:1", "m1:3"]
