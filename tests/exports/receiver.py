@@ -26,11 +26,15 @@ class Receiver:
     # Answers to give, in order (status codes, "sleep:<seconds>", or "echo:<status>": that status with the
     # request line and headers as the body, as a careless receiver would answer); then 200.
     script: list[int | str] = field(default_factory=list)
+    # Seconds every answer past the script waits before it is sent (a receiver that takes its time).
+    delay: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_answer(self) -> int | str:
         with self.lock:
-            return self.script.pop(0) if self.script else 200
+            if self.script:
+                return self.script.pop(0)
+        return f"sleep:{self.delay}" if self.delay > 0 else 200
 
 
 def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
