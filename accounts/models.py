@@ -3,6 +3,7 @@ integrations and the API keys that authenticate them."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
@@ -240,3 +241,29 @@ class AuthFailureWindow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject}: {self.failures} until {self.window_ends_at:%Y-%m-%d %H:%M:%S}"
+
+
+class Role(models.TextChoices):
+    """A member's role in one account; what each may do is ``accounts.policy.POLICY``."""
+
+    OWNER = "owner", "Owner"
+    MANAGER = "manager", "Manager"
+    VIEWER = "viewer", "Viewer"
+
+
+class Membership(AccountOwned):
+    """A person (a Django user whose username is their e-mail address) in one account, with one role there. A
+    person may be a member of several accounts, with a role in each."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["account", "user"]
+        constraints = [models.UniqueConstraint(fields=["account", "user"], name="membership_one_per_account")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.account}: {self.role}"

@@ -7,12 +7,27 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, TypeVar
 
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.db.models import Model, ProtectedError
 from django.utils import timezone
 
 from accounts import keys
-from accounts.models import Account, ApiKey, Cashier, Identified, Integration, Market, Register, Scope, StockLocation
+from accounts.models import (
+    Account,
+    ApiKey,
+    Cashier,
+    Identified,
+    Integration,
+    Market,
+    Membership,
+    Register,
+    Role,
+    Scope,
+    StockLocation,
+)
 from core.errors import Conflict, ServiceError
 
 # Writing last use on every request would turn every read into a write; a minute is precise enough.
@@ -227,3 +242,34 @@ def issue_api_key(
         return create_api_key(account=account, integration=integration, scopes=scopes, name=name)
     except ValueError as exc:
         raise ServiceError(str(exc), field="scopes") from exc
+
+
+# --- Members and roles (issue 22) --------------------------------------------------------------------------
+
+
+def add_member(*, account: Account, email: str, role: str, password: str | None = None) -> tuple[Membership, bool]:
+    """Make the person with ``email`` a member of ``account`` with ``role`` (a Django user whose username is the
+    e-mail address, lower-cased; created when missing). ``password`` sets theirs when given; a new person without
+    one cannot sign in until they set it (password reset). Returns the membership and whether the person is new."""
+    if role not in Role.values:
+        raise ServiceError(f"unknown role '{role}'; use {', '.join(Role.values)}", field="role")
+    address = email.strip().lower()
+    try:
+        validate_email(address)
+    except ValidationError:
+        raise ServiceError(f"'{email}' is not an e-mail address", field="email") from None
+    with transaction.atomic():
+        user, created = get_user_model().objects.get_or_create(username=address, defaults={"email": address})
+        if created and password is None:
+            user.set_unusable_password()
+        if password is not None:
+            user.set_password(password)
+        if created or password is not None:
+            user.save()
+        membership, _ = Membership.objects.update_or_create(account=account, user=user, defaults={"role": role})
+    return membership, created
+
+
+def memberships_of(user: Any) -> list[Membership]:
+    """The accounts a person may work in, with their role in each (the account switcher's list)."""
+    return list(Membership.objects.filter(user=user).select_related("account").order_by("account__identifier"))
