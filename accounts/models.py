@@ -267,3 +267,53 @@ class Membership(AccountOwned):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.account}: {self.role}"
+
+
+class ActorKind(models.TextChoices):
+    PERSON = "person"
+    API_KEY = "api_key"
+    SYSTEM = "system"
+
+
+class AuditEntryQuerySet(models.QuerySet["AuditEntry"]):
+    def update(self, **kwargs: object) -> int:
+        raise TypeError("audit entries are never changed")
+
+
+class AuditEntry(AccountOwned):
+    """One change made in an account (``accounts.audit``): when, who (a person, an API key with its integration, or
+    the system), which object, which fields from what to what, secrets masked. Written once, never changed: no
+    path updates or deletes an entry; they go only with their account."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="audit_entries")
+    at = models.DateTimeField(auto_now_add=True)
+    actor_kind = models.CharField(max_length=16, choices=ActorKind.choices)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_api_key = models.ForeignKey("ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor = models.CharField(max_length=200, help_text="The actor as shown: an e-mail, a key's prefix, 'system'.")
+    action = models.CharField(max_length=32)
+    target_type = models.CharField(max_length=64)
+    target_id = models.CharField(max_length=100)
+    target = models.CharField(max_length=200, blank=True, help_text="The object as shown when it changed.")
+    changes = models.JSONField(default=dict, blank=True)
+
+    objects = AuditEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        verbose_name_plural = "audit entries"
+        indexes = [
+            models.Index(fields=["account", "-at", "-id"], name="audit_account_at"),
+            models.Index(fields=["account", "target_type", "target_id", "-at"], name="audit_account_target"),
+            models.Index(fields=["account", "actor", "-at"], name="audit_account_actor"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.target_type} {self.target_id}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None:
+            raise TypeError("audit entries are never changed")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
@@ -14,7 +15,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Model, ProtectedError
 from django.utils import timezone
 
-from accounts import keys
+from accounts import audit, keys
 from accounts.models import (
     Account,
     ApiKey,
@@ -64,15 +65,43 @@ def create_api_key(
         key_hash=key_hash,
         scopes=sorted(set(scopes)),
     )
+    audit.record(
+        account=account,
+        action="created",
+        target_type="api_key",
+        target_id=api_key.pk,
+        target=f"{prefix}… ({integration.identifier})",
+        after=_api_key_fields(api_key),
+    )
     return api_key, raw_key
+
+
+def _api_key_fields(api_key: ApiKey) -> dict[str, Any]:
+    """What the audit trail shows of a key: never its hash."""
+    return {
+        "name": api_key.name,
+        "prefix": api_key.prefix,
+        "scopes": api_key.scopes,
+        "integration": api_key.integration.identifier,
+        "revoked_at": api_key.revoked_at.isoformat() if api_key.revoked_at else None,
+    }
 
 
 def revoke_api_key(*, account: Account, api_key: ApiKey) -> ApiKey:
     if api_key.account_id != account.pk:
         raise ValueError("the key belongs to another account")
     if api_key.revoked_at is None:
-        api_key.revoked_at = timezone.now()
-        api_key.save(update_fields=["revoked_at"])
+        with transaction.atomic():
+            api_key.revoked_at = timezone.now()
+            api_key.save(update_fields=["revoked_at"])
+            audit.record(
+                account=account,
+                action="revoked",
+                target_type="api_key",
+                target_id=api_key.pk,
+                target=f"{api_key.prefix}… ({api_key.integration.identifier})",
+                changes={"revoked_at": [None, api_key.revoked_at.isoformat()]},
+            )
     return api_key
 
 
@@ -114,17 +143,43 @@ def _save_owned(*, account: Account, instance: _Owned, data: Mapping[str, Any]) 
     if instance.pk is not None and instance.account_id != account.pk:
         raise ValueError("the object belongs to another account")
     creating = instance.pk is None
+    before = None if creating else _audited_fields(instance, data)
     for name, value in data.items():
         setattr(instance, name, value)
     # (account, identifier) is the only unique constraint of these models.
     message = f"A {instance._meta.verbose_name} with the identifier '{instance.identifier}' already exists."
     with unique_in_account(account=account, instance=instance, field="identifier", message=message):
         instance.full_clean()
-        if creating:
-            instance.save()
-        else:
-            instance.save(update_fields=list(data))
+        with transaction.atomic():
+            if creating:
+                instance.save()
+            else:
+                instance.save(update_fields=list(data))
+            audit.record(
+                account=account,
+                action="created" if creating else "changed",
+                target_type=_audit_type(instance),
+                target_id=instance.identifier,
+                target=str(instance),
+                before=before,
+                after=_audited_fields(instance, data),
+            )
     return instance
+
+
+def _audit_type(instance: Model) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(instance).__name__).lower()
+
+
+def _audited_fields(instance: Model, names: Iterable[str]) -> dict[str, Any]:
+    """The fields as the audit trail shows them: a related row by its identifier (or primary key)."""
+    shown: dict[str, Any] = {}
+    for name in names:
+        value = getattr(instance, name, None)
+        if isinstance(value, Model):
+            value = getattr(value, "identifier", value.pk)
+        shown[name] = value
+    return shown
 
 
 @contextmanager
@@ -198,7 +253,15 @@ def delete_owned(*, account: Account, instance: Model) -> None:
     if getattr(instance, "account_id", None) != account.pk:
         raise ValueError(f"the {instance._meta.verbose_name} belongs to another account")
     with transaction.atomic():
+        identifier = getattr(instance, "identifier", instance.pk)
         instance.delete()
+        audit.record(
+            account=account,
+            action="deleted",
+            target_type=_audit_type(instance),
+            target_id=identifier,
+            target=str(instance),
+        )
 
 
 def delete_account_object(*, account: Account, instance: Market | StockLocation | Register | Cashier) -> None:
@@ -266,7 +329,17 @@ def add_member(*, account: Account, email: str, role: str, password: str | None 
             user.set_password(password)
         if created or password is not None:
             user.save()
-        membership, _ = Membership.objects.update_or_create(account=account, user=user, defaults={"role": role})
+        existing = Membership.objects.filter(account=account, user=user).first()
+        membership, added = Membership.objects.update_or_create(account=account, user=user, defaults={"role": role})
+        audit.record(
+            account=account,
+            action="created" if added else "changed",
+            target_type="member",
+            target_id=address,
+            target=address,
+            before=None if existing is None else {"role": existing.role},
+            after={"role": role, **({"password": "set"} if password is not None else {})},
+        )
     return membership, created
 
 
