@@ -30,4 +30,6 @@ if settings.BENCH_BARE_ENDPOINT:
     from config.bench_views import bare
 
     urlpatterns.append(path("bench/bare", bare))
+handler400 = "core.api.errors.bad_request"
 handler404 = "core.api.errors.not_found"
+handler500 = "core.api.errors.server_error"
