@@ -374,9 +374,10 @@ BREAKER_MEMO_SECONDS = env.float("BREAKER_MEMO_SECONDS", default=2.0)
 EXPORT_QUEUE_DISABLE_AFTER_DAYS = env.float("EXPORT_QUEUE_DISABLE_AFTER_DAYS", default=5.0)
 
 # --- Failed authentications (accounts.auth_failures, django-axes) ----------------------------------
-# API keys (/imports/, /api/v1/, /api/v1/pos/) and the /metrics token: after AUTH_FAILURE_LIMIT failures of one key
-# prefix or one client address within AUTH_FAILURE_WINDOW_SECONDS of the first, that prefix or address answers 429
-# (Retry-After) until the window ends, the right key included. 0 turns the limit off.
+# API keys (/imports/, /api/v1/, /api/v1/pos/) and the /metrics token: after AUTH_FAILURE_LIMIT failures of one
+# client address within AUTH_FAILURE_WINDOW_SECONDS of the first, that address answers 429 (Retry-After) until the
+# window ends, the right key included; after as many of one key prefix, its failures answer 429 but its right key
+# is never refused (the prefix is public). 0 turns the limit off.
 AUTH_FAILURE_LIMIT = env.int("AUTH_FAILURE_LIMIT", default=20)
 AUTH_FAILURE_WINDOW_SECONDS = env.int("AUTH_FAILURE_WINDOW_SECONDS", default=300)
 if AUTH_FAILURE_LIMIT > 0 and AUTH_FAILURE_WINDOW_SECONDS <= 0:
