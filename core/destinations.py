@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
-# A destination URL: the de-facto limit of browsers and most servers; a path or query longer than this is not an
-# endpoint but a payload (a 60 KB hook URL is stored on every queue read and sent with every delivery).
+# A destination URL: the length every HTTP stack is known to take (RFC 9110 recommends at least 8,000 octets; some
+# proxies and old clients stop near 2,048). A longer path or query is not an endpoint but a payload, and a 60 KB
+# hook URL would be read with every queue list and sent with every delivery.
 MAX_URL_LENGTH = 2048
 # Headers a destination is configured with: the HTTP limits of common servers are 8 KiB for a whole header
 # block; these keep one configuration well inside any receiver's limits.
