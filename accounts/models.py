@@ -226,7 +226,7 @@ class ApiKey(AccountOwned):
 
 
 class AuthFailureWindow(models.Model):
-    """The failed API authentications of one subject (a key prefix or a client address) in its current window.
+    """The failed API authentications of one subject (a client address or a key prefix) in its current window.
 
     Bookkeeping of ``accounts.auth_failures``, not an account's data: a failure happens before any account is
     known. One row per subject, counted up atomically, pruned once its window is over.

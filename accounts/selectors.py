@@ -15,9 +15,9 @@ def api_key_for_credentials(
 ) -> ApiKey | None:
     """The active key matching all three credentials, or None. One query, constant-time compare.
 
-    ``unless_locked``: subjects of ``accounts.auth_failures`` (the client's address, the key's prefix); while one
-    of them is locked out the answer is None whatever the key. A clause of the same query decides it, so a
-    successful authentication costs no query more than without the limit.
+    ``unless_locked``: subjects of ``accounts.auth_failures`` whose lock refuses the right key too (the client's
+    address); while one of them is locked out the answer is None whatever the key. A clause of the same query
+    decides it, so a successful authentication costs no query more than without the limit.
     """
     prefix = keys.prefix_of(raw_key)
     candidate = None

@@ -70,6 +70,26 @@ SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+# Content-Security-Policy of every HTML page (the admin, the dashboard, the API docs; django-csp, sent by
+# ops.middleware.ContentSecurityPolicyMiddleware): scripts only from this service's own static files, never
+# inline or eval'd, so an injected <script> or on* attribute does not run. Inline *styles* stay allowed: Django's
+# admin and Swagger UI set style attributes, and a style cannot run code. Frames, plugins and foreign forms are
+# refused. CSP_REPORT_URI: where browsers report violations (none by default).
+_CSP_DIRECTIVES: dict[str, list[str]] = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'", "'unsafe-inline'"],
+    "img-src": ["'self'", "data:"],  # Swagger UI's icons are data: URLs
+    "font-src": ["'self'"],
+    "connect-src": ["'self'"],
+    "object-src": ["'none'"],
+    "base-uri": ["'self'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
+if env.str("CSP_REPORT_URI", default=""):
+    _CSP_DIRECTIVES["report-uri"] = [env.str("CSP_REPORT_URI")]
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": _CSP_DIRECTIVES}
 
 INSTALLED_APPS = [
     "config.admin_site.BackOfficeAdminConfig",  # django.contrib.admin, with the back office's site
@@ -105,6 +125,7 @@ MIDDLEWARE = [
     # Before anything reads the URL or the body: both are bounded and the JSON body parsed here, once.
     "core.middleware.BoundedRequestMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "ops.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -370,9 +391,10 @@ BREAKER_MEMO_SECONDS = env.float("BREAKER_MEMO_SECONDS", default=2.0)
 EXPORT_QUEUE_DISABLE_AFTER_DAYS = env.float("EXPORT_QUEUE_DISABLE_AFTER_DAYS", default=5.0)
 
 # --- Failed authentications (accounts.auth_failures, django-axes) ----------------------------------
-# API keys (/imports/, /api/v1/, /api/v1/pos/) and the /metrics token: after AUTH_FAILURE_LIMIT failures of one key
-# prefix or one client address within AUTH_FAILURE_WINDOW_SECONDS of the first, that prefix or address answers 429
-# (Retry-After) until the window ends, the right key included. 0 turns the limit off.
+# API keys (/imports/, /api/v1/, /api/v1/pos/) and the /metrics token: after AUTH_FAILURE_LIMIT failures of one
+# client address within AUTH_FAILURE_WINDOW_SECONDS of the first, that address answers 429 (Retry-After) until the
+# window ends, the right key included; after as many of one key prefix, its failures answer 429 but its right key
+# is never refused (the prefix is public). 0 turns the limit off.
 AUTH_FAILURE_LIMIT = env.int("AUTH_FAILURE_LIMIT", default=20)
 AUTH_FAILURE_WINDOW_SECONDS = env.int("AUTH_FAILURE_WINDOW_SECONDS", default=300)
 if AUTH_FAILURE_LIMIT > 0 and AUTH_FAILURE_WINDOW_SECONDS <= 0:

@@ -33,7 +33,7 @@ from urllib.parse import unquote, urlsplit
 
 import requests
 
-from core import deadline, outbound
+from core import deadline, destinations, outbound
 from core.secrets import (
     MASK,
     URL_PATH,
@@ -178,7 +178,10 @@ class WebhookDelivery(Delivery):
             )
         if MASK in url:
             raise ConfigError("url", MASKED)
-        parts = urlsplit(url)
+        try:
+            parts = destinations.split_url(url)
+        except destinations.BadUrl as exc:
+            raise ConfigError("url", str(exc)) from None
         if parts.scheme not in ("https", "http") or not parts.hostname:
             raise ConfigError("url", "must be an absolute https URL")
         headers = config.get("headers", {})
@@ -186,6 +189,8 @@ class WebhookDelivery(Delivery):
             isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
         ):
             raise ConfigError("headers", "must be an object of header name to string value")
+        if bounded := destinations.header_problem(headers):
+            raise ConfigError(*bounded)
         for name, value in headers.items():
             if name.lower() in RESERVED_HEADERS:
                 raise ConfigError(f"headers.{name}", "is set by the service")
