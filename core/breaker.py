@@ -1,7 +1,11 @@
-"""A circuit breaker per destination, shared by every process through the database (issue 12).
+"""A circuit breaker per endpoint, shared by every process through the database.
 
-A destination is a string key chosen by the caller (``"acct:7|https://erp.example.com:443"``, ``"acct:7|sftp://
-files.example.com:22"``). Its breaker is:
+An endpoint is one place a caller sends to, as one account uses it: a web hook's full URL, an FTP/SFTP server with
+its user and directory, an e-mail relay with the recipients, a runtime integration's URL. Its key
+(``endpoint_key``) is the account, the endpoint's origin and a short digest of the whole endpoint
+(``"acct:7|https://erp.example.com:443|3f2a9c0b5d1e7f46"``): readable in the admin, bounded in length, and
+one endpoint's failures (any answer, a timeout, a refused connection) never pause another endpoint of the same
+host. Its breaker is:
 
 * **closed**: calls go ahead. ``BREAKER_FAILURE_THRESHOLD`` failures in a row (timeouts, refused or dropped
   connections, 5xx: whatever the caller reports with ``record_failure``) open it; a success resets the count.
@@ -23,6 +27,7 @@ lock: gunicorn's threads share it safely.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Iterable
@@ -43,7 +48,7 @@ __all__ = (
     "clear_memo",
     "cooldown",
     "describe",
-    "destination_key",
+    "endpoint_key",
     "origin",
     "peek",
     "record_failure",
@@ -113,12 +118,36 @@ def origin(url: str) -> str:
     return f"{scheme}://{host}:{port or _DEFAULT_PORTS.get(scheme, 0)}"
 
 
-def destination_key(*, account_id: int, destination: str, use: str = "") -> str:
-    """The breaker key of a destination as one account uses it. Keyed per account on purpose: a platform many
-    tenants post to (an iPaaS host) that times out for one tenant's endpoint must not pause the others. ``use``
-    keeps apart breakers of one host that fail for different reasons (runtime integration calls, cut short by
-    the POS budget, from the exports to the same host)."""
-    return f"acct:{account_id}|{use}|{destination}" if use else f"acct:{account_id}|{destination}"
+# The longest key ``CircuitBreaker.key`` holds; a longer origin is cut (the digest still tells endpoints apart).
+MAX_KEY_LENGTH = 300
+DIGEST_LENGTH = 16  # hex digits of SHA-256: 64 bits, no collision among the endpoints of one account and origin
+
+
+def endpoint_key(*, account_id: int, endpoint: str, use: str = "") -> str | None:
+    """The breaker key of an endpoint as one account uses it; None for one that has no host to key on.
+
+    ``endpoint`` is a URL naming the whole endpoint (``https://erp.example.com/hooks/orders?shop=1``,
+    ``sftp://exports@files.example.com:22/out``); the key keeps its origin in clear and a digest of all of it, so
+    that a secret in a path or query never shows in the admin. Keyed per account on purpose: a platform many
+    tenants post to (an iPaaS host) that fails for one tenant's endpoint must not pause the others. ``use`` keeps
+    apart breakers of one endpoint that fail for different reasons (runtime integration calls, cut short by the
+    POS budget, from exports)."""
+    where = origin(endpoint)
+    if not where:
+        return None
+    digest = hashlib.sha256(_canonical(endpoint).encode()).hexdigest()[:DIGEST_LENGTH]
+    head = f"acct:{account_id}|{use}|" if use else f"acct:{account_id}|"
+    room = MAX_KEY_LENGTH - len(head) - len(digest) - 1
+    return f"{head}{where[:room]}|{digest}"
+
+
+def _canonical(endpoint: str) -> str:
+    """The endpoint with its origin written out (``HTTPS://Erp.example.com/x`` and ``https://erp.example.com:443/x``
+    are one endpoint); userinfo other than the user name and a fragment do not make another endpoint."""
+    parts = urlsplit(endpoint.strip())
+    user = f"{parts.username}@" if parts.username else ""
+    scheme, _, rest = origin(endpoint).partition("://")
+    return f"{scheme}://{user}{rest}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
 
 
 def clear_memo() -> None:
@@ -233,16 +262,20 @@ def state_of(key: str) -> CircuitBreaker | None:
 
 
 def describe(key: str | None) -> str:
-    """The breaker of ``key`` in words (admin pages)."""
-    state = state_of(key) if key is not None else None
+    """The breaker of ``key`` in words (admin pages), ending with its key to find it among the breakers."""
+    if key is None:
+        return "no breaker: the configuration names no host"
+    state = state_of(key)
     if state is None or (state.state == BreakerState.CLOSED and not state.failures):
-        return "closed: no failure since the last success"
-    if state.state == BreakerState.CLOSED:
-        return f"closed: {state.failures} failure(s) in a row (last: {state.last_error})"
-    if state.state == BreakerState.HALF_OPEN:
-        return "half-open: one trial call decides whether it closes"
-    until = state.open_until.isoformat(timespec="seconds") if state.open_until else "?"
-    return f"open until {until} after {state.failures} failure(s) in a row (last: {state.last_error})"
+        text = "closed: no failure since the last success"
+    elif state.state == BreakerState.CLOSED:
+        text = f"closed: {state.failures} failure(s) in a row (last: {state.last_error})"
+    elif state.state == BreakerState.HALF_OPEN:
+        text = "half-open: one trial call decides whether it closes"
+    else:
+        until = state.open_until.isoformat(timespec="seconds") if state.open_until else "?"
+        text = f"open until {until} after {state.failures} failure(s) in a row (last: {state.last_error})"
+    return f"{text}; this endpoint's breaker is {key}"
 
 
 def reset(*, keys: Iterable[str] = (), prefix: str | None = None) -> int:

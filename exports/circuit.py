@@ -1,13 +1,14 @@
-"""Exports behind a circuit breaker per destination, and queues disabled after days of failure (issue 12).
+"""Exports behind a circuit breaker per endpoint, and queues disabled after days of failure.
 
-``deliver`` stands between ``exports.services`` and a delivery's ``deliver``: it asks the destination's breaker
-(``core.breaker``; the key is the account and the web hook URL's origin, the FTP/SFTP server or the SMTP relay)
-and either sends and reports the outcome to the breaker, or sends nothing and answers a ``DeliveryResult`` with
-``paused_until``: the breaker is open. Such a delivery is **paused**, not failed: ``pause`` takes its lease's
-attempt back (the spec's retry rule, ``exports.retry``, counts real attempts only), records no attempt, keeps its
-items pending and makes it due again when the breaker may let a call through. Only failures of the destination
-itself (``DeliveryResult.unreachable``: no connection, a timeout, a 5xx, a temporary server reply) count towards
-the breaker; any other answer shows the destination is up and closes it.
+``deliver`` stands between ``exports.services`` and a delivery's ``deliver``: it asks the breaker of the queue's
+endpoint (``core.breaker``; ``endpoint_of`` says what the endpoint is: the web hook's full URL, the FTP/SFTP server
+with its user and directory, the SMTP relay with the recipients), so that one endpoint failing never pauses another
+queue of the account on the same host, and either sends and reports the outcome to the breaker, or sends nothing and
+answers a ``DeliveryResult`` with ``paused_until``: the breaker is open. Such a delivery is **paused**, not failed:
+``pause`` takes its lease's attempt back (the spec's retry rule, ``exports.retry``, counts real attempts only),
+records no attempt, keeps its items pending and makes it due again when the breaker may let a call through. Only
+failures of the destination itself (``DeliveryResult.unreachable``: no connection, a timeout, a 5xx, a temporary
+server reply) count towards the breaker; any other answer shows the destination is up and closes it.
 
 ``note_outcomes`` keeps each queue's ``failing_since`` (the first failure since its last success). A queue whose
 destination has failed that way for ``EXPORT_QUEUE_DISABLE_AFTER_DAYS`` is disabled, as Svix disables an endpoint:
@@ -19,9 +20,11 @@ staff can send them again (the queue's ``retry``) once it works. ``enable_queue`
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.db import transaction
@@ -38,9 +41,9 @@ from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 __all__ = (
     "deliver",
     "describe",
-    "destination_of",
     "disable_queue",
     "enable_queue",
+    "endpoint_of",
     "give_back_attempts",
     "key_of",
     "note_outcomes",
@@ -49,28 +52,42 @@ __all__ = (
 )
 
 
-def destination_of(delivery: dict[str, Any]) -> str:
-    """Where a delivery configuration sends to, as ``scheme://host:port`` ("" when it cannot say)."""
+def endpoint_of(delivery: dict[str, Any]) -> str:
+    """The endpoint a delivery configuration sends to, as a URL naming all of it ("" when it cannot say): the web
+    hook's URL; ``ftp://user@host:port/directory`` (the directory of the path template, unrendered: a
+    ``{date}`` in it is still one endpoint); ``smtp://relay:port/?to=a@x,b@y`` (the operator's relay and the
+    recipients, sorted: the relay's temporary refusals are mostly about recipients and their domains)."""
     kind = delivery.get("type")
     if kind == "webhook":
-        return breaker.origin(str(delivery.get("url") or ""))
+        return str(delivery.get("url") or "")
     if kind in ("ftp", "sftp"):
         host = str(delivery.get("host") or "").strip().lower()
+        if not host:
+            return ""
         port = delivery.get("port") or (21 if kind == "ftp" else 22)
-        return f"{kind}://{host}:{port}" if host else ""
+        user = quote(str(delivery.get("username") or ""), safe="")
+        directory = posixpath.dirname(str(delivery.get("path") or ""))
+        return f"{kind}://{user}@{_host(host)}:{port}/{quote(directory.lstrip('/'), safe='/{}')}"
     if kind == "email":  # the operator's relay (Django's EMAIL_* settings), whatever the queue
-        return f"smtp://{str(settings.EMAIL_HOST).lower()}:{settings.EMAIL_PORT}"
+        recipients = delivery.get("recipients")
+        to = sorted(str(r).strip().lower() for r in recipients) if isinstance(recipients, list) else []
+        relay = _host(str(settings.EMAIL_HOST).lower())
+        return f"smtp://{relay}:{settings.EMAIL_PORT}/?to={quote(','.join(to), safe='@,')}"
     return ""
 
 
+def _host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
 def key_of(queue: ExportQueue) -> str | None:
-    """The breaker key of the queue's destination, or None (an unknown configuration: nothing to guard)."""
-    destination = destination_of(queue.delivery if isinstance(queue.delivery, dict) else {})
-    return breaker.destination_key(account_id=queue.account_id, destination=destination) if destination else None
+    """The breaker key of the queue's endpoint, or None (an unknown configuration: nothing to guard)."""
+    endpoint = endpoint_of(queue.delivery if isinstance(queue.delivery, dict) else {})
+    return breaker.endpoint_key(account_id=queue.account_id, endpoint=endpoint) if endpoint else None
 
 
 def pause_message(until: datetime) -> str:
-    return f"paused: destination circuit open until {until.isoformat(timespec='seconds')}"
+    return f"paused: endpoint circuit open until {until.isoformat(timespec='seconds')}"
 
 
 def deliver(
@@ -81,7 +98,7 @@ def deliver(
     context: RenderContext,
     timeout: float | None = None,
 ) -> DeliveryResult:
-    """The queue's delivery of ``rendered``, unless its destination's breaker is open (then nothing is sent and the
+    """The queue's delivery of ``rendered``, unless its endpoint's breaker is open (then nothing is sent and the
     result carries ``paused_until``)."""
     if queue.disabled_at is not None and not queue.enabled:
         return DeliveryResult(ok=False, error=f"not sent: the export queue is disabled ({queue.disabled_reason})")
@@ -108,7 +125,7 @@ def deliver(
 
 
 def describe(queue: ExportQueue) -> str:
-    """The state of the queue's destination breaker, in words (the admin's queue page)."""
+    """The state of the queue's endpoint breaker, in words (the admin's queue page)."""
     return breaker.describe(key_of(queue))
 
 
@@ -207,7 +224,7 @@ def disable_queue(*, queue: ExportQueue, reason: str) -> bool:
 
 def enable_queue(*, account: Account, queue: ExportQueue) -> ExportQueue:
     """Issue 12: turn a queue on again (after an automatic disable: staff say its destination works): the reason
-    is cleared and the destination's breaker closed, so the next delivery is sent at once."""
+    is cleared and the endpoint's breaker closed, so the next delivery is sent at once."""
     if queue.account_id != account.pk:
         raise ServiceError("the queue belongs to another account", field="queue")
     with transaction.atomic():

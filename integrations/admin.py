@@ -121,7 +121,7 @@ class RuntimeIntegrationAdmin(AccountOwnedAdmin):
         ("Record", {"fields": ["circuit_breaker", "created_at", "updated_at"]}),
     ]
 
-    @admin.display(description="circuit breaker of the integrator's host")
+    @admin.display(description="circuit breaker of the integrator's endpoint")
     def circuit_breaker(self, obj: RuntimeIntegration) -> str:
         if obj.pk is None:
             return "-"

@@ -192,11 +192,10 @@ def _timed_out(limit: outbound.Timeouts) -> IntegrationTimeout:
 
 
 def breaker_key(account: Account, url: str) -> str | None:
-    """The circuit breaker of the integrator at ``url`` as this account calls it (None: no host to key on)."""
-    destination = breaker.origin(url)
-    if not destination:
-        return None
-    return breaker.destination_key(account_id=account.pk, destination=destination, use="calls")
+    """The circuit breaker of the integrator's endpoint at ``url`` (the configuration's URL template: the
+    placeholders a call fills in, a gift card's code, do not make another endpoint) as this account calls it;
+    None: no host to key on. Another integration of the account on the same host has its own."""
+    return breaker.endpoint_key(account_id=account.pk, endpoint=url, use="calls")
 
 
 def _destination_failed(exc: IntegrationFailed) -> bool:
@@ -211,7 +210,7 @@ def _destination_failed(exc: IntegrationFailed) -> bool:
 def perform(*, account: Account, integration: RuntimeIntegration, values: Mapping[str, Any]) -> CallResult:
     request = render(integration, values)
     limit = time_limit(integration)
-    key = breaker_key(account, request.url)
+    key = breaker_key(account, integration.url)
     started = time.perf_counter()
     status: int | None = None
     called = trial = False
@@ -226,8 +225,8 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
             if not decision.allowed:
                 until = decision.retry_at.strftime("%H:%M:%S UTC") if decision.retry_at else "a moment"
                 raise IntegrationNotCalled(
-                    f"not called: the integrator at {breaker.origin(request.url)} failed {decision.failures} times "
-                    f"in a row (circuit breaker open); it is tried again after {until}"
+                    f"not called: the integrator's endpoint at {breaker.origin(request.url)} failed "
+                    f"{decision.failures} times in a row (circuit breaker open); it is tried again after {until}"
                 )
             called, trial = True, decision.trial
         # One deadline for the whole exchange: requests' timeouts apply to each socket operation only.

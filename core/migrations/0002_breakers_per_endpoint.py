@@ -1,0 +1,23 @@
+"""Breakers are keyed per endpoint (``acct:<id>|[<use>|]<origin>|<digest>``): the rows keyed per account and
+origin (``acct:<id>|<origin>``) are asked by no caller any more, so they are deleted. No delivery waits on them:
+a paused delivery is due again at its breaker's reopening (``next_attempt_at``), and then asks its endpoint's
+breaker, closed until that endpoint fails on its own."""
+
+import re
+
+from django.db import migrations
+
+ENDPOINT_KEY = re.compile(r"\|[0-9a-f]{16}$")
+
+
+def delete_origin_keys(apps, schema_editor):
+    CircuitBreaker = apps.get_model("core", "CircuitBreaker")
+    stale = [pk for pk, key in CircuitBreaker.objects.values_list("pk", "key") if not ENDPOINT_KEY.search(key)]
+    for start in range(0, len(stale), 500):
+        CircuitBreaker.objects.filter(pk__in=stale[start : start + 500]).delete()
+
+
+class Migration(migrations.Migration):
+    dependencies = [("core", "0001_circuit_breakers")]
+
+    operations = [migrations.RunPython(delete_origin_keys, migrations.RunPython.noop)]
