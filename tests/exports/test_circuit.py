@@ -190,7 +190,7 @@ def test_a_breaker_keyed_per_origin_before_strands_no_delivery_and_is_deleted(te
     assert deliver(ExportDelivery.objects.get(queue=queue)) == ExportStatus.SUCCESS
 
     breaker.record_failure(circuit.key_of(queue) or "", error="kept")
-    migration = importlib.import_module("core.migrations.0002_breakers_per_endpoint")
+    migration = importlib.import_module("core.migrations.0003_breakers_per_endpoint")
     migration.delete_origin_keys(django_apps, None)
     assert list(CircuitBreaker.objects.values_list("key", flat=True)) == [circuit.key_of(queue)]
 

@@ -18,6 +18,6 @@ def delete_origin_keys(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("core", "0001_circuit_breakers")]
+    dependencies = [("core", "0002_live_processes")]
 
     operations = [migrations.RunPython(delete_origin_keys, migrations.RunPython.noop)]
