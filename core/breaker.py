@@ -4,8 +4,11 @@ An endpoint is one place a caller sends to, as one account uses it: a web hook's
 its user and directory, an e-mail relay with the recipients, a runtime integration's URL. Its key
 (``endpoint_key``) is the account, the endpoint's origin and a short digest of the whole endpoint
 (``"acct:7|https://erp.example.com:443|3f2a9c0b5d1e7f46"``): readable in the admin, bounded in length, and
-one endpoint's failures (any answer, a timeout, a refused connection) never pause another endpoint of the same
-host. Its breaker is:
+one endpoint's failures (any answer, a timeout, an answer cut off) never pause another endpoint of the same host.
+Failures to connect at all (refused, a connect timeout, no route or name, a TLS handshake broken off) happen
+before any path is sent: they feed the breaker of the account's connections to that host (``host_key``), which
+every endpoint there asks too (``ask``, ``report``), so a host that cannot be reached is found once, not once per
+endpoint. Each breaker is:
 
 * **closed**: calls go ahead. ``BREAKER_FAILURE_THRESHOLD`` failures in a row (timeouts, refused or dropped
   connections, 5xx: whatever the caller reports with ``record_failure``) open it; a success resets the count.
@@ -44,18 +47,26 @@ from core.models import BreakerState, CircuitBreaker
 
 __all__ = (
     "Decision",
+    "Endpoint",
+    "Ticket",
+    "abandon",
     "allow",
+    "ask",
     "clear_memo",
     "cooldown",
     "describe",
     "endpoint_key",
+    "host_key",
+    "look",
     "origin",
     "peek",
     "record_failure",
     "record_success",
     "release",
+    "report",
     "reset",
     "state_of",
+    "target",
 )
 
 # While another caller makes the trial call, the others ask again this often (the trial may end in milliseconds).
@@ -139,6 +150,91 @@ def endpoint_key(*, account_id: int, endpoint: str, use: str = "") -> str | None
     head = f"acct:{account_id}|{use}|" if use else f"acct:{account_id}|"
     room = MAX_KEY_LENGTH - len(head) - len(digest) - 1
     return f"{head}{where[:room]}|{digest}"
+
+
+HOST_SUFFIX = "|host"
+
+
+def host_key(*, account_id: int, endpoint: str, use: str = "") -> str | None:
+    """The breaker of the connections to an endpoint's host (scheme, host and port) as one account makes them:
+    fed only by failures to connect (``report`` with ``connecting``), so that a host that cannot be
+    reached is found once for all the account's endpoints there, while one endpoint's answers (any status, a slow
+    answer) never pause another."""
+    where = origin(endpoint)
+    if not where:
+        return None
+    head = f"acct:{account_id}|{use}|" if use else f"acct:{account_id}|"
+    return f"{head}{where[: MAX_KEY_LENGTH - len(head) - len(HOST_SUFFIX)]}{HOST_SUFFIX}"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """The two breakers a call to one endpoint asks: its own (``key``) and its host's connections (``host``)."""
+
+    key: str
+    host: str
+
+
+def target(*, account_id: int, endpoint: str, use: str = "") -> Endpoint | None:
+    """The breakers of ``endpoint`` (a URL naming all of it, see ``endpoint_key``); None: no host to key on."""
+    key = endpoint_key(account_id=account_id, endpoint=endpoint, use=use)
+    host = host_key(account_id=account_id, endpoint=endpoint, use=use)
+    return Endpoint(key, host) if key is not None and host is not None else None
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """``ask``'s answer: ``decision`` as ``allow`` gives it; ``host_refused``: the host's breaker refused (the
+    connections failed, not this endpoint's answers); ``trials``: the keys whose trial call this caller holds."""
+
+    decision: Decision
+    host_refused: bool = False
+    trials: tuple[str, ...] = ()
+
+
+def ask(target: Endpoint) -> Ticket:
+    """May a call to ``target`` be made now? Both its host's breaker and its own must let it through; a trial
+    claimed on one is given back when the other refuses."""
+    host = allow(target.host)
+    if not host.allowed:
+        return Ticket(host, host_refused=True)
+    own = allow(target.key)
+    if not own.allowed:
+        if host.trial:
+            release(target.host)
+        return Ticket(own)
+    trials = tuple(key for key, decision in ((target.host, host), (target.key, own)) if decision.trial)
+    return Ticket(Decision(allowed=True, trial=bool(trials)), trials=trials)
+
+
+def look(target: Endpoint) -> Ticket:
+    """``peek`` for both breakers of ``target``: claims nothing."""
+    host = peek(target.host)
+    if not host.allowed:
+        return Ticket(host, host_refused=True)
+    return Ticket(peek(target.key))
+
+
+def report(target: Endpoint, ticket: Ticket, *, failed: bool, connecting: bool = False, error: str = "") -> None:
+    """The outcome of a call ``ask`` let through. ``failed``: the destination failed (not a refusal of this
+    request); ``connecting``: no connection was made, a failure of the host (its breaker counts it; the
+    endpoint's own gets no verdict). Any answer shows the host can be reached."""
+    if not failed:
+        record_success(target.host)
+        record_success(target.key)
+    elif connecting:
+        record_failure(target.host, error=error)
+        if target.key in ticket.trials:
+            release(target.key)
+    else:
+        record_success(target.host)
+        record_failure(target.key, error=error)
+
+
+def abandon(ticket: Ticket) -> None:
+    """The call ended without a verdict (a bug, a time limit): the trials it held go to the next caller."""
+    for key in ticket.trials:
+        release(key)
 
 
 def _canonical(endpoint: str) -> str:
@@ -261,10 +357,19 @@ def state_of(key: str) -> CircuitBreaker | None:
     return CircuitBreaker.objects.filter(key=key).first()
 
 
-def describe(key: str | None) -> str:
-    """The breaker of ``key`` in words (admin pages), ending with its key to find it among the breakers."""
-    if key is None:
+def describe(target: Endpoint | None) -> str:
+    """The breakers of ``target`` in words (admin pages): its own, then its host's connections when they failed,
+    with the keys to find them among the breakers."""
+    if target is None:
         return "no breaker: the configuration names no host"
+    text = f"{_words(target.key)} (breaker {target.key})"
+    host = state_of(target.host)
+    if host is not None and (host.state != BreakerState.CLOSED or host.failures):
+        text += f"; connections to the host: {_words(target.host)} (breaker {target.host})"
+    return text
+
+
+def _words(key: str) -> str:
     state = state_of(key)
     if state is None or (state.state == BreakerState.CLOSED and not state.failures):
         text = "closed: no failure since the last success"
@@ -275,7 +380,7 @@ def describe(key: str | None) -> str:
     else:
         until = state.open_until.isoformat(timespec="seconds") if state.open_until else "?"
         text = f"open until {until} after {state.failures} failure(s) in a row (last: {state.last_error})"
-    return f"{text}; this endpoint's breaker is {key}"
+    return text
 
 
 def reset(*, keys: Iterable[str] = (), prefix: str | None = None) -> int:

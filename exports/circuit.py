@@ -49,6 +49,7 @@ __all__ = (
     "note_outcomes",
     "pause",
     "paused",
+    "target_of",
 )
 
 
@@ -80,14 +81,27 @@ def _host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
+def target_of(queue: ExportQueue) -> breaker.Endpoint | None:
+    """The breakers of the queue's endpoint and of its host's connections; None for an unknown configuration
+    (nothing to guard)."""
+    endpoint = endpoint_of(queue.delivery if isinstance(queue.delivery, dict) else {})
+    return breaker.target(account_id=queue.account_id, endpoint=endpoint) if endpoint else None
+
+
 def key_of(queue: ExportQueue) -> str | None:
     """The breaker key of the queue's endpoint, or None (an unknown configuration: nothing to guard)."""
-    endpoint = endpoint_of(queue.delivery if isinstance(queue.delivery, dict) else {})
-    return breaker.endpoint_key(account_id=queue.account_id, endpoint=endpoint) if endpoint else None
+    target = target_of(queue)
+    return target.key if target is not None else None
 
 
-def pause_message(until: datetime) -> str:
-    return f"paused: endpoint circuit open until {until.isoformat(timespec='seconds')}"
+def pause_message(until: datetime, *, host: bool = False) -> str:
+    what = "host circuit (connections failing)" if host else "endpoint circuit"
+    return f"paused: {what} open until {until.isoformat(timespec='seconds')}"
+
+
+def _paused(ticket: breaker.Ticket) -> DeliveryResult:
+    until = ticket.decision.retry_at or timezone.now()
+    return DeliveryResult(ok=False, error=pause_message(until, host=ticket.host_refused), paused_until=until)
 
 
 def deliver(
@@ -98,46 +112,41 @@ def deliver(
     context: RenderContext,
     timeout: float | None = None,
 ) -> DeliveryResult:
-    """The queue's delivery of ``rendered``, unless its endpoint's breaker is open (then nothing is sent and the
-    result carries ``paused_until``)."""
+    """The queue's delivery of ``rendered``, unless its endpoint's breaker, or its host's, is open (then nothing
+    is sent and the result carries ``paused_until``)."""
     if queue.disabled_at is not None and not queue.enabled:
         return DeliveryResult(ok=False, error=f"not sent: the export queue is disabled ({queue.disabled_reason})")
     config = queue.delivery
-    key = key_of(queue)
-    decision = breaker.allow(key) if key is not None else breaker.ALLOWED
-    if not decision.allowed:
-        until = decision.retry_at or timezone.now()
-        return DeliveryResult(ok=False, error=pause_message(until), paused_until=until)
+    target = target_of(queue)
+    ticket = breaker.ask(target) if target is not None else None
+    if ticket is not None and not ticket.decision.allowed:
+        return _paused(ticket)
     try:
         result = DELIVERIES[config["type"]].deliver(
             rendered, config=config, delivery_id=delivery_id, context=context, timeout=timeout
         )
     except BaseException:
-        if key is not None and decision.trial:
-            breaker.release(key)  # no verdict on the destination: the next caller makes the trial
+        if ticket is not None:
+            breaker.abandon(ticket)  # no verdict on the destination: the next caller makes the trial
         raise
-    if key is not None:
-        if result.ok or not result.unreachable:
-            breaker.record_success(key)  # the destination answered (a refusal of this request is not its failure)
-        else:
-            breaker.record_failure(key, error=result.error)
+    if target is not None and ticket is not None:
+        # A refusal of this request (a 4xx, a login) is no failure of the destination: it answered.
+        failed = not result.ok and result.unreachable
+        breaker.report(target, ticket, failed=failed, connecting=result.connecting, error=result.error)
     return result
 
 
 def describe(queue: ExportQueue) -> str:
-    """The state of the queue's endpoint breaker, in words (the admin's queue page)."""
-    return breaker.describe(key_of(queue))
+    """The state of the queue's endpoint breaker (and its host's), in words (the admin's queue page)."""
+    return breaker.describe(target_of(queue))
 
 
 def paused(queue: ExportQueue) -> DeliveryResult | None:
     """The paused result ``deliver`` would give now, asked before costly work (rendering a cron window's file);
-    None when the breaker may let the call through (``deliver`` then decides)."""
-    key = key_of(queue)
-    decision = breaker.peek(key) if key is not None else breaker.ALLOWED
-    if decision.allowed:
-        return None
-    until = decision.retry_at or timezone.now()
-    return DeliveryResult(ok=False, error=pause_message(until), paused_until=until)
+    None when the breakers may let the call through (``deliver`` then decides)."""
+    target = target_of(queue)
+    ticket = breaker.look(target) if target is not None else None
+    return _paused(ticket) if ticket is not None and not ticket.decision.allowed else None
 
 
 def pause(delivery: ExportDelivery, result: DeliveryResult) -> None:
@@ -233,7 +242,7 @@ def enable_queue(*, account: Account, queue: ExportQueue) -> ExportQueue:
         queue.disabled_reason = ""
         queue.failing_since = None
         queue.save(update_fields=["enabled", "disabled_at", "disabled_reason", "failing_since", "updated_at"])
-    key = key_of(queue)
-    if key is not None:
-        breaker.reset(keys=[key])
+    target = target_of(queue)
+    if target is not None:
+        breaker.reset(keys=[target.key, target.host])
     return queue

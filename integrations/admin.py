@@ -125,7 +125,7 @@ class RuntimeIntegrationAdmin(AccountOwnedAdmin):
     def circuit_breaker(self, obj: RuntimeIntegration) -> str:
         if obj.pk is None:
             return "-"
-        return breaker.describe(runtime.breaker_key(obj.account, obj.url))
+        return breaker.describe(runtime.breaker_target(obj.account, obj.url))
 
     @admin.display(description="URL")
     def shown_url(self, obj: RuntimeIntegration) -> str:

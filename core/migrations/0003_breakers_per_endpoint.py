@@ -1,13 +1,13 @@
-"""Breakers are keyed per endpoint (``acct:<id>|[<use>|]<origin>|<digest>``): the rows keyed per account and
-origin (``acct:<id>|<origin>``) are asked by no caller any more, so they are deleted. No delivery waits on them:
-a paused delivery is due again at its breaker's reopening (``next_attempt_at``), and then asks its endpoint's
-breaker, closed until that endpoint fails on its own."""
+"""Breakers are keyed per endpoint (``acct:<id>|[<use>|]<origin>|<digest>``, and ``...|<origin>|host`` for the
+connections to a host): the rows keyed per account and origin (``acct:<id>|<origin>``) are asked by no caller any
+more, so they are deleted. No delivery waits on them: a paused delivery is due again at its breaker's reopening
+(``next_attempt_at``), and then asks its endpoint's breakers, closed until that endpoint or host fails anew."""
 
 import re
 
 from django.db import migrations
 
-ENDPOINT_KEY = re.compile(r"\|[0-9a-f]{16}$")
+ENDPOINT_KEY = re.compile(r"\|(?:[0-9a-f]{16}|host)$")  # an endpoint's breaker, or its host's connections
 
 
 def delete_origin_keys(apps, schema_editor):

@@ -41,6 +41,9 @@ class DeliveryResult:
     # a 5xx or a temporary server reply), as opposed to a refusal of this request (4xx, a login, a path). Only
     # these failures count towards the destination's circuit breaker (``exports.circuit``).
     unreachable: bool = False
+    # With ``unreachable``: no connection was made at all (refused, a connect timeout, no route, a TLS or SSH
+    # handshake broken off): a failure of the host, counted by the breaker of its connections.
+    connecting: bool = False
     # Set by ``exports.circuit`` instead of sending: the destination's breaker is open; nothing was sent and it is
     # not an attempt: the delivery waits until then, keeping its place and its retry budget.
     paused_until: datetime | None = None

@@ -300,7 +300,13 @@ _ERRORS = {
 def _failed(failure: outbound.Failure) -> DeliveryResult:
     """A request that got no answer."""
     error = _ERRORS.get(failure.kind, "request error: {detail}").format(detail=failure.detail)
-    return DeliveryResult(ok=False, error=error, retryable=failure.retryable, unreachable=failure.unreachable)
+    return DeliveryResult(
+        ok=False,
+        error=error,
+        retryable=failure.retryable,
+        unreachable=failure.unreachable,
+        connecting=failure.connecting,
+    )
 
 
 @cache

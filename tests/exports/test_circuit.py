@@ -21,7 +21,7 @@ from tests.admin.conftest import admin_url
 from tests.api.conftest import AdminApi
 from tests.conftest import make_tenant
 from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver
+from tests.exports.receiver import Receiver, closed_port
 from tests.exports.test_outbox import import_orders
 
 pytestmark = pytest.mark.django_db
@@ -179,6 +179,28 @@ def test_a_broken_endpoint_does_not_pause_a_healthy_one_of_the_account_on_the_sa
     assert "closed: no failure" in circuit.describe(healthy) and "open until" in circuit.describe(broken)
 
 
+def test_a_host_refusing_connections_pauses_the_accounts_other_endpoints_there(tenant, client, allow_loopback):
+    origin = f"http://127.0.0.1:{closed_port()}"
+    orders = make_queue(tenant, f"{origin}/orders", name="orders")
+    stock = make_queue(tenant, f"{origin}/stock", name="stock")
+    other = make_tenant("globex")
+    theirs = make_queue(other, f"{origin}/orders")
+    import_orders(client, tenant, "web-1")
+    import_orders(client, other, "web-9")
+    first = ExportDelivery.objects.get(queue=orders)
+    assert deliver(first) == ExportStatus.PENDING and deliver(first) == ExportStatus.PENDING  # refused twice
+
+    assert deliver(ExportDelivery.objects.get(queue=stock)) == ExportStatus.PENDING
+    assert deliver(ExportDelivery.objects.get(queue=theirs)) == ExportStatus.PENDING
+
+    paused = ExportDelivery.objects.get(queue=stock)
+    assert paused.attempts == 0 and not ExportAttempt.objects.filter(delivery=paused).exists()
+    assert paused.pause_reason.startswith("paused: host circuit (connections failing) open until")
+    tried = ExportDelivery.objects.get(queue=theirs)  # another account's breaker of that host is its own
+    assert tried.paused_until is None and ExportAttempt.objects.filter(delivery=tried).count() == 1
+    assert "connections to the host: open until" in circuit.describe(stock)
+
+
 def test_a_breaker_keyed_per_origin_before_strands_no_delivery_and_is_deleted(tenant, client, allow_loopback, receiver):
     queue = make_queue(tenant, receiver.url)
     old_key = f"acct:{tenant.account.pk}|{breaker.origin(receiver.url)}"
@@ -281,7 +303,12 @@ def test_a_broken_file_or_mail_server_opens_the_breaker_and_is_not_connected_to_
     assert silent_server["connections"] == 2
     third.refresh_from_db()
     assert third.attempts == 0 and third.paused_until is not None
-    assert CircuitBreaker.objects.get().key == circuit.key_of(ExportQueue.objects.get())
+    target = circuit.target_of(ExportQueue.objects.get())
+    assert target is not None
+    # A file server that closes at once never spoke: its host's connections failed. The relay greeted nothing
+    # either, but smtplib reports a disconnection, which counts on the endpoint (relay and recipients).
+    opened = CircuitBreaker.objects.get(state=BreakerState.OPEN).key
+    assert opened == (target.key if kind == "email" else target.host)
 
 
 # --- Auto-disable ---------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from integrations.errors import IntegrationFailed, IntegrationNotCalled
 from integrations.models import IntegrationCall
 from integrations.runtime import call
 from tests.conftest import Tenant, make_tenant
+from tests.exports.receiver import closed_port
 from tests.integrations.reference_server import ReferenceIntegrator
 from tests.ledger.conftest import PosApi
 
@@ -168,6 +169,24 @@ def test_a_broken_endpoint_does_not_cut_off_another_integration_of_the_account_o
     paths = [request.path for request in reference.requests]
     assert paths.count("/giftcards/GC-1") == 3 and paths.count("/products/search") == 2
     assert CircuitBreaker.objects.get().state == BreakerState.OPEN  # the gift card endpoint's was never written
+
+
+def test_an_integrator_host_refusing_connections_cuts_off_the_accounts_other_integrations_there(
+    tenant: Tenant, configure: Configure, reference: ReferenceIntegrator
+) -> None:
+    host = f"http://127.0.0.1:{closed_port()}"
+    configure("product_search", url=f"{host}/products/search")
+    configure("giftcard_read", url=host + "/giftcards/{code}")
+    for _ in range(2):
+        with pytest.raises(IntegrationFailed):
+            call(account=tenant.account, kind="product_search", values=SEARCH)
+
+    with pytest.raises(IntegrationNotCalled) as caught:
+        call(account=tenant.account, kind="giftcard_read", values={"code": "GC-1", **SEARCH})
+
+    assert caught.value.message.startswith(f"not called: connections to the integrator at {host} failed 2 times")
+    [opened] = CircuitBreaker.objects.filter(state=BreakerState.OPEN)
+    assert opened.key.endswith("|host")
 
 
 def test_a_placeholder_in_the_path_does_not_make_another_endpoint(
