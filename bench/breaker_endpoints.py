@@ -74,7 +74,7 @@ def main() -> int:
     from core import breaker
     from exports import circuit
     from exports.models import ExportQueue
-    from exports.transforms.base import Rendered, RenderContext
+    from exports.transforms.base import RenderContext, Rendered
     from tests.exports.receiver import closed_port, running_receiver
 
     threshold = int(settings.BREAKER_FAILURE_THRESHOLD)
