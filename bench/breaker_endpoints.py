@@ -10,14 +10,14 @@ round, as the queues' workers would, with the default ``BREAKER_FAILURE_THRESHOL
 * ``one endpoint answers 503``: a receiver whose first path always answers 503, the others 200. Prints how many
   sends of the healthy endpoints were paused (the requirement: none) and the broken one's requests.
 * ``host refuses connections``: nothing listens on the port. Prints the connection attempts and the time until
-  every endpoint's breaker is open (each endpoint finds the dead host on its own).
+  every endpoint is paused (failures to connect feed the breaker of the account's connections to the host, which
+  every endpoint there asks).
 * ``host accepts no connection``: a listener whose accept queue is full, so every connect times out after
-  ``--connect-timeout`` seconds (the queue's ``connect_timeout``). The same figures: the worker time a host
+  ``--connect-timeout`` seconds (the queues' ``connect_timeout``). The same figures: the worker time a host
   down this way costs the account before all its endpoints are paused.
 
-It prints, beside each, what a breaker shared by the host's endpoints for connection failures would have cost
-(``BREAKER_FAILURE_THRESHOLD`` attempts), the alternative ``docs/breaker.md`` weighs. The account is removed at
-the end.
+Beside each it prints what breakers per endpoint alone would have cost (``BREAKER_FAILURE_THRESHOLD`` attempts
+per endpoint), the alternative ``docs/breaker.md`` weighs. The account is removed at the end.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def main() -> int:
         ]
 
     def run(targets: list[ExportQueue]) -> tuple[list[list[str]], float, float]:
-        """Each queue's outcomes per round ("sent", "failed", "paused"), the time until every breaker was open
+        """Each queue's outcomes per round ("sent", "failed", "paused"), the time until every queue was paused
         (or the run's end) and the seconds spent in attempts."""
         outcomes: list[list[str]] = [[] for _ in targets]
         started = time.perf_counter()
@@ -136,8 +136,8 @@ def main() -> int:
         rows, until_open, spent = run(queues(f"http://127.0.0.1:{closed_port()}"))
         print(
             f"  host refuses connections: {attempts(rows)} attempts ({attempts(rows) / n:.1f} per endpoint) until "
-            f"all {n} breakers open after {until_open * 1000:.0f} ms ({spent * 1000:.0f} ms in attempts); "
-            f"a host-wide breaker: {threshold} attempts"
+            f"all {n} endpoints paused after {until_open * 1000:.0f} ms ({spent * 1000:.0f} ms in attempts); "
+            f"breakers per endpoint alone: {threshold * n} attempts"
         )
         breaker.reset(prefix=f"acct:{account.pk}|")
 
@@ -147,9 +147,9 @@ def main() -> int:
             )
         print(
             f"  host accepts no connection (connect_timeout {args.connect_timeout:g} s): {attempts(rows)} attempts "
-            f"until all {n} breakers open after {until_open:.1f} s ({spent:.1f} s of worker time in attempts, "
-            f"{spent / max(1, attempts(rows)):.2f} s each); a host-wide breaker: {threshold} attempts, "
-            f"{threshold * args.connect_timeout:.1f} s"
+            f"until all {n} endpoints paused after {until_open:.1f} s ({spent:.1f} s of worker time in attempts, "
+            f"{spent / max(1, attempts(rows)):.2f} s each); breakers per endpoint alone: {threshold * n} attempts, "
+            f"{threshold * n * args.connect_timeout:.0f} s"
         )
     finally:
         breaker.reset(prefix=f"acct:{account.pk}|")
