@@ -234,10 +234,15 @@ class EmailDelivery(Delivery):
             # 4xx: the server cannot take mail now (421 closing, 451 local error): it, not this message, failed.
             return _failed(f"SMTP error {exc.smtp_code}: {reply}", down=400 <= exc.smtp_code < 500)
         except (smtplib.SMTPException, OSError, BadHeaderError, ValueError) as exc:
+            # No connection to the relay at all (refused, timed out, its greeting refused): the relay's failure.
+            plain_os_error = isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
+            connecting = isinstance(exc, smtplib.SMTPConnectError) or (
+                plain_os_error and unreachable(exc, connecting=True)
+            )
             down = isinstance(exc, smtplib.SMTPServerDisconnected | smtplib.SMTPConnectError) or unreachable(
                 exc, connecting=isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
             )
-            return _failed(f"email not sent: {exc.__class__.__name__}: {exc}", down=down)
+            return _failed(f"email not sent: {exc.__class__.__name__}: {exc}", down=down, connecting=connecting)
         if not sent:
             return _failed("email not sent: the mail backend sent no message")
         return DeliveryResult(ok=True)
@@ -257,9 +262,9 @@ def _attachment(rendered: Rendered, filename: str) -> MIMEBase:
     return part
 
 
-def _failed(error: str, *, down: bool = False) -> DeliveryResult:
+def _failed(error: str, *, down: bool = False, connecting: bool = False) -> DeliveryResult:
     # A server reply never should echo the SMTP password, but the message goes to logs shown to staff.
     password = getattr(settings, "EMAIL_HOST_PASSWORD", "")
     if password:
         error = error.replace(password, "***")
-    return DeliveryResult(ok=False, error=error, retryable=False, unreachable=down)
+    return DeliveryResult(ok=False, error=error, retryable=False, unreachable=down, connecting=connecting and down)

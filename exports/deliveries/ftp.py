@@ -266,8 +266,14 @@ class FtpDelivery(Delivery):
             if stage in ("upload", "rename"):
                 _remove_quietly(client, temporary)
             message = str(exc) or exc.__class__.__name__
+            connecting = stage == "connect" and unreachable(exc, connecting=True)  # the server never spoke
             down = isinstance(exc, ftplib.error_temp) or unreachable(exc, connecting=stage == "connect")
-            return DeliveryResult(ok=False, error=redact(f"FTP {stage} failed: {message}", secrets), unreachable=down)
+            return DeliveryResult(
+                ok=False,
+                error=redact(f"FTP {stage} failed: {message}", secrets),
+                unreachable=down,
+                connecting=connecting,
+            )
         finally:
             _close(client)
         return DeliveryResult(ok=True)
