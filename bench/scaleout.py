@@ -22,7 +22,8 @@ free port of 127.0.0.1. A web hook receiver in this process stands for the integ
 With ``--check`` (``.ci/run``) it exits 1 unless: every imported order materialised once, every checkout stored
 once, every export item delivered, no delivery received twice except those the dead worker held (the documented
 re-send under the same delivery id), the takeover under 30 s, one cron delivery for the window, the export sweep
-sent no more often than one beat sends it, and two stacks delivered more per second than one.
+sent no more often than one beat sends it, and two stacks delivered more per second than one (unless
+``--failover-only``, which CI uses: throughput figures need a quiet machine).
 """
 
 from __future__ import annotations
@@ -109,6 +110,9 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=10.0, help="checkouts and imports per second, each")
     parser.add_argument("--slow-ms", type=float, default=300.0, help="the failover receiver's answer time")
     parser.add_argument("--drain-timeout", type=float, default=180.0)
+    parser.add_argument(
+        "--failover-only", action="store_true", help="skip the throughput phase (CI: its figures need a quiet machine)"
+    )
     args = parser.parse_args()
 
     run_id = harness.new_run_id()
@@ -146,16 +150,18 @@ def main() -> int:
 
     def body() -> int:
         redis_server.start()
-        with running_receiver() as receiver:
-            receiver.delay = args.receiver_ms / 1000
-            one, two = throughput(args, run_id, account, shop, stacks, receiver)
+        one = two = 0.0
+        if not args.failover_only:
+            with running_receiver() as receiver:
+                receiver.delay = args.receiver_ms / 1000
+                one, two = throughput(args, run_id, account, shop, stacks, receiver)
         with running_receiver() as receiver:
             receiver.delay = args.slow_ms / 1000
             failures = failover(args, run_id, account, stacks, receiver, keys)
-        grows = two > one
-        print(f"saturated queue: {one:.1f} deliveries/s with one stack, {two:.1f} with two ({two / one:.2f}x)")
-        if not grows:
-            failures.append(f"two stacks delivered {two:.1f}/s, not more than one stack's {one:.1f}/s")
+        if not args.failover_only:
+            print(f"saturated queue: {one:.1f} deliveries/s with one stack, {two:.1f} with two ({two / one:.2f}x)")
+            if two <= one:
+                failures.append(f"two stacks delivered {two:.1f}/s, not more than one stack's {one:.1f}/s")
         for failure in failures:
             print(f"CHECK FAILED: {failure}")
         print(f"logs in {log_dir}")
