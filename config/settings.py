@@ -258,7 +258,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # this many tasks; between, config.celery closes a connection as a web request does (CONN_MAX_AGE, broken).
 CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's DatabaseScheduler behind a lease in the database (ops.beat): of several beats (one started on
+# each machine), the one holding the lease sends the periodic tasks and renews it every tick; the others stand by
+# and take over within BEAT_LEASE_SECONDS (plus a third of it) after the active one dies.
+CELERY_BEAT_SCHEDULER = "ops.beat:LeasedScheduler"
+BEAT_LEASE_SECONDS = env.float("BEAT_LEASE_SECONDS", default=30.0)
+if BEAT_LEASE_SECONDS <= 0:
+    raise ImproperlyConfigured("BEAT_LEASE_SECONDS must be positive")
 CELERY_TIMEZONE = "UTC"
 
 
@@ -280,6 +286,8 @@ CELERY_BEAT_SCHEDULE = {
     # /health/ready checks the timestamp this writes; a heartbeat not run in time is useless, so it expires
     # (django-celery-beat's DatabaseScheduler reads "expire_seconds", not "expires").
     "ops-beat-heartbeat": {**_HEARTBEAT, "options": {"expire_seconds": int(_HEARTBEAT["schedule"])}},
+    # Removes the core.liveness rows of worker and beat processes gone for over an hour.
+    "ops-prune-live-processes": {"task": "ops.tasks.prune_live_processes", "schedule": 3600.0},
     "exports-prune-logs": _nightly("exports.tasks.prune_export_logs", 15),
     "imports-prune-logs": _nightly("imports.tasks.prune_import_logs", 25),
     "integrations-prune-calls": _nightly("integrations.tasks.prune_integration_calls", 35),
