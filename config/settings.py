@@ -538,6 +538,14 @@ PROMETHEUS_MULTIPROC_DIR = env.str("PROMETHEUS_MULTIPROC_DIR", default="")
 # /health/ready: the beat heartbeat must be younger than this (0 turns the check off); broker connect timeout.
 HEALTH_BEAT_MAX_AGE_SECONDS = env.int("HEALTH_BEAT_MAX_AGE_SECONDS", default=180)
 HEALTH_BROKER_TIMEOUT_SECONDS = env.float("HEALTH_BROKER_TIMEOUT_SECONDS", default=2.0)
+# /health/ready is degraded (200, naming it) when fewer than HEALTH_EXPECT_WORKERS Celery worker processes (pool
+# processes: a worker's --concurrency, added up over the workers this machine runs) or, with HEALTH_EXPECT_BEAT, no
+# beat (active or standby) prove alive on this machine. 0 / false: a machine that runs none (web only, or a container
+# per process); then a worker alive on any machine suffices.
+HEALTH_EXPECT_WORKERS = env.int("HEALTH_EXPECT_WORKERS", default=0)
+HEALTH_EXPECT_BEAT = env.bool("HEALTH_EXPECT_BEAT", default=False)
+# Degraded too when an export queue has a delivery due (pending, its next attempt passed) for longer than this; 0: off.
+HEALTH_EXPORT_DUE_MAX_AGE_SECONDS = env.int("HEALTH_EXPORT_DUE_MAX_AGE_SECONDS", default=300)
 
 # Publishing a task must not hold an import request for long when the broker is down: the items are
 # already committed, and the sweeper hands them over later.

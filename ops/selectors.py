@@ -14,12 +14,12 @@ from datetime import datetime
 from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
-from core.models import CircuitBreaker
+from core.models import CircuitBreaker, LiveProcess
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from imports.models import ImportItem, ImportStatus
 from integrations.models import IntegrationCall
 from ledger.models import Checkout
-from ops.models import Heartbeat
+from ops.models import BeatLease, Heartbeat
 
 # Upper bounds (milliseconds) of the latency histograms: HTTP calls to integrators and destinations.
 LATENCY_BUCKETS_MS: tuple[int, ...] = (5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
@@ -54,6 +54,52 @@ def disabled_export_queues() -> list[tuple[str, str]]:
 
 def heartbeat_at(*, name: str) -> datetime | None:
     return Heartbeat.objects.filter(name=name).values_list("beat_at", flat=True).first()
+
+
+def beat_lease(*, name: str) -> BeatLease | None:
+    """The beat lease's row (``ops.beat``): who sends the periodic tasks, until when, and when it was contested."""
+    return BeatLease.objects.filter(name=name).first()
+
+
+def stopped_processes(*, kind: str, hostname: str, seen_before: datetime) -> list[tuple[int, datetime]]:
+    """(pid, last seen) of the processes of ``kind`` on ``hostname`` last seen before ``seen_before`` and never
+    shut down (a clean shutdown removes the row), the latest first."""
+    rows = LiveProcess.objects.filter(kind=kind, hostname=hostname, seen_at__lt=seen_before).order_by("-seen_at")
+    return list(rows.values_list("pid", "seen_at"))
+
+
+def live_processes() -> list[LiveProcess]:
+    """Every worker and beat row (alive or not yet pruned), by machine: the dashboard's list."""
+    return list(LiveProcess.objects.order_by("hostname", "kind", "pid"))
+
+
+@dataclass(frozen=True)
+class OverdueQueue:
+    """An export queue with deliveries that have been due (pending, their next attempt passed) for too long."""
+
+    account: str
+    queue: str
+    overdue: int
+    oldest_due_at: datetime
+
+    @property
+    def oldest_due_age_seconds(self) -> int:
+        return max(0, int((timezone.now() - self.oldest_due_at).total_seconds()))
+
+
+def overdue_export_queues(*, due_before: datetime) -> list[OverdueQueue]:
+    """The enabled export queues with pending deliveries due before ``due_before``, the longest overdue first.
+
+    A delivery waiting for a retry or for its destination's breaker is due only from its next attempt on; so this
+    finds queues that nobody delivers (no worker, a lease held by a dead process), not receivers that fail. Reads
+    the ``(status, next_attempt_at)`` index: only the overdue rows are counted."""
+    rows = (
+        ExportDelivery.objects.filter(status=ExportStatus.PENDING, next_attempt_at__lt=due_before, queue__enabled=True)
+        .values_list("account__identifier", "queue__name")
+        .annotate(n=Count("id"), oldest=Min("next_attempt_at"))
+        .order_by("oldest")
+    )
+    return [OverdueQueue(account=a, queue=q, overdue=n, oldest_due_at=oldest) for a, q, n, oldest in rows]
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,11 @@ def live(request: HttpRequest) -> JsonResponse:
 @never_cache
 @require_safe
 def ready(request: HttpRequest) -> JsonResponse:
-    """200 when the database, migrations, broker and beat heartbeat are fine; 503 naming what is not."""
-    ok, checks = health.readiness()
-    return JsonResponse({"status": "ok" if ok else "error", "checks": checks}, status=200 if ok else 503)
+    """200 when the database, migrations, broker and beat heartbeat are fine (status ``ok``, or ``degraded``
+    naming the worker, beat or export queue checks that fail); 503 (status ``error``) naming what is not."""
+    report = health.report()
+    body = {"status": report.status, "checks": report.checks, "degraded": report.degraded}
+    return JsonResponse(body, status=200 if report.ready else 503)
 
 
 @never_cache

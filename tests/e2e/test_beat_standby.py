@@ -20,6 +20,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from core import liveness
 from core.models import LiveProcess
 from ops.models import BeatLease
 from tests.e2e.waiting import wait_until
@@ -37,7 +38,7 @@ class Beat:
 
     @property
     def name(self) -> str:
-        return f"{os.uname().nodename}:{self.process.pid}"
+        return f"{liveness.machine()}:{self.process.pid}"
 
     def lines(self) -> list[dict[str, object]]:
         entries = []

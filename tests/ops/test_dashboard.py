@@ -9,9 +9,12 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.utils import timezone
 
-from exports.models import ExportStatus
+from core.models import LiveProcess
+from exports.models import ExportDelivery, ExportStatus
 from imports.models import ImportItem, ImportKind, ImportStatus
 from ops.admin import DASHBOARD_PERMISSIONS
+from ops.health import this_host
+from ops.services import hold_beat_lease
 from tests.factories import ImportItemFactory
 from tests.ops.conftest import make_attempt, make_call, make_delivery, make_item, make_queue
 
@@ -122,5 +125,27 @@ def test_the_dashboard_queries_do_not_grow_with_queues(admin_client, tenant, dja
     for n in range(10):
         make_item(make_queue(tenant.account, f"q{n}"))
     admin_client.get(URL)
-    with django_assert_max_num_queries(12):
+    # 12 for the tables, 8 for the health checks and the process list: a constant, whatever the queues.
+    with django_assert_max_num_queries(20):
         assert admin_client.get(URL).status_code == 200
+
+
+def test_the_dashboard_shows_the_health_checks_and_names_what_they_count(admin_client, tenant) -> None:
+    now = timezone.now()
+    for pid, kind, seen in ((11, "worker", now - timedelta(seconds=90)), (12, "beat", now), (13, "beat", now)):
+        LiveProcess.objects.create(
+            name=f"{this_host()}:{pid}", kind=kind, hostname=this_host(), pid=pid, started_at=seen, seen_at=seen
+        )
+    hold_beat_lease(holder=f"{this_host()}:12", seconds=30)
+    stalled = make_delivery(make_queue(tenant.account, "order-states"), status=ExportStatus.PENDING)
+    ExportDelivery.objects.filter(pk=stalled.pk).update(next_attempt_at=now - timedelta(seconds=900))
+
+    page = admin_client.get(URL).content.decode()
+    health = page[page.index('id="health"') : page.index('id="processes"')]
+    assert "Health: error (workers, export_queues)" in health  # no heartbeat yet: not ready, and degraded
+    assert "no worker process alive on any machine" in health
+    processes = page[page.index('id="processes"') : page.index('id="overdue-queues"')]
+    assert processes.count("<strong>stopped</strong>") == 1
+    assert processes.count(">active<") == 1 and processes.count(">standby<") == 1
+    overdue = page[page.index('id="overdue-queues"') : page.index('id="export-backlog"')]
+    assert "order-states" in overdue  # the operator, logged in, sees which queue

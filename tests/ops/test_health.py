@@ -6,13 +6,17 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.db.migrations.loader import MigrationLoader
 from django.test import Client
 from django.utils import timezone
 
+from core.models import LiveProcess
+from exports.models import ExportDelivery, ExportStatus
 from ops import health
-from ops.models import Heartbeat
-from ops.services import BEAT, record_heartbeat
+from ops.models import BeatLease, Heartbeat
+from ops.services import BEAT, hold_beat_lease, record_heartbeat
 from ops.tasks import beat_heartbeat
+from tests.ops.conftest import make_delivery, make_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -30,9 +34,20 @@ def web() -> Client:
     return Client()
 
 
+def alive(kind: str, pid: int, *, hostname: str | None = None, seen_ago: float = 0) -> str:
+    """A ``core.liveness`` row, as the process's heartbeat thread writes it; returns its name."""
+    host = hostname or health.this_host()
+    seen = timezone.now() - timedelta(seconds=seen_ago)
+    LiveProcess.objects.create(name=f"{host}:{pid}", kind=kind, hostname=host, pid=pid, started_at=seen, seen_at=seen)
+    return f"{host}:{pid}"
+
+
 @pytest.fixture
 def beating() -> None:
+    """A healthy platform: the heartbeat written, a worker alive, a beat holding the lease."""
     record_heartbeat()
+    alive("worker", 101)
+    hold_beat_lease(holder=alive("beat", 201), seconds=30)
 
 
 def test_live_answers_ok_without_credentials(web) -> None:
@@ -50,8 +65,9 @@ def test_ready_answers_200_when_every_check_passes(web, beating) -> None:
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["status"] == "ok"
-    assert set(body["checks"]) == {"database", "migrations", "broker", "beat"}
+    assert set(body["checks"]) == {"database", "migrations", "broker", "beat", "workers", "beats", "export_queues"}
     assert all(check["ok"] for check in body["checks"].values())
+    assert body["degraded"] == []
 
 
 def test_ready_is_not_cached_by_proxies(web, beating) -> None:
@@ -105,7 +121,9 @@ def test_the_heartbeat_is_scheduled_every_30_seconds_on_beat(settings) -> None:
 
 def test_ready_answers_503_when_a_migration_is_not_applied(web, beating) -> None:
     with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM django_migrations WHERE app = 'ops' AND name = '0001_ops_heartbeat'")
+        # The app's latest migration: the plan runs forward from the applied leaves.
+        leaf = next(name for app, name in MigrationLoader(connection).graph.leaf_nodes() if app == "ops")
+        cursor.execute("DELETE FROM django_migrations WHERE app = 'ops' AND name = %s", [leaf])
     response = web.get("/health/ready")
     assert response.status_code == 503
     assert response.json()["checks"]["migrations"] == {"ok": False, "detail": "1 not applied"}
@@ -152,11 +170,149 @@ def test_a_database_failure_is_reported_without_the_driver_message(beating, monk
         raise health.connections["default"].Database.OperationalError("connection to server at 10.0.0.5 failed")
 
     monkeypatch.setattr(health.connections["default"], "cursor", broken_cursor)
-    ok, checks = health.readiness()
-    assert ok is False
+    report = health.report()
+    assert report.status == "error"
+    checks = report.checks
     assert checks["database"] == {"ok": False, "detail": "unreachable (OperationalError)"}
 
 
 def test_health_endpoints_need_no_api_key_even_with_a_wrong_one(web, beating) -> None:
     response = web.get("/health/ready?apikey=wrong", HTTP_AUTHORIZATION="Bearer wrong")
     assert response.status_code == 200
+
+
+# --- Degraded: the machine serves, but something the operator must look at is wrong (issue 25) ----------------------
+
+
+def degraded(web) -> tuple[list[str], dict[str, dict[str, object]]]:
+    response = web.get("/health/ready")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["status"] == "degraded"
+    return body["degraded"], body["checks"]
+
+
+def test_no_worker_alive_on_any_machine_is_degraded(web) -> None:
+    record_heartbeat()
+    hold_beat_lease(holder=alive("beat", 201), seconds=30)
+    names, checks = degraded(web)
+    assert names == ["workers"]
+    assert checks["workers"] == {"ok": False, "detail": "no worker process alive on any machine"}
+
+
+def test_a_worker_on_another_machine_suffices_when_none_is_expected_here(web) -> None:
+    record_heartbeat()
+    hold_beat_lease(holder=alive("beat", 201), seconds=30)
+    alive("worker", 101, hostname="elsewhere")
+    response = web.get("/health/ready")
+    assert response.json()["status"] == "ok"
+    assert "none expected on this one" in response.json()["checks"]["workers"]["detail"]
+
+
+def test_a_machine_whose_worker_was_killed_is_degraded_naming_the_pid(web, beating, settings) -> None:
+    # The issue's reproduction: the second machine's worker SIGKILLed, /health/ready still said 200 "ok".
+    settings.HEALTH_EXPECT_WORKERS = 2
+    alive("worker", 102, seen_ago=40)  # killed: its row stopped being renewed, and no clean shutdown removed it
+    names, checks = degraded(web)
+    assert names == ["workers"]
+    assert checks["workers"]["detail"] == (
+        "1 of 2 worker processes alive on this machine; stopped without shutting down: pid 102 40 s ago"
+    )
+
+
+def test_workers_on_another_machine_do_not_count_for_this_one(web, beating, settings) -> None:
+    settings.HEALTH_EXPECT_WORKERS = 1
+    LiveProcess.objects.filter(kind="worker").delete()
+    alive("worker", 103, hostname="elsewhere")
+    names, checks = degraded(web)
+    assert names == ["workers"]
+    assert checks["workers"]["detail"] == "0 of 1 worker processes alive on this machine"
+
+
+def test_as_many_workers_as_expected_are_ok(web, beating, settings) -> None:
+    settings.HEALTH_EXPECT_WORKERS = 2
+    alive("worker", 102)
+    assert web.get("/health/ready").json()["checks"]["workers"] == {
+        "ok": True,
+        "detail": "2 worker processes alive on this machine",
+    }
+
+
+def test_a_standby_beat_is_healthy(web, beating) -> None:
+    alive("beat", 202, hostname="elsewhere")
+    response = web.get("/health/ready")
+    assert response.json()["status"] == "ok"
+    assert response.json()["checks"]["beats"]["detail"] == "one active, 1 standing by; 1 on this machine"
+
+
+def test_two_active_beats_are_degraded(web, beating) -> None:
+    # The lease taken from a beat that is still alive: it stalled past its lease, and both may have sent.
+    BeatLease.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert hold_beat_lease(holder=alive("beat", 202, hostname="elsewhere"), seconds=30).contested
+    names, checks = degraded(web)
+    assert names == ["beats"]
+    assert checks["beats"]["detail"].startswith("two active beats: the lease was taken 0 s ago from a beat still")
+
+
+def test_no_beat_holding_the_lease_is_degraded(web, beating) -> None:
+    BeatLease.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    names, checks = degraded(web)
+    assert names == ["beats"]
+    assert checks["beats"] == {"ok": False, "detail": "no beat holds the lease"}
+
+
+def test_a_machine_expecting_a_beat_without_one_is_degraded(web, beating, settings) -> None:
+    settings.HEALTH_EXPECT_BEAT = True
+    LiveProcess.objects.filter(kind="beat").update(hostname="elsewhere")
+    names, checks = degraded(web)
+    assert names == ["beats"]
+    assert checks["beats"] == {"ok": False, "detail": "no beat process alive on this machine"}
+
+
+def overdue(queue, seconds: float) -> ExportDelivery:
+    delivery = make_delivery(queue, status=ExportStatus.PENDING)
+    ExportDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=seconds))
+    return delivery
+
+
+def test_a_queue_with_a_delivery_due_too_long_is_degraded_without_naming_it(web, beating, tenant, settings) -> None:
+    # The issue's stall: 3,737 deliveries waited 10 minutes behind a dead worker's lease while health said 200 "ok".
+    settings.HEALTH_EXPORT_DUE_MAX_AGE_SECONDS = 300
+    queue = make_queue(tenant.account, "order-states")
+    overdue(queue, 400)
+    overdue(queue, 350)
+    overdue(make_queue(tenant.account, "fine"), 10)
+    names, checks = degraded(web)
+    assert names == ["export_queues"]
+    assert checks["export_queues"] == {
+        "ok": False,
+        "detail": "1 export queues with 2 deliveries due for over 300 s (oldest 400 s)",
+    }
+    assert b"order-states" not in web.get("/health/ready").content  # no tenant's name in an open endpoint
+
+
+def test_deliveries_not_yet_due_or_of_disabled_queues_are_not_overdue(web, beating, tenant) -> None:
+    waiting = make_queue(tenant.account, "retrying")
+    delivery = overdue(waiting, 0)
+    ExportDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() + timedelta(hours=1))
+    disabled = make_queue(tenant.account, "disabled")
+    overdue(disabled, 4000)
+    disabled.enabled = False
+    disabled.save(update_fields=["enabled"])
+    overdue(make_queue(tenant.account, "delivered"), 4000)
+    ExportDelivery.objects.filter(queue__name="delivered").update(status=ExportStatus.SUCCESS)
+    assert web.get("/health/ready").json()["checks"]["export_queues"] == {"ok": True, "detail": "ok"}
+
+
+def test_the_export_queue_check_can_be_turned_off(web, beating, tenant, settings) -> None:
+    settings.HEALTH_EXPORT_DUE_MAX_AGE_SECONDS = 0
+    overdue(make_queue(tenant.account), 4000)
+    assert web.get("/health/ready").json()["checks"]["export_queues"] == {"ok": True, "detail": "not checked"}
+
+
+def test_not_ready_outranks_degraded_and_both_are_named(web) -> None:
+    response = web.get("/health/ready")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "error"
+    assert body["degraded"] == ["workers", "beats"]

@@ -201,7 +201,14 @@ class Command(BaseCommand):
                 child.policy = RestartPolicy.from_settings()
         self.width = max(len(child.name) for child in children)
         self.output_lock = threading.Lock()
-        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE}
+        self.env = {
+            # This machine runs a worker of WORKER_CONCURRENCY processes and a beat: /health/ready expects them.
+            "HEALTH_EXPECT_WORKERS": str(settings.WORKER_CONCURRENCY),
+            "HEALTH_EXPECT_BEAT": "true",
+            **os.environ,
+            "PYTHONUNBUFFERED": "1",
+            "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE,
+        }
         stop_signal: list[int] = []
 
         def on_signal(signum: int, _frame: object) -> None:

@@ -1,0 +1,50 @@
+"""/health/ready tells the truth about this machine's worker (issue 25): a real Celery worker killed with SIGKILL
+turns a ready machine degraded, naming the worker check, without taking it out of the load balancer."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from django.test import Client
+
+from core.models import LiveProcess
+from tests.e2e.conftest import running_worker
+from tests.e2e.waiting import wait_until
+
+pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+
+FAST_LIVENESS = {"LIVENESS_INTERVAL_SECONDS": "0.5", "LIVENESS_TIMEOUT_SECONDS": "1.5"}
+
+
+def test_a_killed_worker_makes_its_machine_degraded(tmp_path, settings) -> None:
+    settings.HEALTH_EXPECT_WORKERS = 2
+    settings.LIVENESS_TIMEOUT_SECONDS = 1.5
+    settings.HEALTH_BEAT_MAX_AGE_SECONDS = 0  # no beat in this test: its heartbeat is not what is looked at
+    web = Client()
+
+    def workers() -> dict[str, object]:
+        response = web.get("/health/ready")
+        return {"code": response.status_code, **response.json()}
+
+    with running_worker(tmp_path, ["--pool=prefork", "--concurrency=2"], must_survive=False, env=FAST_LIVENESS) as w:
+        wait_until(
+            lambda: workers()["checks"]["workers"]["ok"],  # type: ignore[index]
+            timeout=30,
+            message="both pool processes to prove they are alive",
+        )
+        pids = list(LiveProcess.objects.filter(kind="worker").values_list("pid", flat=True))
+        for pid in [w.process.pid, *pids]:  # the whole worker, as an out-of-memory kill or a lost machine does
+            os.kill(pid, signal.SIGKILL)
+        w.process.wait()
+
+        def gone() -> dict[str, object] | None:
+            answer = workers()
+            return answer if "workers" in answer["degraded"] else None  # type: ignore[operator]
+
+        answer = wait_until(gone, timeout=30, message="/health/ready to say the worker is gone")
+    assert answer["code"] == 200  # degraded, not unready: this machine's web still serves
+    assert answer["status"] == "degraded"
+    detail = answer["checks"]["workers"]["detail"]  # type: ignore[index]
+    assert detail.startswith("0 of 2 worker processes alive on this machine; stopped without shutting down: pid")
