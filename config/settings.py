@@ -175,7 +175,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
     # A file, not memory, so that a Celery worker process started by the tests sees the test data.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+elif env.bool("DATABASE_POOL", default=True):
+    # PostgreSQL through a pool in each process (Django's psycopg pool, docs/capacity.md): a process holds at most
+    # DATABASE_POOL_MAX_SIZE connections whatever its threads, and a thread holds one only while it serves a request
+    # or runs a task; one beyond waits up to DATABASE_POOL_TIMEOUT_SECONDS for a connection to come back. Pooled
+    # connections are not persistent ones: CONN_MAX_AGE is 0, the pool keeps them open.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=1),
+        "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=4),
+        "timeout": env.float("DATABASE_POOL_TIMEOUT_SECONDS", default=10.0),
+        # A connection idle this long is closed, down to min_size: a quiet process gives its connections back.
+        "max_idle": 300.0,
+    }
 else:
+    # No pool (DATABASE_POOL=false, e.g. behind PgBouncer in transaction mode): each thread keeps its own
+    # connection for DATABASE_CONN_MAX_AGE seconds.
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
     DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 

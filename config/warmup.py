@@ -111,4 +111,9 @@ def warm() -> dict[str, float]:
             spent[name] = round((time.perf_counter() - started) * 1000, 1)
     finally:
         connections.close_all()
+        # A pool (DATABASE_POOL) keeps its connections and threads after close_all: a forked worker would inherit
+        # them half-alive. The workers open their own.
+        for connection in connections.all(initialized_only=True):
+            if getattr(connection, "pool", None):
+                connection.close_pool()
     return spent
