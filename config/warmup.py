@@ -114,6 +114,7 @@ def warm() -> dict[str, float]:
         # A pool (DATABASE_POOL) keeps its connections and threads after close_all: a forked worker would inherit
         # them half-alive. The workers open their own.
         for connection in connections.all(initialized_only=True):
-            if getattr(connection, "pool", None):
-                connection.close_pool()
+            close_pool = getattr(connection, "close_pool", None)  # PostgreSQL's wrapper only
+            if close_pool is not None and getattr(connection, "pool", None):
+                close_pool()
     return spent

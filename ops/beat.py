@@ -32,6 +32,8 @@ class LeasedScheduler(DatabaseScheduler):
     _leading = False
     _standby_logged = False
     _closed = False
+    _ticking = False
+    _released = False
 
     def setup_schedule(self) -> None:
         super().setup_schedule()
@@ -94,11 +96,16 @@ class LeasedScheduler(DatabaseScheduler):
     def tick(self, *args: Any, **kwargs: Any) -> float:
         if self._closed:
             # Closed by the SIGTERM handler, whose SystemExit a library under way (redis-py in a publish) can
-            # swallow: the beat that gave its lease up must not take it again and run on.
+            # swallow: the beat gives its lease up and stops instead of running on.
+            self.close()
             raise SystemExit
-        if not self._hold():
-            return self.renew_every
-        return min(float(super().tick(*args, **kwargs)), self.renew_every)
+        self._ticking = True
+        try:
+            if not self._hold():
+                return self.renew_every
+            return min(float(super().tick(*args, **kwargs)), self.renew_every)
+        finally:
+            self._ticking = False
 
     def apply_entry(self, entry: Any, producer: Any = None) -> None:
         # The run is saved before the task is sent: a beat killed in between skips one run rather than letting
@@ -108,6 +115,12 @@ class LeasedScheduler(DatabaseScheduler):
 
     def close(self) -> None:
         self._closed = True
+        if self._ticking or self._released:
+            # Celery's SIGTERM handler closes the scheduler from inside whatever the main thread was doing: in a
+            # tick, a query may be under way on this thread's connection (psycopg's lock: a second query from the
+            # handler would wait for ever). The beat's loop ends, or the next tick sees it closed: both close again.
+            return
+        self._released = True
         if self._leading:
             self._leading = False
             try:
