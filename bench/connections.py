@@ -7,7 +7,8 @@ Against ``DATABASE_URL`` (default PostgreSQL ``retail_ops`` on 127.0.0.1, migrat
 (default Redis db 14 on 127.0.0.1). gunicorn runs ``config/gunicorn.conf.py`` unchanged (2 x CPUs + 1 workers, 8
 threads); the worker consumes the four production queues with Celery's default concurrency (the CPUs); beat runs
 the leased scheduler. Prints the most connections seen with the web alone under load, then with the worker and
-beat added, under load again. ``--no-pool`` is ``DATABASE_POOL=false`` (a connection per thread, CONN_MAX_AGE 60).
+beat added, under load again. ``--pool`` is ``DATABASE_POOL=true``; the default is a connection per thread
+(CONN_MAX_AGE 60), as the service's.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def wait_for(url: str, timeout: float = 60) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pool", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--pool", action=argparse.BooleanOptionalAction, default=False)
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--clients", type=int, default=64)
     args = parser.parse_args()

@@ -175,8 +175,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
     # A file, not memory, so that a Celery worker process started by the tests sees the test data.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
-elif env.bool("DATABASE_POOL", default=True):
-    # PostgreSQL through a pool in each process (Django's psycopg pool, docs/capacity.md): a process holds at most
+elif env.bool("DATABASE_POOL", default=False):
+    # Opt-in (docs/capacity.md: a solo Celery worker's task was seen hanging with it in the end-to-end tests).
+    # PostgreSQL through a pool in each process (Django's psycopg pool): a process holds at most
     # DATABASE_POOL_MAX_SIZE connections whatever its threads, and a thread holds one only while it serves a request
     # or runs a task; one beyond waits up to DATABASE_POOL_TIMEOUT_SECONDS for a connection to come back. Pooled
     # connections are not persistent ones: CONN_MAX_AGE is 0, the pool keeps them open.
