@@ -256,18 +256,6 @@ def account_cap() -> int:
     return max(1, int(settings.EXPORT_ACCOUNT_SHARE * _live_workers["count"]))
 
 
-def _alive_owners(leases: Iterable[tuple[Any, str]]) -> dict[Any, set[str]]:
-    """(key, lease owner) pairs of live leases -> the owners per key that are alive: the lease of a process that
-    stopped proving it is alive (``core.liveness``) takes no place, whatever its ``lease_until``."""
-    pairs = list(leases)
-    dead = liveness.dead(owner for _, owner in pairs)
-    alive: dict[Any, set[str]] = {}
-    for key, owner in pairs:
-        if owner not in dead:
-            alive.setdefault(key, set()).add(owner)
-    return alive
-
-
 def _at_cap(queue_ids: Sequence[int], *, cron: bool = False) -> set[int]:
     """Those of the queues whose every place is taken (EXPORT_QUEUE_CONCURRENCY or their own bound of live leases
     held by live processes), and for real-time ones, those whose account occupies its share of the worker
@@ -340,30 +328,41 @@ def _take_leases(
     place, or both join an account at its cap.
     """
     now = timezone.now()
+    of_queue = ExportDelivery.objects.filter(queue_id=queue_id, status=ExportStatus.PENDING)
+    due = of_queue.filter(next_attempt_at__lte=now).filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
+    due = due.exclude(window="") if cron else due.filter(window="")
+    if not due.exists():  # no lock for nothing: a delivery committed after this look is handed off on commit
+        return _Busy.NOTHING_DUE
     with transaction.atomic():
-        row = ExportQueue.objects.filter(pk=queue_id).values_list("account_id", "concurrency").first()
+        row = (
+            ExportQueue.objects.select_for_update(no_key=True)
+            .filter(pk=queue_id)
+            .values_list("account_id", "concurrency")
+            .first()
+        )
         if row is None:
             return _Busy.NOTHING_DUE
         account_id, bound = row
-        if not cron:
+        if cron:
+            holders = list(of_queue.filter(lease_until__gt=now).values_list("queue_id", "lease_owner"))
+        else:
+            # The account's row next (always in this order: a queue's, then its account's), so that its senders
+            # are counted one at a time: its live real-time leases tell both its senders and this queue's places.
             list(Account.objects.select_for_update(no_key=True).filter(pk=account_id).values_list("pk", flat=True))
-            senders = ExportDelivery.objects.filter(
-                account_id=account_id, status=ExportStatus.PENDING, lease_until__gt=now, window=""
+            holders = list(
+                ExportDelivery.objects.filter(
+                    account_id=account_id, status=ExportStatus.PENDING, lease_until__gt=now, window=""
+                ).values_list("queue_id", "lease_owner")
             )
-            others = set(senders.exclude(lease_owner=owner).order_by().values_list("lease_owner", flat=True).distinct())
-            others -= liveness.dead(others)
-            if others and sorted({*others, owner}).index(owner) >= account_cap():
+        dead = liveness.dead(owner for _, owner in holders)
+        holders = [(queue, owner) for queue, owner in holders if owner not in dead]
+        if not cron:
+            senders = {owner for _, owner in holders}
+            if senders - {owner} and sorted(senders | {owner}).index(owner) >= account_cap():
                 return _Busy.ACCOUNT_AT_CAP
-        if not list(ExportQueue.objects.select_for_update(no_key=True).filter(pk=queue_id).values_list("pk")):
-            return _Busy.NOTHING_DUE
-        of_queue = ExportDelivery.objects.filter(queue_id=queue_id, status=ExportStatus.PENDING)
-        holders = list(of_queue.filter(lease_until__gt=now).values_list("lease_owner", flat=True))
-        dead = liveness.dead(holders)
-        free = (bound or settings.EXPORT_QUEUE_CONCURRENCY) - sum(1 for holder in holders if holder not in dead)
+        free = (bound or settings.EXPORT_QUEUE_CONCURRENCY) - sum(1 for queue, _ in holders if queue == queue_id)
         if free <= 0:
             return _Busy.AT_CAP
-        due = of_queue.filter(next_attempt_at__lte=now).filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
-        due = due.exclude(window="") if cron else due.filter(window="")
         want = min(want, free)
         pks = list(
             due.filter(pk__in=list(preferred)).order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:want]
@@ -375,7 +374,7 @@ def _take_leases(
             return _Busy.NOTHING_DUE
         lease_until = now + timedelta(seconds=settings.EXPORT_LEASE_SECONDS)
         due.filter(pk__in=pks).update(attempts=F("attempts") + 1, lease_until=lease_until, lease_owner=owner)
-    taken = ExportDelivery.objects.select_related("queue", "account").filter(pk__in=pks)
+    taken = ExportDelivery.objects.select_related("queue__account", "account").filter(pk__in=pks)
     return sorted(taken, key=lambda d: (d.next_attempt_at, d.pk))
 
 
@@ -478,7 +477,7 @@ def deliver_queue(
     reached gives the sends under way a margin to finish, then records the rest as timeouts (retry rule) and
     releases their leases.
     """
-    queue = ExportQueue.objects.filter(pk=queue_id).first()
+    queue = ExportQueue.objects.select_related("account").filter(pk=queue_id).first()
     if queue is None:
         return {}
     sender = _Sender(queue=queue, preferred=[pk for pk in delivery_pks if pk], cron=cron, drain=drain, seconds=seconds)
@@ -538,6 +537,14 @@ class _Sender:
         self.preferred = preferred
         self.cron, self.drain = cron, drain
         self.owner = liveness.identity()
+        # The account's other real-time queues are taken in turn, one batch each: only if it has others.
+        self.rotate = (
+            not cron
+            and drain
+            and ExportQueue.objects.filter(account_id=queue.account_id, trigger=Trigger.REALTIME, enabled=True)
+            .exclude(pk=queue.pk)
+            .exists()
+        )
         # Threads only outside a transaction: a caller's uncommitted rows are invisible to other connections.
         self.threaded = settings.EXPORT_SEND_THREADS > 1 and not transaction.get_connection().in_atomic_block
         self.width = int(settings.EXPORT_SEND_THREADS) if self.threaded else 1
@@ -600,12 +607,12 @@ class _Sender:
                     return
                 continue
             self.start(taken, timeout=left)
-            if not self.cron and self.drain:
+            if self.rotate:
                 self.next_queue(set())  # the account's queues in turn, one batch each
 
     def next_queue(self, tried: set[int]) -> bool:
         """Move on to the account's next real-time queue with due deliveries (after this one, round the list)."""
-        if self.cron or not self.drain:
+        if not self.rotate:
             return False
         due = [pk for pk in _due_queues(account_id=self.queue.account_id, now=timezone.now()) if pk not in tried]
         if not due:

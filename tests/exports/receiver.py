@@ -26,6 +26,8 @@ class Receiver:
     # Answers to give, in order (status codes, "sleep:<seconds>", or "echo:<status>": that status with the
     # request line and headers as the body, as a careless receiver would answer); then 200.
     script: list[int | str] = field(default_factory=list)
+    # Seconds every answer waits (a receiver far away, or slow to answer), after the script's own.
+    delay: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_answer(self) -> int | str:
@@ -40,6 +42,8 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             with receiver.lock:
                 receiver.received.append(Received(self.path, dict(self.headers.items()), body, time.time()))
             answer = receiver.next_answer()
+            if receiver.delay:
+                time.sleep(receiver.delay)
             reply = b"ok"
             if isinstance(answer, str) and answer.startswith("sleep:"):
                 time.sleep(float(answer.split(":")[1]))
