@@ -343,7 +343,7 @@ if not 1 <= EXPORT_QUEUE_CONCURRENCY <= EXPORT_QUEUE_CONCURRENCY_MAX:
     raise ImproperlyConfigured("EXPORT_QUEUE_CONCURRENCY must be between 1 and EXPORT_QUEUE_CONCURRENCY_MAX")
 # Sends one delivery task runs at once, in threads of its worker process (renders and sends; the task's own thread
 # takes the leases and records the outcomes). 1: one after another, in the task's thread.
-EXPORT_SEND_THREADS = env.int("EXPORT_SEND_THREADS", default=8)
+EXPORT_SEND_THREADS = env.int("EXPORT_SEND_THREADS", default=16)
 if EXPORT_SEND_THREADS < 1:
     raise ImproperlyConfigured("EXPORT_SEND_THREADS must be 1 or more")
 # An account's fair share of the worker processes sending real-time deliveries, across all its queues: at most

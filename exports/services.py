@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
@@ -333,6 +333,8 @@ def _take_leases(
     due = due.exclude(window="") if cron else due.filter(window="")
     if not due.exists():  # no lock for nothing: a delivery committed after this look is handed off on commit
         return _Busy.NOTHING_DUE
+    if not cron and _beyond_share(queue_id=queue_id, owner=owner, now=now, locked=False):
+        return _Busy.ACCOUNT_AT_CAP  # a first look without locks; the decision to lease is taken under them
     with transaction.atomic():
         row = (
             ExportQueue.objects.select_for_update(no_key=True)
@@ -376,6 +378,23 @@ def _take_leases(
         due.filter(pk__in=pks).update(attempts=F("attempts") + 1, lease_until=lease_until, lease_owner=owner)
     taken = ExportDelivery.objects.select_related("queue__account", "account").filter(pk__in=pks)
     return sorted(taken, key=lambda d: (d.next_attempt_at, d.pk))
+
+
+def _beyond_share(*, queue_id: int, owner: str, now: datetime, locked: bool) -> bool:
+    """Would ``owner`` exceed the share of the queue's account (``_take_leases``' rule), by its leases as they are
+    now? Without locks (``locked`` false) a first look only: a task of an account at its share ends at once,
+    without queueing for the row locks that its account's sender needs."""
+    leases = ExportDelivery.objects.filter(
+        account_id=ExportQueue.objects.filter(pk=queue_id).values("account_id")[:1],
+        status=ExportStatus.PENDING,
+        lease_until__gt=now,
+        window="",
+    )
+    senders = set(leases.exclude(lease_owner=owner).order_by().values_list("lease_owner", flat=True).distinct())
+    if not senders:
+        return False
+    senders -= liveness.dead(senders)
+    return bool(senders) and sorted(senders | {owner}).index(owner) >= account_cap()
 
 
 def _due_queues(*, account_id: int, now: datetime) -> list[int]:
@@ -486,9 +505,9 @@ def deliver_queue(
 
 # Seconds a delivery task keeps, past its last send, to record the outcome and hand over the rest of its queue.
 RECORD_MARGIN_SECONDS = 5.0
-# With more than half its sends still running, the task waits this long for more of them to finish before it
-# records the finished ones and leases their successors: fewer, larger transactions on a busy queue.
-GATHER_SECONDS = 0.05
+# After a send finishes, the task waits up to this long for more (until half its threads are free) before it
+# records them and leases their successors: fewer, larger transactions on a busy queue.
+GATHER_SECONDS = 0.1
 
 
 @dataclass
@@ -570,11 +589,7 @@ class _Sender:
                 self.top_up()
                 if not self.in_flight:
                     break
-                finished, running = wait(list(self.in_flight), return_when=FIRST_COMPLETED)
-                if len(running) > self.width // 2:
-                    # More sends finish within a moment: one transaction records them, one leases their successors.
-                    finished, _ = wait(list(self.in_flight), timeout=GATHER_SECONDS, return_when=ALL_COMPLETED)
-                done = [self.collect(future) for future in finished]
+                done = [self.collect(future) for future in self.gather()]
                 self.record(done)
                 done = []
         except SoftTimeLimitExceeded:
@@ -585,6 +600,19 @@ class _Sender:
         if self.hand_over and self.drain:  # the rest of the queue, by a task with a whole time limit of its own
             hand_off({self.first_queue.pk: self.preferred}, cron=self.cron)
         return self.statuses
+
+    def gather(self) -> set[Future[_Outcome]]:
+        """The sends that finished: the first, and those that finish within GATHER_SECONDS after it until half
+        the threads are free, so that one transaction records several and one leases their successors."""
+        finished, running = wait(list(self.in_flight), return_when=FIRST_COMPLETED)
+        until = time.monotonic() + GATHER_SECONDS
+        while running and len(finished) < self.width // 2:
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            more, running = wait(running, timeout=left, return_when=FIRST_COMPLETED)
+            finished |= more
+        return finished
 
     def top_up(self) -> None:
         """Lease and start sends while places are free: this queue's, then the account's other queues in turn."""
