@@ -71,8 +71,12 @@ class SwitchableReceiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 at = time.time()
+                try:  # B's and the dead-partner A's: a JSON list of element keys; the heavy A's: its text
+                    keys = list(json.loads(body))
+                except ValueError:
+                    keys = []
                 with receiver.lock:
-                    receiver.received.append((self.headers.get("webhook-id", ""), list(json.loads(body)), at))
+                    receiver.received.append((self.headers.get("webhook-id", ""), keys, at))
                 if receiver.dead.is_set():
                     receiver.stop.wait()  # hold the connection open until the run ends: never answer
                     return

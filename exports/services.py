@@ -278,13 +278,22 @@ def _at_cap(queue_ids: Sequence[int], *, cron: bool = False) -> set[int]:
         per_queue[queue_id] = per_queue.get(queue_id, 0) + 1
         if not window:
             owners.setdefault(account_id, set()).add(owner)
-    cap = account_cap() if not cron and owners else 0
-    return {
-        pk
-        for pk, (account_id, bound) in queues.items()
-        if per_queue.get(pk, 0) >= (bound or settings.EXPORT_QUEUE_CONCURRENCY)
-        or (not cron and len(owners.get(account_id, ())) >= cap > 0)
+    skip = {
+        pk for pk, (_, bound) in queues.items() if per_queue.get(pk, 0) >= (bound or settings.EXPORT_QUEUE_CONCURRENCY)
     }
+    if cron:
+        return skip
+    # An account gets at most as many real-time tasks as it has free places in its share: each sender takes the
+    # account's queues in turn, and a task beyond the share would only occupy a worker process to find it taken.
+    cap = account_cap()
+    places = {account_id: cap - len(owners.get(account_id, ())) for account_id in accounts}
+    for pk, (account_id, _) in sorted(queues.items()):
+        if pk in skip:
+            continue
+        if places[account_id] <= 0:
+            skip.add(pk)
+        places[account_id] -= 1
+    return skip
 
 
 def _queue_bounds(queue_ids: Sequence[int]) -> list[tuple[int, int, int | None]]:

@@ -342,6 +342,25 @@ def test_a_queue_of_an_account_at_its_share_gets_no_task_and_the_accounts_sender
     assert len(receiver.received) == 1
 
 
+def test_an_account_gets_no_more_tasks_on_commit_than_free_places_in_its_share(tenant, client, settings):
+    first = make_queue(tenant, "https://example.com/a", name="a")
+    second = make_queue(tenant, "https://example.com/b", name="b")
+    import_orders(client, tenant, "a")
+    waiting = {
+        queue.pk: list(ExportDelivery.objects.filter(queue=queue).values_list("pk", flat=True))
+        for queue in (first, second)
+    }
+    settings.EXPORT_ACCOUNT_WORKERS = 1
+    with mock.patch.object(tasks.deliver, "apply_async") as deliver:
+        services.hand_off(waiting)
+    # One sender: it takes the account's other queue in turn (tested above).
+    assert [args[0][0] for args, _ in deliver.call_args_list] == [min(first.pk, second.pk)]
+    settings.EXPORT_ACCOUNT_WORKERS = 2
+    with mock.patch.object(tasks.deliver, "apply_async") as deliver:
+        services.hand_off(waiting)
+    assert sorted(args[0][0] for args, _ in deliver.call_args_list) == sorted([first.pk, second.pk])
+
+
 def test_the_first_senders_of_an_account_by_name_keep_its_share_and_a_later_one_takes_nothing(
     tenant, client, allow_loopback, receiver, settings
 ):
