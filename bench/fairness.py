@@ -36,6 +36,7 @@ import argparse
 import atexit
 import itertools
 import json
+import multiprocessing
 import os
 import sys
 import tempfile
@@ -344,7 +345,7 @@ def run_heavy(
     worker: Any,
 ) -> int:
     """B's latency with A quiet ("alone") and with A's bursts of large orders into its heavy queues ("heavy")."""
-    from django.db import close_old_connections, transaction
+    from django.db import close_old_connections, connections, transaction
 
     from exports import services as export_services
     from orders import services as order_services
@@ -400,12 +401,21 @@ def run_heavy(
         for condition in ("alone", "heavy"):
             until = time.monotonic() + args.seconds
             threads = [threading.Thread(target=light, args=(until, condition, round_number), daemon=True)]
+            burster = None
             if condition == "heavy":
-                threads.append(threading.Thread(target=heavy, args=(until, round_number), daemon=True))
+                # A's large orders are built and committed by a process of their own: in this one they would hold
+                # the interpreter while B's receiver takes its receipt times.
+                connections.close_all()
+                burster = multiprocessing.get_context("fork").Process(
+                    target=heavy, args=(until, round_number), daemon=True
+                )
+                burster.start()
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
+            if burster is not None:
+                burster.join(timeout=args.settle)
             worker.check_alive()
             print(f"  round {round_number + 1}, A {condition}: done", flush=True)
             if condition == "heavy":  # A's backlog drains before B is measured alone again
