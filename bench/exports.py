@@ -1,6 +1,7 @@
 """Real-time export latency: entities committed at a fixed rate, delivered by a real worker to a local web hook.
 
-    .venv/bin/python bench/exports.py [--entities 5000] [--rate 100]
+    .venv/bin/python bench/exports.py [--entities 5000] [--rate 100] [--receiver-delay 0.2] [--workers 2]
+                                      [--queue-concurrency N] [--saturated] [--embedded]
     .venv/bin/python bench/exports.py --cron [--sizes 10000,100000]
 
 ``--cron`` runs the cron benchmark instead (``bench/export_csv.py``: a daily CSV of 100,000 sales over FTP
@@ -12,12 +13,22 @@ on 127.0.0.1 in this process. It then creates ``--entities`` outgoing orders to 
 ``--rate`` per second, each in its own transaction (the export item is written in the same one), and prints
 how long until the receiver has every one, and the p50 / p99 / max latency from commit to receipt.
 Target (issue 3): p99 under 1 s at 100 entities/s on this 2-core machine.
+
+``--receiver-delay`` makes the receiver take that many seconds per answer (a partner 200 ms away);
+``--workers`` sets the worker's processes (``WORKER_CONCURRENCY``); ``--queue-concurrency`` the queue's own bound
+of deliveries sent at once (default: ``EXPORT_QUEUE_CONCURRENCY``). ``--saturated`` creates every entity first
+(as fast as it can, the worker not started) and then measures how many deliveries per second the worker sends
+from its start: a saturated queue's throughput. ``--embedded`` runs on the embedded default (SQLite and the
+embedded broker in a temporary folder, as ``runall`` starts them) instead of ``DATABASE_URL`` /
+``CELERY_BROKER_URL``.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import os
 import sys
 import tempfile
 import threading
@@ -27,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import export_csv, harness
+from ops.embedded_broker import EmbeddedBroker
 
 
 def main() -> int:
@@ -36,6 +48,11 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="after the last one is created, in seconds")
     parser.add_argument("--cron", action="store_true", help="the cron CSV benchmark (bench/export_csv.py)")
     parser.add_argument("--sizes", default="10000,100000", help="with --cron: numbers of sales")
+    parser.add_argument("--receiver-delay", type=float, default=0.0, help="seconds the receiver takes per answer")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default WORKER_CONCURRENCY)")
+    parser.add_argument("--queue-concurrency", type=int, default=None, help="the queue's own concurrency bound")
+    parser.add_argument("--saturated", action="store_true", help="create everything first, then time the drain")
+    parser.add_argument("--embedded", action="store_true", help="SQLite and the embedded broker, as runall")
     args = parser.parse_args()
     if args.cron:
         sys.argv = [export_csv.__file__, "--sizes", args.sizes]
@@ -43,14 +60,34 @@ def main() -> int:
 
     run_id = harness.new_run_id()
     queue_name = f"bench-exports-{run_id}"
-    env = harness.worker_env(queue_name, OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32")
+    if args.workers is not None:
+        os.environ["WORKER_CONCURRENCY"] = str(args.workers)
+    if args.embedded:
+        os.environ.pop("DATABASE_URL", None)
+        folder = Path(tempfile.mkdtemp(prefix=f"bench-exports-embedded-{run_id}-"))
+        embedded = EmbeddedBroker(folder / "broker")
+        embedded.start()
+        atexit.register(embedded.stop)
+        env = harness.local_env(
+            folder,
+            CELERY_BROKER_URL=embedded.url,
+            CELERY_TASK_DEFAULT_QUEUE=queue_name,
+            TASK_ROUTING="false",
+            PYTHONUNBUFFERED="1",
+            OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",
+            LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"),
+        )
+    else:
+        env = harness.worker_env(queue_name, OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32")
     harness.migrate(env)
     harness.create_api_key(env, f"bench {run_id}")
-    harness.vacuum_analyze(env["DATABASE_URL"])
+    if not args.embedded:
+        harness.vacuum_analyze(env["DATABASE_URL"])
 
     import django
 
     django.setup()
+    from django.conf import settings
     from django.db import transaction
 
     from accounts import services as account_services
@@ -73,15 +110,32 @@ def main() -> int:
     lock = threading.Lock()
     try:
         with harness.stop_on_sigterm(), running_receiver() as receiver:
+            receiver.delay = args.receiver_delay
             export_services.create_queue(
                 account=account,
                 name=queue_name,
                 entity_type="outgoing_orders",
                 delivery={"type": "webhook", "url": receiver.url},
+                concurrency=args.queue_concurrency,
             )
-            worker = children.start_worker(queue_name)
-            harness.wait_for(lambda: " ready." in worker.log(), harness.READY_TIMEOUT_SECONDS, "the worker", [worker])
-            print(f"run {run_id}: {args.entities} outgoing orders at {args.rate:g}/s; worker logs in {log_dir}")
+
+            def start_worker() -> harness.Child:
+                started = children.start_worker(queue_name)
+                harness.wait_for(
+                    lambda: " ready." in started.log(), harness.READY_TIMEOUT_SECONDS, "the worker", [started]
+                )
+                return started
+
+            worker = None if args.saturated else start_worker()
+            print(
+                f"run {run_id}: {args.entities} outgoing orders at {args.rate:g}/s "
+                f"{'(all before the worker starts) ' if args.saturated else ''}on "
+                f"{'the embedded default' if args.embedded else env['DATABASE_URL'].split(':', 1)[0]}; "
+                f"{os.environ.get('WORKER_CONCURRENCY', '2')} worker processes, "
+                f"receiver delay {args.receiver_delay:g} s, queue concurrency "
+                f"{args.queue_concurrency or settings.EXPORT_QUEUE_CONCURRENCY}, send threads "
+                f"{settings.EXPORT_SEND_THREADS}; worker logs in {log_dir}"
+            )
 
             def collect() -> None:  # receipt times by element key, as the receiver saw them
                 seen = 0
@@ -114,6 +168,9 @@ def main() -> int:
                     )
                 committed[identifier] = time.time()
             created_in = time.monotonic() - start
+            if worker is None:
+                worker = start_worker()
+                drain_start = time.time()
             harness.wait_for(lambda: len(received) >= args.entities, args.timeout, "every delivery", [worker])
             all_in = time.monotonic() - start
             stop.set()
@@ -125,7 +182,16 @@ def main() -> int:
         children.stop_all()
         ExportQueue.objects.filter(account=account, name=queue_name).delete()
 
+    if args.saturated:
+        last = max(received.values())
+        print(
+            f"saturated: {args.entities} deliveries in {last - drain_start:.1f} s from the worker's start: "
+            f"{args.entities / (last - drain_start):.1f} deliveries/s"
+        )
+        return 0
     latencies = sorted(received[k] - committed[k] for k in committed if k in received)
+    span = max(received.values()) - min(committed.values())
+    print(f"throughput: {len(received) / span:.1f} deliveries/s from the first commit to the last receipt")
     print(
         f"created {args.entities} in {created_in:.1f} s ({args.entities / created_in:.0f}/s); all received after "
         f"{all_in:.1f} s"

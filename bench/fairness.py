@@ -19,6 +19,15 @@ condition and the ratio p99(B, A dead) / p99(B, A healthy) (target: at most 1.5)
 leased at once (the queue's concurrency cap, EXPORT_QUEUE_CONCURRENCY); and A's deliveries against the spec's
 retry rule (attempts per delivery, at most 5; each retry no earlier than its doubling delay after the attempt
 before it). A benchmark, not a test.
+
+``--heavy`` measures the fair share of the workers instead (EXPORT_ACCOUNT_SHARE): A is a heavy tenant with
+``--heavy-queues`` real-time queues (3), each with a heavy Mustache template over every line, to healthy
+receivers; every ``--burst-every`` seconds (10) it commits ``--burst`` outgoing orders (2) of ``--lines`` lines
+(1,000) each, so each burst is that many heavy renders and sends per queue. B is light, as above. Phases
+alternate between A quiet ("alone") and A bursting ("heavy"); the ratio is p99(B, heavy) / p99(B, alone)
+(target: at most 1.5).
+
+    .venv/bin/python bench/fairness.py --heavy [--seconds 30] [--rounds 2] [--heavy-queues 3] [--lines 1000]
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import argparse
 import atexit
 import itertools
 import json
+import multiprocessing
 import os
 import sys
 import tempfile
@@ -62,8 +72,12 @@ class SwitchableReceiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 at = time.time()
+                try:  # B's and the dead-partner A's: a JSON list of element keys; the heavy A's: its text
+                    keys = list(json.loads(body))
+                except ValueError:
+                    keys = []
                 with receiver.lock:
-                    receiver.received.append((self.headers.get("webhook-id", ""), list(json.loads(body)), at))
+                    receiver.received.append((self.headers.get("webhook-id", ""), keys, at))
                 if receiver.dead.is_set():
                     receiver.stop.wait()  # hold the connection open until the run ends: never answer
                     return
@@ -112,6 +126,11 @@ def main() -> int:
         help="read timeout of A's web hook (default: the web hook's own default); shorter shows more retries",
     )
     parser.add_argument("--settle", type=float, default=20.0, help="seconds for B's last deliveries after the load")
+    parser.add_argument("--heavy", action="store_true", help="A is a heavy tenant (bursts, heavy templates)")
+    parser.add_argument("--heavy-queues", type=int, default=3, help="with --heavy: A's real-time queues")
+    parser.add_argument("--lines", type=int, default=1000, help="with --heavy: lines of each of A's orders")
+    parser.add_argument("--burst", type=int, default=2, help="with --heavy: A's orders per burst")
+    parser.add_argument("--burst-every", type=float, default=10.0, help="with --heavy: seconds between bursts")
     args = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="bench-fairness-"))
@@ -153,22 +172,34 @@ def main() -> int:
                 entity_type="outgoing_orders",
                 delivery={"type": "webhook", "url": receiver.url}
                 | ({"read_timeout": args.a_read_timeout} if tenant == "a" else {}),
+                **({"transform": HEAVY_TEMPLATE} if args.heavy and tenant == "a" else {}),
             )
+            if args.heavy and tenant == "a":
+                for n in range(1, args.heavy_queues):
+                    export_services.create_queue(
+                        account=account,
+                        name=f"fairness-{run_id}-{tenant}-{n}",
+                        entity_type="outgoing_orders",
+                        delivery={"type": "webhook", "url": receiver.url},
+                        transform=HEAVY_TEMPLATE,
+                    )
         broker = env["CELERY_BROKER_URL"].split(":", 1)[0]
         print(
             f"database {env['DATABASE_URL'].split(':', 1)[0]}, broker {broker}; worker concurrency "
             f"{os.environ.get('WORKER_CONCURRENCY', '2')}; "
-            f"EXPORT_QUEUE_CONCURRENCY {settings.EXPORT_QUEUE_CONCURRENCY}; "
+            f"EXPORT_QUEUE_CONCURRENCY {settings.EXPORT_QUEUE_CONCURRENCY}, EXPORT_SEND_THREADS "
+            f"{settings.EXPORT_SEND_THREADS}, EXPORT_ACCOUNT_SHARE {settings.EXPORT_ACCOUNT_SHARE:g}; "
             f"lease {settings.EXPORT_LEASE_SECONDS:g} s, task time limits {settings.EXPORT_TASK_SOFT_TIME_LIMIT:g} / "
             f"{settings.EXPORT_TASK_TIME_LIMIT:g} s; logs in {folder}"
         )
         worker = children.start_worker(env["CELERY_TASK_DEFAULT_QUEUE"])
         try:
             harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])
-            result = run(args, run_id, queues, shops, receiver_a, receiver_b, worker)
+            runner = run_heavy if args.heavy else run
+            result = runner(args, run_id, queues, shops, receiver_a, receiver_b, worker)
         finally:
             children.stop_all()
-            ExportQueue.objects.filter(pk__in=[q.pk for q in queues.values()]).delete()
+            ExportQueue.objects.filter(name__startswith=f"fairness-{run_id}-").delete()
     return result
 
 
@@ -292,6 +323,153 @@ def run(
     print(f"  most deliveries leased at once: A {most_leased['a']}, B {most_leased['b']}")
     rule_ok = report_retry_rule(queues["a"], ExportAttempt, ExportDelivery)
     return 0 if ratio <= TARGET_RATIO and missing == 0 and rule_ok else 1
+
+
+# A's heavy template: every line of the order, several times over (the render costs what a big file's does).
+HEAVY_TEMPLATE = {
+    "type": "mustache",
+    "content_type": "text/plain",
+    "template": "{{#elements}}"
+    + "{{#basket.line_items}}{{product_identifier}};{{name}};{{quantity}};{{price}};{{element_key}}\n"
+    "{{/basket.line_items}}" * 4 + "{{/elements}}",
+}
+
+
+def run_heavy(
+    args: argparse.Namespace,
+    run_id: str,
+    queues: dict[str, Any],
+    shops: dict[str, Any],
+    receiver_a: SwitchableReceiver,
+    receiver_b: SwitchableReceiver,
+    worker: Any,
+) -> int:
+    """B's latency with A quiet ("alone") and with A's bursts of large orders into its heavy queues ("heavy")."""
+    from django.db import close_old_connections, connections, transaction
+
+    from exports import services as export_services
+    from orders import services as order_services
+
+    committed: dict[str, tuple[float, str]] = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+    lines = [
+        {"product_identifier": f"p{i}", "name": f"Product number {i}", "quantity": 1 + i % 3, "price": 9.5}
+        for i in range(args.lines)
+    ]
+
+    def beat() -> None:
+        while not stop.wait(SWEEP_INTERVAL_SECONDS):
+            export_services.sweep()
+        close_old_connections()
+
+    def light(until: float, condition: str, phase: int) -> None:
+        def one(n: int) -> None:
+            identifier = f"{run_id}-b-{phase}-{condition}-{n}"
+            with transaction.atomic():
+                order_services.create_outgoing_order(
+                    account=queues["b"].account,
+                    stock_location=shops["b"],
+                    order={"order_identifier": identifier, "basket": {"line_items": [], "total": n}},
+                )
+            with lock:
+                committed[identifier] = (time.time(), condition)
+
+        harness.at_fixed_rate(args.b_rate, until, stop, one)
+        close_old_connections()
+
+    def heavy(until: float, phase: int) -> None:
+        def burst(n: int) -> None:
+            for k in range(args.burst):
+                with transaction.atomic():
+                    order_services.create_outgoing_order(
+                        account=queues["a"].account,
+                        stock_location=shops["a"],
+                        order={
+                            "order_identifier": f"{run_id}-a-{phase}-{n}-{k}",
+                            "basket": {"line_items": lines, "total": n},
+                        },
+                    )
+
+        harness.at_fixed_rate(1 / args.burst_every, until, stop, burst)
+        close_old_connections()
+
+    sweeper = threading.Thread(target=beat, daemon=True)
+    sweeper.start()
+    started = time.time()
+    for round_number in range(args.rounds):
+        for condition in ("alone", "heavy"):
+            until = time.monotonic() + args.seconds
+            threads = [threading.Thread(target=light, args=(until, condition, round_number), daemon=True)]
+            burster = None
+            if condition == "heavy":
+                # A's large orders are built and committed by a process of their own: in this one they would hold
+                # the interpreter while B's receiver takes its receipt times.
+                connections.close_all()
+                burster = multiprocessing.get_context("fork").Process(
+                    target=heavy, args=(until, round_number), daemon=True
+                )
+                burster.start()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            if burster is not None:
+                burster.join(timeout=args.settle)
+            worker.check_alive()
+            print(f"  round {round_number + 1}, A {condition}: done", flush=True)
+            if condition == "heavy":  # A's backlog drains before B is measured alone again
+                deadline = time.monotonic() + args.settle
+                while time.monotonic() < deadline and a_backlog(queues["a"].account_id):
+                    time.sleep(0.5)
+
+    b_sent = {k for k in committed if "-b-" in k}
+
+    def b_received() -> set[str]:
+        with receiver_b.lock:
+            return {key.split(":")[0] for _, keys, _ in receiver_b.received for key in keys}
+
+    deadline = time.monotonic() + args.settle
+    while time.monotonic() < deadline and not b_sent <= b_received():
+        time.sleep(0.2)
+    stop.set()
+    sweeper.join(timeout=10)
+    first_receipt: dict[str, float] = {}
+    with receiver_b.lock:
+        for _, keys, at in receiver_b.received:
+            for key in keys:
+                first_receipt.setdefault(key.split(":")[0], at)
+    latencies: dict[str, list[float]] = {"alone": [], "heavy": []}
+    missing = 0
+    for identifier, (at, condition) in committed.items():
+        if identifier in first_receipt:
+            latencies[condition].append((first_receipt[identifier] - at) * 1000)
+        else:
+            missing += 1
+    with receiver_a.lock:
+        a_received = len(receiver_a.received)
+    p99 = {condition: harness.percentile(values, 0.99) for condition, values in latencies.items()}
+    p50 = {condition: harness.percentile(values, 0.5) for condition, values in latencies.items()}
+    ratio = p99["heavy"] / p99["alone"]
+    print(
+        f"{args.rounds} x {args.seconds:g} s per condition; B {args.b_rate:g}/s; A: {args.heavy_queues} queues, "
+        f"{args.burst} orders of {args.lines} lines every {args.burst_every:g} s; {time.time() - started:.0f} s"
+    )
+    for condition in ("alone", "heavy"):
+        print(
+            f"  B commit -> receipt, A {condition}: n={len(latencies[condition])} p50 {p50[condition]:.1f} ms "
+            f"p99 {p99[condition]:.1f} ms"
+        )
+    print(f"  A's heavy deliveries received: {a_received}; B not received: {missing}")
+    verdict = "OK" if ratio <= TARGET_RATIO else "ABOVE TARGET"
+    print(f"  ratio {ratio:.2f} (target <= {TARGET_RATIO:g}): {verdict}")
+    return 0 if ratio <= TARGET_RATIO and missing == 0 else 1
+
+
+def a_backlog(account_id: int) -> int:
+    from exports.models import ExportDelivery, ExportStatus
+
+    return ExportDelivery.objects.filter(account_id=account_id, status=ExportStatus.PENDING).count()
 
 
 def report_retry_rule(queue: Any, attempt_model: Any, delivery_model: Any) -> bool:

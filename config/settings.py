@@ -363,10 +363,11 @@ if not 0 < LIVENESS_INTERVAL_SECONDS < LIVENESS_TIMEOUT_SECONDS:
 # taken just before each send, and outlives the delivery task's hard time limit below: when it runs out, the task
 # that held it is dead, so no second worker sends a delivery the first is still sending.
 EXPORT_LEASE_SECONDS = env.float("EXPORT_LEASE_SECONDS", default=600.0)
-# A delivery task sends one export queue's due deliveries one after another. At its soft time limit the send under
-# way is recorded as a timeout (the spec's retry rule applies) and its lease released; at the hard limit Celery
-# kills the process. Each send gets at most what is left before the soft limit (its connect + read timeouts and a
-# deadline for the whole exchange), and the task hands the rest of its queue to a new task before it runs short.
+# A delivery task sends its export queue's due deliveries several at once (EXPORT_SEND_THREADS). At its soft time
+# limit the sends under way get a short margin to finish, then are recorded as timeouts (the spec's retry rule
+# applies) and their leases released; at the hard limit Celery kills the process. Each send gets at most what is
+# left before the soft limit (its connect + read timeouts and a deadline for the whole exchange), and the task hands
+# the rest of its queue to a new task before it runs short.
 EXPORT_TASK_SOFT_TIME_LIMIT = env.float("EXPORT_TASK_SOFT_TIME_LIMIT", default=EXPORT_LEASE_SECONDS / 2)
 EXPORT_TASK_TIME_LIMIT = env.float("EXPORT_TASK_TIME_LIMIT", default=EXPORT_TASK_SOFT_TIME_LIMIT * 1.1)
 if not 0 < EXPORT_TASK_SOFT_TIME_LIMIT < EXPORT_TASK_TIME_LIMIT < EXPORT_LEASE_SECONDS:
@@ -389,11 +390,25 @@ if CELERY_BROKER_URL.startswith("redis"):
 # the worker's prefetch places, and kombu then fetches one task per polling interval for the other processes (B's
 # p99 x1.6-1.9); acknowledging at the start fixes it there (x1.0) but not on Redis, where it makes it worse (x5).
 EXPORT_TASK_ACKS_LATE = env.bool("EXPORT_TASK_ACKS_LATE", default=not CELERY_BROKER_URL.startswith("filesystem://"))
-# Deliveries of one export queue being sent at the same time, across every worker process: one queue's backlog
-# or dead receiver holds at most this many worker processes. Keep it below WORKER_CONCURRENCY.
-EXPORT_QUEUE_CONCURRENCY = env.int("EXPORT_QUEUE_CONCURRENCY", default=1)
-if EXPORT_QUEUE_CONCURRENCY < 1:
-    raise ImproperlyConfigured("EXPORT_QUEUE_CONCURRENCY must be 1 or more")
+# Deliveries of one export queue (one endpoint) being sent at the same time, across every worker process: a slow or
+# dead receiver holds at most this many sends. A queue's own ``concurrency`` (1..EXPORT_QUEUE_CONCURRENCY_MAX)
+# overrides it; 1 keeps a queue's deliveries in order.
+EXPORT_QUEUE_CONCURRENCY = env.int("EXPORT_QUEUE_CONCURRENCY", default=16)
+EXPORT_QUEUE_CONCURRENCY_MAX = env.int("EXPORT_QUEUE_CONCURRENCY_MAX", default=64)
+if not 1 <= EXPORT_QUEUE_CONCURRENCY <= EXPORT_QUEUE_CONCURRENCY_MAX:
+    raise ImproperlyConfigured("EXPORT_QUEUE_CONCURRENCY must be between 1 and EXPORT_QUEUE_CONCURRENCY_MAX")
+# Sends one delivery task runs at once, in threads of its worker process (renders and sends; the task's own thread
+# takes the leases and records the outcomes). 1: one after another, in the task's thread.
+EXPORT_SEND_THREADS = env.int("EXPORT_SEND_THREADS", default=16)
+if EXPORT_SEND_THREADS < 1:
+    raise ImproperlyConfigured("EXPORT_SEND_THREADS must be 1 or more")
+# An account's fair share of the worker processes sending real-time deliveries, across all its queues: at most
+# max(1, floor(EXPORT_ACCOUNT_SHARE x live worker processes)) of them (core.liveness counts the live ones), or
+# EXPORT_ACCOUNT_WORKERS when above 0. The other processes stay free for other accounts' work.
+EXPORT_ACCOUNT_SHARE = env.float("EXPORT_ACCOUNT_SHARE", default=0.5)
+EXPORT_ACCOUNT_WORKERS = env.int("EXPORT_ACCOUNT_WORKERS", default=0)
+if not 0 < EXPORT_ACCOUNT_SHARE <= 1 or EXPORT_ACCOUNT_WORKERS < 0:
+    raise ImproperlyConfigured("EXPORT_ACCOUNT_SHARE must be in (0, 1] and EXPORT_ACCOUNT_WORKERS 0 or more")
 # The From address (optionally "Name <address>") of every e-mail export; a queue may set a display name and a
 # Reply-To, never the address. Empty: DEFAULT_FROM_EMAIL.
 EXPORT_EMAIL_FROM = env.str("EXPORT_EMAIL_FROM", default="")

@@ -121,9 +121,12 @@ def stop() -> None:
             return
         stopping = _state.get("stop")
         name = str(_state["name"])
+        thread = _state.get("thread")
         _state.clear()
     if isinstance(stopping, threading.Event):
         stopping.set()
+    if isinstance(thread, threading.Thread) and thread.is_alive() and thread is not threading.current_thread():
+        thread.join(timeout=10)  # a beat under way would write the row again after the delete below
     try:
         _model().objects.filter(name=name).delete()
     except Exception:

@@ -272,7 +272,11 @@ class _GuardedAdapter(HTTPAdapter):
 POOLED_DESTINATIONS = 100
 
 
-def http_session() -> requests.Session:
+# Connections a session keeps per destination (requests' default); more for callers that send from several threads.
+DEFAULT_POOL_SIZE = 10
+
+
+def http_session(*, pool_size: int = DEFAULT_POOL_SIZE) -> requests.Session:
     """A session for outgoing HTTP: the address guard at connect time, no redirects, no proxies from env, no
     cookies (a session is shared by every call of a process or configuration: one partner's cookie must not
     travel with another call). Its adapter keeps one connection pool per destination (scheme, host, port)."""
@@ -280,7 +284,7 @@ def http_session() -> requests.Session:
     session.trust_env = False
     session.max_redirects = 0
     session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-    adapter = _GuardedAdapter(max_retries=0, pool_connections=POOLED_DESTINATIONS)
+    adapter = _GuardedAdapter(max_retries=0, pool_connections=POOLED_DESTINATIONS, pool_maxsize=pool_size)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session

@@ -36,7 +36,17 @@ from exports.serializers import mask, unmask
 # A "Retry failed items" action hands at most this many items of each selected queue to new deliveries.
 MAX_QUEUE_RETRY = 10_000
 _JSON_WIDGET = forms.Textarea(attrs={"rows": 8, "cols": 90, "class": "vLargeTextField json-config"})
-QUEUE_FIELDS = ("name", "entity_type", "enabled", "trigger", "daily_at", "filters", "transform", "delivery")
+QUEUE_FIELDS = (
+    "name",
+    "entity_type",
+    "enabled",
+    "trigger",
+    "daily_at",
+    "concurrency",
+    "filters",
+    "transform",
+    "delivery",
+)
 
 
 class ExportQueueForm(QueueConfigForm):
@@ -63,6 +73,14 @@ class ExportQueueForm(QueueConfigForm):
     def clean_delivery(self) -> Any:
         stored = self.instance.delivery if self.instance.pk is not None else None
         return unmask(self.cleaned_data.get("delivery"), stored)
+
+    def clean_concurrency(self) -> int | None:
+        value: int | None = self.cleaned_data.get("concurrency")
+        try:
+            services.validate_concurrency(value)
+        except ServiceError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return value
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -115,7 +133,7 @@ class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
     fieldsets = [
         (None, {"fields": ["account", "name", "entity_type", "enabled", "filters"]}),
         ("Trigger", {"fields": ["trigger", "daily_at"]}),
-        ("Transform and delivery", {"fields": ["transform", "delivery"]}),
+        ("Transform and delivery", {"fields": ["transform", "delivery", "concurrency"]}),
         ("Destination health", {"fields": ["destination_circuit", "failing_since", "disabled_at", "disabled_reason"]}),
         ("Record", {"fields": ["created_at", "updated_at"]}),
     ]

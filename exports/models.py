@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
@@ -52,6 +53,14 @@ class ExportQueue(AccountOwned):
     daily_at = models.TimeField(null=True, blank=True, help_text="Local time of a daily run (account time zone).")
     transform = DecimalJSONField(default=dict, help_text='{"type": "identity"|"mustache"|..., ...}')
     delivery = DecimalJSONField(default=dict, help_text='{"type": "webhook"|"email"|"ftp"|"sftp", ...}')
+    # Deliveries of this queue sent at the same time, across every worker (empty: EXPORT_QUEUE_CONCURRENCY): the
+    # endpoint's bound. 1 sends them one at a time, in order.
+    concurrency = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Deliveries sent at the same time (empty: the service's default). 1 keeps them in order.",
+    )
     # Auto-disable (issue 12, as Svix does): the first failed delivery since the last success, and why and when
     # the service turned ``enabled`` off after EXPORT_QUEUE_DISABLE_AFTER_DAYS of failures (empty: it did not).
     failing_since = models.DateTimeField(null=True, blank=True, editable=False)
@@ -113,6 +122,8 @@ class ExportDelivery(AccountOwned):
             # One queue's next due delivery, and its live leases (the queue's concurrency cap).
             models.Index(fields=["queue", "status", "next_attempt_at"], name="export_deliv_queue_due"),
             models.Index(fields=["queue", "lease_until"], name="export_deliv_queue_lease"),
+            # An account's live leases: the worker processes it occupies (its fair share).
+            models.Index(fields=["account", "lease_until"], name="export_deliv_account_lease"),
         ]
 
     def __str__(self) -> str:

@@ -135,6 +135,15 @@ class ExportQueueInputSerializer(serializers.Serializer):
         input_formats=["%H:%M", "%H:%M:%S"],
         help_text="HH:MM, local time of the account, for a daily trigger.",
     )
+    concurrency = serializers.IntegerField(
+        default=None,
+        allow_null=True,
+        min_value=1,
+        help_text=(
+            "Deliveries of this queue sent at the same time, across every worker, from 1 (in order) to the "
+            "operator's EXPORT_QUEUE_CONCURRENCY_MAX; null: the service's default (EXPORT_QUEUE_CONCURRENCY)."
+        ),
+    )
     transform = ConfigField(default=lambda: {"type": "identity"})  # type: ignore[arg-type]
     delivery = ConfigField(
         help_text=(
@@ -163,6 +172,7 @@ class ExportQueueOutputSerializer(serializers.ModelSerializer):
             "filters",
             "trigger",
             "daily_at",
+            "concurrency",
             "transform",
             "delivery",
             "failing_since",
@@ -172,6 +182,7 @@ class ExportQueueOutputSerializer(serializers.ModelSerializer):
             "updated_at",
         ],
         extra_kwargs={
+            "concurrency": {"help_text": "Deliveries sent at the same time (null: the service's default)."},
             "failing_since": {"help_text": "The first failed delivery since the last successful one (null: none)."},
             "disabled_at": {"help_text": "When the service disabled the queue itself (null: it did not)."},
             "disabled_reason": {

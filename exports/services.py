@@ -15,11 +15,14 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 import secrets
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
@@ -30,14 +33,15 @@ from zoneinfo import ZoneInfo
 
 from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
+from django import db
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, Q, TextField
+from django.db.models import F, Q, TextField
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from accounts.models import Account, StockLocation
-from core import bulk, outbound, outbox
+from core import bulk, liveness, outbound, outbox
 from core.errors import Conflict, ServiceError
 from core.jsonenc import DecimalJSONDecoder
 from exports import circuit, retry
@@ -214,12 +218,13 @@ def hand_off(by_queue: Mapping[int, Sequence[int]], countdown: float | None = No
     its ``handed_off_at`` is older than the grace period. Cron windows go by a task of their own, routed to the
     cron queue, so that a big file never waits in front of real-time web hooks (settings: TASK_ROUTING)."""
     task = current_app.tasks[DELIVER_CRON_TASK if cron else DELIVER_TASK]
-    at_cap = _at_cap(list(by_queue)) if countdown is None else set()
+    at_cap = _at_cap(list(by_queue), cron=cron) if countdown is None else set()
     for queue_id, delivery_ids in by_queue.items():
         if queue_id in at_cap:
-            # Every place of the queue is taken by a task that, after its send, leases the queue's next due
-            # delivery (these were committed before): a task for them would only find the queue at its cap, and
-            # behind a dead receiver's queue such tasks would crowd the broker in front of other queues' work.
+            # Every place of the queue, or of its account, is taken by a sender that, after its sends, leases the
+            # queue's (or the account's) next due deliveries, these included (they were committed before): a task
+            # for them would only find the cap, and behind a dead receiver such tasks would crowd the broker in
+            # front of other queues' work.
             continue
         try:
             task.apply_async((queue_id, list(delivery_ids)[:HAND_OFF_IDS]), countdown=countdown)
@@ -228,14 +233,71 @@ def hand_off(by_queue: Mapping[int, Sequence[int]], countdown: float | None = No
             return
 
 
-def _at_cap(queue_ids: Sequence[int]) -> set[int]:
-    """Those of the queues that have EXPORT_QUEUE_CONCURRENCY deliveries being sent (leased) right now: one
-    query for all of them (a checkout hands off to its sales' and its stock events' queues at once)."""
-    leased = ExportDelivery.objects.filter(
-        queue_id__in=queue_ids, status=ExportStatus.PENDING, lease_until__gt=timezone.now()
-    )
-    counts = leased.values("queue_id").annotate(n=Count("pk")).filter(n__gte=settings.EXPORT_QUEUE_CONCURRENCY)
-    return set(counts.values_list("queue_id", flat=True))
+def queue_concurrency(queue: ExportQueue) -> int:
+    """The queue's bound of deliveries sent at once, across every worker: its own, else EXPORT_QUEUE_CONCURRENCY."""
+    return int(queue.concurrency or settings.EXPORT_QUEUE_CONCURRENCY)
+
+
+# How long a process trusts its count of live worker processes (the account cap's base).
+_LIVE_WORKERS_SECONDS = 5.0
+_live_workers: dict[str, float] = {}
+
+
+def account_cap() -> int:
+    """Worker processes one account may occupy with real-time sends at once: EXPORT_ACCOUNT_WORKERS when set,
+    else max(1, floor(EXPORT_ACCOUNT_SHARE x live worker processes)); the processes ``core.liveness`` sees alive
+    (WORKER_CONCURRENCY while none is seen: a test, a shell). Read at most every few seconds per process."""
+    if settings.EXPORT_ACCOUNT_WORKERS > 0:
+        return int(settings.EXPORT_ACCOUNT_WORKERS)
+    now = time.monotonic()
+    if _live_workers.get("until", 0.0) <= now:
+        _live_workers["count"] = float(len(liveness.live(kind=liveness.WORKER)) or settings.WORKER_CONCURRENCY)
+        _live_workers["until"] = now + _LIVE_WORKERS_SECONDS
+    return max(1, int(settings.EXPORT_ACCOUNT_SHARE * _live_workers["count"]))
+
+
+def _at_cap(queue_ids: Sequence[int], *, cron: bool = False) -> set[int]:
+    """Those of the queues whose every place is taken (EXPORT_QUEUE_CONCURRENCY or their own bound of live leases
+    held by live processes), and for real-time ones, those whose account occupies its share of the worker
+    processes already (``account_cap``): one look at the leases for all of them (a checkout hands off to its sales'
+    and its stock events' queues at once)."""
+    queues = {pk: (account_id, bound) for pk, account_id, bound in _queue_bounds(queue_ids)}
+    if not queues:
+        return set()
+    now = timezone.now()
+    accounts = {account_id for account_id, _ in queues.values()}
+    leased = ExportDelivery.objects.filter(status=ExportStatus.PENDING, lease_until__gt=now)
+    leased = leased.filter(Q(queue_id__in=list(queues)) | Q(account_id__in=accounts, window=""))
+    rows = list(leased.values_list("queue_id", "account_id", "lease_owner", "window", "pk"))
+    dead = liveness.dead(owner for _, _, owner, _, _ in rows)
+    per_queue: dict[int, int] = {}
+    owners: dict[int, set[str]] = {}
+    for queue_id, account_id, owner, window, _pk in rows:
+        if owner in dead:
+            continue
+        per_queue[queue_id] = per_queue.get(queue_id, 0) + 1
+        if not window:
+            owners.setdefault(account_id, set()).add(owner)
+    skip = {
+        pk for pk, (_, bound) in queues.items() if per_queue.get(pk, 0) >= (bound or settings.EXPORT_QUEUE_CONCURRENCY)
+    }
+    if cron:
+        return skip
+    # An account gets at most as many real-time tasks as it has free places in its share: each sender takes the
+    # account's queues in turn, and a task beyond the share would only occupy a worker process to find it taken.
+    cap = account_cap()
+    places = {account_id: cap - len(owners.get(account_id, ())) for account_id in accounts}
+    for pk, (account_id, _) in sorted(queues.items()):
+        if pk in skip:
+            continue
+        if places[account_id] <= 0:
+            skip.add(pk)
+        places[account_id] -= 1
+    return skip
+
+
+def _queue_bounds(queue_ids: Sequence[int]) -> list[tuple[int, int, int | None]]:
+    return list(ExportQueue.objects.filter(pk__in=queue_ids).values_list("pk", "account_id", "concurrency"))
 
 
 def _by_queue(deliveries: Iterable[ExportDelivery]) -> dict[int, list[int]]:
@@ -252,37 +314,104 @@ HAND_OFF_IDS = 100
 
 
 class _Busy(Enum):
-    """Why no lease was taken: nothing of the queue is due, or the queue is at its concurrency cap."""
+    """Why no lease was taken: nothing of the queue is due, the queue is at its concurrency cap, or its account
+    occupies its share of the worker processes with other senders."""
 
     NOTHING_DUE = "nothing due"
     AT_CAP = "at cap"
+    ACCOUNT_AT_CAP = "account at cap"
 
 
-def _take_lease(*, queue_id: int, preferred: Sequence[int], drain: bool, cron: bool) -> ExportDelivery | _Busy:
-    """Lease one due delivery of this queue for its send: one of ``preferred`` if any is due, else (``drain``)
-    the queue's longest-waiting one. Refused while the queue has EXPORT_QUEUE_CONCURRENCY deliveries leased.
+def _take_leases(
+    *, queue_id: int, preferred: Sequence[int], drain: bool, cron: bool, want: int, owner: str
+) -> list[ExportDelivery] | _Busy:
+    """Lease up to ``want`` due deliveries of this queue for ``owner`` (this process, ``liveness.identity``):
+    ``preferred`` ones first, then (``drain``) the queue's longest-waiting ones. Never more than the queue's free
+    places (its bound less the live leases of live processes), and for real-time deliveries only while ``owner``
+    is within its account's share of the worker processes (``account_cap``): the account's senders, by name, the
+    first ``account_cap()`` of them go on; a later one takes nothing (the ones before it take the account's queues
+    in turn). Each lease counts an attempt and names its owner.
 
-    The cap is counted under a row lock on the queue (PostgreSQL: SELECT ... FOR UPDATE; SQLite: every write
-    transaction is IMMEDIATE, so they run one at a time), so two workers cannot both take the last free place.
+    Taken under row locks (PostgreSQL: the account's row, then the queue's, SELECT ... FOR NO KEY UPDATE; SQLite:
+    every write transaction is IMMEDIATE, so they run one at a time), so two workers cannot both take the last free
+    place, or both join an account at its cap.
     """
     now = timezone.now()
+    of_queue = ExportDelivery.objects.filter(queue_id=queue_id, status=ExportStatus.PENDING)
+    due = of_queue.filter(next_attempt_at__lte=now).filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
+    due = due.exclude(window="") if cron else due.filter(window="")
+    if not due.exists():  # no lock for nothing: a delivery committed after this look is handed off on commit
+        return _Busy.NOTHING_DUE
+    if not cron and _beyond_share(queue_id=queue_id, owner=owner, now=now, locked=False):
+        return _Busy.ACCOUNT_AT_CAP  # a first look without locks; the decision to lease is taken under them
     with transaction.atomic():
-        if not list(ExportQueue.objects.select_for_update().filter(pk=queue_id).values_list("pk", flat=True)):
+        row = (
+            ExportQueue.objects.select_for_update(no_key=True)
+            .filter(pk=queue_id)
+            .values_list("account_id", "concurrency")
+            .first()
+        )
+        if row is None:
             return _Busy.NOTHING_DUE
-        of_queue = ExportDelivery.objects.filter(queue_id=queue_id, status=ExportStatus.PENDING)
-        if of_queue.filter(lease_until__gt=now).count() >= settings.EXPORT_QUEUE_CONCURRENCY:
+        account_id, bound = row
+        if cron:
+            holders = list(of_queue.filter(lease_until__gt=now).values_list("queue_id", "lease_owner"))
+        else:
+            # The account's row next (always in this order: a queue's, then its account's), so that its senders
+            # are counted one at a time: its live real-time leases tell both its senders and this queue's places.
+            list(Account.objects.select_for_update(no_key=True).filter(pk=account_id).values_list("pk", flat=True))
+            holders = list(
+                ExportDelivery.objects.filter(
+                    account_id=account_id, status=ExportStatus.PENDING, lease_until__gt=now, window=""
+                ).values_list("queue_id", "lease_owner")
+            )
+        dead = liveness.dead(owner for _, owner in holders)
+        holders = [(queue, owner) for queue, owner in holders if owner not in dead]
+        if not cron:
+            senders = {owner for _, owner in holders}
+            if senders - {owner} and sorted(senders | {owner}).index(owner) >= account_cap():
+                return _Busy.ACCOUNT_AT_CAP
+        free = (bound or settings.EXPORT_QUEUE_CONCURRENCY) - sum(1 for queue, _ in holders if queue == queue_id)
+        if free <= 0:
             return _Busy.AT_CAP
-        due = of_queue.filter(next_attempt_at__lte=now).filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
-        due = due.exclude(window="") if cron else due.filter(window="")
-        pk = due.filter(pk__in=list(preferred)).order_by("next_attempt_at", "pk").values_list("pk", flat=True).first()
-        if pk is None and drain:
-            pk = due.order_by("next_attempt_at", "pk").values_list("pk", flat=True).first()
-        if pk is None:
+        want = min(want, free)
+        pks = list(
+            due.filter(pk__in=list(preferred)).order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:want]
+        )
+        if len(pks) < want and drain:
+            more = due.exclude(pk__in=pks).order_by("next_attempt_at", "pk").values_list("pk", flat=True)
+            pks += list(more[: want - len(pks)])
+        if not pks:
             return _Busy.NOTHING_DUE
         lease_until = now + timedelta(seconds=settings.EXPORT_LEASE_SECONDS)
-        if not due.filter(pk=pk).update(attempts=F("attempts") + 1, lease_until=lease_until):
-            return _Busy.NOTHING_DUE
-    return ExportDelivery.objects.select_related("queue", "account").get(pk=pk)
+        due.filter(pk__in=pks).update(attempts=F("attempts") + 1, lease_until=lease_until, lease_owner=owner)
+    taken = ExportDelivery.objects.select_related("queue__account", "account").filter(pk__in=pks)
+    return sorted(taken, key=lambda d: (d.next_attempt_at, d.pk))
+
+
+def _beyond_share(*, queue_id: int, owner: str, now: datetime, locked: bool) -> bool:
+    """Would ``owner`` exceed the share of the queue's account (``_take_leases``' rule), by its leases as they are
+    now? Without locks (``locked`` false) a first look only: a task of an account at its share ends at once,
+    without queueing for the row locks that its account's sender needs."""
+    leases = ExportDelivery.objects.filter(
+        account_id=ExportQueue.objects.filter(pk=queue_id).values("account_id")[:1],
+        status=ExportStatus.PENDING,
+        lease_until__gt=now,
+        window="",
+    )
+    senders = set(leases.exclude(lease_owner=owner).order_by().values_list("lease_owner", flat=True).distinct())
+    if not senders:
+        return False
+    senders -= liveness.dead(senders)
+    return bool(senders) and sorted(senders | {owner}).index(owner) >= account_cap()
+
+
+def _due_queues(*, account_id: int, now: datetime) -> list[int]:
+    """The account's queues with real-time deliveries due and not leased (what its sender takes in turn)."""
+    due = ExportDelivery.objects.filter(
+        account_id=account_id, status=ExportStatus.PENDING, next_attempt_at__lte=now, window=""
+    ).filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
+    return sorted(due.order_by().values_list("queue_id", flat=True).distinct())
 
 
 def render_context(queue: ExportQueue, delivery_id: str, now: datetime | None = None) -> RenderContext:
@@ -364,62 +493,256 @@ def deliver_queue(
     seconds: float | None = None,
 ) -> dict[int, str]:
     """Spec: Events (trigger, transformation, delivery; outcome and retry). Send one export queue's due
-    deliveries one after another (real-time ones, or with ``cron`` its cron windows): ``delivery_pks`` first,
-    then (``drain``) the queue's others, oldest first. Returns the status each sent delivery reached.
+    deliveries, several at once (real-time ones, or with ``cron`` its cron windows): ``delivery_pks`` first, then
+    (``drain``) the queue's others, oldest first, then (real time) the account's other queues' due deliveries in
+    turn. Returns the status each sent delivery reached.
 
-    Each delivery is leased just before its send (``_take_lease``), so what this task has not started stays
-    free for other workers; the queue's concurrency cap stops it when other workers hold the queue's places.
+    This thread takes the leases (``_take_leases``: within the queue's bound and the account's share) and records
+    the outcomes, in batches; up to EXPORT_SEND_THREADS renders and sends run in threads of this process (one after
+    another in this thread when the caller is inside a transaction: other connections could not see its rows).
     ``seconds`` (default EXPORT_TASK_SOFT_TIME_LIMIT) is the task's time: each send gets at most what is left of
     it, and before a send could not fit any more the rest of the queue goes to a new task. A soft time limit
-    reached mid-send is recorded as a timeout of that attempt (retry rule) and its lease released.
+    reached gives the sends under way a margin to finish, then records the rest as timeouts (retry rule) and
+    releases their leases.
     """
-    limit = settings.EXPORT_TASK_SOFT_TIME_LIMIT if seconds is None else seconds
-    started = time.monotonic()
-    margin = min(RECORD_MARGIN_SECONDS, limit * 0.2)  # kept to record the outcome and hand over the rest
-    queue = ExportQueue.objects.filter(pk=queue_id).first()
+    queue = ExportQueue.objects.select_related("account").filter(pk=queue_id).first()
     if queue is None:
         return {}
-    kind = DELIVERIES.get(queue.delivery.get("type", ""))
-    need = kind.time_budget(queue.delivery) if kind is not None else 0.0  # a send's time with its own timeouts
-    statuses: dict[int, str] = {}
-    preferred = [pk for pk in delivery_pks if pk]
-    try:
-        while True:
-            left = limit - (time.monotonic() - started) - margin
-            if left <= 0 or (statuses and left < need):
-                if drain:  # the rest of the queue, by a task with a whole time limit of its own
-                    hand_off({queue_id: preferred}, cron=cron)
-                break
-            taken = _take_lease(queue_id=queue_id, preferred=preferred, drain=drain, cron=cron)
-            if isinstance(taken, _Busy):
-                break  # nothing due; or at its cap: the workers holding the queue's places take the rest
-            outcome = _send_one(taken, timeout=left)
-            _record([outcome])
-            statuses[taken.pk] = outcome.status
-            preferred = [pk for pk in preferred if pk != taken.pk]
-            if outcome.out_of_time:
-                if drain:
-                    hand_off({queue_id: preferred}, cron=cron)
-                break
-    except SoftTimeLimitExceeded:
-        # Reached outside a send (leasing or recording): a lease taken and not recorded runs out, and the
-        # sweeper hands its delivery over once the task's process is surely gone.
-        logger.warning("export queue %s: soft time limit reached between sends", queue_id)
-        if drain:
-            hand_off({queue_id: preferred}, cron=cron)
-    return statuses
+    sender = _Sender(queue=queue, preferred=[pk for pk in delivery_pks if pk], cron=cron, drain=drain, seconds=seconds)
+    return sender.run()
 
 
 # Seconds a delivery task keeps, past its last send, to record the outcome and hand over the rest of its queue.
 RECORD_MARGIN_SECONDS = 5.0
+# After a send finishes, the task waits up to this long for more (until half its threads are free) before it
+# records them and leases their successors: fewer, larger transactions on a busy queue.
+GATHER_SECONDS = 0.1
 
 
-def _send_one(delivery: ExportDelivery, *, timeout: float) -> _Outcome:
-    """One leased delivery: a real-time one with its items and entities, or a cron window streamed."""
+@dataclass
+class _Job:
+    """A leased delivery being sent: what recording its outcome needs if the send never reports back."""
+
+    delivery: ExportDelivery
+    items: list[ExportItem] | None
+    started: datetime
+    clock: float
+
+
+_pool_state: dict[str, Any] = {}
+_pool_lock = threading.Lock()
+
+
+def _send_pool() -> ThreadPoolExecutor:
+    """This process's send threads (EXPORT_SEND_THREADS), made on first use: a forked worker child makes its own."""
+    size = int(settings.EXPORT_SEND_THREADS)
+    with _pool_lock:
+        if _pool_state.get("pid") != os.getpid() or _pool_state.get("size") != size:
+            _pool_state.update(
+                pid=os.getpid(), size=size, pool=ThreadPoolExecutor(max_workers=size, thread_name_prefix="export-send")
+            )
+        pool: ThreadPoolExecutor = _pool_state["pool"]
+        return pool
+
+
+def _in_thread(job: _Job, timeout: float, entities: dict[tuple[str, int], dict[str, Any]]) -> _Outcome:
+    """One send in a send thread; the thread's database connection (the breaker's reads, a cron window's pages)
+    is closed after it, so that idle threads hold none."""
+    try:
+        return _send_one(job.delivery, timeout=timeout, items=job.items, entities=entities)
+    finally:
+        db.connections.close_all()
+
+
+class _Sender:
+    """The loop of one delivery task: leases in batches, sends in threads, outcomes recorded as they come."""
+
+    def __init__(
+        self, *, queue: ExportQueue, preferred: list[int], cron: bool, drain: bool, seconds: float | None
+    ) -> None:
+        self.limit = settings.EXPORT_TASK_SOFT_TIME_LIMIT if seconds is None else seconds
+        self.started = time.monotonic()
+        self.margin = min(RECORD_MARGIN_SECONDS, self.limit * 0.2)  # kept to record outcomes and hand over the rest
+        self.first_queue = queue
+        self.queue = queue
+        self.preferred = preferred
+        self.cron, self.drain = cron, drain
+        self.owner = liveness.identity()
+        # The account's other real-time queues are taken in turn, one batch each: only if it has others.
+        self.rotate = (
+            not cron
+            and drain
+            and ExportQueue.objects.filter(account_id=queue.account_id, trigger=Trigger.REALTIME, enabled=True)
+            .exclude(pk=queue.pk)
+            .exists()
+        )
+        # Threads only outside a transaction: a caller's uncommitted rows are invisible to other connections.
+        self.threaded = settings.EXPORT_SEND_THREADS > 1 and not transaction.get_connection().in_atomic_block
+        self.width = int(settings.EXPORT_SEND_THREADS) if self.threaded else 1
+        self.in_flight: dict[Future[_Outcome], _Job] = {}
+        self.statuses: dict[int, str] = {}
+        self.stopping = False  # no more leases: out of time, or the account is beyond its share
+        self.hand_over = False  # the rest of the first queue goes to a new task
+
+    def left(self) -> float:
+        return self.limit - (time.monotonic() - self.started) - self.margin
+
+    def need(self, queue: ExportQueue) -> float:
+        kind = DELIVERIES.get(queue.delivery.get("type", ""))
+        return kind.time_budget(queue.delivery) if kind is not None else 0.0  # a send's time with its own timeouts
+
+    def run(self) -> dict[int, str]:
+        done: list[_Outcome] = []
+        try:
+            while True:
+                self.top_up()
+                if not self.in_flight:
+                    break
+                done = [self.collect(future) for future in self.gather()]
+                self.record(done)
+                done = []
+        except SoftTimeLimitExceeded:
+            logger.warning(
+                "export queue %s: soft time limit reached with %d sends under way", self.queue.pk, len(self.in_flight)
+            )
+            self.at_soft_limit(done)
+        if self.hand_over and self.drain:  # the rest of the queue, by a task with a whole time limit of its own
+            hand_off({self.first_queue.pk: self.preferred}, cron=self.cron)
+        return self.statuses
+
+    def gather(self) -> set[Future[_Outcome]]:
+        """The sends that finished: the first, and those that finish within GATHER_SECONDS after it until half
+        the threads are free, so that one transaction records several and one leases their successors."""
+        finished, running = wait(list(self.in_flight), return_when=FIRST_COMPLETED)
+        until = time.monotonic() + GATHER_SECONDS
+        while running and len(finished) < self.width // 2:
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            more, running = wait(running, timeout=left, return_when=FIRST_COMPLETED)
+            finished |= more
+        return finished
+
+    def top_up(self) -> None:
+        """Lease and start sends while places are free: this queue's, then the account's other queues in turn."""
+        tried: set[int] = set()
+        while not self.stopping and len(self.in_flight) < self.width:
+            left, need = self.left(), self.need(self.queue)
+            busy = bool(self.statuses or self.in_flight)
+            if left <= 0 or (busy and left < need):
+                self.stopping = self.hand_over = True
+                return
+            want = 1 if left < need else self.width - len(self.in_flight)
+            taken = _take_leases(
+                queue_id=self.queue.pk,
+                preferred=self.preferred if self.queue.pk == self.first_queue.pk else (),
+                drain=self.drain,
+                cron=self.cron,
+                want=want,
+                owner=self.owner,
+            )
+            if taken == _Busy.ACCOUNT_AT_CAP:
+                self.stopping = True  # the account's senders before this one take its queues in turn
+                return
+            if isinstance(taken, _Busy):
+                tried.add(self.queue.pk)
+                if not self.next_queue(tried):
+                    return
+                continue
+            self.start(taken, timeout=left)
+            if self.rotate:
+                self.next_queue(set())  # the account's queues in turn, one batch each
+
+    def next_queue(self, tried: set[int]) -> bool:
+        """Move on to the account's next real-time queue with due deliveries (after this one, round the list)."""
+        if not self.rotate:
+            return False
+        due = [pk for pk in _due_queues(account_id=self.queue.account_id, now=timezone.now()) if pk not in tried]
+        if not due:
+            return False
+        after = [pk for pk in due if pk > self.queue.pk]
+        pk = (after or due)[0]
+        if pk != self.queue.pk:
+            queue = ExportQueue.objects.filter(pk=pk).first()
+            if queue is None:
+                return False
+            self.queue = queue
+        return True
+
+    def start(self, leased: list[ExportDelivery], *, timeout: float) -> None:
+        realtime = [d for d in leased if not d.window]
+        items_of: dict[int, list[ExportItem]] = {d.pk: [] for d in realtime}
+        for item in ExportItem.objects.filter(delivery_id__in=list(items_of)).order_by("id"):
+            assert item.delivery_id is not None
+            items_of[item.delivery_id].append(item)
+        entities = _load_entities([item for items in items_of.values() for item in items]) if realtime else {}
+        for delivery in leased:
+            job = _Job(delivery, items_of.get(delivery.pk), timezone.now(), time.monotonic())
+            future: Future[_Outcome]
+            if self.threaded:
+                future = _send_pool().submit(_in_thread, job, timeout, entities)
+            else:
+                future = Future()
+                future.set_result(_send_one(delivery, timeout=timeout, items=job.items, entities=entities))
+            self.in_flight[future] = job
+
+    def collect(self, future: Future[_Outcome]) -> _Outcome:
+        job = self.in_flight.pop(future)
+        try:
+            return future.result()
+        except BaseException as exc:  # the thread's own failure: recorded like a send that raised
+            result = _not_sent(job.delivery, exc) if isinstance(exc, Exception) else None
+            if result is None:
+                return _timed_out(job.delivery, job.items, {}, job.started, job.clock)
+            return _outcome(job.delivery, job.items, result, {}, job.started, job.clock)
+
+    def record(self, outcomes: list[_Outcome]) -> None:
+        if not outcomes:
+            return
+        _record(outcomes)
+        for outcome in outcomes:
+            self.statuses[outcome.delivery.pk] = outcome.status
+            if outcome.out_of_time:
+                self.stopping = self.hand_over = True
+        sent = {outcome.delivery.pk for outcome in outcomes}
+        self.preferred = [pk for pk in self.preferred if pk not in sent]
+
+    def at_soft_limit(self, unrecorded: list[_Outcome]) -> None:
+        """The soft time limit, raised in this thread: the sends under way get the margin to finish; what has not
+        finished by then is recorded as a timeout (its lease released); then the rest is handed over."""
+        self.stopping = self.hand_over = True
+        outcomes = list(unrecorded)
+        try:
+            finished, _ = wait(list(self.in_flight), timeout=self.margin / 2)
+            outcomes += [self.collect(future) for future in finished]
+            for job in list(self.in_flight.values()):
+                outcomes.append(_timed_out(job.delivery, job.items, {}, job.started, job.clock))
+            self.in_flight.clear()
+            # Only what is still leased by this task: the limit may have come just after a batch was recorded.
+            still = set(
+                ExportDelivery.objects.filter(
+                    pk__in=[o.delivery.pk for o in outcomes], status=ExportStatus.PENDING, lease_until__isnull=False
+                ).values_list("pk", flat=True)
+            )
+            self.record([o for o in outcomes if o.delivery.pk in still])
+        except SoftTimeLimitExceeded:  # pragma: no cover - raised once per task by Celery
+            logger.warning("export queue %s: outcomes not recorded at the soft limit", self.queue.pk)
+
+
+def _send_one(
+    delivery: ExportDelivery,
+    *,
+    timeout: float,
+    items: list[ExportItem] | None = None,
+    entities: dict[tuple[str, int], dict[str, Any]] | None = None,
+) -> _Outcome:
+    """One leased delivery: a real-time one with its items and entities (read here unless given), or a cron
+    window streamed."""
     if delivery.window:
         return _send_streamed(delivery, timeout=timeout)
-    items = list(ExportItem.objects.filter(delivery=delivery).order_by("id"))
-    return _send(delivery, items, _load_entities(items), timeout=timeout)
+    if items is None:
+        items = list(ExportItem.objects.filter(delivery=delivery).order_by("id"))
+    return _send(delivery, items, entities if entities is not None else _load_entities(items), timeout=timeout)
 
 
 def _send(
@@ -616,6 +939,7 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
         )
         for o in outcomes:
             d = o.delivery
+            d.lease_owner = ""
             if o.paused:
                 circuit.pause(d, o.result)
                 continue
@@ -641,6 +965,7 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
                 "error",
                 "duration_ms",
                 "lease_until",
+                "lease_owner",
                 "next_attempt_at",
                 "finished_at",
                 "paused_until",
@@ -696,6 +1021,7 @@ def sweep(*, grace: timedelta | None = None) -> int:
     if grace is None:
         grace = timedelta(seconds=settings.EXPORT_SWEEP_GRACE_SECONDS)
     now = timezone.now()
+    taken_over = _release_dead_leases(now)
     due = (
         ExportDelivery.objects.filter(status=ExportStatus.PENDING, next_attempt_at__lte=now)
         .filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
@@ -704,19 +1030,38 @@ def sweep(*, grace: timedelta | None = None) -> int:
         .values_list("pk", "queue_id", "window")[:10_000]
     )
     rows = list(due)
-    if not rows:
+    if not rows and not taken_over:
         return 0
     pks = [pk for pk, _, _ in rows]
     for start in range(0, len(pks), STREAM_PAGE):
         ExportDelivery.objects.filter(pk__in=pks[start : start + STREAM_PAGE]).update(handed_off_at=now)
     realtime: dict[int, list[int]] = {}
     cron: dict[int, list[int]] = {}
-    for pk, queue_id, window in rows:
+    for pk, queue_id, window in [*taken_over, *rows]:
         (cron if window else realtime).setdefault(queue_id, []).append(pk)
     if cron:
         hand_off(cron, cron=True)
-    hand_off(realtime)
-    return len(rows)
+    if realtime:
+        hand_off(realtime)
+    return len(rows) + len(taken_over)
+
+
+def _release_dead_leases(now: datetime) -> list[tuple[int, int, str]]:
+    """Release the leases whose owner stopped proving it is alive (``core.liveness``: killed mid-send, out of
+    memory), real-time deliveries and cron windows alike, without waiting for ``lease_until``: they are due again
+    at once and handed over by this sweep. The attempt the lease counted stays counted (it may have reached the
+    receiver, which then gets the delivery again under the same delivery id). Returns (pk, queue, window) of each."""
+    leased = ExportDelivery.objects.filter(status=ExportStatus.PENDING, lease_until__gt=now).exclude(lease_owner="")
+    dead = liveness.dead(leased.order_by().values_list("lease_owner", flat=True).distinct())
+    if not dead:
+        return []
+    rows = list(leased.filter(lease_owner__in=dead).values_list("pk", "queue_id", "window")[:10_000])
+    released = leased.filter(pk__in=[pk for pk, _, _ in rows], lease_owner__in=dead)
+    released.update(lease_until=None, lease_owner="", handed_off_at=now)
+    logger.warning(
+        "export deliveries: %d leases of stopped processes (%s) taken over", len(rows), ", ".join(sorted(dead))
+    )
+    return rows
 
 
 def retry_items(*, account: Account, items: Sequence[ExportItem]) -> int:
@@ -821,6 +1166,15 @@ def validate_queue(*, entity_type: str, trigger: str, transform: Any, delivery: 
             raise ServiceError("must be a list of strings", field=f"filters.{key}")
 
 
+def validate_concurrency(concurrency: Any) -> None:
+    """A queue's own bound of deliveries sent at once: empty (the service's default) or 1..the operator's maximum."""
+    if concurrency is None:
+        return
+    top = int(settings.EXPORT_QUEUE_CONCURRENCY_MAX)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or not 1 <= concurrency <= top:
+        raise ServiceError(f"must be a whole number from 1 to {top}, or null for the default", field="concurrency")
+
+
 def _with_secret(delivery: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """A web hook without a secret gets a new one, returned to be shown once."""
     if delivery.get("type") != "webhook" or delivery.get("secret"):
@@ -838,6 +1192,7 @@ def create_queue(*, account: Account, **fields: Any) -> tuple[ExportQueue, str |
         delivery=fields.get("delivery"),
         filters=fields.get("filters"),
     )
+    validate_concurrency(fields.get("concurrency"))
     fields["delivery"], secret = _with_secret(fields["delivery"])
     fields.setdefault("transform", {"type": "identity"})
     fields.setdefault("filters", {})
@@ -866,6 +1221,7 @@ def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tupl
         **fields,
     }
     validate_queue(**{key: merged[key] for key in ("entity_type", "trigger", "transform", "delivery", "filters")})
+    validate_concurrency(fields.get("concurrency"))
     secret = None
     if "delivery" in fields:
         fields["delivery"], secret = _with_secret(fields["delivery"])

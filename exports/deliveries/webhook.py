@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import requests
+from django.conf import settings
 
 from core import deadline, destinations, outbound
 from core.secrets import (
@@ -316,6 +317,7 @@ def _failed(failure: outbound.Failure) -> DeliveryResult:
 
 @cache
 def _session() -> requests.Session:
-    """One guarded session per process: connections to a receiver are kept alive and reused. (A Celery
-    prefork child runs one task at a time, so the session is never shared between threads.)"""
-    return outbound.http_session()
+    """One guarded session per process: connections to a receiver are kept alive and reused, by the delivery
+    task's send threads too (urllib3's pools are thread-safe, the session keeps no cookies); each destination's pool
+    keeps as many connections as there are send threads."""
+    return outbound.http_session(pool_size=max(outbound.DEFAULT_POOL_SIZE, int(settings.EXPORT_SEND_THREADS)))

@@ -27,6 +27,7 @@ QUEUE_FIELDS = {
     "filters",
     "trigger",
     "daily_at",
+    "concurrency",
     "transform",
     "delivery",
     "failing_since",
@@ -278,6 +279,31 @@ def test_an_update_is_validated_by_the_service_too(api: AdminApi) -> None:
 
     assert response.status_code == 400
     assert error_fields(response) == {"delivery.url"}
+
+
+@pytest.mark.parametrize("concurrency", [0, 65, "many", 2.5])
+def test_a_queues_concurrency_outside_1_to_the_maximum_is_refused_naming_it(
+    api: AdminApi, concurrency: Any, settings: Any
+) -> None:
+    settings.EXPORT_QUEUE_CONCURRENCY_MAX = 64
+    response = api.post("export-queues", queue_body(concurrency=concurrency))
+
+    assert response.status_code == 400
+    assert error_fields(response) == {"concurrency"}
+    assert not ExportQueue.objects.exists()
+
+
+def test_a_queues_concurrency_is_stored_answered_and_reset_to_the_default_with_null(api: AdminApi) -> None:
+    response = api.post("export-queues", queue_body(concurrency=4))
+    assert response.status_code == 201, response.json()
+    queue_id = response.json()["id"]
+    assert response.json()["concurrency"] == ExportQueue.objects.get(pk=queue_id).concurrency == 4
+
+    response = api.patch(f"export-queues/{queue_id}", {"concurrency": None})
+
+    assert response.status_code == 200, response.json()
+    assert response.json()["concurrency"] is ExportQueue.objects.get(pk=queue_id).concurrency is None
+    assert services.queue_concurrency(ExportQueue.objects.get(pk=queue_id)) == 16  # EXPORT_QUEUE_CONCURRENCY
 
 
 def test_a_duplicate_name_is_refused_naming_the_name(api: AdminApi) -> None:

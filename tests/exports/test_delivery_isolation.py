@@ -23,10 +23,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from core.models import LiveProcess
 from exports import checks, services, tasks
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult
-from exports.models import ExportAttempt, ExportDelivery, ExportStatus
+from exports.models import ExportAttempt, ExportDelivery, ExportQueue, ExportStatus
 from tests.exports.conftest import make_queue
 from tests.exports.test_outbox import import_orders
 
@@ -285,13 +286,17 @@ def test_a_queue_at_its_cap_gets_no_task_on_commit_and_its_sender_takes_the_deli
     assert len(receiver.received) == 1
 
 
-def test_one_look_at_the_leases_of_every_queue_handed_off_skips_only_the_queue_at_its_cap(tenant, client, settings):
+def test_one_look_at_the_leases_of_every_queue_handed_off_skips_only_the_queue_at_its_cap(
+    tenant, other_tenant, client, settings
+):
     settings.EXPORT_QUEUE_CONCURRENCY = 1
+    settings.EXPORT_ACCOUNT_WORKERS = 2  # the account's share is not what is looked at here
     busy = make_queue(tenant, "https://example.com/busy", name="busy")
-    free = make_queue(tenant, "https://example.com/free", name="free")
+    free = make_queue(other_tenant, "https://example.com/free", name="free")
     import_orders(client, tenant, "a")
     ExportDelivery.objects.filter(queue=busy).update(attempts=1, lease_until=timezone.now() + timedelta(minutes=5))
     import_orders(client, tenant, "b")
+    import_orders(client, other_tenant, "c")
     waiting = {
         queue.pk: list(
             ExportDelivery.objects.filter(queue=queue, lease_until__isnull=True).values_list("pk", flat=True)
@@ -304,7 +309,182 @@ def test_one_look_at_the_leases_of_every_queue_handed_off_skips_only_the_queue_a
     ):
         services.hand_off(waiting)
     assert [args[0][0] for args, _ in deliver.call_args_list] == [free.pk]
-    assert len(queries) == 1
+    assert len(queries) <= 3  # the queues' bounds and their leases, whatever the number of queues
+
+
+def test_a_queue_of_an_account_at_its_share_gets_no_task_and_the_accounts_sender_takes_it_in_turn(
+    tenant, client, allow_loopback, receiver, settings
+):
+    settings.EXPORT_ACCOUNT_WORKERS = 1
+    sending = make_queue(tenant, receiver.url, name="sending")
+    import_orders(client, tenant, "a")
+    held = ExportDelivery.objects.get(queue=sending)
+    waiting = make_queue(tenant, receiver.url, name="waiting")
+    # Another process sends the account's first delivery: the account occupies its one worker process.
+    ExportDelivery.objects.filter(pk=held.pk).update(
+        attempts=1, lease_until=timezone.now() + timedelta(minutes=5), lease_owner="elsewhere:1"
+    )
+    liveness_row(name="elsewhere:1")
+    ExportQueue.objects.filter(pk=sending.pk).update(enabled=False)
+    import_orders(client, tenant, "b")
+    ExportQueue.objects.filter(pk=sending.pk).update(enabled=True)
+    new = ExportDelivery.objects.get(queue=waiting)
+    with mock.patch.object(tasks.deliver, "apply_async") as deliver:
+        services.hand_off({waiting.pk: [new.pk]})
+    assert not deliver.called
+    # A task for it all the same (the sweeper's) finds the account at its share and sends nothing.
+    with mock.patch.object(services.liveness, "identity", return_value="zzz-later:2"):
+        assert services.deliver_queue(queue_id=waiting.pk) == {}
+    # The account's sender, done with its send, takes the account's other queue in turn.
+    ExportDelivery.objects.filter(pk=held.pk).update(status=ExportStatus.SUCCESS, lease_until=None, lease_owner="")
+    with mock.patch.object(services.liveness, "identity", return_value="elsewhere:1"):
+        assert services.deliver_queue(queue_id=sending.pk) == {new.pk: ExportStatus.SUCCESS}
+    assert len(receiver.received) == 1
+
+
+def test_an_account_gets_no_more_tasks_on_commit_than_free_places_in_its_share(tenant, client, settings):
+    first = make_queue(tenant, "https://example.com/a", name="a")
+    second = make_queue(tenant, "https://example.com/b", name="b")
+    import_orders(client, tenant, "a")
+    waiting = {
+        queue.pk: list(ExportDelivery.objects.filter(queue=queue).values_list("pk", flat=True))
+        for queue in (first, second)
+    }
+    settings.EXPORT_ACCOUNT_WORKERS = 1
+    with mock.patch.object(tasks.deliver, "apply_async") as deliver:
+        services.hand_off(waiting)
+    # One sender: it takes the account's other queue in turn (tested above).
+    assert [args[0][0] for args, _ in deliver.call_args_list] == [min(first.pk, second.pk)]
+    settings.EXPORT_ACCOUNT_WORKERS = 2
+    with mock.patch.object(tasks.deliver, "apply_async") as deliver:
+        services.hand_off(waiting)
+    assert sorted(args[0][0] for args, _ in deliver.call_args_list) == sorted([first.pk, second.pk])
+
+
+def test_the_first_senders_of_an_account_by_name_keep_its_share_and_a_later_one_takes_nothing(
+    tenant, client, allow_loopback, receiver, settings
+):
+    settings.EXPORT_ACCOUNT_WORKERS = 1
+    one = make_queue(tenant, receiver.url, name="one")
+    two = make_queue(tenant, receiver.url, name="two")
+    import_orders(client, tenant, "a", "b")
+    first, second = ExportDelivery.objects.filter(queue=one).order_by("pk")
+    ExportDelivery.objects.filter(pk=first.pk).update(
+        attempts=1, lease_until=timezone.now() + timedelta(minutes=5), lease_owner="host:200"
+    )
+    liveness_row(name="host:200")
+    with mock.patch.object(services.liveness, "identity", return_value="host:300"):
+        assert services.deliver_queue(queue_id=one.pk) == {}  # after host:200 by name: beyond the share
+    with mock.patch.object(services.liveness, "identity", return_value="host:100"):
+        statuses = services.deliver_queue(queue_id=one.pk)  # before it: this queue, then the account's other
+    assert statuses == dict.fromkeys(
+        [second.pk, *ExportDelivery.objects.filter(queue=two).values_list("pk", flat=True)], ExportStatus.SUCCESS
+    )
+
+
+def test_the_share_is_a_part_of_the_live_worker_processes(settings):
+    settings.EXPORT_ACCOUNT_WORKERS = 0
+    settings.EXPORT_ACCOUNT_SHARE = 0.5
+    services._live_workers.clear()
+    for n in range(4):
+        liveness_row(name=f"host:{n}")
+    assert services.account_cap() == 2
+    services._live_workers.clear()
+    settings.EXPORT_ACCOUNT_SHARE = 0.1
+    assert services.account_cap() == 1  # at least one
+    services._live_workers.clear()
+
+
+def liveness_row(*, name: str, seen: timedelta = timedelta(0)) -> None:
+    at = timezone.now() - seen
+    LiveProcess.objects.update_or_create(
+        name=name,
+        defaults={
+            "kind": "worker",
+            "hostname": name.split(":")[0],
+            "pid": int(name.split(":")[1]),
+            "started_at": at,
+            "seen_at": at,
+        },
+    )
+
+
+# --- leases of dead processes ---------------------------------------------------------------------------------
+
+
+def test_the_sweeper_releases_a_dead_processes_lease_at_once_keeping_the_attempt(tenant, client, settings):
+    settings.EXPORT_LEASE_SECONDS = 3600
+    settings.EXPORT_ACCOUNT_WORKERS = 2  # the live process's lease leaves the account a place
+    queue = make_queue(tenant, "https://example.com/a")
+    import_orders(client, tenant, "a", "b")
+    dead, alive = ExportDelivery.objects.order_by("pk")
+    lease_until = timezone.now() + timedelta(minutes=50)
+    ExportDelivery.objects.filter(pk=dead.pk).update(attempts=1, lease_until=lease_until, lease_owner="gone:1")
+    ExportDelivery.objects.filter(pk=alive.pk).update(attempts=1, lease_until=lease_until, lease_owner="here:2")
+    liveness_row(name="gone:1", seen=timedelta(seconds=settings.LIVENESS_TIMEOUT_SECONDS + 1))
+    liveness_row(name="here:2")
+    with mock.patch.object(tasks.deliver, "apply_async") as deliver:
+        assert services.sweep(grace=timedelta(minutes=10)) == 1  # handed over without waiting for the grace
+    assert [(args[0][0], args[0][1]) for args, _ in deliver.call_args_list] == [(queue.pk, [dead.pk])]
+    dead.refresh_from_db()
+    assert (dead.lease_until, dead.lease_owner, dead.attempts) == (None, "", 1)
+    alive.refresh_from_db()
+    assert (alive.lease_until, alive.lease_owner) == (lease_until, "here:2")  # a live process keeps its lease
+
+
+def test_a_dead_processes_leases_take_no_place_in_the_queues_bound(tenant, client, allow_loopback, receiver, settings):
+    settings.EXPORT_QUEUE_CONCURRENCY = 1
+    queue = make_queue(tenant, receiver.url)
+    import_orders(client, tenant, "a", "b")
+    held, waiting = ExportDelivery.objects.order_by("pk")
+    ExportDelivery.objects.filter(pk=held.pk).update(
+        attempts=1, lease_until=timezone.now() + timedelta(minutes=5), lease_owner="gone:1"
+    )
+    liveness_row(name="gone:1", seen=timedelta(seconds=settings.LIVENESS_TIMEOUT_SECONDS + 1))
+    assert services.deliver_queue(queue_id=queue.pk) == {waiting.pk: ExportStatus.SUCCESS}
+    with mock.patch.object(tasks.deliver, "apply_async") as deliver:
+        services.hand_off({queue.pk: [waiting.pk]})
+    assert deliver.called  # nor in the commit-time look at the caps
+
+
+def test_a_cron_windows_lease_of_a_dead_process_is_handed_to_the_cron_task(tenant, client):
+    queue = make_queue(tenant, "https://example.com/a", trigger="hourly")
+    import_orders(client, tenant, "a")
+    delivery = ExportDelivery.objects.create(
+        account=tenant.account,
+        queue=queue,
+        delivery_id=services.new_delivery_id(),
+        window="2026-11-27T10",
+        next_attempt_at=timezone.now(),
+        attempts=1,
+        lease_until=timezone.now() + timedelta(minutes=5),
+        lease_owner="gone:1",
+    )
+    with (
+        mock.patch.object(tasks.deliver_cron, "apply_async") as deliver_cron,
+        mock.patch.object(tasks.deliver, "apply_async") as deliver,
+    ):
+        assert services.sweep(grace=timedelta(minutes=10)) == 1  # never seen at all: dead
+    assert [args[0][1] for args, _ in deliver_cron.call_args_list] == [[delivery.pk]]
+    assert not deliver.called
+
+
+def test_a_lease_names_the_process_that_took_it(tenant, client, allow_loopback, settings):
+    make_queue(tenant, "http://127.0.0.1:9/hook")
+    import_orders(client, tenant, "a")
+    owners: list[str] = []
+
+    def send(rendered: Any, *, delivery_id: str, **kwargs: Any) -> DeliveryResult:
+        owners.append(ExportDelivery.objects.get(delivery_id=delivery_id).lease_owner)
+        return DeliveryResult(ok=True, status_code=200)
+
+    with (
+        mock.patch.object(services.liveness, "identity", return_value="worker-host:4242"),
+        mock.patch.object(DELIVERIES["webhook"], "deliver", side_effect=send),
+    ):
+        services.deliver(delivery_pk=ExportDelivery.objects.get().pk)
+    assert owners == ["worker-host:4242"]
+    assert ExportDelivery.objects.get().lease_owner == ""  # released with its outcome
 
 
 # --- time limits ---------------------------------------------------------------------------------------------
