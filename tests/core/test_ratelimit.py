@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connection, connections
 from django.utils import timezone
 
 from core import ratelimit
@@ -50,3 +52,28 @@ def test_a_window_that_is_over_starts_again_and_is_pruned() -> None:
 def test_a_limit_of_zero_is_no_limit() -> None:
     assert all(ratelimit.take([("s", 0)], window_seconds=60) == 0 for _ in range(5))
     assert not RateWindow.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_requests_never_pass_the_limit_together() -> None:
+    # Threads with their own connections stand for processes; on PostgreSQL they run at once.
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite writes one transaction at a time: nothing runs concurrently to race")
+    start = threading.Barrier(12)
+    outcomes: list[int] = []
+
+    def request() -> None:
+        try:
+            start.wait()
+            outcomes.append(ratelimit.take([("shared", 5)], window_seconds=60))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=request) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(outcomes)[:5] == [0] * 5 and all(wait > 0 for wait in sorted(outcomes)[5:])
+    assert RateWindow.objects.get(subject="shared").count == 5
