@@ -108,7 +108,8 @@ MAX_PATH_SEGMENTS = 16
 MAX_SEGMENTS = 2_000
 # What one compile may cost, in grammar steps (a rule application of pybars3's parser or code generator; a step of
 # the two rules that walk literal text counts 1, any other 4: measured, those cost about four times as much),
-# and in seconds of the monotonic clock: whichever ends first stops the compile with TemplateRefused.
+# and in seconds of the monotonic clock from the compile's request (waiting for the process's other compiles
+# included): whichever ends first stops the compile with TemplateRefused.
 MAX_COMPILE_UNITS = 150_000
 COMPILE_TIMEOUT_SECONDS = 10.0
 # Compiled templates kept per process, keyed by the text pybars3 parses (two sources that differ only in ``~``
@@ -573,13 +574,21 @@ _compiled_lock = threading.Lock()
 
 
 def _compile_checked(source: str) -> Callable[..., Any]:
-    """pybars3's compile of a checked ``source``, within the compile bound (``_CompileMeter``)."""
-    with _compile_lock:
-        token = _METER.set(_CompileMeter())
+    """pybars3's compile of a checked ``source``, within the compile bound (``_CompileMeter``). The deadline
+    counts the wait for the process's other compiles too, so no request waits longer than it for a compile."""
+    meter = _CompileMeter()
+    if not _compile_lock.acquire(timeout=max(0.0, meter.deadline - time.monotonic())):
+        raise TemplateRefused(
+            f"took longer than {COMPILE_TIMEOUT_SECONDS:g} seconds to compile (waiting for other templates): try again"
+        )
+    try:
+        token = _METER.set(meter)
         try:
             function = _Compiler().compile(source)
         finally:
             _METER.reset(token)
+    finally:
+        _compile_lock.release()
     # compile() registers a module per template in sys.modules; the function keeps its globals alive by itself.
     sys.modules.pop(function.__globals__.get("__name__", ""), None)
     # The compiled code builds its output with these two names (see "bounded output").

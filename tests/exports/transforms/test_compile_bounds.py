@@ -104,6 +104,15 @@ def test_a_compile_stops_at_its_deadline(monkeypatch: pytest.MonkeyPatch, compil
     assert clock.readings == handlebars.COMPILE_TIMEOUT_SECONDS + 2
 
 
+def test_the_deadline_counts_the_wait_for_other_compiles(monkeypatch: pytest.MonkeyPatch, compiles: list[str]) -> None:
+    # Another thread of the process is compiling (it holds pybars3's one-at-a-time lock) past the deadline.
+    monkeypatch.setattr(handlebars, "COMPILE_TIMEOUT_SECONDS", 0.05)
+    with handlebars._compile_lock, pytest.raises(TemplateRefused, match="waiting for other templates"):
+        compile_template("{{identifier}}")
+
+    assert handlebars._compiled == {}
+
+
 def test_the_simplest_tags_up_to_the_tag_cap_still_compile(compiles: list[str], meters: list[Any]) -> None:
     compile_template("{{a}}" * handlebars.MAX_TAGS)
 
