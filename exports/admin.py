@@ -82,6 +82,11 @@ class ExportQueueForm(QueueConfigForm):
             .exists()
         ):
             self.add_error("name", "A queue with this name exists in the account.")
+        account = cleaned.get("account")
+        if self.instance.pk is None and isinstance(account, Account):
+            limit = services.queue_limit_reached(account=account)
+            if limit is not None:
+                self.add_error("name", limit.message)
         return cleaned
 
     def _add_service_error(self, exc: ServiceError) -> None:

@@ -855,6 +855,22 @@ def create_queue(*, account: Account, **fields: Any) -> tuple[ExportQueue, str |
     return queue, secret
 
 
+def queue_limit_reached(*, account: Account) -> Conflict | None:
+    """The refusal ``create_queue`` would raise for one more queue of ``account`` (a form shows it on its field),
+    or None while the account is under ``EXPORT_QUEUES_PER_ACCOUNT``."""
+    try:
+        with within_account_limit(
+            account=account,
+            model=ExportQueue,
+            limit=settings.EXPORT_QUEUES_PER_ACCOUNT,
+            field="name",
+            what="export queues",
+        ):
+            return None
+    except Conflict as exc:
+        return exc
+
+
 def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tuple[ExportQueue, str | None]:
     """Change a queue; a web hook secret left out keeps the stored one."""
     if queue.account_id != account.pk:

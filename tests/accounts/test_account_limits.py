@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import Integration
 from exports.models import ExportQueue
+from tests.admin.conftest import admin_url
 from tests.api.conftest import AdminApi
 from tests.conftest import Tenant
 
@@ -84,3 +85,26 @@ def test_a_limit_of_zero_is_no_limit(client: APIClient, tenant: Tenant, settings
     api = AdminApi(client, tenant)
 
     assert all(api.post("export-queues", queue_body(f"q{n}")).status_code == 201 for n in range(3))
+
+
+def test_the_admins_add_form_says_the_limit_on_the_name(admin_client: Any, tenant: Tenant, settings: Any) -> None:
+    settings.EXPORT_QUEUES_PER_ACCOUNT = 1
+    AdminApi(APIClient(), tenant).post("export-queues", queue_body("q0"))
+    form = {
+        "account": str(tenant.account.pk),
+        "name": "q1",
+        "entity_type": "incoming_order_state_changes",
+        "enabled": "on",
+        "trigger": "realtime",
+        "daily_at": "",
+        "filters": "{}",
+        "transform": '{"type": "identity"}',
+        "delivery": '{"type": "webhook", "url": "https://erp.example.com/hook"}',
+        "_save": "Save",
+    }
+
+    response = admin_client.post(admin_url(ExportQueue, "add"), form)
+
+    assert response.status_code == 200  # the form again, not a redirect
+    assert any("1 export queues" in error for error in response.context["adminform"].form.errors["name"])
+    assert ExportQueue.objects.filter(account=tenant.account).count() == 1
