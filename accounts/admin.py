@@ -23,9 +23,11 @@ from accounts.models import (
     Account,
     AccountOwned,
     ApiKey,
+    AuditEntry,
     Cashier,
     Integration,
     Market,
+    Membership,
     Register,
     StockLocation,
 )
@@ -319,3 +321,39 @@ class ApiKeyAdmin(AccountOwnedAdmin):
     @admin.display(description="status", ordering="revoked_at")
     def status(self, obj: ApiKey) -> str:
         return "Active" if obj.is_active else "Revoked"
+
+
+# --- Members and the audit trail (issue 22) -----------------------------------------------------------------
+
+
+@admin.register(Membership)
+class MembershipAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
+    """Who may work in which account, with which role. Added and changed by ``manage.py add_member`` (and the
+    account's owners), so that every change is audited; shown here to the operator."""
+
+    list_display = ["user", "account", "role", "created_at", "updated_at"]
+    list_filter = ["role", "account"]
+    list_select_related = ["account", "user"]
+    search_fields = ["user__username", "account__identifier"]
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
+    """Every change made in an account, by a person, an API key or the system; never changed or deleted."""
+
+    list_display = ["at", "account", "actor", "action", "target_type", "target_id", "target"]
+    list_filter = ["actor_kind", "action", "target_type", "account"]
+    list_select_related = ["account"]
+    search_fields = ["actor", "target_id", "target"]
+    fields = ("at", "account", "actor_kind", "actor", "action", "target_type", "target_id", "target", "changes")
+    readonly_fields = (
+        "at",
+        "account",
+        "actor_kind",
+        "actor",
+        "action",
+        "target_type",
+        "target_id",
+        "target",
+        "changes",
+    )

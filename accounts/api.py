@@ -21,11 +21,13 @@ from rest_framework.routers import SimpleRouter
 
 from accounts import selectors, services
 from accounts.models import Integration
-from accounts.scoping import ReadsViewSet
+from accounts.scoping import ReadOnlyViewSet, ReadsViewSet
 from accounts.serializers import (
     ApiKeyCreatedOutputSerializer,
     ApiKeyInputSerializer,
     ApiKeyOutputSerializer,
+    AuditEntryOutputSerializer,
+    AuditLogFilterSerializer,
     CashierInputSerializer,
     CashierOutputSerializer,
     IntegrationInputSerializer,
@@ -39,6 +41,7 @@ from accounts.serializers import (
 )
 from core.api import (
     AUTH_PARAMETERS,
+    Area,
     WritesViewSet,
     crud_schema,
     error_responses,
@@ -278,6 +281,38 @@ class ApiKeyViewSet(ReadsViewSet):
         return Response(ApiKeyOutputSerializer(api_key).data)
 
 
+# --- The audit trail ------------------------------------------------------------------------------------
+
+AUDIT_ENTRY_EXAMPLE = {
+    "id": 981,
+    "at": "2025-01-15T09:31:12Z",
+    "actor_kind": "api_key",
+    "actor": "key 3f9a1c07… (webshop)",
+    "action": "changed",
+    "target_type": "stock_location",
+    "target_id": "shop-1",
+    "target": "Copenhagen",
+    "changes": {"name": ["Copenhagen", "Copenhagen Vesterbro"], "city": ["København", "København V"]},
+}
+
+AUDIT_LOG = Area(
+    "audit log",
+    filters={
+        "target_type": "Only changes of objects of this type (`export_queue`, `api_key`, `member`, `market`, ...).",
+        "target_id": "Only changes of the object with this id or identifier (with `target_type`).",
+        "actor": "Only changes by this actor, as entries show it (an e-mail address, `key <prefix>… (<integration>)`, "
+        "`system`).",
+        "actor_kind": "Only changes by people, API keys or the system.",
+    },
+)
+
+
+@AUDIT_LOG.reads(selectors.audit_entries, AuditEntryOutputSerializer, AuditLogFilterSerializer, AUDIT_ENTRY_EXAMPLE)
+class AuditLogViewSet(ReadOnlyViewSet):
+    """Every change made in the account, by a person, an API key or the system, newest first; never changed or
+    deleted. Keys with the `admin` scope."""
+
+
 def register(router: SimpleRouter) -> None:
     """Routes of this app under /api/v1/."""
     router.register("markets", MarketViewSet, basename="market")
@@ -286,3 +321,4 @@ def register(router: SimpleRouter) -> None:
     router.register("cashiers", CashierViewSet, basename="cashier")
     router.register("integrations", IntegrationViewSet, basename="integration")
     router.register("api-keys", ApiKeyViewSet, basename="api-key")
+    router.register("audit-log", AuditLogViewSet, basename="audit-entry")

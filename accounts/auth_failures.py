@@ -1,10 +1,19 @@
-"""Failed authentications, limited per key prefix and per client address (issue 11, Exposure).
+"""Failed authentications, limited per client address and per key prefix.
 
 Every API-key-authenticated surface (``/imports/``, ``/api/v1/``, ``/api/v1/pos/``) and the ``/metrics`` bearer
-token count their failures here. After ``AUTH_FAILURE_LIMIT`` failures of one *subject* (the presented key's
-prefix, or the client's address) within ``AUTH_FAILURE_WINDOW_SECONDS`` of its first failure, every request of
-that subject answers 429 with ``Retry-After`` until the window ends, a request with the right key included: a
-locked caller never learns whether a guess was right. An IPv6 client counts as its /64 (one customer's network).
+token count their failures here, against two *subjects*: the client's address and, for a well-formed key, its
+prefix. After ``AUTH_FAILURE_LIMIT`` failures of one subject within ``AUTH_FAILURE_WINDOW_SECONDS`` of its first
+failure, that subject is locked until the window ends, and what a lock refuses depends on the subject:
+
+- an address: every request from it answers 429 with ``Retry-After``, a request with the right key included, so
+  brute force from one address is throttled and a locked caller never learns whether a guess was right;
+- a key prefix: every *failed* request with that prefix answers 429, from any address, but the right key is
+  never refused for it. A prefix is public (the admin shows it, logs carry it): if its lock refused the right key,
+  anyone who knows it could lock the key's owner out by spreading failures over many addresses. Guessing a key of
+  256 random bits from many addresses is no attack the lock has to stop; the prefix's count shows that one is
+  being tried (a warning is logged when it reaches the limit).
+
+An IPv6 client counts as its /64 (one customer's network).
 
 The counts live in the database (``AuthFailureWindow``), shared by every process and machine on the embedded
 default (SQLite) and on PostgreSQL alike, and counted up by a single UPDATE, so concurrent failures are never
@@ -37,6 +46,7 @@ logger = logging.getLogger(__name__)
 TOO_MANY_FAILURES = "Too many failed authentications: try again after the delay in the Retry-After header."
 # Subjects are stored; an address that is not one (a broken proxy header) is cut to this length.
 _MAX_ADDRESS_LENGTH = 64
+_ADDRESS = "address:"
 
 
 class TooManyAuthenticationFailures(exceptions.APIException):
@@ -73,13 +83,13 @@ def _address_subject(address: str) -> str:
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
-        return f"address:{address[:_MAX_ADDRESS_LENGTH]}"
+        return f"{_ADDRESS}{address[:_MAX_ADDRESS_LENGTH]}"
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.ipv4_mapped is not None:
-            return f"address:{ip.ipv4_mapped}"
+            return f"{_ADDRESS}{ip.ipv4_mapped}"
         # One customer gets a /64 and may use any address in it.
-        return f"address:{ipaddress.IPv6Network((ip, 64), strict=False)}"
-    return f"address:{ip}"
+        return f"{_ADDRESS}{ipaddress.IPv6Network((ip, 64), strict=False)}"
+    return f"{_ADDRESS}{ip}"
 
 
 def subjects(request: HttpRequest | Request, *, raw_key: str | None = None) -> list[str]:
@@ -92,6 +102,12 @@ def subjects(request: HttpRequest | Request, *, raw_key: str | None = None) -> l
     if prefix is not None:
         found.append(f"key:{prefix}")
     return found
+
+
+def refusing_right_keys(subjects: Sequence[str]) -> list[str]:
+    """The subjects whose lock refuses a request with the right key too: the client's address (see the module's
+    docstring: a key prefix's lock only refuses failures)."""
+    return [subject for subject in subjects if subject.startswith(_ADDRESS)]
 
 
 def locked(subjects: Sequence[str], *, now: datetime) -> QuerySet[AuthFailureWindow]:

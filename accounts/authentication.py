@@ -3,7 +3,8 @@
 Credentials: the query parameters ``account``, ``integration`` and ``apikey`` (a legacy
 ``accountkey`` parameter is accepted and ignored), or ``Authorization: Bearer <apikey>`` with
 ``account`` and ``integration`` in the query. Any mismatch answers the same 401; too many of them from one
-address or with one key prefix answer 429 for a while, the right key included (``accounts.auth_failures``).
+address answer 429 for a while, the right key included; too many with one key prefix answer 429 to every failure
+with that prefix, but never to the right key (``accounts.auth_failures``).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class ApiKeyAuthentication(BaseAuthentication):
             account_identifier=request.query_params.get("account", ""),
             integration_identifier=request.query_params.get("integration", ""),
             raw_key=raw_key,
-            unless_locked=subjects,
+            # The address's lock refuses the right key too; the prefix's only failures (accounts.auth_failures).
+            unless_locked=auth_failures.refusing_right_keys(subjects),
         )
         if api_key is None:
             wait = auth_failures.record_failure(subjects)

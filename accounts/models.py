@@ -3,6 +3,7 @@ integrations and the API keys that authenticate them."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
@@ -225,7 +226,7 @@ class ApiKey(AccountOwned):
 
 
 class AuthFailureWindow(models.Model):
-    """The failed API authentications of one subject (a key prefix or a client address) in its current window.
+    """The failed API authentications of one subject (a client address or a key prefix) in its current window.
 
     Bookkeeping of ``accounts.auth_failures``, not an account's data: a failure happens before any account is
     known. One row per subject, counted up atomically, pruned once its window is over.
@@ -240,3 +241,79 @@ class AuthFailureWindow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject}: {self.failures} until {self.window_ends_at:%Y-%m-%d %H:%M:%S}"
+
+
+class Role(models.TextChoices):
+    """A member's role in one account; what each may do is ``accounts.policy.POLICY``."""
+
+    OWNER = "owner", "Owner"
+    MANAGER = "manager", "Manager"
+    VIEWER = "viewer", "Viewer"
+
+
+class Membership(AccountOwned):
+    """A person (a Django user whose username is their e-mail address) in one account, with one role there. A
+    person may be a member of several accounts, with a role in each."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["account", "user"]
+        constraints = [models.UniqueConstraint(fields=["account", "user"], name="membership_one_per_account")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.account}: {self.role}"
+
+
+class ActorKind(models.TextChoices):
+    PERSON = "person"
+    API_KEY = "api_key"
+    SYSTEM = "system"
+
+
+class AuditEntryQuerySet(models.QuerySet["AuditEntry"]):
+    def update(self, **kwargs: object) -> int:
+        raise TypeError("audit entries are never changed")
+
+
+class AuditEntry(AccountOwned):
+    """One change made in an account (``accounts.audit``): when, who (a person, an API key with its integration, or
+    the system), which object, which fields from what to what, secrets masked. Written once, never changed: no
+    path updates or deletes an entry; they go only with their account."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="audit_entries")
+    at = models.DateTimeField(auto_now_add=True)
+    actor_kind = models.CharField(max_length=16, choices=ActorKind.choices)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_api_key = models.ForeignKey("ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor = models.CharField(max_length=200, help_text="The actor as shown: an e-mail, a key's prefix, 'system'.")
+    action = models.CharField(max_length=32)
+    target_type = models.CharField(max_length=64)
+    target_id = models.CharField(max_length=100)
+    target = models.CharField(max_length=200, blank=True, help_text="The object as shown when it changed.")
+    changes = models.JSONField(default=dict, blank=True)
+
+    objects = AuditEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        verbose_name_plural = "audit entries"
+        indexes = [
+            models.Index(fields=["account", "-at", "-id"], name="audit_account_at"),
+            models.Index(fields=["account", "target_type", "target_id", "-at"], name="audit_account_target"),
+            models.Index(fields=["account", "actor", "-at"], name="audit_account_actor"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.target_type} {self.target_id}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None:
+            raise TypeError("audit entries are never changed")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from django.db.models import QuerySet
 
 from accounts import auth_failures, keys
-from accounts.models import Account, ApiKey, Cashier, Integration, Market, Register, StockLocation
+from accounts.models import Account, ApiKey, AuditEntry, Cashier, Integration, Market, Register, StockLocation
 
 
 def api_key_for_credentials(
@@ -15,9 +15,9 @@ def api_key_for_credentials(
 ) -> ApiKey | None:
     """The active key matching all three credentials, or None. One query, constant-time compare.
 
-    ``unless_locked``: subjects of ``accounts.auth_failures`` (the client's address, the key's prefix); while one
-    of them is locked out the answer is None whatever the key. A clause of the same query decides it, so a
-    successful authentication costs no query more than without the limit.
+    ``unless_locked``: subjects of ``accounts.auth_failures`` whose lock refuses the right key too (the client's
+    address); while one of them is locked out the answer is None whatever the key. A clause of the same query
+    decides it, so a successful authentication costs no query more than without the limit.
     """
     prefix = keys.prefix_of(raw_key)
     candidate = None
@@ -85,3 +85,25 @@ def integration_by_identifier(*, account: Account, identifier: str) -> Integrati
 def api_keys(*, account: Account) -> QuerySet[ApiKey]:
     """Every key of the account, revoked ones included (they stay listed for the audit trail)."""
     return ApiKey.objects.filter(account=account).select_related("integration").order_by("-created_at", "-id")
+
+
+def audit_entries(
+    *,
+    account: Account,
+    target_type: str = "",
+    target_id: str = "",
+    actor: str = "",
+    actor_kind: str = "",
+) -> QuerySet[AuditEntry]:
+    """The account's audit trail, newest first, filtered by object and actor (each filter on an index that leads
+    with the account)."""
+    entries = AuditEntry.objects.filter(account=account)
+    if target_type:
+        entries = entries.filter(target_type=target_type)
+    if target_id:
+        entries = entries.filter(target_id=target_id)
+    if actor:
+        entries = entries.filter(actor=actor)
+    if actor_kind:
+        entries = entries.filter(actor_kind=actor_kind)
+    return entries.order_by("-at", "-id")

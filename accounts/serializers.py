@@ -15,7 +15,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.models import (
+    ActorKind,
     ApiKey,
+    AuditEntry,
     Cashier,
     Integration,
     Market,
@@ -255,3 +257,26 @@ class ApiKeyCreatedOutputSerializer(ApiKeyOutputSerializer):
 
     def get_key(self, api_key: ApiKey) -> str:
         return self.context["raw_key"]
+
+
+class AuditLogFilterSerializer(serializers.Serializer):
+    """Query parameters of the audit log; an empty one means no filter."""
+
+    target_type = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    target_id = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    actor = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    actor_kind = serializers.ChoiceField(choices=ActorKind.choices, required=False, allow_blank=True)
+
+
+class AuditEntryOutputSerializer(serializers.ModelSerializer):
+    """One change: when, who, what, and each changed field from what to what (secrets masked)."""
+
+    changes = serializers.DictField(
+        child=serializers.ListField(child=serializers.JSONField(), min_length=2, max_length=2),
+        read_only=True,
+        help_text="Each changed field (nested ones by dotted path) as [from, to]; a secret's values are masked.",
+    )
+
+    Meta = read_only_meta(
+        AuditEntry, ["id", "at", "actor_kind", "actor", "action", "target_type", "target_id", "target", "changes"]
+    )

@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, TypeVar
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.db.models import Model, ProtectedError
 from django.utils import timezone
 
-from accounts import keys
-from accounts.models import Account, ApiKey, Cashier, Identified, Integration, Market, Register, Scope, StockLocation
+from accounts import audit, keys
+from accounts.models import (
+    Account,
+    ApiKey,
+    Cashier,
+    Identified,
+    Integration,
+    Market,
+    Membership,
+    Register,
+    Role,
+    Scope,
+    StockLocation,
+)
 from core.errors import Conflict, ServiceError
 
 # Writing last use on every request would turn every read into a write; a minute is precise enough.
@@ -50,15 +66,43 @@ def create_api_key(
         key_hash=key_hash,
         scopes=sorted(set(scopes)),
     )
+    audit.record(
+        account=account,
+        action="created",
+        target_type="api_key",
+        target_id=api_key.pk,
+        target=f"{prefix}… ({integration.identifier})",
+        after=_api_key_fields(api_key),
+    )
     return api_key, raw_key
+
+
+def _api_key_fields(api_key: ApiKey) -> dict[str, Any]:
+    """What the audit trail shows of a key: never its hash."""
+    return {
+        "name": api_key.name,
+        "prefix": api_key.prefix,
+        "scopes": api_key.scopes,
+        "integration": api_key.integration.identifier,
+        "revoked_at": api_key.revoked_at.isoformat() if api_key.revoked_at else None,
+    }
 
 
 def revoke_api_key(*, account: Account, api_key: ApiKey) -> ApiKey:
     if api_key.account_id != account.pk:
         raise ValueError("the key belongs to another account")
     if api_key.revoked_at is None:
-        api_key.revoked_at = timezone.now()
-        api_key.save(update_fields=["revoked_at"])
+        with transaction.atomic():
+            api_key.revoked_at = timezone.now()
+            api_key.save(update_fields=["revoked_at"])
+            audit.record(
+                account=account,
+                action="revoked",
+                target_type="api_key",
+                target_id=api_key.pk,
+                target=f"{api_key.prefix}… ({api_key.integration.identifier})",
+                changes={"revoked_at": [None, api_key.revoked_at.isoformat()]},
+            )
     return api_key
 
 
@@ -100,17 +144,43 @@ def _save_owned(*, account: Account, instance: _Owned, data: Mapping[str, Any]) 
     if instance.pk is not None and instance.account_id != account.pk:
         raise ValueError("the object belongs to another account")
     creating = instance.pk is None
+    before = None if creating else _audited_fields(instance, data)
     for name, value in data.items():
         setattr(instance, name, value)
     # (account, identifier) is the only unique constraint of these models.
     message = f"A {instance._meta.verbose_name} with the identifier '{instance.identifier}' already exists."
     with unique_in_account(account=account, instance=instance, field="identifier", message=message):
         instance.full_clean()
-        if creating:
-            instance.save()
-        else:
-            instance.save(update_fields=list(data))
+        with transaction.atomic():
+            if creating:
+                instance.save()
+            else:
+                instance.save(update_fields=list(data))
+            audit.record(
+                account=account,
+                action="created" if creating else "changed",
+                target_type=_audit_type(instance),
+                target_id=instance.identifier,
+                target=str(instance),
+                before=before,
+                after=_audited_fields(instance, data),
+            )
     return instance
+
+
+def _audit_type(instance: Model) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(instance).__name__).lower()
+
+
+def _audited_fields(instance: Model, names: Iterable[str]) -> dict[str, Any]:
+    """The fields as the audit trail shows them: a related row by its identifier (or primary key)."""
+    shown: dict[str, Any] = {}
+    for name in names:
+        value = getattr(instance, name, None)
+        if isinstance(value, Model):
+            value = getattr(value, "identifier", value.pk)
+        shown[name] = value
+    return shown
 
 
 @contextmanager
@@ -207,7 +277,15 @@ def delete_owned(*, account: Account, instance: Model) -> None:
     if getattr(instance, "account_id", None) != account.pk:
         raise ValueError(f"the {instance._meta.verbose_name} belongs to another account")
     with transaction.atomic():
+        identifier = getattr(instance, "identifier", instance.pk)
         instance.delete()
+        audit.record(
+            account=account,
+            action="deleted",
+            target_type=_audit_type(instance),
+            target_id=identifier,
+            target=str(instance),
+        )
 
 
 def delete_account_object(*, account: Account, instance: Market | StockLocation | Register | Cashier) -> None:
@@ -251,3 +329,44 @@ def issue_api_key(
         return create_api_key(account=account, integration=integration, scopes=scopes, name=name)
     except ValueError as exc:
         raise ServiceError(str(exc), field="scopes") from exc
+
+
+# --- Members and roles (issue 22) --------------------------------------------------------------------------
+
+
+def add_member(*, account: Account, email: str, role: str, password: str | None = None) -> tuple[Membership, bool]:
+    """Make the person with ``email`` a member of ``account`` with ``role`` (a Django user whose username is the
+    e-mail address, lower-cased; created when missing). ``password`` sets theirs when given; a new person without
+    one cannot sign in until they set it (password reset). Returns the membership and whether the person is new."""
+    if role not in Role.values:
+        raise ServiceError(f"unknown role '{role}'; use {', '.join(Role.values)}", field="role")
+    address = email.strip().lower()
+    try:
+        validate_email(address)
+    except ValidationError:
+        raise ServiceError(f"'{email}' is not an e-mail address", field="email") from None
+    with transaction.atomic():
+        user, created = get_user_model().objects.get_or_create(username=address, defaults={"email": address})
+        if created and password is None:
+            user.set_unusable_password()
+        if password is not None:
+            user.set_password(password)
+        if created or password is not None:
+            user.save()
+        existing = Membership.objects.filter(account=account, user=user).first()
+        membership, added = Membership.objects.update_or_create(account=account, user=user, defaults={"role": role})
+        audit.record(
+            account=account,
+            action="created" if added else "changed",
+            target_type="member",
+            target_id=address,
+            target=address,
+            before=None if existing is None else {"role": existing.role},
+            after={"role": role, **({"password": "set"} if password is not None else {})},
+        )
+    return membership, created
+
+
+def memberships_of(user: Any) -> list[Membership]:
+    """The accounts a person may work in, with their role in each (the account switcher's list)."""
+    return list(Membership.objects.filter(user=user).select_related("account").order_by("account__identifier"))

@@ -1,4 +1,4 @@
-"""What each hostile request of issue 11 costs the service now: its answer, its time, the worker's memory.
+"""What each hostile request of issues 11 and 21 costs the service now: its answer, its time, the worker's memory.
 
     .venv/bin/python bench/hostile.py
 
@@ -11,6 +11,7 @@ next request at once. A benchmark, not a test: the tests prove the bounds withou
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -95,6 +96,57 @@ def attacks() -> list[tuple[str, str, str, bytes, str]]:
             "application/json",
         ),
         ("nesting 100,000 deep", "POST", "/api/v1/pos/checkouts", b"[" * 100_000 + b"]" * 100_000, "application/json"),
+        *issue_21_attacks(),
+    ]
+
+
+def _queue(delivery: dict[str, object]) -> bytes:
+    body = {"name": "q", "entity_type": "sales", "transform": {"type": "identity"}, "delivery": delivery}
+    return json.dumps(body).encode()
+
+
+def issue_21_attacks() -> list[tuple[str, str, str, bytes, str]]:
+    """Issue 21's answers that were not JSON, and its hardening of destinations (parts 5 and 8)."""
+    hook = {"type": "webhook", "url": "https://erp.example.com/hook"}
+    mail = {"type": "email", "recipients": ["ops@example.com"]}
+    many_fields = "&".join(f"f{i}=1" for i in range(1001))
+    return [
+        (
+            "queue web hook URL http://[x]/ (was an HTML 500)",
+            "POST",
+            "/api/v1/export-queues/",
+            _queue({**hook, "url": "http://[x]/"}),
+            "application/json",
+        ),
+        (
+            "runtime integration URL http://[x]/ (was an HTML 500)",
+            "POST",
+            "/api/v1/runtime-integrations/",
+            json.dumps({"kind": "product_search", "url": "http://[x]/"}).encode(),
+            "application/json",
+        ),
+        ("1,001 query fields (was an HTML 400)", "GET", "/api/v1/markets/?" + many_fields, b"", ""),
+        (
+            "web hook URL of 60 KB (was saved)",
+            "POST",
+            "/api/v1/export-queues/",
+            _queue({**hook, "url": "https://erp.example.com/" + "a" * 60_000}),
+            "application/json",
+        ),
+        (
+            "from-name with a full-width @ (was saved)",
+            "POST",
+            "/api/v1/export-queues/",
+            _queue({**mail, "from_name": "Acme\uff20bank"}),
+            "application/json",
+        ),
+        (
+            "attachment name ..\\ (was saved)",
+            "POST",
+            "/api/v1/export-queues/",
+            _queue({**mail, "attachment_name": "..\\{delivery_id}.{ext}"}),
+            "application/json",
+        ),
     ]
 
 
@@ -126,7 +178,8 @@ def main() -> int:
         for name, method, path, body, content_type in attacks():
             headers = {"Content-Type": content_type} if content_type else {}
             started = time.perf_counter()
-            response = session.request(method, f"{base}{path}?{query}", data=body or None, headers=headers)
+            joined = f"{base}{path}{'&' if '?' in path else '?'}{query}"
+            response = session.request(method, joined, data=body or None, headers=headers)
             took = time.perf_counter() - started
             started = time.perf_counter()
             session.get(f"{base}/health/live")

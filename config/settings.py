@@ -70,6 +70,26 @@ SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+# Content-Security-Policy of every HTML page (the admin, the dashboard, the API docs; django-csp, sent by
+# ops.middleware.ContentSecurityPolicyMiddleware): scripts only from this service's own static files, never
+# inline or eval'd, so an injected <script> or on* attribute does not run. Inline *styles* stay allowed: Django's
+# admin and Swagger UI set style attributes, and a style cannot run code. Frames, plugins and foreign forms are
+# refused. CSP_REPORT_URI: where browsers report violations (none by default).
+_CSP_DIRECTIVES: dict[str, list[str]] = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'", "'unsafe-inline'"],
+    "img-src": ["'self'", "data:"],  # Swagger UI's icons are data: URLs
+    "font-src": ["'self'"],
+    "connect-src": ["'self'"],
+    "object-src": ["'none'"],
+    "base-uri": ["'self'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
+if env.str("CSP_REPORT_URI", default=""):
+    _CSP_DIRECTIVES["report-uri"] = [env.str("CSP_REPORT_URI")]
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": _CSP_DIRECTIVES}
 
 INSTALLED_APPS = [
     "config.admin_site.BackOfficeAdminConfig",  # django.contrib.admin, with the back office's site
@@ -105,11 +125,14 @@ MIDDLEWARE = [
     # Before anything reads the URL or the body: both are bounded and the JSON body parsed here, once.
     "core.middleware.BoundedRequestMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "ops.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Who made a change (accounts.audit): the request's API key or signed-in person, read when a change is recorded.
+    "accounts.audit.AuditMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes requires: turns a locked-out admin login into its lockout page.
@@ -204,8 +227,6 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # Seconds between looks at the queue folder; the end-to-end tests' worker looks more often.
         "polling_interval": env.float("CELERY_FILESYSTEM_POLLING_INTERVAL", default=1.0),
     }
-elif CELERY_BROKER_URL.startswith("redis"):
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 # A test run or a benchmark uses a queue of its own, so that no other worker on the same broker takes its tasks.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 # Queue routing: imports, real-time exports and cron exports each on a Celery queue of their own, so that a slow
@@ -253,7 +274,7 @@ def _nightly(task: str, minute: int) -> dict[str, Any]:
 
 _HEARTBEAT = _every("ops.tasks.beat_heartbeat", "BEAT_HEARTBEAT_INTERVAL_SECONDS", 30.0)
 CELERY_BEAT_SCHEDULE = {
-    "imports-sweep-pending": _every("imports.tasks.sweep_pending_imports", "IMPORT_SWEEP_INTERVAL_SECONDS", 30.0),
+    "imports-sweep-pending": _every("imports.tasks.sweep_pending_imports", "IMPORT_SWEEP_INTERVAL_SECONDS", 5.0),
     "exports-sweep": _every("exports.tasks.sweep_exports", "EXPORT_SWEEP_INTERVAL_SECONDS", 5.0),
     "exports-cron": _every("exports.tasks.run_cron_exports", "EXPORT_CRON_INTERVAL_SECONDS", 60.0),
     # /health/ready checks the timestamp this writes; a heartbeat not run in time is useless, so it expires
@@ -306,6 +327,14 @@ BENCH_BARE_ENDPOINT = env.bool("BENCH_BARE_ENDPOINT", default=False)
 EXPORT_RETRY_BASE_DELAY = env.float("EXPORT_RETRY_BASE_DELAY", default=10.0)
 # A delivery still pending this long after its last hand-off to Celery is handed over again by the sweeper.
 EXPORT_SWEEP_GRACE_SECONDS = env.int("EXPORT_SWEEP_GRACE_SECONDS", default=30)
+# Worker and beat processes prove they are alive every LIVENESS_INTERVAL_SECONDS (core.liveness); one not seen for
+# LIVENESS_TIMEOUT_SECONDS is dead, and what it leased is taken over by the next sweep.
+# This machine's name in the liveness rows and /health/ready (default: the host name; two stacks on one host differ).
+MACHINE_NAME = env.str("MACHINE_NAME", default="")
+LIVENESS_INTERVAL_SECONDS = env.float("LIVENESS_INTERVAL_SECONDS", default=5.0)
+LIVENESS_TIMEOUT_SECONDS = env.float("LIVENESS_TIMEOUT_SECONDS", default=15.0)
+if not 0 < LIVENESS_INTERVAL_SECONDS < LIVENESS_TIMEOUT_SECONDS:
+    raise ImproperlyConfigured("LIVENESS_INTERVAL_SECONDS must be above 0 and below LIVENESS_TIMEOUT_SECONDS")
 # How long a worker may work on one delivery before another may take it up (the first one was killed). A lease is
 # taken just before each send, and outlives the delivery task's hard time limit below: when it runs out, the task
 # that held it is dead, so no second worker sends a delivery the first is still sending.
@@ -322,6 +351,15 @@ if not 0 < EXPORT_TASK_SOFT_TIME_LIMIT < EXPORT_TASK_TIME_LIMIT < EXPORT_LEASE_S
         "must outlive the task that holds it, or a second worker sends the delivery the first is still sending"
     )
 # Whether a delivery task's message is acknowledged when the task ends (the project's default) or when it starts.
+# Redis (and the embedded broker) give a message that was delivered and not acknowledged (its worker was killed)
+# back after this many seconds: longer than any task's hard time limit, so a running task is never given twice,
+# and far below kombu's hour, so a killed worker's messages do not pile up. What such a message named is taken over
+# sooner anyway, from the database (the sweepers and core.liveness).
+BROKER_VISIBILITY_TIMEOUT_SECONDS = env.int("BROKER_VISIBILITY_TIMEOUT_SECONDS", default=900)
+if BROKER_VISIBILITY_TIMEOUT_SECONDS <= EXPORT_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured("BROKER_VISIBILITY_TIMEOUT_SECONDS must be longer than EXPORT_TASK_TIME_LIMIT")
+if CELERY_BROKER_URL.startswith("redis"):
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = BROKER_VISIBILITY_TIMEOUT_SECONDS
 # Its state is in the database either way (lease, handed_off_at): a killed worker's delivery is handed over by the
 # sweeper. Measured with bench/fairness.py: on the filesystem transport a task held by a dead receiver keeps one of
 # the worker's prefetch places, and kombu then fetches one task per polling interval for the other processes (B's
@@ -353,9 +391,10 @@ BREAKER_MEMO_SECONDS = env.float("BREAKER_MEMO_SECONDS", default=2.0)
 EXPORT_QUEUE_DISABLE_AFTER_DAYS = env.float("EXPORT_QUEUE_DISABLE_AFTER_DAYS", default=5.0)
 
 # --- Failed authentications (accounts.auth_failures, django-axes) ----------------------------------
-# API keys (/imports/, /api/v1/, /api/v1/pos/) and the /metrics token: after AUTH_FAILURE_LIMIT failures of one key
-# prefix or one client address within AUTH_FAILURE_WINDOW_SECONDS of the first, that prefix or address answers 429
-# (Retry-After) until the window ends, the right key included. 0 turns the limit off.
+# API keys (/imports/, /api/v1/, /api/v1/pos/) and the /metrics token: after AUTH_FAILURE_LIMIT failures of one
+# client address within AUTH_FAILURE_WINDOW_SECONDS of the first, that address answers 429 (Retry-After) until the
+# window ends, the right key included; after as many of one key prefix, its failures answer 429 but its right key
+# is never refused (the prefix is public). 0 turns the limit off.
 AUTH_FAILURE_LIMIT = env.int("AUTH_FAILURE_LIMIT", default=20)
 AUTH_FAILURE_WINDOW_SECONDS = env.int("AUTH_FAILURE_WINDOW_SECONDS", default=300)
 if AUTH_FAILURE_LIMIT > 0 and AUTH_FAILURE_WINDOW_SECONDS <= 0:

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from ops.admin import dashboard
 from ops.views import live, prometheus, ready
@@ -18,7 +18,13 @@ urlpatterns = [
     path("imports/", include("imports.urls")),
     path("api/v1/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # The split view: the page's start-up script is a file of its own (``?script=``), not inline, as the
+    # Content-Security-Policy requires.
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="api_docs/swagger_ui.html"),
+        name="api-docs",
+    ),
 ]
 
 if settings.DEMO_RECEIVER:
@@ -30,4 +36,6 @@ if settings.BENCH_BARE_ENDPOINT:
     from config.bench_views import bare
 
     urlpatterns.append(path("bench/bare", bare))
+handler400 = "core.api.errors.bad_request"
 handler404 = "core.api.errors.not_found"
+handler500 = "core.api.errors.server_error"

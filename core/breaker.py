@@ -1,7 +1,14 @@
-"""A circuit breaker per destination, shared by every process through the database (issue 12).
+"""A circuit breaker per endpoint, shared by every process through the database.
 
-A destination is a string key chosen by the caller (``"acct:7|https://erp.example.com:443"``, ``"acct:7|sftp://
-files.example.com:22"``). Its breaker is:
+An endpoint is one place a caller sends to, as one account uses it: a web hook's full URL, an FTP/SFTP server with
+its user and directory, an e-mail relay with the recipients, a runtime integration's URL. Its key
+(``endpoint_key``) is the account, the endpoint's origin and a short digest of the whole endpoint
+(``"acct:7|https://erp.example.com:443|3f2a9c0b5d1e7f46"``): readable in the admin, bounded in length, and
+one endpoint's failures (any answer, a timeout, an answer cut off) never pause another endpoint of the same host.
+Failures to connect at all (refused, a connect timeout, no route or name, a TLS handshake broken off) happen
+before any path is sent: they feed the breaker of the account's connections to that host (``host_key``), which
+every endpoint there asks too (``ask``, ``report``), so a host that cannot be reached is found once, not once per
+endpoint. Each breaker is:
 
 * **closed**: calls go ahead. ``BREAKER_FAILURE_THRESHOLD`` failures in a row (timeouts, refused or dropped
   connections, 5xx: whatever the caller reports with ``record_failure``) open it; a success resets the count.
@@ -23,6 +30,7 @@ lock: gunicorn's threads share it safely.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Iterable
@@ -39,18 +47,26 @@ from core.models import BreakerState, CircuitBreaker
 
 __all__ = (
     "Decision",
+    "Endpoint",
+    "Ticket",
+    "abandon",
     "allow",
+    "ask",
     "clear_memo",
     "cooldown",
     "describe",
-    "destination_key",
+    "endpoint_key",
+    "host_key",
+    "look",
     "origin",
     "peek",
     "record_failure",
     "record_success",
     "release",
+    "report",
     "reset",
     "state_of",
+    "target",
 )
 
 # While another caller makes the trial call, the others ask again this often (the trial may end in milliseconds).
@@ -113,12 +129,121 @@ def origin(url: str) -> str:
     return f"{scheme}://{host}:{port or _DEFAULT_PORTS.get(scheme, 0)}"
 
 
-def destination_key(*, account_id: int, destination: str, use: str = "") -> str:
-    """The breaker key of a destination as one account uses it. Keyed per account on purpose: a platform many
-    tenants post to (an iPaaS host) that times out for one tenant's endpoint must not pause the others. ``use``
-    keeps apart breakers of one host that fail for different reasons (runtime integration calls, cut short by
-    the POS budget, from the exports to the same host)."""
-    return f"acct:{account_id}|{use}|{destination}" if use else f"acct:{account_id}|{destination}"
+# The longest key ``CircuitBreaker.key`` holds; a longer origin is cut (the digest still tells endpoints apart).
+MAX_KEY_LENGTH = 300
+DIGEST_LENGTH = 16  # hex digits of SHA-256: 64 bits, no collision among the endpoints of one account and origin
+
+
+def endpoint_key(*, account_id: int, endpoint: str, use: str = "") -> str | None:
+    """The breaker key of an endpoint as one account uses it; None for one that has no host to key on.
+
+    ``endpoint`` is a URL naming the whole endpoint (``https://erp.example.com/hooks/orders?shop=1``,
+    ``sftp://exports@files.example.com:22/out``); the key keeps its origin in clear and a digest of all of it, so
+    that a secret in a path or query never shows in the admin. Keyed per account on purpose: a platform many
+    tenants post to (an iPaaS host) that fails for one tenant's endpoint must not pause the others. ``use`` keeps
+    apart breakers of one endpoint that fail for different reasons (runtime integration calls, cut short by the
+    POS budget, from exports)."""
+    where = origin(endpoint)
+    if not where:
+        return None
+    digest = hashlib.sha256(_canonical(endpoint).encode()).hexdigest()[:DIGEST_LENGTH]
+    head = f"acct:{account_id}|{use}|" if use else f"acct:{account_id}|"
+    room = MAX_KEY_LENGTH - len(head) - len(digest) - 1
+    return f"{head}{where[:room]}|{digest}"
+
+
+HOST_SUFFIX = "|host"
+
+
+def host_key(*, account_id: int, endpoint: str, use: str = "") -> str | None:
+    """The breaker of the connections to an endpoint's host (scheme, host and port) as one account makes them:
+    fed only by failures to connect (``report`` with ``connecting``), so that a host that cannot be
+    reached is found once for all the account's endpoints there, while one endpoint's answers (any status, a slow
+    answer) never pause another."""
+    where = origin(endpoint)
+    if not where:
+        return None
+    head = f"acct:{account_id}|{use}|" if use else f"acct:{account_id}|"
+    return f"{head}{where[: MAX_KEY_LENGTH - len(head) - len(HOST_SUFFIX)]}{HOST_SUFFIX}"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """The two breakers a call to one endpoint asks: its own (``key``) and its host's connections (``host``)."""
+
+    key: str
+    host: str
+
+
+def target(*, account_id: int, endpoint: str, use: str = "") -> Endpoint | None:
+    """The breakers of ``endpoint`` (a URL naming all of it, see ``endpoint_key``); None: no host to key on."""
+    key = endpoint_key(account_id=account_id, endpoint=endpoint, use=use)
+    host = host_key(account_id=account_id, endpoint=endpoint, use=use)
+    return Endpoint(key, host) if key is not None and host is not None else None
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """``ask``'s answer: ``decision`` as ``allow`` gives it; ``host_refused``: the host's breaker refused (the
+    connections failed, not this endpoint's answers); ``trials``: the keys whose trial call this caller holds."""
+
+    decision: Decision
+    host_refused: bool = False
+    trials: tuple[str, ...] = ()
+
+
+def ask(target: Endpoint) -> Ticket:
+    """May a call to ``target`` be made now? Both its host's breaker and its own must let it through; a trial
+    claimed on one is given back when the other refuses."""
+    host = allow(target.host)
+    if not host.allowed:
+        return Ticket(host, host_refused=True)
+    own = allow(target.key)
+    if not own.allowed:
+        if host.trial:
+            release(target.host)
+        return Ticket(own)
+    trials = tuple(key for key, decision in ((target.host, host), (target.key, own)) if decision.trial)
+    return Ticket(Decision(allowed=True, trial=bool(trials)), trials=trials)
+
+
+def look(target: Endpoint) -> Ticket:
+    """``peek`` for both breakers of ``target``: claims nothing."""
+    host = peek(target.host)
+    if not host.allowed:
+        return Ticket(host, host_refused=True)
+    return Ticket(peek(target.key))
+
+
+def report(target: Endpoint, ticket: Ticket, *, failed: bool, connecting: bool = False, error: str = "") -> None:
+    """The outcome of a call ``ask`` let through. ``failed``: the destination failed (not a refusal of this
+    request); ``connecting``: no connection was made, a failure of the host (its breaker counts it; the
+    endpoint's own gets no verdict). Any answer shows the host can be reached."""
+    if not failed:
+        record_success(target.host)
+        record_success(target.key)
+    elif connecting:
+        record_failure(target.host, error=error)
+        if target.key in ticket.trials:
+            release(target.key)
+    else:
+        record_success(target.host)
+        record_failure(target.key, error=error)
+
+
+def abandon(ticket: Ticket) -> None:
+    """The call ended without a verdict (a bug, a time limit): the trials it held go to the next caller."""
+    for key in ticket.trials:
+        release(key)
+
+
+def _canonical(endpoint: str) -> str:
+    """The endpoint with its origin written out (``HTTPS://Erp.example.com/x`` and ``https://erp.example.com:443/x``
+    are one endpoint); userinfo other than the user name and a fragment do not make another endpoint."""
+    parts = urlsplit(endpoint.strip())
+    user = f"{parts.username}@" if parts.username else ""
+    scheme, _, rest = origin(endpoint).partition("://")
+    return f"{scheme}://{user}{rest}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
 
 
 def clear_memo() -> None:
@@ -232,17 +357,30 @@ def state_of(key: str) -> CircuitBreaker | None:
     return CircuitBreaker.objects.filter(key=key).first()
 
 
-def describe(key: str | None) -> str:
-    """The breaker of ``key`` in words (admin pages)."""
-    state = state_of(key) if key is not None else None
+def describe(target: Endpoint | None) -> str:
+    """The breakers of ``target`` in words (admin pages): its own, then its host's connections when they failed,
+    with the keys to find them among the breakers."""
+    if target is None:
+        return "no breaker: the configuration names no host"
+    text = f"{_words(target.key)} (breaker {target.key})"
+    host = state_of(target.host)
+    if host is not None and (host.state != BreakerState.CLOSED or host.failures):
+        text += f"; connections to the host: {_words(target.host)} (breaker {target.host})"
+    return text
+
+
+def _words(key: str) -> str:
+    state = state_of(key)
     if state is None or (state.state == BreakerState.CLOSED and not state.failures):
-        return "closed: no failure since the last success"
-    if state.state == BreakerState.CLOSED:
-        return f"closed: {state.failures} failure(s) in a row (last: {state.last_error})"
-    if state.state == BreakerState.HALF_OPEN:
-        return "half-open: one trial call decides whether it closes"
-    until = state.open_until.isoformat(timespec="seconds") if state.open_until else "?"
-    return f"open until {until} after {state.failures} failure(s) in a row (last: {state.last_error})"
+        text = "closed: no failure since the last success"
+    elif state.state == BreakerState.CLOSED:
+        text = f"closed: {state.failures} failure(s) in a row (last: {state.last_error})"
+    elif state.state == BreakerState.HALF_OPEN:
+        text = "half-open: one trial call decides whether it closes"
+    else:
+        until = state.open_until.isoformat(timespec="seconds") if state.open_until else "?"
+        text = f"open until {until} after {state.failures} failure(s) in a row (last: {state.last_error})"
+    return text
 
 
 def reset(*, keys: Iterable[str] = (), prefix: str | None = None) -> int:

@@ -2,9 +2,9 @@
 before any view, serializer or query sees them.
 
 URL. A path segment (an id, an identifier) is at most ``MAX_PATH_SEGMENT`` characters and the path at most
-``MAX_PATH_LENGTH``; the query string at most ``MAX_QUERY_STRING`` bytes, each parameter value at most
-``MAX_QUERY_VALUE`` characters; no NUL character anywhere (PostgreSQL cannot compare a text holding one, so it
-would be a 500 deep inside a query).
+``MAX_PATH_LENGTH``; the query string at most ``MAX_QUERY_STRING`` bytes and Django's
+``DATA_UPLOAD_MAX_NUMBER_FIELDS`` parameters, each parameter value at most ``MAX_QUERY_VALUE`` characters; no NUL
+character anywhere (PostgreSQL cannot compare a text holding one, so it would be a 500 deep inside a query).
 
 Body. Under ``/imports/`` and ``/api/``, a POST, PUT, PATCH or DELETE that carries a body must declare
 ``application/json`` (415 otherwise), must fit the limit of its surface (``IMPORT_MAX_BODY_BYTES`` for imports,
@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.exceptions import TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseNotFound, JsonResponse
 
 from core import jsonparse
@@ -59,7 +60,12 @@ def url_problem(request: HttpRequest) -> ServiceError | None:
         return NotFound("No object at a path with a NUL character", field="path")
     if len(request.META.get("QUERY_STRING", "")) > MAX_QUERY_STRING:
         return ServiceError(f"The query string is longer than {MAX_QUERY_STRING} bytes", field="query", code="too_long")
-    for name, values in request.GET.lists():
+    try:
+        query = request.GET
+    except TooManyFieldsSent:
+        message = f"The query string holds more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} parameters"
+        return ServiceError(message, field="query", code="too_many_fields")
+    for name, values in query.lists():
         shown = name[:64]
         if "\x00" in name or any("\x00" in value for value in values):
             message = f"The query parameter {shown!r} must not contain NUL characters"

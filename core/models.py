@@ -37,6 +37,35 @@ class CircuitBreaker(models.Model):
         return f"{self.key}: {self.state}"
 
 
+class ProcessKind(models.TextChoices):
+    WORKER = "worker"
+    BEAT = "beat"
+
+
+class LiveProcess(models.Model):
+    """A worker or beat process proving it is alive (``core.liveness``): one row per process, ``seen_at`` renewed
+    every ``LIVENESS_INTERVAL_SECONDS`` by a thread of its own, so a process busy in a long send still proves it.
+
+    ``name`` is ``hostname:pid``, the owner written on what the process leases (an export delivery's
+    ``lease_owner``): a lease whose owner has not been seen for ``LIVENESS_TIMEOUT_SECONDS`` is taken over without
+    waiting for its end. In the database, not the broker: the leases it vouches for are there, and every machine
+    sees it.
+    """
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=16, choices=ProcessKind.choices)
+    hostname = models.CharField(max_length=190)
+    pid = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+    seen_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["hostname", "pid"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
 class RateWindow(models.Model):
     """The requests of one subject (``core.ratelimit``: an account's or a key's previews, say) counted in its
     current window; shared by every process. One row per subject, counted up atomically, pruned once over."""

@@ -181,7 +181,10 @@ class Url(Str):
         value = super().check(value, path, report)
         if value is INVALID:
             return value
-        parts = urlsplit(value)
+        try:
+            parts = urlsplit(value)
+        except ValueError:  # an unclosed "[", a bracketed host that is no IP address, an NFKC-changing netloc
+            return report.error(path, "is not a valid URL", "invalid_url")
         schemes = ("https",) if self.https_only else ("http", "https")
         if parts.scheme not in schemes or not parts.netloc:
             return report.error(path, f"must be an absolute {' or '.join(schemes)} URL", "invalid_url")

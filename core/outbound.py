@@ -38,7 +38,7 @@ import ipaddress
 import socket
 import ssl
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -330,6 +330,9 @@ class Failure:
     retryable: bool  # under the spec's retry rule: a timeout or a refused connection
     unreachable: bool  # the destination itself failed (its circuit breaker counts it), not a refusal of this call
     status: int | None = None  # a redirect's status
+    # No connection was made (refused, a connect timeout, no route or name, a TLS handshake broken off): a failure
+    # of the host, whatever the path, before any request was sent.
+    connecting: bool = False
 
 
 _UNREACHABLE = frozenset({TIMEOUT, CONNECTION_REFUSED, DROPPED, CONNECTION, CUT_OFF})
@@ -352,7 +355,8 @@ def classify(exc: BaseException, *, expired: bool = False, answering: bool = Fal
     if isinstance(exc, AnswerTooLarge):
         return _failure(TOO_LARGE, str(exc))
     if expired or isinstance(exc, requests.Timeout) or _caused_by(exc, TimeoutError, _timeout):
-        return _failure(TIMEOUT, name)
+        connecting = not expired and isinstance(exc, requests.ConnectTimeout)
+        return replace(_failure(TIMEOUT, name), connecting=connecting)
     if isinstance(exc, requests.TooManyRedirects):
         status = exc.response.status_code if exc.response is not None else None
         return _failure(REDIRECT, name, status=status)
@@ -362,18 +366,19 @@ def classify(exc: BaseException, *, expired: bool = False, answering: bool = Fal
         # A certificate that is not verified is the destination's answer (as a 4xx is); a handshake broken off is
         # a dropped connection.
         verify_failed = _caused_by(exc, ssl.SSLCertVerificationError) or "certificate verify failed" in str(exc)
-        return Failure(TLS, name, retryable=False, unreachable=not verify_failed)
+        return Failure(TLS, name, retryable=False, unreachable=not verify_failed, connecting=not verify_failed)
     if _caused_by(exc, ConnectionRefusedError):
-        return _failure(CONNECTION_REFUSED, name)
+        return replace(_failure(CONNECTION_REFUSED, name), connecting=True)
     if isinstance(exc, requests.ConnectionError):
         if _caused_by(exc, (ConnectionResetError, ConnectionAbortedError, BrokenPipeError)):  # RemoteDisconnected too
             return _failure(DROPPED, name)
         text = repr(exc).lower()  # exceptions made up without a cause (a test double, a proxy's words)
         if "refused" in text:
-            return _failure(CONNECTION_REFUSED, name)
+            return replace(_failure(CONNECTION_REFUSED, name), connecting=True)
         if any(word in text for word in ("reset", "aborted", "remotedisconnected", "without response")):
             return _failure(DROPPED, name)
-        return _failure(CONNECTION, name)
+        new_connection = _caused_by(exc, urllib3.exceptions.NewConnectionError)
+        return replace(_failure(CONNECTION, name), connecting=new_connection)
     return _failure(REQUEST, name)
 
 

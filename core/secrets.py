@@ -19,8 +19,9 @@ Secrets are known by declaration, not guessed from their names. Used by runtime 
 A secret reads as ``MASK``. ``MASK`` sent back keeps the stored value at the same place, but only while the
 place is still secret and the destination (scheme, host, port) is the same: otherwise anyone allowed to edit a
 configuration could read a secret by declaring it public, or send it to a host of their choosing. Such a
-``MASK`` stays as it is and the configuration is refused ("is masked": give the value again). A ``MASK`` where
-nothing is stored is dropped (never stored as a secret).
+``MASK`` stays as it is and the configuration is refused ("is masked": give the value again), naming the place.
+So does a ``MASK`` where nothing is stored (a new header name, query parameter or body key): it is never stored as
+a secret, and never dropped silently either.
 """
 
 from __future__ import annotations
@@ -71,14 +72,10 @@ def unmask_headers(
     stored = stored or {}
     out: dict[str, Any] = {}
     for name, value in new.items():
-        if value != MASK:
-            out[name] = value
-        elif name not in stored:
-            continue  # nothing to keep: a mask is never stored as a secret
-        elif same_destination and is_secret_header(name):
+        if value == MASK and name in stored and same_destination and is_secret_header(name):
             out[name] = stored[name]
         else:
-            out[name] = value  # refused by the configuration's checks
+            out[name] = value  # a mask with nothing to keep here stays: the configuration's checks refuse it
     return out
 
 
@@ -273,10 +270,7 @@ def unmask_declared(new: Any, stored: Any, root: str, declared: Iterable[str], *
         if isinstance(item, dict):
             out = {}
             for key, sub in item.items():
-                sub_path = f"{path}.{key}"
-                if sub == MASK and sub_path not in stored_leaves and not _has_prefix(stored_leaves, sub_path):
-                    continue  # nothing to keep: a mask is never stored as a secret
-                out[key] = walk(sub, sub_path)
+                out[key] = walk(sub, f"{path}.{key}")
             return out
         if isinstance(item, list):
             return [walk(sub, f"{path}[{index}]") for index, sub in enumerate(item)]
@@ -285,10 +279,6 @@ def unmask_declared(new: Any, stored: Any, root: str, declared: Iterable[str], *
         return item
 
     return walk(new, root)
-
-
-def _has_prefix(leaves_: Mapping[str, Any], path: str) -> bool:
-    return any(key.startswith(path + ".") or key.startswith(path + "[") for key in leaves_)
 
 
 def masked_places(value: Any, root: str) -> list[str]:

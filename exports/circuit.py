@@ -1,13 +1,14 @@
-"""Exports behind a circuit breaker per destination, and queues disabled after days of failure (issue 12).
+"""Exports behind a circuit breaker per endpoint, and queues disabled after days of failure.
 
-``deliver`` stands between ``exports.services`` and a delivery's ``deliver``: it asks the destination's breaker
-(``core.breaker``; the key is the account and the web hook URL's origin, the FTP/SFTP server or the SMTP relay)
-and either sends and reports the outcome to the breaker, or sends nothing and answers a ``DeliveryResult`` with
-``paused_until``: the breaker is open. Such a delivery is **paused**, not failed: ``pause`` takes its lease's
-attempt back (the spec's retry rule, ``exports.retry``, counts real attempts only), records no attempt, keeps its
-items pending and makes it due again when the breaker may let a call through. Only failures of the destination
-itself (``DeliveryResult.unreachable``: no connection, a timeout, a 5xx, a temporary server reply) count towards
-the breaker; any other answer shows the destination is up and closes it.
+``deliver`` stands between ``exports.services`` and a delivery's ``deliver``: it asks the breaker of the queue's
+endpoint (``core.breaker``; ``endpoint_of`` says what the endpoint is: the web hook's full URL, the FTP/SFTP server
+with its user and directory, the SMTP relay with the recipients), so that one endpoint failing never pauses another
+queue of the account on the same host, and either sends and reports the outcome to the breaker, or sends nothing and
+answers a ``DeliveryResult`` with ``paused_until``: the breaker is open. Such a delivery is **paused**, not failed:
+``pause`` takes its lease's attempt back (the spec's retry rule, ``exports.retry``, counts real attempts only),
+records no attempt, keeps its items pending and makes it due again when the breaker may let a call through. Only
+failures of the destination itself (``DeliveryResult.unreachable``: no connection, a timeout, a 5xx, a temporary
+server reply) count towards the breaker; any other answer shows the destination is up and closes it.
 
 ``note_outcomes`` keeps each queue's ``failing_since`` (the first failure since its last success). A queue whose
 destination has failed that way for ``EXPORT_QUEUE_DISABLE_AFTER_DAYS`` is disabled, as Svix disables an endpoint:
@@ -19,9 +20,11 @@ staff can send them again (the queue's ``retry``) once it works. ``enable_queue`
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.db import transaction
@@ -38,39 +41,67 @@ from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 __all__ = (
     "deliver",
     "describe",
-    "destination_of",
     "disable_queue",
     "enable_queue",
+    "endpoint_of",
     "give_back_attempts",
     "key_of",
     "note_outcomes",
     "pause",
     "paused",
+    "target_of",
 )
 
 
-def destination_of(delivery: dict[str, Any]) -> str:
-    """Where a delivery configuration sends to, as ``scheme://host:port`` ("" when it cannot say)."""
+def endpoint_of(delivery: dict[str, Any]) -> str:
+    """The endpoint a delivery configuration sends to, as a URL naming all of it ("" when it cannot say): the web
+    hook's URL; ``ftp://user@host:port/directory`` (the directory of the path template, unrendered: a
+    ``{date}`` in it is still one endpoint); ``smtp://relay:port/?to=a@x,b@y`` (the operator's relay and the
+    recipients, sorted: the relay's temporary refusals are mostly about recipients and their domains)."""
     kind = delivery.get("type")
     if kind == "webhook":
-        return breaker.origin(str(delivery.get("url") or ""))
+        return str(delivery.get("url") or "")
     if kind in ("ftp", "sftp"):
         host = str(delivery.get("host") or "").strip().lower()
+        if not host:
+            return ""
         port = delivery.get("port") or (21 if kind == "ftp" else 22)
-        return f"{kind}://{host}:{port}" if host else ""
+        user = quote(str(delivery.get("username") or ""), safe="")
+        directory = posixpath.dirname(str(delivery.get("path") or ""))
+        return f"{kind}://{user}@{_host(host)}:{port}/{quote(directory.lstrip('/'), safe='/{}')}"
     if kind == "email":  # the operator's relay (Django's EMAIL_* settings), whatever the queue
-        return f"smtp://{str(settings.EMAIL_HOST).lower()}:{settings.EMAIL_PORT}"
+        recipients = delivery.get("recipients")
+        to = sorted(str(r).strip().lower() for r in recipients) if isinstance(recipients, list) else []
+        relay = _host(str(settings.EMAIL_HOST).lower())
+        return f"smtp://{relay}:{settings.EMAIL_PORT}/?to={quote(','.join(to), safe='@,')}"
     return ""
 
 
+def _host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def target_of(queue: ExportQueue) -> breaker.Endpoint | None:
+    """The breakers of the queue's endpoint and of its host's connections; None for an unknown configuration
+    (nothing to guard)."""
+    endpoint = endpoint_of(queue.delivery if isinstance(queue.delivery, dict) else {})
+    return breaker.target(account_id=queue.account_id, endpoint=endpoint) if endpoint else None
+
+
 def key_of(queue: ExportQueue) -> str | None:
-    """The breaker key of the queue's destination, or None (an unknown configuration: nothing to guard)."""
-    destination = destination_of(queue.delivery if isinstance(queue.delivery, dict) else {})
-    return breaker.destination_key(account_id=queue.account_id, destination=destination) if destination else None
+    """The breaker key of the queue's endpoint, or None (an unknown configuration: nothing to guard)."""
+    target = target_of(queue)
+    return target.key if target is not None else None
 
 
-def pause_message(until: datetime) -> str:
-    return f"paused: destination circuit open until {until.isoformat(timespec='seconds')}"
+def pause_message(until: datetime, *, host: bool = False) -> str:
+    what = "host circuit (connections failing)" if host else "endpoint circuit"
+    return f"paused: {what} open until {until.isoformat(timespec='seconds')}"
+
+
+def _paused(ticket: breaker.Ticket) -> DeliveryResult:
+    until = ticket.decision.retry_at or timezone.now()
+    return DeliveryResult(ok=False, error=pause_message(until, host=ticket.host_refused), paused_until=until)
 
 
 def deliver(
@@ -81,46 +112,41 @@ def deliver(
     context: RenderContext,
     timeout: float | None = None,
 ) -> DeliveryResult:
-    """The queue's delivery of ``rendered``, unless its destination's breaker is open (then nothing is sent and the
-    result carries ``paused_until``)."""
+    """The queue's delivery of ``rendered``, unless its endpoint's breaker, or its host's, is open (then nothing
+    is sent and the result carries ``paused_until``)."""
     if queue.disabled_at is not None and not queue.enabled:
         return DeliveryResult(ok=False, error=f"not sent: the export queue is disabled ({queue.disabled_reason})")
     config = queue.delivery
-    key = key_of(queue)
-    decision = breaker.allow(key) if key is not None else breaker.ALLOWED
-    if not decision.allowed:
-        until = decision.retry_at or timezone.now()
-        return DeliveryResult(ok=False, error=pause_message(until), paused_until=until)
+    target = target_of(queue)
+    ticket = breaker.ask(target) if target is not None else None
+    if ticket is not None and not ticket.decision.allowed:
+        return _paused(ticket)
     try:
         result = DELIVERIES[config["type"]].deliver(
             rendered, config=config, delivery_id=delivery_id, context=context, timeout=timeout
         )
     except BaseException:
-        if key is not None and decision.trial:
-            breaker.release(key)  # no verdict on the destination: the next caller makes the trial
+        if ticket is not None:
+            breaker.abandon(ticket)  # no verdict on the destination: the next caller makes the trial
         raise
-    if key is not None:
-        if result.ok or not result.unreachable:
-            breaker.record_success(key)  # the destination answered (a refusal of this request is not its failure)
-        else:
-            breaker.record_failure(key, error=result.error)
+    if target is not None and ticket is not None:
+        # A refusal of this request (a 4xx, a login) is no failure of the destination: it answered.
+        failed = not result.ok and result.unreachable
+        breaker.report(target, ticket, failed=failed, connecting=result.connecting, error=result.error)
     return result
 
 
 def describe(queue: ExportQueue) -> str:
-    """The state of the queue's destination breaker, in words (the admin's queue page)."""
-    return breaker.describe(key_of(queue))
+    """The state of the queue's endpoint breaker (and its host's), in words (the admin's queue page)."""
+    return breaker.describe(target_of(queue))
 
 
 def paused(queue: ExportQueue) -> DeliveryResult | None:
     """The paused result ``deliver`` would give now, asked before costly work (rendering a cron window's file);
-    None when the breaker may let the call through (``deliver`` then decides)."""
-    key = key_of(queue)
-    decision = breaker.peek(key) if key is not None else breaker.ALLOWED
-    if decision.allowed:
-        return None
-    until = decision.retry_at or timezone.now()
-    return DeliveryResult(ok=False, error=pause_message(until), paused_until=until)
+    None when the breakers may let the call through (``deliver`` then decides)."""
+    target = target_of(queue)
+    ticket = breaker.look(target) if target is not None else None
+    return _paused(ticket) if ticket is not None and not ticket.decision.allowed else None
 
 
 def pause(delivery: ExportDelivery, result: DeliveryResult) -> None:
@@ -207,7 +233,7 @@ def disable_queue(*, queue: ExportQueue, reason: str) -> bool:
 
 def enable_queue(*, account: Account, queue: ExportQueue) -> ExportQueue:
     """Issue 12: turn a queue on again (after an automatic disable: staff say its destination works): the reason
-    is cleared and the destination's breaker closed, so the next delivery is sent at once."""
+    is cleared and the endpoint's breaker closed, so the next delivery is sent at once."""
     if queue.account_id != account.pk:
         raise ServiceError("the queue belongs to another account", field="queue")
     with transaction.atomic():
@@ -216,7 +242,7 @@ def enable_queue(*, account: Account, queue: ExportQueue) -> ExportQueue:
         queue.disabled_reason = ""
         queue.failing_since = None
         queue.save(update_fields=["enabled", "disabled_at", "disabled_reason", "failing_since", "updated_at"])
-    key = key_of(queue)
-    if key is not None:
-        breaker.reset(keys=[key])
+    target = target_of(queue)
+    if target is not None:
+        breaker.reset(keys=[target.key, target.host])
     return queue

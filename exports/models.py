@@ -86,6 +86,9 @@ class ExportDelivery(AccountOwned):
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField()
     lease_until = models.DateTimeField(null=True, blank=True)
+    # The process sending it (core.liveness name, ``hostname:pid``; "" outside a worker): a lease whose owner stopped
+    # proving it is alive is taken over by the sweeper before ``lease_until``.
+    lease_owner = models.CharField(max_length=200, blank=True, default="")
     handed_off_at = models.DateTimeField(default=timezone.now)
     status_code = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)

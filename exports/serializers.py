@@ -53,8 +53,9 @@ def unmask(config: Any, stored: Any) -> Any:
     """``config`` with every ``MASK`` value replaced by the stored value at the same place, for the same
     destination (``Delivery.unmask``).
 
-    A ``MASK`` with nothing stored at its place is dropped (for a web hook ``secret`` that means "keep
-    or generate one"; elsewhere the service then names the missing field), never stored as a secret.
+    A ``MASK`` that keeps nothing (nothing stored at its place: a new header name, a new place; another
+    destination) stays as it is, and the queue's checks refuse it naming the field (``delivery.headers.X-New``):
+    it is never stored as a secret, and never dropped silently.
     """
     delivery = DELIVERIES.get(str(config.get("type"))) if isinstance(config, dict) else None
     if delivery is not None:
@@ -69,8 +70,8 @@ def _unmask_by_path(config: Any, stored: Any) -> Any:
     out: dict[str, Any] = {}
     for key, value in config.items():
         if value == MASK:
-            if isinstance(stored_dict.get(key), str) and stored_dict[key]:
-                out[key] = stored_dict[key]
+            kept = stored_dict.get(key)
+            out[key] = kept if isinstance(kept, str) and kept else value  # nothing kept here: stays, refused
         else:
             out[key] = _unmask_by_path(value, stored_dict.get(key))
     return out

@@ -987,8 +987,8 @@ def destination_warning(*, delivery: Any) -> str | None:
         return None
     kind = delivery.get("type")
     if kind == "webhook":
-        parts = urlsplit(str(delivery.get("url") or ""))
         try:
+            parts = urlsplit(str(delivery.get("url") or ""))
             host, port = parts.hostname or "", parts.port or (80 if parts.scheme == "http" else 443)
         except ValueError:
             return None  # validate_queue names a broken URL

@@ -28,7 +28,7 @@ from django.utils import timezone
 from accounts import selectors as account_selectors
 from accounts.models import Account, Integration, Market, StockLocation
 from campaigns import services as campaign_services
-from core import bulk
+from core import bulk, liveness
 from core.errors import ServiceError
 from core.nodes import INVALID, Node, Report
 from imports import bodies
@@ -561,10 +561,17 @@ def _record_outcome(items: Sequence[ImportItem], outcome: dict[int, str | None])
 
 
 def sweep_pending(*, grace: timedelta | None = None) -> int:
-    """Hand pending items older than the grace period to Celery again. Returns how many."""
+    """Hand pending items older than the grace period to Celery again; and, when a worker process died since the
+    last sweep (``core.liveness.reap``: it stopped proving it is alive without a clean shutdown), every pending item,
+    whatever its age: the message it held is lost with it or waits in the broker's unacknowledged set, and which
+    items it named cannot be told. Materialising twice is safe (only pending items are taken, under a row lock), so
+    the price of a death is one repeated hand-off. Returns how many items were handed over."""
     if grace is None:
         grace = timedelta(seconds=settings.IMPORT_SWEEP_GRACE_SECONDS)
-    cutoff = timezone.now() - grace
+    died = liveness.reap()
+    if died:
+        logger.warning("worker process(es) %s died: every pending import item is handed over", ", ".join(died))
+    cutoff = timezone.now() - (timedelta(0) if died else grace)
     stale = (
         ImportItem.objects.filter(status=ImportStatus.PENDING, created_at__lte=cutoff)
         .order_by("account_id", "id")

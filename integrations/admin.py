@@ -122,11 +122,11 @@ class RuntimeIntegrationAdmin(AccountOwnedAdmin):
         ("Record", {"fields": ["circuit_breaker", "created_at", "updated_at"]}),
     ]
 
-    @admin.display(description="circuit breaker of the integrator's host")
+    @admin.display(description="circuit breaker of the integrator's endpoint")
     def circuit_breaker(self, obj: RuntimeIntegration) -> str:
         if obj.pk is None:
             return "-"
-        return breaker.describe(runtime.breaker_key(obj.account, obj.url))
+        return breaker.describe(runtime.breaker_target(obj.account, obj.url))
 
     @admin.display(description="URL")
     def shown_url(self, obj: RuntimeIntegration) -> str:

@@ -191,12 +191,18 @@ def _timed_out(limit: outbound.Timeouts) -> IntegrationTimeout:
     return IntegrationTimeout(f"the integrator did not answer within {limit.total:g} s{cut}")
 
 
+def breaker_target(account: Account, url: str) -> breaker.Endpoint | None:
+    """The circuit breakers of the integrator's endpoint at ``url`` (the configuration's URL template: the
+    placeholders a call fills in, a gift card's code, do not make another endpoint) and of the account's
+    connections to its host; None: no host to key on. Another integration of the account on the same host has its
+    own endpoint breaker: its answers never cut this one off."""
+    return breaker.target(account_id=account.pk, endpoint=url, use="calls")
+
+
 def breaker_key(account: Account, url: str) -> str | None:
-    """The circuit breaker of the integrator at ``url`` as this account calls it (None: no host to key on)."""
-    destination = breaker.origin(url)
-    if not destination:
-        return None
-    return breaker.destination_key(account_id=account.pk, destination=destination, use="calls")
+    """The breaker key of the integrator's endpoint at ``url`` (see ``breaker_target``)."""
+    target = breaker_target(account, url)
+    return target.key if target is not None else None
 
 
 def _destination_failed(exc: IntegrationFailed) -> bool:
@@ -211,25 +217,27 @@ def _destination_failed(exc: IntegrationFailed) -> bool:
 def perform(*, account: Account, integration: RuntimeIntegration, values: Mapping[str, Any]) -> CallResult:
     request = render(integration, values)
     limit = time_limit(integration)
-    key = breaker_key(account, request.url)
+    target = breaker_target(account, integration.url)
+    ticket: breaker.Ticket | None = None
     started = time.perf_counter()
     status: int | None = None
-    called = trial = False
     try:
         if limit.total < MIN_CALL_SECONDS:
             assert limit.budget_seconds is not None  # an own timeout is at least MIN_CALL_SECONDS
             raise IntegrationNotCalled(
                 f"not called: the POS request's {limit.budget_seconds:g} s for integrator calls are spent"
             )
-        if key is not None:
-            decision = breaker.allow(key)
-            if not decision.allowed:
+        if target is not None:
+            asked = breaker.ask(target)
+            if not asked.decision.allowed:
+                decision = asked.decision
                 until = decision.retry_at.strftime("%H:%M:%S UTC") if decision.retry_at else "a moment"
+                what = "connections to the integrator at" if asked.host_refused else "the integrator's endpoint at"
                 raise IntegrationNotCalled(
-                    f"not called: the integrator at {breaker.origin(request.url)} failed {decision.failures} times "
-                    f"in a row (circuit breaker open); it is tried again after {until}"
+                    f"not called: {what} {breaker.origin(request.url)} failed {decision.failures} times in a row "
+                    f"(circuit breaker open); it is tried again after {until}"
                 )
-            called, trial = True, decision.trial
+            ticket = asked
         # One deadline for the whole exchange: requests' timeouts apply to each socket operation only.
         with deadline.within(limit.total) as cutoff:
             try:
@@ -239,16 +247,26 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
             except outbound.FAILURES as exc:
                 failure = outbound.classify(exc, expired=cutoff.expired, answering=status is not None)
                 if failure.kind == outbound.TIMEOUT:
-                    raise _timed_out(limit) from None
-                _fail(_message(failure), status=status or failure.status, unreachable=failure.unreachable)
+                    timed_out = _timed_out(limit)
+                    timed_out.connecting = failure.connecting  # type: ignore[attr-defined]
+                    raise timed_out from None
+                _fail(
+                    _message(failure),
+                    status=status or failure.status,
+                    unreachable=failure.unreachable,
+                    connecting=failure.connecting,
+                )
         data = _parse(response, content, request.secrets)
         data = _transform(integration.transform, data)
     except IntegrationFailed as exc:
-        if called and key is not None:
-            if _destination_failed(exc):
-                breaker.record_failure(key, error=redact(exc.message, request.secrets))
-            else:
-                breaker.record_success(key)
+        if target is not None and ticket is not None:
+            breaker.report(
+                target,
+                ticket,
+                failed=_destination_failed(exc),
+                connecting=bool(getattr(exc, "connecting", False)),
+                error=redact(exc.message, request.secrets),
+            )
         exc.message = redact(exc.message, request.secrets)
         exc.args = (exc.message,)
         if getattr(exc, "answer", None) is not None:
@@ -256,11 +274,11 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
         _log(account, integration, ok=False, status=status, started=started, error=exc.message)
         raise
     except BaseException:
-        if trial and key is not None:
-            breaker.release(key)  # no verdict on the integrator (a bug, a time limit): the next caller tries
+        if ticket is not None:
+            breaker.abandon(ticket)  # no verdict on the integrator (a bug, a time limit): the next caller tries
         raise
-    if called and key is not None:
-        breaker.record_success(key)
+    if target is not None and ticket is not None:
+        breaker.report(target, ticket, failed=False)
     duration_ms = _log(account, integration, ok=True, status=status, started=started, error="")
     return CallResult(data=data, status_code=status, duration_ms=duration_ms)
 
@@ -334,10 +352,13 @@ _MESSAGES = {
 }
 
 
-def _fail(message: str, *, status: int | None = None, answer: Any = None, unreachable: bool = False) -> NoReturn:
+def _fail(
+    message: str, *, status: int | None = None, answer: Any = None, unreachable: bool = False, connecting: bool = False
+) -> NoReturn:
     exc = IntegrationFailed(message, upstream_status=status)
     exc.answer = answer  # type: ignore[attr-defined]
     exc.unreachable = unreachable  # type: ignore[attr-defined]  # counts towards the circuit breaker
+    exc.connecting = connecting  # type: ignore[attr-defined]  # no connection: the host's breaker counts it
     raise exc
 
 

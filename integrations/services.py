@@ -32,7 +32,7 @@ from django.utils import timezone
 from accounts import selectors as account_selectors
 from accounts.models import Account, Market, StockLocation
 from accounts.services import delete_owned, unique_in_account
-from core import secrets
+from core import destinations, secrets
 from core.errors import InvalidInput, NotFound, ServiceError
 from integrations import answers, customers, runtime, selectors, templates
 from integrations.definitions import ShippingAddress
@@ -137,6 +137,8 @@ def configuration_errors(data: Mapping[str, Any]) -> list[dict[str, str]]:
     headers = data.get("headers") or {}
     if not isinstance(headers, dict):
         error("headers", "must be an object of name -> value")
+    elif bounded := destinations.header_problem(headers):
+        error(*bounded)
     else:
         for name, value in headers.items():
             if not _HEADER_NAME.fullmatch(str(name)):

@@ -20,7 +20,9 @@ import re
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any
-from urllib.parse import quote, quote_plus, urlsplit
+from urllib.parse import quote, quote_plus
+
+from core import destinations
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 _WHOLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -111,7 +113,10 @@ def check_url(template: str, allowed: tuple[str, ...]) -> str | None:
     if unknown:
         return _unknown_message(unknown, allowed)
     literal = _PLACEHOLDER.sub("x", template)
-    parts = urlsplit(literal)
+    try:
+        parts = destinations.split_url(literal, max_length=len(literal))  # the template's length is checked apart
+    except destinations.BadUrl as exc:
+        return str(exc)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "must be an http:// or https:// URL with a host"
     if parts.username or parts.password:

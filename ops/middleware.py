@@ -1,11 +1,14 @@
-"""Request id and request metrics middleware (spec issue 7, Observability)."""
+"""Request id and request metrics middleware (spec issue 7, Observability); the Content-Security-Policy of the
+HTML pages."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 
+from csp.middleware import CSPMiddleware
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 
 from ops import metrics
 from ops.logging import REQUEST_ID_HEADER, clean_request_id, new_request_id, request_id_var
@@ -50,3 +53,14 @@ class MetricsMiddleware:
             seconds=time.perf_counter() - started,
         )
         return response
+
+
+class ContentSecurityPolicyMiddleware(CSPMiddleware):
+    """django-csp's policy (``CONTENT_SECURITY_POLICY``) on every HTML answer: the admin, the dashboard, the API
+    docs, error pages. A JSON or CSV answer runs no script in a browser, so the API's answers are left as they are
+    (the policy would be built for each of them for nothing)."""
+
+    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        if not response.get("Content-Type", "").startswith("text/html"):
+            return response
+        return super().process_response(request, response)

@@ -1,5 +1,7 @@
 """The one place the error hierarchy (``core.errors``) becomes a JSON answer: DRF's exception handler
-(``REST_FRAMEWORK["EXCEPTION_HANDLER"]``) and the 404 of a path no endpoint serves (``handler404``)."""
+(``REST_FRAMEWORK["EXCEPTION_HANDLER"]``), the 404 of a path no endpoint serves (``handler404``), and, under the
+JSON prefixes, Django's own 400 (a ``SuspiciousOperation``: too many fields, a bad host) and 500 (a bug), which
+would otherwise be HTML pages to a client that only reads JSON."""
 
 from __future__ import annotations
 
@@ -7,12 +9,15 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import bad_request as html_bad_request
 from django.views.defaults import page_not_found
+from django.views.defaults import server_error as html_server_error
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.errors import ServiceError, error_body
+from core.middleware import JSON_PREFIXES
 
 
 def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
@@ -59,8 +64,27 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
+def _json(request: HttpRequest) -> bool:
+    return request.path.startswith(JSON_PREFIXES)
+
+
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """handler404: a JSON body under the API prefixes, Django's page elsewhere."""
-    if request.path.startswith(("/imports/", "/api/")):
+    if _json(request):
         return JsonResponse(error_body(f"No endpoint at {request.path[:200]}"), status=404)
     return page_not_found(request, exception or Http404())
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler400 (a ``SuspiciousOperation`` no view caught): the JSON body under the API prefixes. The reason is
+    Django's own and names no input value, so it is shown."""
+    if _json(request):
+        return JsonResponse(error_body(f"The request is refused: {exception or 'bad request'}"[:300]), status=400)
+    return html_bad_request(request, exception or Exception())
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: the JSON body under the API prefixes (no detail: the log has it under the request id)."""
+    if _json(request):
+        return JsonResponse(error_body("Internal error: the request could not be completed."), status=500)
+    return html_server_error(request)

@@ -42,6 +42,9 @@ class DeliveryResult:
     # a 5xx or a temporary server reply), as opposed to a refusal of this request (4xx, a login, a path). Only
     # these failures count towards the destination's circuit breaker (``exports.circuit``).
     unreachable: bool = False
+    # With ``unreachable``: no connection was made at all (refused, a connect timeout, no route, a TLS or SSH
+    # handshake broken off): a failure of the host, counted by the breaker of its connections.
+    connecting: bool = False
     # Set by ``exports.circuit`` instead of sending: the destination's breaker is open; nothing was sent and it is
     # not an attempt: the delivery waits until then, keeping its place and its retry budget.
     paused_until: datetime | None = None
@@ -94,18 +97,14 @@ class Delivery:
         return {k: MASK if k in self.SECRET_KEYS and isinstance(v, str) and v else v for k, v in config.items()}
 
     def unmask(self, config: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:
-        """``config`` with each ``MASK`` replaced by the stored secret, for the same destination; a ``MASK`` with
-        nothing stored is dropped; one for another destination stays (and ``validate`` refuses it)."""
+        """``config`` with each ``MASK`` replaced by the stored secret, for the same destination; any other
+        ``MASK`` (nothing stored there, another destination) stays, and ``validate`` refuses it by name."""
         kept = stored if isinstance(stored, dict) and stored.get("type") == config.get("type") else {}
         same = bool(kept) and self.destination(config) == self.destination(kept)
-        out: dict[str, Any] = {}
-        for key, value in config.items():
-            if value == MASK and key in self.SECRET_KEYS:
-                if not kept.get(key):
-                    continue
-                value = kept[key] if same else value
-            out[key] = value
-        return out
+        return {
+            key: kept[key] if value == MASK and key in self.SECRET_KEYS and same and kept.get(key) else value
+            for key, value in config.items()
+        }
 
     def secrets(self, config: dict[str, Any]) -> list[str]:
         """The strings an error message must not show."""

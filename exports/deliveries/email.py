@@ -47,6 +47,7 @@ from django.core.mail import BadHeaderError, EmailMessage, get_connection
 from django.core.mail.utils import DNS_NAME
 from django.core.validators import validate_email
 
+from core import destinations
 from exports.deliveries.base import (
     ConfigError,
     Delivery,
@@ -121,8 +122,21 @@ def _check_sender(config: dict[str, Any]) -> None:
             raise ConfigError("from_name", "must be a single line without control characters")
         if any(ch in name for ch in "@<>"):
             raise ConfigError("from_name", "must not contain @, < or >: the address is the deployment's")
+        if found := destinations.lookalike(name):
+            raise ConfigError(
+                "from_name", f"must not contain {destinations.describe(found)}: it reads as @ or \\ in a mail client"
+            )
     _check_address(config, "reply_to")
     _check_address(config, "from_email")
+
+
+def _check_file_name(name: str) -> None:
+    """An attachment's name (as configured, and as rendered before sending: a queue's name is part of it) holds
+    no ``\\`` and nothing that reads as ``\\`` or ``@``: a mail client on Windows may save ``..\\x`` elsewhere."""
+    if found := destinations.lookalike(name, allowed="@"):
+        raise ConfigError(
+            "attachment_name", f"must not contain {destinations.describe(found)}: it reads as \\ or @ in a file name"
+        )
 
 
 def sender(config: dict[str, Any]) -> str:
@@ -166,8 +180,10 @@ class EmailDelivery(Delivery):
         _check_sender(config)
         _check_template(config, "subject", single_line=True)
         _check_template(config, "attachment_name", single_line=True)
-        if "/" in config.get("attachment_name", ""):
+        attachment_name = config.get("attachment_name") or ""
+        if "/" in attachment_name:
             raise ConfigError("attachment_name", "must be a file name, without '/'")
+        _check_file_name(attachment_name)
         body = config.get("body")
         if body is not None and not isinstance(body, str):
             raise ConfigError("body", "must be a string")
@@ -187,6 +203,7 @@ class EmailDelivery(Delivery):
             )
             # Checked again here: a stored configuration is not trusted to have passed today's validate.
             _check_sender(config)
+            _check_file_name(attachment_name)
             from_email = sender(config)
         except ConfigError as exc:
             return DeliveryResult(ok=False, error=f"{exc.field}: {exc.message}")
@@ -217,10 +234,15 @@ class EmailDelivery(Delivery):
             # 4xx: the server cannot take mail now (421 closing, 451 local error): it, not this message, failed.
             return _failed(f"SMTP error {exc.smtp_code}: {reply}", down=400 <= exc.smtp_code < 500)
         except (smtplib.SMTPException, OSError, BadHeaderError, ValueError) as exc:
+            # No connection to the relay at all (refused, timed out, its greeting refused): the relay's failure.
+            plain_os_error = isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
+            connecting = isinstance(exc, smtplib.SMTPConnectError) or (
+                plain_os_error and unreachable(exc, connecting=True)
+            )
             down = isinstance(exc, smtplib.SMTPServerDisconnected | smtplib.SMTPConnectError) or unreachable(
                 exc, connecting=isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
             )
-            return _failed(f"email not sent: {exc.__class__.__name__}: {exc}", down=down)
+            return _failed(f"email not sent: {exc.__class__.__name__}: {exc}", down=down, connecting=connecting)
         if not sent:
             return _failed("email not sent: the mail backend sent no message")
         return DeliveryResult(ok=True)
@@ -240,9 +262,9 @@ def _attachment(rendered: Rendered, filename: str) -> MIMEBase:
     return part
 
 
-def _failed(error: str, *, down: bool = False) -> DeliveryResult:
+def _failed(error: str, *, down: bool = False, connecting: bool = False) -> DeliveryResult:
     # A server reply never should echo the SMTP password, but the message goes to logs shown to staff.
     password = getattr(settings, "EMAIL_HOST_PASSWORD", "")
     if password:
         error = error.replace(password, "***")
-    return DeliveryResult(ok=False, error=error, retryable=False, unreachable=down)
+    return DeliveryResult(ok=False, error=error, retryable=False, unreachable=down, connecting=connecting and down)

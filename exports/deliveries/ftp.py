@@ -38,6 +38,7 @@ import ssl
 from datetime import UTC, datetime
 from typing import Any
 
+from core import destinations
 from core.outbound import OutboundRefused, check_address
 from exports.deliveries.base import (
     ConfigError,
@@ -166,6 +167,9 @@ def split_remote_path(path: str) -> tuple[bool, list[str], str]:
     """``(absolute, directories, file name)`` of a rendered remote path; ValueError for one that is unsafe."""
     if any(ch in path for ch in "\r\n\x00"):
         raise ValueError("the path must not contain line breaks or NUL")
+    # A Windows server takes "\\" (and what reads as it) for a separator: "..\\x" would leave the directory.
+    if found := destinations.lookalike(path, allowed="@"):
+        raise ValueError(f"the path must not contain {destinations.describe(found)}: it reads as \\ or @")
     absolute = path.startswith("/")
     parts = path.strip("/").split("/") if path.strip("/") else []
     if not parts or path.endswith("/"):
@@ -262,8 +266,14 @@ class FtpDelivery(Delivery):
             if stage in ("upload", "rename"):
                 _remove_quietly(client, temporary)
             message = str(exc) or exc.__class__.__name__
+            connecting = stage == "connect" and unreachable(exc, connecting=True)  # the server never spoke
             down = isinstance(exc, ftplib.error_temp) or unreachable(exc, connecting=stage == "connect")
-            return DeliveryResult(ok=False, error=redact(f"FTP {stage} failed: {message}", secrets), unreachable=down)
+            return DeliveryResult(
+                ok=False,
+                error=redact(f"FTP {stage} failed: {message}", secrets),
+                unreachable=down,
+                connecting=connecting,
+            )
         finally:
             _close(client)
         return DeliveryResult(ok=True)

@@ -219,7 +219,12 @@ class SftpDelivery(Delivery):
             # A server that accepts the connection and never speaks fails the handshake (no SSH banner).
             connecting = stage in ("connect", "SSH handshake")
             down = unreachable(exc, connecting=connecting) or (connecting and isinstance(exc, paramiko.SSHException))
-            return DeliveryResult(ok=False, error=redact(f"SFTP {stage} failed: {message}", secrets), unreachable=down)
+            return DeliveryResult(
+                ok=False,
+                error=redact(f"SFTP {stage} failed: {message}", secrets),
+                unreachable=down,
+                connecting=connecting and down,
+            )
         finally:
             if transport is not None:
                 transport.close()

@@ -16,7 +16,9 @@ few public headers: Accept, Content-Type, ...), the URL's userinfo and query val
 ``secret_fields`` is given without ``"url.path"`` (a hook URL is often a capability: the path is secret by
 default, ``"secret_fields": []`` shows it). They read as ``MASK``; ``MASK`` sent back keeps the stored value
 while the URL's scheme, host and port stay the same (the signing secret, which never leaves the service, is
-kept in any case), and they are redacted from error messages (a receiver may echo what it got) and logs.
+kept in any case); a ``MASK`` that keeps nothing (a new header name or auth value, a new query parameter, a
+signing secret where none is stored) is refused naming the field. They are redacted from error messages (a
+receiver may echo what it got) and logs.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from urllib.parse import unquote, urlsplit
 
 import requests
 
-from core import deadline, outbound
+from core import deadline, destinations, outbound
 from core.secrets import (
     MASK,
     URL_PATH,
@@ -134,9 +136,7 @@ class WebhookDelivery(Delivery):
             if stored_auth.get("type") != auth.get("type"):
                 stored_auth = {}
             out["auth"] = {
-                k: (stored_auth[k] if same else v) if v == MASK else v
-                for k, v in auth.items()
-                if v != MASK or stored_auth.get(k)
+                k: stored_auth[k] if v == MASK and same and stored_auth.get(k) else v for k, v in auth.items()
             }
         if isinstance(config.get("url"), str):
             out["url"] = unmask_url(
@@ -178,7 +178,10 @@ class WebhookDelivery(Delivery):
             )
         if MASK in url:
             raise ConfigError("url", MASKED)
-        parts = urlsplit(url)
+        try:
+            parts = destinations.split_url(url)
+        except destinations.BadUrl as exc:
+            raise ConfigError("url", str(exc)) from None
         if parts.scheme not in ("https", "http") or not parts.hostname:
             raise ConfigError("url", "must be an absolute https URL")
         headers = config.get("headers", {})
@@ -186,12 +189,16 @@ class WebhookDelivery(Delivery):
             isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
         ):
             raise ConfigError("headers", "must be an object of header name to string value")
+        if bounded := destinations.header_problem(headers):
+            raise ConfigError(*bounded)
         for name, value in headers.items():
             if name.lower() in RESERVED_HEADERS:
                 raise ConfigError(f"headers.{name}", "is set by the service")
             if MASK in value:
                 raise ConfigError(f"headers.{name}", MASKED)
         if config.get("secret") is not None:
+            if config["secret"] == MASK:
+                raise ConfigError("secret", f"{MASKED} Leave it out to have one generated.")
             secret_bytes(str(config["secret"]))
         auth = config.get("auth")
         if auth is not None:
@@ -298,7 +305,13 @@ _ERRORS = {
 def _failed(failure: outbound.Failure) -> DeliveryResult:
     """A request that got no answer."""
     error = _ERRORS.get(failure.kind, "request error: {detail}").format(detail=failure.detail)
-    return DeliveryResult(ok=False, error=error, retryable=failure.retryable, unreachable=failure.unreachable)
+    return DeliveryResult(
+        ok=False,
+        error=error,
+        retryable=failure.retryable,
+        unreachable=failure.unreachable,
+        connecting=failure.connecting,
+    )
 
 
 @cache

@@ -1,5 +1,6 @@
-"""Failed API authentications are limited per key prefix and per client address (accounts.auth_failures): after
-the limit, 429 with Retry-After and one body, the right key included, until the window ends."""
+"""Failed API authentications are limited per client address and per key prefix (accounts.auth_failures): after
+the limit, 429 with Retry-After and one body until the window ends; an address's lock refuses the right key too, a
+prefix's lock only failures."""
 
 from __future__ import annotations
 
@@ -23,7 +24,6 @@ from accounts import auth_failures, selectors
 from accounts.auth_failures import TOO_MANY_FAILURES
 from accounts.models import AuthFailureWindow
 from tests.conftest import Tenant
-from tests.factories import api_key_for
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 3
@@ -92,14 +92,47 @@ def test_the_429_is_the_same_whichever_part_was_wrong(client, tenant, part) -> N
     assert_too_many(client.get("/api/v1/markets/", WRONG_PARTS[part](tenant), REMOTE_ADDR=ADDRESS))
 
 
-def test_failures_with_one_key_prefix_from_many_addresses_lock_that_prefix(client, tenant) -> None:
-    for n in range(LIMIT):
+def test_a_stranger_spreading_failures_with_a_keys_prefix_over_many_addresses_cannot_lock_its_owner_out(
+    client, tenant
+) -> None:
+    """Issue 21: the prefix is public; failures with it from many addresses lock those addresses (and answer 429 to
+    further wrong keys with that prefix), never the right key, from the owner's address or any other."""
+    owner = "198.51.100.50"
+    for n in range(LIMIT * 3):
         response = markets(client, tenant, wrong_key(prefix(tenant.admin_key)), address=f"203.0.113.{n + 1}")
-        assert response.status_code == 401
+        assert response.status_code in (401, 429)
 
-    assert_too_many(markets(client, tenant, tenant.admin_key, address="203.0.113.200"))
-    another_admin_key = api_key_for(tenant.integration, "admin")
-    assert markets(client, tenant, another_admin_key, address="203.0.113.200").status_code == 200
+    assert markets(client, tenant, tenant.admin_key, address=owner).status_code == 200
+    assert markets(client, tenant, tenant.admin_key, address="203.0.113.250").status_code == 200
+    assert_too_many(markets(client, tenant, wrong_key(prefix(tenant.admin_key)), address="203.0.113.251"))
+
+
+def test_the_attack_through_a_trusted_proxy_leaves_the_owner_working_too(client, tenant, settings) -> None:
+    settings.TRUSTED_PROXY_COUNT = 1
+    proxy = "10.0.0.1"
+    for n in range(LIMIT * 2):
+        forwarded = f"203.0.113.{n + 1}"
+        response = markets(client, tenant, wrong_key(prefix(tenant.admin_key)), proxy, HTTP_X_FORWARDED_FOR=forwarded)
+        assert response.status_code in (401, 429)
+
+    owner = markets(client, tenant, tenant.admin_key, proxy, HTTP_X_FORWARDED_FOR="198.51.100.50")
+    assert owner.status_code == 200
+
+
+def test_brute_force_from_one_address_is_still_throttled_whatever_the_prefixes(client, tenant) -> None:
+    for _ in range(LIMIT):
+        assert markets(client, tenant, wrong_key(prefix(tenant.admin_key)), address=ADDRESS).status_code == 401
+
+    assert_too_many(markets(client, tenant, wrong_key(), address=ADDRESS))
+    assert_too_many(markets(client, tenant, tenant.admin_key, address=ADDRESS))
+
+
+def test_only_the_address_lock_refuses_the_right_key(tenant) -> None:
+    request = RequestFactory().get("/api/v1/markets/", REMOTE_ADDR=ADDRESS)
+    subjects = auth_failures.subjects(request, raw_key=tenant.admin_key)
+
+    assert subjects == [f"address:{ADDRESS}", f"key:{prefix(tenant.admin_key)}"]
+    assert auth_failures.refusing_right_keys(subjects) == [f"address:{ADDRESS}"]
 
 
 def test_only_wrong_credentials_count_not_scope_refusals_or_missing_keys(client, tenant) -> None:

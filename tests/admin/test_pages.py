@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import Model
 from django.test.utils import CaptureQueriesContext
 
-from accounts.models import Account, ApiKey, Cashier, Integration, Market, Register, StockLocation
+from accounts.models import Account, ApiKey, AuditEntry, Cashier, Integration, Market, Register, StockLocation
 from campaigns.models import Campaign, ProductRule
 from imports.models import ImportItem
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
@@ -25,6 +25,7 @@ READ_ONLY: list[type[Model]] = [
     Campaign,
     ProductRule,
     ImportItem,
+    AuditEntry,  # the tenant's API keys were created through the service, which records them
 ]
 ALL = EDITABLE + READ_ONLY
 
@@ -35,6 +36,7 @@ def model_id(model: type[Model]) -> str:
 
 NOT_IN_THE_ADMIN = {
     "accounts.AuthFailureWindow",  # bookkeeping: failed authentications of the current window, minutes long
+    "core.LiveProcess",  # bookkeeping: worker and beat heartbeats, seconds long (the dashboard and /health show them)
     "core.RateWindow",  # bookkeeping: try-outs of the current window (core.ratelimit), a minute long
     "campaigns.PricingVersion",  # bookkeeping: the pricing cache's version token per market
     "integrations.CustomerDiscountsAnswer",  # a cache of integrator answers, seconds long

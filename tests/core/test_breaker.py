@@ -1,4 +1,5 @@
-"""core.breaker: a circuit breaker per destination, its state shared by every process (issue 12)."""
+"""core.breaker: a circuit breaker per endpoint (and one for the connections to its host), its state shared by
+every process."""
 
 from __future__ import annotations
 
@@ -254,3 +255,99 @@ def test_a_trial_released_without_a_verdict_is_given_again_at_once() -> None:
     assert breaker.allow(KEY).trial
     breaker.release(KEY)
     assert breaker.allow(KEY).trial
+
+
+# --- Endpoints and the connections to their host --------------------------------------------------------------
+
+HOOKS = "https://hooks.example.com"
+
+
+def target(path: str, account_id: int = 1) -> breaker.Endpoint:
+    found = breaker.target(account_id=account_id, endpoint=HOOKS + path)
+    assert found is not None
+    return found
+
+
+def call(endpoint: breaker.Endpoint, *, failed: bool = True, connecting: bool = False) -> breaker.Ticket:
+    ticket = breaker.ask(endpoint)
+    if ticket.decision.allowed:
+        breaker.report(endpoint, ticket, failed=failed, connecting=connecting, error="boom")
+    return ticket
+
+
+def test_endpoints_of_one_host_share_its_connections_breaker_only() -> None:
+    orders, stock = target("/orders"), target("/stock")
+    assert orders.key != stock.key and orders.host == stock.host
+    assert orders.host != target("/orders", account_id=2).host  # per account
+    assert breaker.target(account_id=1, endpoint="not a url") is None
+
+
+@pytest.mark.django_db
+def test_answers_of_one_endpoint_never_pause_another() -> None:
+    orders, stock = target("/orders"), target("/stock")
+    for _ in range(5):
+        call(orders)  # a 5xx, a read timeout: the endpoint failed, the host answered
+
+    assert not breaker.ask(orders).decision.allowed
+    assert breaker.ask(stock).decision.allowed
+    assert breaker.state_of(orders.host) is None  # the host's connections were never counted
+
+
+@pytest.mark.django_db
+def test_failures_to_connect_pause_every_endpoint_of_the_host_for_that_account() -> None:
+    orders, stock = target("/orders"), target("/stock")
+    for _ in range(3):
+        call(orders, connecting=True)
+
+    refused = breaker.ask(stock)
+    assert not refused.decision.allowed and refused.host_refused
+    assert breaker.ask(target("/stock", account_id=2)).decision.allowed
+    assert breaker.state_of(orders.key) is None  # no verdict on the endpoint itself
+
+
+@pytest.mark.django_db
+def test_any_answer_resets_the_hosts_count_of_failures_to_connect() -> None:
+    orders, stock = target("/orders"), target("/stock")
+    call(orders, connecting=True)
+    call(orders, connecting=True)
+    call(stock)  # answered 503: the connection worked
+    call(orders, connecting=True)
+
+    assert breaker.ask(stock).decision.allowed
+
+
+@pytest.mark.django_db
+def test_a_host_trial_is_given_back_when_the_endpoint_itself_is_open() -> None:
+    orders = target("/orders")
+    fail(3, orders.key)
+    fail(3, orders.host)
+    cool_down_over(orders.host)
+
+    ticket = breaker.ask(orders)
+
+    assert not ticket.decision.allowed and not ticket.host_refused
+    assert breaker.allow(orders.host).trial  # the next caller gets the host's trial at once
+
+
+@pytest.mark.django_db
+def test_a_failure_to_connect_during_an_endpoint_trial_gives_the_trial_back() -> None:
+    orders = target("/orders")
+    fail(3, orders.key)
+    cool_down_over(orders.key)
+    ticket = breaker.ask(orders)
+    assert ticket.trials == (orders.key,)
+
+    breaker.report(orders, ticket, failed=True, connecting=True, error="refused")
+
+    assert breaker.state_of(orders.key).failures == 3  # type: ignore[union-attr]
+    assert breaker.allow(orders.key).trial
+
+
+@pytest.mark.django_db
+def test_describe_names_the_endpoint_and_a_failing_host() -> None:
+    orders = target("/orders")
+    assert breaker.describe(orders) == f"closed: no failure since the last success (breaker {orders.key})"
+    fail(1, orders.host)
+    assert f"connections to the host: closed: 1 failure(s) in a row (last: timeout) (breaker {orders.host})" in (
+        breaker.describe(orders)
+    )

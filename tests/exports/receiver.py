@@ -26,11 +26,19 @@ class Receiver:
     # Answers to give, in order (status codes, "sleep:<seconds>", or "echo:<status>": that status with the
     # request line and headers as the body, as a careless receiver would answer); then 200.
     script: list[int | str] = field(default_factory=list)
+    # Seconds every answer past the script waits before it is sent (a receiver that takes its time).
+    delay: float = 0.0
+    # Paths answered with one status every time, whatever the script (one endpoint of the host broken).
+    always: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def next_answer(self) -> int | str:
+    def next_answer(self, path: str = "") -> int | str:
         with self.lock:
-            return self.script.pop(0) if self.script else 200
+            if path in self.always:
+                return self.always[path]
+            if self.script:
+                return self.script.pop(0)
+        return f"sleep:{self.delay}" if self.delay > 0 else 200
 
 
 def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
@@ -39,7 +47,7 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with receiver.lock:
                 receiver.received.append(Received(self.path, dict(self.headers.items()), body, time.time()))
-            answer = receiver.next_answer()
+            answer = receiver.next_answer(self.path)
             reply = b"ok"
             if isinstance(answer, str) and answer.startswith("sleep:"):
                 time.sleep(float(answer.split(":")[1]))

@@ -1,7 +1,8 @@
-"""Exports behind a circuit breaker per destination; queues disabled after days of failure (issue 12)."""
+"""Exports behind a circuit breaker per endpoint; queues disabled after days of failure."""
 
 from __future__ import annotations
 
+import importlib
 import socket
 import threading
 from collections.abc import Iterator
@@ -9,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.apps import apps as django_apps
 from django.utils import timezone
 
 from core import breaker
@@ -19,7 +21,7 @@ from tests.admin.conftest import admin_url
 from tests.api.conftest import AdminApi
 from tests.conftest import make_tenant
 from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver
+from tests.exports.receiver import Receiver, closed_port
 from tests.exports.test_outbox import import_orders
 
 pytestmark = pytest.mark.django_db
@@ -79,7 +81,7 @@ def test_an_open_breaker_pauses_a_delivery_without_any_request(tenant, client, a
     assert not ExportAttempt.objects.filter(delivery=second).exists()
     assert second.paused_until == state.open_until
     assert second.next_attempt_at == state.open_until
-    assert second.pause_reason.startswith("paused: destination circuit open until ")
+    assert second.pause_reason.startswith("paused: endpoint circuit open until ")
     assert second.lease_until is None
     assert ExportItem.objects.get(delivery=second).status == ExportStatus.PENDING
 
@@ -151,6 +153,99 @@ def test_another_tenant_sending_to_the_same_host_is_not_paused(tenant, client, a
     assert len(receiver.received) == 3
 
 
+@pytest.mark.parametrize("status", [503, 500])
+def test_a_broken_endpoint_does_not_pause_a_healthy_one_of_the_account_on_the_same_origin(
+    tenant, client, allow_loopback, receiver, status
+):
+    origin = receiver.url.rsplit("/", 1)[0]
+    receiver.always["/broken"] = status
+    broken = make_queue(tenant, f"{origin}/broken", name="broken")
+    healthy = make_queue(tenant, f"{origin}/healthy", name="healthy")
+    import_orders(client, tenant, "web-1", "web-2")
+    for delivery in ExportDelivery.objects.filter(queue=broken).order_by("pk"):  # a 500 is not retried: 2 deliveries
+        assert deliver(delivery) in (ExportStatus.PENDING, ExportStatus.FAILURE)
+    assert CircuitBreaker.objects.get().state == BreakerState.OPEN
+    import_orders(client, tenant, "web-3")
+
+    for delivery in ExportDelivery.objects.filter(queue=healthy).order_by("pk"):
+        assert deliver(delivery) == ExportStatus.SUCCESS
+    assert deliver(ExportDelivery.objects.filter(queue=broken).order_by("pk")[2]) == ExportStatus.PENDING
+
+    paths = [got.path for got in receiver.received]
+    assert paths.count("/healthy") == 3 and paths.count("/broken") == 2  # the paused one sent nothing
+    assert not ExportDelivery.objects.filter(queue=healthy).exclude(status=ExportStatus.SUCCESS).exists()
+    assert ExportDelivery.objects.filter(queue=healthy, paused_until__isnull=False).count() == 0
+    assert breaker.allow(circuit.key_of(healthy) or "").allowed
+    assert "closed: no failure" in circuit.describe(healthy) and "open until" in circuit.describe(broken)
+
+
+def test_a_host_refusing_connections_pauses_the_accounts_other_endpoints_there(tenant, client, allow_loopback):
+    origin = f"http://127.0.0.1:{closed_port()}"
+    orders = make_queue(tenant, f"{origin}/orders", name="orders")
+    stock = make_queue(tenant, f"{origin}/stock", name="stock")
+    other = make_tenant("globex")
+    theirs = make_queue(other, f"{origin}/orders")
+    import_orders(client, tenant, "web-1")
+    import_orders(client, other, "web-9")
+    first = ExportDelivery.objects.get(queue=orders)
+    assert deliver(first) == ExportStatus.PENDING and deliver(first) == ExportStatus.PENDING  # refused twice
+
+    assert deliver(ExportDelivery.objects.get(queue=stock)) == ExportStatus.PENDING
+    assert deliver(ExportDelivery.objects.get(queue=theirs)) == ExportStatus.PENDING
+
+    paused = ExportDelivery.objects.get(queue=stock)
+    assert paused.attempts == 0 and not ExportAttempt.objects.filter(delivery=paused).exists()
+    assert paused.pause_reason.startswith("paused: host circuit (connections failing) open until")
+    tried = ExportDelivery.objects.get(queue=theirs)  # another account's breaker of that host is its own
+    assert tried.paused_until is None and ExportAttempt.objects.filter(delivery=tried).count() == 1
+    assert "connections to the host: open until" in circuit.describe(stock)
+
+
+def test_a_breaker_keyed_per_origin_before_strands_no_delivery_and_is_deleted(tenant, client, allow_loopback, receiver):
+    queue = make_queue(tenant, receiver.url)
+    old_key = f"acct:{tenant.account.pk}|{breaker.origin(receiver.url)}"
+    CircuitBreaker.objects.create(
+        key=old_key, state=BreakerState.OPEN, failures=5, open_until=timezone.now() + timedelta(minutes=5)
+    )
+    import_orders(client, tenant, "web-1")
+
+    assert deliver(ExportDelivery.objects.get(queue=queue)) == ExportStatus.SUCCESS
+
+    breaker.record_failure(circuit.key_of(queue) or "", error="kept")
+    migration = importlib.import_module("core.migrations.0003_breakers_per_endpoint")
+    migration.delete_origin_keys(django_apps, None)
+    assert list(CircuitBreaker.objects.values_list("key", flat=True)) == [circuit.key_of(queue)]
+
+
+def test_endpoint_keys_tell_endpoints_apart_and_stay_short_and_secret_free(tenant, settings) -> None:
+    def key(**delivery: Any) -> str | None:
+        queue = ExportQueue(account=tenant.account, delivery=delivery)
+        return circuit.key_of(queue)
+
+    hook = "https://erp.example.com/hooks/path-Secret-1?sig=query-Secret-2"
+    keys = {
+        "hook": key(type="webhook", url=hook),
+        "hook, other path": key(type="webhook", url="https://erp.example.com/hooks/other"),
+        "ftp out": key(type="ftp", host="files.example.com", username="u", path="out/{date}/{delivery_id}.{ext}"),
+        "ftp in": key(type="ftp", host="files.example.com", username="u", path="in/{delivery_id}.{ext}"),
+        "ftp, other user": key(type="ftp", host="files.example.com", username="v", path="out/{delivery_id}.{ext}"),
+        "sftp": key(type="sftp", host="files.example.com", username="u", path="out/{delivery_id}.{ext}"),
+        "mail to ops": key(type="email", recipients=["ops@acme.example"]),
+        "mail to erp": key(type="email", recipients=["erp@acme.example", "ops@acme.example"]),
+    }
+    long_host = ".".join(["a" * 60] * 4) + ".example"
+
+    assert len(set(keys.values())) == len(keys) and None not in keys.values()
+    assert key(type="webhook", url="HTTPS://ERP.example.com:443/hooks/path-Secret-1?sig=query-Secret-2") == keys["hook"]
+    assert key(type="ftp", host="files.example.com", username="u", path="out/{date}/x") == keys["ftp out"]
+    assert key(type="email", recipients=["ops@acme.example", "ERP@acme.example"]) == keys["mail to erp"]
+    assert keys["hook"].startswith(f"acct:{tenant.account.pk}|https://erp.example.com:443|")
+    assert "Secret" not in keys["hook"]
+    long_key = key(type="webhook", url=f"https://{long_host}/{'p' * 5000}")
+    assert long_key is not None and len(long_key) <= 300
+    assert long_key != key(type="webhook", url=f"https://{long_host}/{'q' * 5000}")
+
+
 @pytest.fixture
 def silent_server() -> Iterator[dict[str, Any]]:
     """A TCP server on 127.0.0.1 that counts connections and closes each at once (a broken FTP/SFTP/SMTP
@@ -208,7 +303,12 @@ def test_a_broken_file_or_mail_server_opens_the_breaker_and_is_not_connected_to_
     assert silent_server["connections"] == 2
     third.refresh_from_db()
     assert third.attempts == 0 and third.paused_until is not None
-    assert CircuitBreaker.objects.get().key == circuit.key_of(ExportQueue.objects.get())
+    target = circuit.target_of(ExportQueue.objects.get())
+    assert target is not None
+    # A file server that closes at once never spoke: its host's connections failed. The relay greeted nothing
+    # either, but smtplib reports a disconnection, which counts on the endpoint (relay and recipients).
+    opened = CircuitBreaker.objects.get(state=BreakerState.OPEN).key
+    assert opened == (target.key if kind == "email" else target.host)
 
 
 # --- Auto-disable ---------------------------------------------------------------------------------------
@@ -338,7 +438,7 @@ def test_the_export_log_shows_a_paused_delivery(tenant, client, allow_loopback, 
     body = api.get(f"export-logs/{item.pk}").json()
     assert body["status"] == "pending"
     assert body["paused_until"] is not None
-    assert body["pause_reason"].startswith("paused: destination circuit open until")
+    assert body["pause_reason"].startswith("paused: endpoint circuit open until")
 
 
 def test_the_admin_shows_why_a_queue_was_disabled(tenant, client, allow_loopback, receiver, admin_client):
@@ -364,7 +464,7 @@ def test_the_admin_shows_a_paused_delivery(tenant, client, allow_loopback, recei
     _, second, _ = open_breaker(tenant, client, receiver)
     services.deliver(delivery_pk=second.pk)
     page = admin_client.get(admin_url(ExportDelivery, "change", second.pk)).content.decode()
-    assert "paused: destination circuit open until" in page
+    assert "paused: endpoint circuit open until" in page
 
 
 def test_the_admin_queue_page_shows_the_destination_breaker(tenant, client, allow_loopback, receiver, admin_client):

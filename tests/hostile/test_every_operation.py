@@ -7,7 +7,8 @@ For every operation, with real identifiers in its path (``tests/hostile/world.py
   in values and keys, NUL characters, deep nesting (past the parser and past the walk), huge arrays and objects,
   invalid UTF-8, wrong content types, oversized bodies;
 * path parameters: over-long ids, ids past the 64-bit range, NUL characters;
-* query parameters (every declared one and the pagination ones): NUL characters and over-long values.
+* query parameters (every declared one and the pagination ones): NUL characters and over-long values; more than
+  ``DATA_UPLOAD_MAX_NUMBER_FIELDS`` of them.
 
 Each answer is a 4xx with the documented body ``{"status": "ERROR", "message", ...}`` (an import batch answers
 its item failures in ``failed``); none is a 5xx, an HTML page or a success. Nothing here measures time: that the
@@ -195,6 +196,19 @@ def test_hostile_query_parameters_are_a_400(world: World, op: tuple[str, str, li
             raw = b'{"x": 1}' if method in BODY_METHODS else b""
             body = assert_refused(_send(client, method, url, raw), statuses=range(400, 401))
             assert body["errors"][0]["field"] == name
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=_id)
+def test_a_query_of_more_than_1000_fields_is_a_json_400(
+    world: World, op: tuple[str, str, list[str], list[str]]
+) -> None:
+    method, path, names, _ = op
+    url = _url(world, method, path, names) + "&" + "&".join(f"f{i}=1" for i in range(1001))
+    raw = b'{"x": 1}' if method in BODY_METHODS else b""
+
+    body = assert_refused(_send(Client(), method, url, raw), statuses=range(400, 401))
+
+    assert (body["errors"][0]["field"], body["errors"][0]["code"]) == ("query", "too_many_fields")
 
 
 def hostile_pagination() -> Iterator[tuple[str, str]]:

@@ -52,6 +52,30 @@ def test_the_sweeper_hands_over_only_items_pending_past_the_grace_period(tenant,
     assert handed == [(tenant.account.pk, [ImportItem.objects.get(identifier="old").pk])]
 
 
+def test_after_a_worker_process_died_the_sweeper_hands_over_every_pending_item_once(tenant, client, monkeypatch):
+    """Issue 25: a worker killed with the message of a hand-off leaves its items pending with no task in sight; once
+    its heartbeat is stale the next sweep hands over every pending item, young ones included, and forgets the dead
+    process (the sweep after it is back to the grace period)."""
+    from core.models import LiveProcess
+    from imports import tasks
+
+    post(client, tenant, "incoming_orders", {"orders": [order("young")]}, stock_location="shop-1")
+    handed: list[tuple[int, list[int]]] = []
+    monkeypatch.setattr(tasks.materialise_import_items, "apply_async", lambda args, **options: handed.append(args))
+    long_ago = timezone.now() - timedelta(minutes=1)
+    LiveProcess.objects.create(
+        name="m2:41", kind="worker", hostname="m2", pid=41, started_at=long_ago, seen_at=long_ago
+    )
+    LiveProcess.objects.create(
+        name="m1:7", kind="worker", hostname="m1", pid=7, started_at=long_ago, seen_at=timezone.now()
+    )
+
+    assert services.sweep_pending(grace=timedelta(minutes=1)) == 1
+    assert handed == [(tenant.account.pk, [ImportItem.objects.get(identifier="young").pk])]
+    assert list(LiveProcess.objects.values_list("name", flat=True)) == ["m1:7"]
+    assert services.sweep_pending(grace=timedelta(minutes=1)) == 0
+
+
 def test_a_task_materialises_the_pending_items_of_other_requests_of_its_account_once(tenant, other_tenant, client):
     """What the sweeper and the hand-off rely on: whichever task takes an item, it is materialised exactly once,
     and a task never takes another account's items."""

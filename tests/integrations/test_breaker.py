@@ -1,6 +1,6 @@
-"""Issue 12: runtime integrations behind a circuit breaker per integrator host. While it is open a POS request gets
-the documented 504 ``integration_not_called`` at once and the integrator (a real server on 127.0.0.1 counting its
-requests) is not called."""
+"""Runtime integrations behind a circuit breaker per integrator endpoint (the configuration's URL). While it is open
+a POS request gets the documented 504 ``integration_not_called`` at once and the integrator (a real server on
+127.0.0.1 counting its requests) is not called."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from integrations.errors import IntegrationFailed, IntegrationNotCalled
 from integrations.models import IntegrationCall
 from integrations.runtime import call
 from tests.conftest import Tenant, make_tenant
+from tests.exports.receiver import closed_port
 from tests.integrations.reference_server import ReferenceIntegrator
 from tests.ledger.conftest import PosApi
 
@@ -72,7 +73,9 @@ def test_an_open_breaker_answers_the_pos_504_at_once_without_calling(
 
     assert response.status_code == 504, response.content
     body = response.json()
-    assert body["message"].startswith(f"not called: the integrator at {reference.url.rstrip('/')} failed 2 times")
+    assert body["message"].startswith(
+        f"not called: the integrator's endpoint at {reference.url.rstrip('/')} failed 2 times"
+    )
     assert "circuit breaker open" in body["message"]
     assert len(reference.requests) == 2  # the integrator counted no request
     logged = IntegrationCall.objects.order_by("pk").last()
@@ -147,6 +150,59 @@ def test_another_account_calling_the_same_host_is_not_cut_off(
     assert call(account=other.account, kind="product_search", values=SEARCH).status_code == 200
     with pytest.raises(IntegrationNotCalled):
         call(account=tenant.account, kind="product_search", values=SEARCH)
+
+
+def test_a_broken_endpoint_does_not_cut_off_another_integration_of_the_account_on_the_same_host(
+    tenant: Tenant, client: APIClient, pos: PosApi, configure: Configure, reference: ReferenceIntegrator
+) -> None:
+    configure("product_search")
+    configure("giftcard_read")
+    reference.add_card("GC-1", amount=50)
+    open_breaker(client, pos, reference)  # /products/search answered 503, then dropped the connection
+
+    for _ in range(3):
+        answer = call(account=tenant.account, kind="giftcard_read", values={"code": "GC-1", **SEARCH})
+        assert answer.status_code == 200
+    with pytest.raises(IntegrationNotCalled):
+        call(account=tenant.account, kind="product_search", values=SEARCH)
+
+    paths = [request.path for request in reference.requests]
+    assert paths.count("/giftcards/GC-1") == 3 and paths.count("/products/search") == 2
+    assert CircuitBreaker.objects.get().state == BreakerState.OPEN  # the gift card endpoint's was never written
+
+
+def test_an_integrator_host_refusing_connections_cuts_off_the_accounts_other_integrations_there(
+    tenant: Tenant, configure: Configure, reference: ReferenceIntegrator
+) -> None:
+    host = f"http://127.0.0.1:{closed_port()}"
+    configure("product_search", url=f"{host}/products/search")
+    configure("giftcard_read", url=host + "/giftcards/{code}")
+    for _ in range(2):
+        with pytest.raises(IntegrationFailed):
+            call(account=tenant.account, kind="product_search", values=SEARCH)
+
+    with pytest.raises(IntegrationNotCalled) as caught:
+        call(account=tenant.account, kind="giftcard_read", values={"code": "GC-1", **SEARCH})
+
+    assert caught.value.message.startswith(f"not called: connections to the integrator at {host} failed 2 times")
+    [opened] = CircuitBreaker.objects.filter(state=BreakerState.OPEN)
+    assert opened.key.endswith("|host")
+
+
+def test_a_placeholder_in_the_path_does_not_make_another_endpoint(
+    tenant: Tenant, configure: Configure, reference: ReferenceIntegrator
+) -> None:
+    configure("giftcard_read")
+    reference.script["/giftcards/GC-1"] = [(503, {"error": "down"})]
+    reference.script["/giftcards/GC-2"] = [(503, {"error": "down"})]
+
+    for code in ("GC-1", "GC-2"):
+        with pytest.raises(IntegrationFailed):
+            call(account=tenant.account, kind="giftcard_read", values={"code": code, **SEARCH})
+    with pytest.raises(IntegrationNotCalled):
+        call(account=tenant.account, kind="giftcard_read", values={"code": "GC-3", **SEARCH})
+
+    assert CircuitBreaker.objects.get().state == BreakerState.OPEN
 
 
 def test_the_admin_integration_page_shows_its_breaker(

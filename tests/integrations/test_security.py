@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.urls import reverse
 
 from core import outbound
 from integrations.errors import IntegrationFailed, NotConfigured
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.runtime import call
-from tests.api.conftest import AdminApi, results
+from tests.api.conftest import AdminApi, error_fields, results
 from tests.conftest import Tenant
 from tests.integrations.reference_server import ReferenceIntegrator
 from tests.rebinding import LOOPBACK, NAME, PUBLIC, Network
@@ -205,14 +207,68 @@ def test_a_new_secret_replaces_the_stored_one(api: AdminApi, secret_integration:
     assert RuntimeIntegration.objects.get().headers == {"Authorization": "Bearer new-one"}
 
 
-def test_a_mask_on_create_is_never_stored_as_a_secret(api: AdminApi) -> None:
+@pytest.mark.parametrize("method", ["patch", "put"])
+def test_a_masked_value_under_a_new_header_name_is_refused_naming_it(
+    api: AdminApi, secret_integration: RuntimeIntegration, method: str
+) -> None:
+    read = api.get(f"runtime-integrations/{secret_integration.pk}").json()
+    before = RuntimeIntegration.objects.values("headers", "query").get()
+
+    alone = getattr(api, method)(f"runtime-integrations/{secret_integration.pk}", {**read, "headers": {"X-New": MASK}})
+    beside = getattr(api, method)(
+        f"runtime-integrations/{secret_integration.pk}", {**read, "headers": {**read["headers"], "X-New": MASK}}
+    )
+
+    for response in (alone, beside):
+        assert response.status_code == 400 and error_fields(response) == {"headers.X-New"}
+    assert RuntimeIntegration.objects.values("headers", "query").get() == before  # nothing dropped
+
+
+def test_a_masked_value_at_a_new_query_or_body_place_is_refused_naming_it(
+    api: AdminApi, secret_integration: RuntimeIntegration
+) -> None:
+    path = f"runtime-integrations/{secret_integration.pk}"
+    read = api.get(path).json()
+
+    query = api.patch(path, {"query": {**read["query"], "key2": MASK}})
+    body = api.patch(path, {"method": "POST", "body": {"pin": MASK, "amount": "{amount}"}})
+
+    assert query.status_code == 400 and error_fields(query) == {"query.key2"}
+    assert body.status_code == 400 and error_fields(body) == {"body.pin"}
+
+
+def test_the_admin_form_refuses_a_masked_value_under_a_new_header_name(
+    admin_client: Any, secret_integration: RuntimeIntegration
+) -> None:
+    url = reverse("admin:integrations_runtimeintegration_change", args=[secret_integration.pk])
+    data = {
+        "kind": secret_integration.kind,
+        "enabled": "on",
+        "method": secret_integration.method,
+        "url": secret_integration.url,
+        "query": json.dumps({"apikey": MASK, "shop": "{shop_id}"}),
+        "headers": json.dumps({"Authorization": MASK, "X-New": MASK}),
+        "body": json.dumps(secret_integration.body),
+        "timeout": "5",
+        "transform": "",
+    }
+
+    response = admin_client.post(url, data)
+
+    assert response.status_code == 200, "the form was saved"
+    errors = str(response.context["adminform"].form.errors)
+    assert "X-New" in errors and "is masked" in errors
+    assert RuntimeIntegration.objects.get().headers == secret_integration.headers
+
+
+def test_a_mask_on_create_is_refused_naming_its_place(api: AdminApi) -> None:
     response = api.post(
         "runtime-integrations",
         {"kind": "product_search", "url": "https://x.example.com/s", "headers": {"Authorization": MASK}},
     )
 
-    assert response.status_code == 201
-    assert RuntimeIntegration.objects.get().headers == {}
+    assert response.status_code == 400 and error_fields(response) == {"headers.Authorization"}
+    assert not RuntimeIntegration.objects.exists()
 
 
 # --- one account --------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('core', '0001_circuit_breakers'),
+        ('core', '0003_breakers_per_endpoint'),
     ]
 
     operations = [
