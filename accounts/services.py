@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
@@ -244,8 +245,31 @@ def save_cashier(*, account: Account, cashier: Cashier | None = None, data: Mapp
 def save_integration(
     *, account: Account, integration: Integration | None = None, data: Mapping[str, Any]
 ) -> Integration:
-    """Create or update an integration (an import queue with its own keys and import log)."""
-    return _save_owned(account=account, instance=integration or Integration(account=account), data=data)
+    """Create or update an integration (an import queue with its own keys and import log); an account has at most
+    ``INTEGRATIONS_PER_ACCOUNT``."""
+    if integration is not None:
+        return _save_owned(account=account, instance=integration, data=data)
+    limit: int = settings.INTEGRATIONS_PER_ACCOUNT
+    with within_account_limit(account=account, model=Integration, limit=limit, field="identifier", what="integrations"):
+        return _save_owned(account=account, instance=Integration(account=account), data=data)
+
+
+@contextmanager
+def within_account_limit(*, account: Account, model: type[Model], limit: int, field: str, what: str) -> Iterator[None]:
+    """Around the creation of one more ``model`` row of ``account``: a 409 ``limit_reached`` naming ``field`` when
+    the account has ``limit`` of them already (0: no limit). The account's row is locked from the count to the
+    end of the insert's transaction (SELECT ... FOR UPDATE on PostgreSQL; SQLite writes one transaction at a
+    time), so concurrent creations cannot pass the limit together."""
+    with transaction.atomic():
+        if limit > 0:
+            list(Account.objects.select_for_update().filter(pk=account.pk).values_list("pk", flat=True))
+            if model._default_manager.filter(account=account).count() >= limit:
+                raise Conflict(
+                    f"This account has {limit} {what}, the most it may have: delete one before adding another.",
+                    field=field,
+                    code="limit_reached",
+                )
+        yield
 
 
 def delete_owned(*, account: Account, instance: Model) -> None:

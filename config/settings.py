@@ -479,6 +479,20 @@ POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS = env.int("POS_CUSTOMER_DISCOUNTS_CACHE_SEC
 # process that saves it sees it at once. 0: read on every call.
 INTEGRATION_CONFIG_MEMO_SECONDS = env.float("INTEGRATION_CONFIG_MEMO_SECONDS", default=2.0)
 
+# --- What one account may hold and ask for (docs/security.md, "Per-account bounds") --------------------------
+# Export queues and (import) integrations an account may have; creating one more answers 409 limit_reached. 0: no
+# limit. Runtime integrations are one per kind already.
+EXPORT_QUEUES_PER_ACCOUNT = env.int("EXPORT_QUEUES_PER_ACCOUNT", default=100)
+INTEGRATIONS_PER_ACCOUNT = env.int("INTEGRATIONS_PER_ACCOUNT", default=50)
+# Previews, test sends and test calls (accounts.tryouts), counted per account and per API key (or staff user) in
+# windows of PREVIEW_RATE_WINDOW_SECONDS, in the database (every process shares them): past either limit, 429 with
+# Retry-After until the window ends. 0 turns a limit off.
+PREVIEW_RATE_LIMIT_PER_ACCOUNT = env.int("PREVIEW_RATE_LIMIT_PER_ACCOUNT", default=60)
+PREVIEW_RATE_LIMIT_PER_KEY = env.int("PREVIEW_RATE_LIMIT_PER_KEY", default=30)
+PREVIEW_RATE_WINDOW_SECONDS = env.int("PREVIEW_RATE_WINDOW_SECONDS", default=60)
+if PREVIEW_RATE_WINDOW_SECONDS <= 0:
+    raise ImproperlyConfigured("PREVIEW_RATE_WINDOW_SECONDS must be positive")
+
 # --- REST framework and OpenAPI --------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],

@@ -64,3 +64,18 @@ class LiveProcess(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.name}"
+
+
+class RateWindow(models.Model):
+    """The requests of one subject (``core.ratelimit``: an account's or a key's previews, say) counted in its
+    current window; shared by every process. One row per subject, counted up atomically, pruned once over."""
+
+    subject = models.CharField(max_length=120, unique=True)
+    count = models.PositiveIntegerField()
+    window_ends_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=models.Q(count__gte=1), name="rate_window_count_at_least_one")]
+
+    def __str__(self) -> str:
+        return f"{self.subject}: {self.count} until {self.window_ends_at:%Y-%m-%d %H:%M:%S}"

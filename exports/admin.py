@@ -22,6 +22,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
+from accounts import tryouts
 from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, RecordInline
 from accounts.models import Account
 from core import jsonparse
@@ -99,6 +100,11 @@ class ExportQueueForm(QueueConfigForm):
             .exists()
         ):
             self.add_error("name", "A queue with this name exists in the account.")
+        account = cleaned.get("account")
+        if self.instance.pk is None and isinstance(account, Account):
+            limit = services.queue_limit_reached(account=account)
+            if limit is not None:
+                self.add_error("name", limit.message)
         return cleaned
 
     def _add_service_error(self, exc: ServiceError) -> None:
@@ -196,6 +202,7 @@ class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
             "change_url": reverse("admin:exports_exportqueue_change", args=[queue.pk]),
         }
         try:
+            tryouts.charge(account=queue.account, caller=f"user:{request.user.pk}")
             rendered, element_key = services.preview(
                 queue=queue, object_id=int(wanted) if wanted.isdigit() and len(wanted) < 19 else None
             )
@@ -246,6 +253,7 @@ class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
             except ServiceError as exc:
                 raise ServiceError(f"the transform is not valid JSON: {exc.message}", field="transform") from None
             entity_type = request.POST.get("entity_type", "")
+            tryouts.charge(account=account, caller=f"user:{request.user.pk}")
             rendered, element_key = services.preview_config(
                 account=account, entity_type=entity_type, transform=transform
             )

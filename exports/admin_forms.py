@@ -30,6 +30,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllow
 from django.urls import URLPattern, path, reverse
 from django.utils.text import Truncator
 
+from accounts import tryouts
 from accounts.models import Account
 from core import jsonparse
 from core.errors import ServiceError
@@ -692,6 +693,13 @@ class QueueConfigAdmin:
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         queue, account = self._account(request, request.POST)
+        if account is not None:  # counted before the form is validated: validating compiles the template
+            try:
+                tryouts.charge(account=account, caller=f"user:{request.user.pk}")
+            except tryouts.RateLimited as exc:
+                limited = JsonResponse({"ok": False, "error": exc.message}, status=429)
+                limited["Retry-After"] = str(exc.wait)
+                return limited
         form_class = self.get_form(request, queue)  # type: ignore[attr-defined]
         form = form_class(request.POST, instance=queue)
         form.is_valid()
@@ -739,6 +747,7 @@ class QueueConfigAdmin:
         wanted = request.POST.get("_preview_object", "")
         back = HttpResponseRedirect(reverse("admin:exports_exportqueue_change", args=[queue.pk]))
         try:
+            tryouts.charge(account=queue.account, caller=f"user:{request.user.pk}")
             result, element_key, delivery_id = services.send_test_delivery(
                 queue=queue, object_id=int(wanted) if wanted.isdigit() and len(wanted) < 19 else None
             )

@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
 from accounts.scoping import ReadOnlyViewSet, ReadsViewSet
+from accounts.tryouts import TryOutThrottle
 from core.api import (
     AUTH_PARAMETERS,
     Area,
@@ -128,7 +129,7 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
         description=description,
         parameters=AUTH_PARAMETERS,
         request=ExportQueueInputSerializer,
-        responses={code: ExportQueueSavedOutputSerializer, **error_responses(400, *(() if created else (404,)))},
+        responses={code: ExportQueueSavedOutputSerializer, **error_responses(400, *((409,) if created else (404,)))},
         examples=[
             request_example("Web hook queue", QUEUE_REQUEST_EXAMPLE),
             response_example("Saved queue", QUEUE_SAVED_EXAMPLE, status_code=code),
@@ -178,7 +179,7 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
         ),
         parameters=AUTH_PARAMETERS,
         request=ConfigPreviewInputSerializer,
-        responses={200: PreviewOutputSerializer, **error_responses(400)},
+        responses={200: PreviewOutputSerializer, **error_responses(400, 429)},
         examples=[
             request_example(
                 "A CSV of order states",
@@ -200,7 +201,7 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
         request=PreviewInputSerializer,
         responses={
             200: PreviewOutputSerializer,
-            **error_responses(400, 404),
+            **error_responses(400, 404, 429),
         },
         examples=[
             request_example("The newest entity", {}),
@@ -261,14 +262,14 @@ class ExportQueueViewSet(ReadsViewSet, WritesViewSet):
         queue, secret = services.update_queue(account=self.account, queue=queue, **data)
         return Response(ExportQueueSavedOutputSerializer(queue, context={"generated_secret": secret}).data)
 
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], throttle_classes=[TryOutThrottle])
     def preview(self, request: Request, pk: str) -> Response:
         queue = self.get_object()
         data = self.validated(PreviewInputSerializer, request.data or {})
         rendered, element_key = services.preview(queue=queue, object_id=data.get("object_id"))
         return Response(_preview_body(rendered, element_key))
 
-    @action(detail=False, methods=["post"], url_path="preview")
+    @action(detail=False, methods=["post"], url_path="preview", throttle_classes=[TryOutThrottle])
     def preview_unsaved(self, request: Request) -> Response:
         data = self.validated(ConfigPreviewInputSerializer, request.data or {})
         rendered, element_key = services.preview_config(

@@ -41,6 +41,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from accounts.models import Account, StockLocation
+from accounts.services import within_account_limit
 from core import bulk, liveness, outbound, outbox
 from core.errors import Conflict, ServiceError
 from core.jsonenc import DecimalJSONDecoder
@@ -1184,7 +1185,8 @@ def _with_secret(delivery: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
 
 
 def create_queue(*, account: Account, **fields: Any) -> tuple[ExportQueue, str | None]:
-    """A new export queue. Returns it and, for a web hook without a secret, the generated secret."""
+    """A new export queue (at most ``EXPORT_QUEUES_PER_ACCOUNT`` per account). Returns it and, for a web hook
+    without a secret, the generated secret."""
     validate_queue(
         entity_type=fields.get("entity_type", ""),
         trigger=fields.get("trigger", Trigger.REALTIME),
@@ -1196,12 +1198,32 @@ def create_queue(*, account: Account, **fields: Any) -> tuple[ExportQueue, str |
     fields["delivery"], secret = _with_secret(fields["delivery"])
     fields.setdefault("transform", {"type": "identity"})
     fields.setdefault("filters", {})
+    limit: int = settings.EXPORT_QUEUES_PER_ACCOUNT
     try:
-        with transaction.atomic():
+        with (
+            within_account_limit(account=account, model=ExportQueue, limit=limit, field="name", what="export queues"),
+            transaction.atomic(),
+        ):
             queue = ExportQueue.objects.create(account=account, **fields)
     except IntegrityError:
         raise ServiceError("a queue with this name exists", field="name", code="duplicate") from None
     return queue, secret
+
+
+def queue_limit_reached(*, account: Account) -> Conflict | None:
+    """The refusal ``create_queue`` would raise for one more queue of ``account`` (a form shows it on its field),
+    or None while the account is under ``EXPORT_QUEUES_PER_ACCOUNT``."""
+    try:
+        with within_account_limit(
+            account=account,
+            model=ExportQueue,
+            limit=settings.EXPORT_QUEUES_PER_ACCOUNT,
+            field="name",
+            what="export queues",
+        ):
+            return None
+    except Conflict as exc:
+        return exc
 
 
 def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tuple[ExportQueue, str | None]:

@@ -20,6 +20,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
+from accounts import tryouts
 from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin
 from core import breaker, jsonparse
 from core.errors import ServiceError
@@ -179,6 +180,7 @@ class RuntimeIntegrationAdmin(AccountOwnedAdmin):
             except ServiceError:
                 values_error = "The sample values must be a JSON object of placeholder -> value."
         try:
+            tryouts.charge(account=integration.account, caller=f"user:{request.user.pk}")
             result = services.test_runtime_integration(
                 account=integration.account, integration=integration, values=values
             )

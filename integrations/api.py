@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
 from accounts.scoping import ReadOnlyViewSet, ReadsViewSet
+from accounts.tryouts import TryOutThrottle
 from core import api as toolkit
 from core.api import reads
 from core.secrets import MASK
@@ -123,7 +124,7 @@ def _write(summary: str, created: bool = False) -> Any:
         ),
         parameters=toolkit.AUTH_PARAMETERS,
         request=TestInputSerializer,
-        responses={200: TestOutputSerializer, **toolkit.error_responses(400, 404)},
+        responses={200: TestOutputSerializer, **toolkit.error_responses(400, 404, 429)},
         examples=[
             toolkit.request_example("A known card", {"values": {"code": "GC-1001"}}),
             toolkit.response_example("Answer with a problem", TEST_EXAMPLE),
@@ -148,7 +149,7 @@ class RuntimeIntegrationViewSet(ReadsViewSet, toolkit.WritesViewSet):
     def perform_destroy(self, instance: RuntimeIntegration) -> None:
         services.delete_runtime_integration(account=self.account, integration=instance)
 
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], throttle_classes=[TryOutThrottle])
     def test(self, request: Request, pk: str) -> Response:
         integration = self.get_object()
         data = self.validated(TestInputSerializer, request.data or {})

@@ -41,7 +41,11 @@ def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ServiceError):
-        return Response(error_body(exc.message, exc.errors()), status=exc.status_code)
+        refused = Response(error_body(exc.message, exc.errors()), status=exc.status_code)
+        wait = getattr(exc, "wait", None)  # a rate limit's (core.ratelimit.RateLimited)
+        if wait:
+            refused["Retry-After"] = str(wait)
+        return refused
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
     if isinstance(exc, Http404):

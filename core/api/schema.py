@@ -71,6 +71,14 @@ _ERROR_EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {
             "message": "The market 'dk' is still used (stock location: shop-1) and cannot be deleted.",
         },
     ),
+    429: (
+        "Too many requests",
+        {
+            "status": "ERROR",
+            "message": "Too many previews, test sends and test calls: try again after the delay in the Retry-After "
+            "header.",
+        },
+    ),
 }
 
 

@@ -12,6 +12,7 @@ destination (``destination``) stays the same, and they never appear in an error 
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
@@ -132,10 +133,42 @@ class Delivery:
         raise NotImplementedError
 
 
-def render_path(template: str, *, context: RenderContext, delivery_id: str, extension: str) -> str:
+# Path, subject and attachment-name templates: at most this many characters, and what they render to at most this
+# many (a placeholder's value is short: a queue name, an identifier, a date), checked as the text is built.
+MAX_TEMPLATE_CHARS = 1_000
+MAX_RENDERED_CHARS = 4_000
+PLACEHOLDERS = ("queue", "queue_id", "account", "date", "time", "delivery_id", "ext")
+
+
+def template_parts(template: str, *, field: str = "path") -> list[tuple[str, str | None]]:
+    """The template as (literal text, placeholder name or None) pairs; ConfigError naming ``field`` for anything
+    but text, ``{{``, ``}}`` and the documented placeholders. A format spec or a conversion (``{date:>9}``,
+    ``{queue!r}``) is refused: ``str.format`` would allocate a width before any check could see it."""
+    if len(template) > MAX_TEMPLATE_CHARS:
+        raise ConfigError(field, f"must be at most {MAX_TEMPLATE_CHARS} characters")
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ConfigError(field, f"bad template: {exc}") from None
+    parts: list[tuple[str, str | None]] = []
+    for literal, name, spec, conversion in parsed:
+        if name is not None and (spec or conversion or name not in PLACEHOLDERS):
+            shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise ConfigError(
+                field,
+                f"{shown[:40]!r} is not a placeholder: use {', '.join('{' + p + '}' for p in PLACEHOLDERS)}, "
+                "without a format or conversion (write {{ and }} for braces)",
+            )
+        parts.append((literal, name))
+    return parts
+
+
+def render_path(template: str, *, context: RenderContext, delivery_id: str, extension: str, field: str = "path") -> str:
     """A path template such as ``exports/{queue}/{date}/{delivery_id}.{ext}``; placeholders: ``{queue}``
     (queue name), ``{queue_id}``, ``{account}``, ``{date}`` (YYYY-MM-DD), ``{time}`` (HHMMSS),
-    ``{delivery_id}``, ``{ext}``."""
+    ``{delivery_id}``, ``{ext}``, and ``{{``/``}}`` for braces. Nothing else (``template_parts``): the template is
+    parsed again for every render, as a stored one is not trusted to have passed today's validation, and its
+    output is bounded (``MAX_RENDERED_CHARS``) as it is built."""
     values = {
         "queue": str(context.queue.get("name", "")),
         "queue_id": str(context.queue.get("id", "")),
@@ -145,10 +178,15 @@ def render_path(template: str, *, context: RenderContext, delivery_id: str, exte
         "delivery_id": delivery_id,
         "ext": extension,
     }
-    try:
-        return template.format_map(values)
-    except (KeyError, ValueError, IndexError) as exc:
-        raise ConfigError("path", f"bad path template: {exc}") from None
+    out: list[str] = []
+    length = 0
+    for literal, name in template_parts(template, field=field):
+        for piece in (literal, values[name] if name is not None else ""):
+            length += len(piece)
+            if length > MAX_RENDERED_CHARS:
+                raise ConfigError(field, f"renders to more than {MAX_RENDERED_CHARS} characters")
+            out.append(piece)
+    return "".join(out)
 
 
 def refuse_masked(config: dict[str, Any], keys: tuple[str, ...]) -> None:

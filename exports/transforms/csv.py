@@ -19,7 +19,8 @@ Configuration::
         "include_failed_payments": false,  # payments_grouped: also count payments with success false
         "separator": ";",            # one character
         "decimal_separator": ",",    # "," or "."
-        "quoting": "minimal",        # minimal | all | none (none escapes with a backslash)
+        "quoting": "minimal",        # minimal | all | none (none: a separator or line break in a value is
+                                     # written as a space; a backslash or quote is escaped with a backslash)
         "header": true,              # header row on/off
         "line_terminator": "\\r\\n", # "\\r\\n" or "\\n"
         "bom": false,                # prefix a UTF-8 byte order mark (for spreadsheet programs)
@@ -67,6 +68,11 @@ Formula injection: a cell that comes from a JSON *string* (or a text/date format
 tab or carriage return gets a leading ``'``. Cells produced from JSON *numbers* (``text``, ``number`` or
 ``money`` of a number) are left alone, so ``-12,50`` stays a negative number; a number can only hold digits, a
 sign and the decimal separator. Headers are neutralised like strings.
+
+No value can start a cell or a row of its own, whatever the separator and quoting: ``minimal`` and ``all`` quote a
+value holding the separator, a quote or a line break, and ``none`` writes the separator, CR and LF inside a value
+as a space (``_`` when the separator is a space): spreadsheets ignore a backslash escape, so ``x;=1+1`` would read
+as the cells ``x\\`` and ``=1+1``.
 """
 
 from __future__ import annotations
@@ -388,6 +394,16 @@ def _cell_formatter(column: _Column, settings: _Settings) -> Callable[[Any, Any]
     return lambda value, currency: as_text(value)
 
 
+def _unquoted_blanks(settings: _Settings) -> dict[int, str] | None:
+    """With ``quoting: none``, what ``str.translate`` writes for the characters that would end a cell or a row (the
+    separator, CR, LF): a space (``_`` when the separator is a space). None for the quoting modes, where the
+    writer quotes such a value."""
+    if settings.quoting != stdlib_csv.QUOTE_NONE:
+        return None
+    blank = "_" if settings.delimiter == " " else " "
+    return {ord(character): blank for character in (settings.delimiter, "\r", "\n")}
+
+
 def _group_key(values: list[Any]) -> tuple[str, ...]:
     # 0.25 and 0.250 are one VAT rate: numbers are compared as normalized Decimals.
     key = []
@@ -502,10 +518,14 @@ class CsvTransform(CheckedTransform):
                 escapechar="\\" if settings.quoting == stdlib_csv.QUOTE_NONE else None,
                 lineterminator=settings.line_terminator,
             )
+            # Unquoted, a separator or line break inside a value would start a new cell or row in a spreadsheet
+            # (which ignores the backslash escape): it is written as a space.
+            blank = _unquoted_blanks(settings)
             if settings.header:
-                writer.writerow([neutralise_formula(column.header) for column in settings.columns])
+                header = [neutralise_formula(column.header) for column in settings.columns]
+                writer.writerow(header if blank is None else [cell.translate(blank) for cell in header])
             for count, cells in enumerate(self._rows(kept, settings, formatters), start=1):
-                writer.writerow(cells)
+                writer.writerow(cells if blank is None else [cell.translate(blank) for cell in cells])
                 if count % _SIZE_CHECK_EVERY == 0:
                     budget.check_time()
                     budget.check_size(out.tell() - start)

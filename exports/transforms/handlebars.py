@@ -42,16 +42,21 @@ pybars3 resolves a missing key by ``getattr`` and calls what it finds (``{{#with
 would call ``dict.setdefault``). The data therefore reaches the template as ``_Safe*`` wrappers whose item
 lookup never fails, so pybars3 never falls back to attributes; ``json`` writes them as the values they wrap.
 
-Limits. The template's size, tag count, nesting and whitespace runs are capped (compiling costs about 0.7 ms per
-tag and 8 us per character, so at most ~1.5 s; compiled templates are cached per process), and pybars3's
-exponential whitespace-control regex is replaced by an equivalent linear one (``_Compiler``). Rendering is bounded
-while it runs: pybars3's output list and value formatting are replaced in the compiled code (``_Output``,
-``_prepare``), so every piece of output is charged to the render's budget as it is produced (UTF-8 bytes against
-``MAX_OUTPUT_BYTES``, the monotonic clock against ``RENDER_TIMEOUT_SECONDS``), and so is every iteration of our
-``each``. An object or a list printed whole (``{{{@root}}}`` prints the Python repr of the data, as pybars3
-always has) and ``{{{json x}}}`` are written a chunk at a time by a ``BoundedWriter`` that stops where the budget
-ends; ``money`` and ``date`` never copy an object or a list. A runaway template therefore stops within one chunk
-(about 16 K characters) of the limit, and its memory stays within a few times ``MAX_OUTPUT_BYTES``.
+Limits. The template's size, tag count, nesting, whitespace runs and path segments (``MAX_PATH_SEGMENTS`` per
+path, ``MAX_SEGMENTS`` in all) are capped before pybars3 sees it, and pybars3's exponential whitespace-control
+regex is replaced by an equivalent linear one (``_Compiler``). The compile itself is charged as it runs, like a
+render: every rule application of pybars3's grammars counts against ``MAX_COMPILE_UNITS`` and the monotonic clock
+against ``COMPILE_TIMEOUT_SECONDS`` (``_CompileMeter``), so no template costs more than one bounded compile
+(docs/security.md has the measured figures). Compiled templates are cached per process (``COMPILED_CACHE_SIZE``),
+keyed by the text pybars3 parses, so sources that differ only in whitespace control share one entry.
+
+Rendering is bounded while it runs: pybars3's output list and value formatting are replaced in the compiled code
+(``_Output``, ``_prepare``), so every piece of output is charged to the render's budget as it is produced (UTF-8
+bytes against ``MAX_OUTPUT_BYTES``, the monotonic clock against ``RENDER_TIMEOUT_SECONDS``), and so is every
+iteration of our ``each``. An object or a list printed whole (``{{{@root}}}`` prints the Python repr of the data, as
+pybars3 always has) and ``{{{json x}}}`` are written a chunk at a time by a ``BoundedWriter`` that stops where the
+budget ends; ``money`` and ``date`` never copy an object or a list. A runaway template therefore stops within one
+chunk (about 16 K characters) of the limit, and its memory stays within a few times ``MAX_OUTPUT_BYTES``.
 """
 
 from __future__ import annotations
@@ -59,10 +64,11 @@ from __future__ import annotations
 import re
 import sys
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
 import pybars
@@ -96,6 +102,19 @@ MAX_NESTING = 8
 MAX_TAGS = 1_000
 MAX_WHITESPACE_RUN = 1_000
 _WHITESPACE_RUN_RE = re.compile(r"\s+")
+# Path segments (``a.b.c`` is three, ``../`` one) of one path, and of all the template's paths together: pybars3's
+# grammar spends about as long on one segment as on a tag, so both are counted before anything compiles.
+MAX_PATH_SEGMENTS = 16
+MAX_SEGMENTS = 2_000
+# What one compile may cost, in grammar steps (a rule application of pybars3's parser or code generator; a step of
+# the two rules that walk literal text counts 1, any other 4: measured, those cost about four times as much),
+# and in seconds of the monotonic clock from the compile's request (waiting for the process's other compiles
+# included): whichever ends first stops the compile with TemplateRefused.
+MAX_COMPILE_UNITS = 150_000
+COMPILE_TIMEOUT_SECONDS = 10.0
+# Compiled templates kept per process, keyed by the text pybars3 parses (two sources that differ only in ``~``
+# whitespace control are one entry). A miss costs one compile, at most the bound above.
+COMPILED_CACHE_SIZE = 256
 
 BLOCK_HELPERS = ("each", "if", "unless", "with")
 # helper name -> (minimum, maximum) number of arguments
@@ -133,8 +152,45 @@ _WHITESPACE_CONTROL_RE = re.compile(
 _CLEANUP_RE = re.compile(r"(?<={{)~|~(?=}})|(?<=}})[ \t]+(?={{)")
 
 
+class _CompileMeter:
+    """What the compile under way has cost: grammar steps against ``MAX_COMPILE_UNITS`` and the monotonic clock
+    against ``COMPILE_TIMEOUT_SECONDS`` (read every ``_CLOCK_EVERY`` steps)."""
+
+    def __init__(self) -> None:
+        self.units = 0
+        self.steps = 0
+        self.deadline = time.monotonic() + COMPILE_TIMEOUT_SECONDS
+
+    def charge(self, rule: str) -> None:
+        self.units += 1 if rule in _TEXT_RULES else 4
+        if self.units > MAX_COMPILE_UNITS:
+            raise TemplateRefused(f"is too costly to compile (more than {MAX_COMPILE_UNITS} grammar steps)")
+        self.steps += 1
+        if self.steps % _CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
+            raise TemplateRefused(f"took longer than {COMPILE_TIMEOUT_SECONDS:g} seconds to compile")
+
+
+# The two rules pybars3's parser applies for each character of literal text, the cheap steps.
+_TEXT_RULES = frozenset({"start", "anything"})
+_CLOCK_EVERY = 64
+_METER: ContextVar[_CompileMeter | None] = ContextVar("handlebars_compile_meter", default=None)
+
+
+class _Metered:
+    """A pymeta grammar whose every rule application is charged to the compile under way (``_METER``)."""
+
+    def _apply(self, rule: Any, rule_name: str, args: Any) -> Any:
+        meter = _METER.get()
+        if meter is not None:
+            meter.charge(rule_name)
+        return super()._apply(rule, rule_name, args)  # type: ignore[misc]
+
+
 class _Compiler(pybars.Compiler):  # type: ignore[misc]
-    """pybars3's compiler with a linear-time whitespace control."""
+    """pybars3's compiler with a linear-time whitespace control, and grammars that charge every step they take."""
+
+    _handlebars = type("_MeteredHandlebars", (_Metered, pybars.Compiler._handlebars), {})
+    _compiler = type("_MeteredCodeGenerator", (_Metered, pybars.Compiler._compiler), {})
 
     def whitespace_control(self, source: str) -> str:
         return _WHITESPACE_CONTROL_RE.sub(lambda match: _CLEANUP_RE.sub("", match.group(0).strip()), source)
@@ -143,12 +199,29 @@ class _Compiler(pybars.Compiler):  # type: ignore[misc]
 # --- the whitelist ---------------------------------------------------------------------------------------------
 
 
-def _check_argument(token: str) -> None:
+class _Segments:
+    """The path segments a template has used so far (``MAX_PATH_SEGMENTS`` per path, ``MAX_SEGMENTS`` in all)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def count(self, path: str) -> None:
+        segments = path.count(".") + path.count("/") + 1 - path.count("../") * 2
+        if segments > MAX_PATH_SEGMENTS:
+            raise TemplateRefused(f"{path[:40]!r} has more than {MAX_PATH_SEGMENTS} path segments")
+        self.total += segments
+        if self.total > MAX_SEGMENTS:
+            raise TemplateRefused(f"must have at most {MAX_SEGMENTS} path segments in all")
+
+
+def _check_argument(token: str, segments: _Segments) -> None:
     if token.startswith('"'):
         if not _LITERAL_RE.fullmatch(token):
             raise TemplateRefused(f"string literal {token[:40]!r} may only hold letters, digits and [ _.,:;%/+#()-]")
     elif not _PATH_RE.fullmatch(token):
         raise TemplateRefused(f"{token[:40]!r} is not an allowed path")
+    else:
+        segments.count(token)
 
 
 def _split_expression(inner: str) -> list[str]:
@@ -166,7 +239,7 @@ def _split_expression(inner: str) -> list[str]:
     return tokens
 
 
-def _check_expression(inner: str) -> None:
+def _check_expression(inner: str, segments: _Segments) -> None:
     tokens = _split_expression(inner)
     if not tokens:
         raise TemplateRefused("empty expression")
@@ -178,17 +251,18 @@ def _check_expression(inner: str) -> None:
         if not low <= len(arguments) <= high:
             raise TemplateRefused(f"helper {name} takes {low} to {high} arguments")
         for argument in arguments:
-            _check_argument(argument)
+            _check_argument(argument, segments)
         return
     if name in RESERVED:
         raise TemplateRefused(f"{name!r} is a helper name; use this.{name} for a field of that name")
     if name.startswith('"'):
         raise TemplateRefused("a string literal is not an expression")
-    _check_argument(name)
+    _check_argument(name, segments)
 
 
-def check_template(source: object) -> None:
-    """Refuse anything outside the whitelist grammar (module docstring). Raises TemplateRefused."""
+def check_template(source: object) -> str:
+    """Refuse anything outside the whitelist grammar (module docstring). Raises TemplateRefused. Returns the text
+    pybars3 will parse (the source after its whitespace control)."""
     if not isinstance(source, str) or not source:
         raise TemplateRefused("must be a non-empty string")
     if len(source) > MAX_TEMPLATE_LENGTH:
@@ -201,6 +275,7 @@ def check_template(source: object) -> None:
     text = _Compiler().whitespace_control(source)
     stack: list[str] = []
     seen_else: list[bool] = []
+    segments = _Segments()
     position = 0
     tags = 0
     while True:
@@ -219,7 +294,7 @@ def check_template(source: object) -> None:
             inner = text[start + 3 : end].strip(_WS)
             if "{" in inner or "}" in inner:
                 raise TemplateRefused("braces are not allowed inside a tag")
-            _check_expression(inner)
+            _check_expression(inner, segments)
             position = end + 3
             continue
         end = text.find("}}", start + 2)
@@ -241,7 +316,7 @@ def check_template(source: object) -> None:
                 raise TemplateRefused(
                     f"block {{{{#{rest[:40]}}}}} must be one of #each, #if, #unless, #with and a path"
                 )
-            _check_argument(words[1])
+            _check_argument(words[1], segments)
             if rest != f"{words[0]} {words[1]}":
                 raise TemplateRefused(f"block {{{{#{rest[:40]}}}}} must be written with one space")
             stack.append(words[0])
@@ -258,13 +333,14 @@ def check_template(source: object) -> None:
                 raise TemplateRefused("{{else}} outside a block or twice in one block")
             seen_else[-1] = True
         elif kind == "&":
-            _check_expression(rest)
+            _check_expression(rest, segments)
         elif kind in "^>=(\"'[\\":
             raise TemplateRefused(f"{{{{{inner[:40]}}}}} is not allowed (no partials, inverted sections or literals)")
         else:
-            _check_expression(inner)
+            _check_expression(inner, segments)
     if stack:
         raise TemplateRefused(f"{{{{#{stack[-1]}}}}} is not closed")
+    return text
 
 
 # --- safe data ---------------------------------------------------------------------------------------------------
@@ -492,12 +568,27 @@ def _prepare(value: Any, should_escape: bool) -> Any:
 
 # pybars3 keeps compiler state in module globals: one compilation at a time.
 _compile_lock = threading.Lock()
+# Compiled templates by the text pybars3 parses, most recently used last.
+_compiled: OrderedDict[str, Callable[..., Any]] = OrderedDict()
+_compiled_lock = threading.Lock()
 
 
-@lru_cache(maxsize=64)
 def _compile_checked(source: str) -> Callable[..., Any]:
-    with _compile_lock:
-        function = _Compiler().compile(source)
+    """pybars3's compile of a checked ``source``, within the compile bound (``_CompileMeter``). The deadline
+    counts the wait for the process's other compiles too, so no request waits longer than it for a compile."""
+    meter = _CompileMeter()
+    if not _compile_lock.acquire(timeout=max(0.0, meter.deadline - time.monotonic())):
+        raise TemplateRefused(
+            f"took longer than {COMPILE_TIMEOUT_SECONDS:g} seconds to compile (waiting for other templates): try again"
+        )
+    try:
+        token = _METER.set(meter)
+        try:
+            function = _Compiler().compile(source)
+        finally:
+            _METER.reset(token)
+    finally:
+        _compile_lock.release()
     # compile() registers a module per template in sys.modules; the function keeps its globals alive by itself.
     sys.modules.pop(function.__globals__.get("__name__", ""), None)
     # The compiled code builds its output with these two names (see "bounded output").
@@ -507,13 +598,32 @@ def _compile_checked(source: str) -> Callable[..., Any]:
 
 
 def compile_template(source: object) -> Callable[..., Any]:
-    """The compiled template, only after the whitelist accepted it. Raises TemplateRefused."""
-    check_template(source)
+    """The compiled template, only after the whitelist accepted it. Raises TemplateRefused.
+
+    Cached per process by the text pybars3 parses (what decides the compiled code), so a cache miss is the only
+    way to make a render compile, and it costs at most the compile bound."""
+    parsed = check_template(source)
     assert isinstance(source, str)
+    with _compiled_lock:
+        function = _compiled.get(parsed)
+        if function is not None:
+            _compiled.move_to_end(parsed)
+            return function
     try:
-        return _compile_checked(source)
+        function = _compile_checked(source)
     except (pybars.PybarsError, RecursionError) as error:
         raise TemplateRefused(f"does not compile: {error}") from error
+    with _compiled_lock:
+        _compiled[parsed] = function
+        while len(_compiled) > COMPILED_CACHE_SIZE:
+            _compiled.popitem(last=False)
+    return function
+
+
+def clear_compiled() -> None:
+    """Forget every compiled template (tests measure a compile from scratch)."""
+    with _compiled_lock:
+        _compiled.clear()
 
 
 class _Helpers:

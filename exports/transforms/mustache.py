@@ -37,7 +37,8 @@ called), partials are refused (pystache would read them from disk), and the rend
 monotonic clock against ``RENDER_TIMEOUT_SECONDS``, also at every section iteration); an object or a list
 (``{{{elements}}}``, ``__json``, ``element_json``) is serialised a chunk at a time, so a runaway template (e.g.
 nested ``{{#elements}}``, or ``{{{elements}}}`` repeated) stops with a TransformError within one chunk of the
-limit. The template's size, tag count and section nesting are capped too, and so is what makes pystache's tag
+limit. The template's size, tag count, section nesting and names per tag are capped too, and so is what makes
+pystache's tag
 regex slow (long runs of blanks, a ``{{`` that is never closed); set-delimiter tags are refused for the same
 reason.
 """
@@ -86,6 +87,8 @@ MAX_TEMPLATE_LENGTH = 64_000
 MAX_NESTING = 8
 MAX_TAGS = 5_000
 MAX_BLANK_RUN = 1_000
+# Names in one tag (``summary.line_items.name`` is three): each is looked up at every render of the tag.
+MAX_PATH_SEGMENTS = 16
 _BLANK_RUN_RE = re.compile(r"[ \t]+")
 _SET_DELIMITER_RE = re.compile(r"\{\{\s*=")
 _NOT_FOUND = object()
@@ -115,7 +118,11 @@ def _check_tree(parsed: Any, depth: int) -> None:
     if depth > MAX_NESTING:
         raise ConfigError("template", f"sections may be nested at most {MAX_NESTING} deep")
     for node in parsed._parse_tree:
-        if isinstance(node, str | _EscapeNode | _LiteralNode | _CommentNode | _ChangeNode):
+        if isinstance(node, str | _CommentNode | _ChangeNode):
+            continue
+        if node.key.count(".") >= MAX_PATH_SEGMENTS:
+            raise ConfigError("template", f"{node.key[:40]!r} has more than {MAX_PATH_SEGMENTS} path segments")
+        if isinstance(node, _EscapeNode | _LiteralNode):
             continue
         if isinstance(node, _SectionNode):
             _check_tree(node.parsed, depth + 1)

@@ -37,6 +37,7 @@ def model_id(model: type[Model]) -> str:
 NOT_IN_THE_ADMIN = {
     "accounts.AuthFailureWindow",  # bookkeeping: failed authentications of the current window, minutes long
     "core.LiveProcess",  # bookkeeping: worker and beat heartbeats, seconds long (the dashboard and /health show them)
+    "core.RateWindow",  # bookkeeping: try-outs of the current window (core.ratelimit), a minute long
     "campaigns.PricingVersion",  # bookkeeping: the pricing cache's version token per market
     "integrations.CustomerDiscountsAnswer",  # a cache of integrator answers, seconds long
     # Shown inline on their parent's page (the export log item, the sale).

@@ -17,7 +17,7 @@ from tests.exports.transforms.conftest import FakeClock
 
 pytestmark = pytest.mark.django_db
 
-AMPLIFYING = {"type": "handlebars", "template": "{{{@root}}}" * 1000}
+AMPLIFYING = {"type": "handlebars", "template": "{{{@root}}}" * 200}
 
 
 @pytest.fixture

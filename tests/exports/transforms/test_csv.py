@@ -91,13 +91,46 @@ def test_quoting_minimal_quotes_cells_holding_the_separator(render_context: Rend
     assert text == '"a;b ""c"""\r\n'
 
 
-def test_quoting_none_escapes_the_separator(render_context: RenderContext) -> None:
+def test_quoting_none_writes_a_separator_inside_a_value_as_a_space(render_context: RenderContext) -> None:
     sale = make_sale()
     sale["summary"]["comment"] = "a;b"
     text = render(
         elements_of(sale), render_context, header=False, quoting="none", columns=[{"path": "summary.comment"}]
     )
-    assert text == "a\\;b\r\n"
+    assert text == "a b\r\n"
+
+
+def spreadsheet_rows(text: str, separator: str) -> list[list[str]]:
+    """How a spreadsheet reads the file: quoted fields as CSV has them, and no backslash escape."""
+    return list(stdlib_csv.reader(io.StringIO(text, newline=""), delimiter=separator, escapechar=None))
+
+
+@pytest.mark.parametrize("quoting", ["minimal", "all", "none"])
+@pytest.mark.parametrize("separator", [";", ",", "\t", " ", "|"])
+@pytest.mark.parametrize(
+    "name", ["x;=1+1", "a\n=4+4", "a\r\n=4+4", "x,=1+1", "x\t=1+1", "x =1+1", "x|=1+1", 'x";=1+1', "x\\;=1+1"]
+)
+def test_no_value_starts_a_cell_or_a_row_of_its_own(
+    render_context: RenderContext, quoting: str, separator: str, name: str
+) -> None:
+    # The reproductions: with quoting none, a line named "x;=1+1" read as the cells "x\\" and "=1+1", and
+    # "a\n=4+4" started a new row with a formula.
+    sale = make_sale()
+    sale["summary"]["line_items"][0]["name"] = name
+    text = render(
+        elements_of(sale),
+        render_context,
+        rows="line_items",
+        quoting=quoting,
+        separator=separator,
+        decimal_separator="." if separator == "," else ",",
+        columns=[{"header": "Name", "path": "name"}, {"header": "Qty", "path": "quantity"}],
+    )
+
+    read = spreadsheet_rows(text, separator)
+    assert len(read) == 1 + len(sale["summary"]["line_items"])
+    assert all(len(row) == 2 for row in read)
+    assert not any(cell.startswith(("=", "+", "@")) for row in read for cell in row)
 
 
 def test_header_row_can_be_switched_off(render_context: RenderContext, sale_element: Element) -> None:
