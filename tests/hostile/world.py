@@ -14,7 +14,7 @@ from typing import Any
 
 from rest_framework.test import APIClient
 
-from accounts.models import ApiKey
+from accounts.models import ApiKey, AuditEntry
 from campaigns.models import Campaign, ProductRule
 from exports.models import ExportItem, ExportQueue
 from giftcards.models import GiftCard
@@ -184,6 +184,7 @@ def build_world() -> World:
 
     world.ids = {
         "api-keys": str(ApiKey.objects.filter(account=account).order_by("pk").first().pk),  # type: ignore[union-attr]
+        "audit-log": first(AuditEntry),
         "campaigns": first(Campaign),
         "cashiers": "cashier-1",
         "checkouts": first(Checkout),
