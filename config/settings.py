@@ -377,10 +377,13 @@ if not 0 < EXPORT_TASK_SOFT_TIME_LIMIT < EXPORT_TASK_TIME_LIMIT < EXPORT_LEASE_S
     )
 # Whether a delivery task's message is acknowledged when the task ends (the project's default) or when it starts.
 # Redis (and the embedded broker) give a message that was delivered and not acknowledged (its worker was killed)
-# back after this many seconds: longer than any task's hard time limit, so a running task is never given twice,
+# back after this many seconds (default 900, or a minute past a longer EXPORT_TASK_TIME_LIMIT): longer than any
+# task's hard time limit, so a running task is never given twice,
 # and far below kombu's hour, so a killed worker's messages do not pile up. What such a message named is taken over
 # sooner anyway, from the database (the sweepers and core.liveness).
-BROKER_VISIBILITY_TIMEOUT_SECONDS = env.int("BROKER_VISIBILITY_TIMEOUT_SECONDS", default=900)
+BROKER_VISIBILITY_TIMEOUT_SECONDS = env.int(
+    "BROKER_VISIBILITY_TIMEOUT_SECONDS", default=max(900, int(EXPORT_TASK_TIME_LIMIT) + 60)
+)
 if BROKER_VISIBILITY_TIMEOUT_SECONDS <= EXPORT_TASK_TIME_LIMIT:
     raise ImproperlyConfigured("BROKER_VISIBILITY_TIMEOUT_SECONDS must be longer than EXPORT_TASK_TIME_LIMIT")
 if CELERY_BROKER_URL.startswith("redis"):
