@@ -323,7 +323,7 @@ class ApiKeyAdmin(AccountOwnedAdmin):
         return "Active" if obj.is_active else "Revoked"
 
 
-# --- Members and the audit trail (issue 22) -----------------------------------------------------------------
+# --- Members and the audit trail -----------------------------------------------------------------------------
 
 
 @admin.register(Membership)

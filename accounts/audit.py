@@ -1,4 +1,4 @@
-"""The audit trail (issue 22): every change a person, an API key or the system makes in an account.
+"""The audit trail: every change a person, an API key or the system makes in an account.
 
 A service that changes something calls ``record`` in the same transaction, with the object's fields before and
 after; the entry keeps the fields that differ, from what to what, with secrets masked (a changed secret shows as

@@ -1,4 +1,4 @@
-"""What each member role may do in its account (issue 22): the one place that decides it.
+"""What each member role may do in its account: the one place that decides it.
 
 Every screen and service that lets a person act asks ``allows(role, action)`` (or ``check``); nothing else
 compares roles. The table reads as the issue states it:

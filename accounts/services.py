@@ -331,7 +331,7 @@ def issue_api_key(
         raise ServiceError(str(exc), field="scopes") from exc
 
 
-# --- Members and roles (issue 22) --------------------------------------------------------------------------
+# --- Members and roles ----------------------------------------------------------------------------------------
 
 
 def add_member(*, account: Account, email: str, role: str, password: str | None = None) -> tuple[Membership, bool]:

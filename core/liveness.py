@@ -1,4 +1,4 @@
-"""Worker and beat processes prove they are alive (issue 25): a heartbeat of their own, in the database.
+"""Worker and beat processes prove they are alive: a heartbeat of their own, in the database.
 
 A process that calls ``start`` gets a daemon thread that writes its ``core.models.LiveProcess`` row (``hostname:pid``)
 now and every ``LIVENESS_INTERVAL_SECONDS``; ``stop`` (a clean shutdown) removes it. A thread, not the task's own

@@ -343,7 +343,7 @@ def _take_leases(
     due = due.exclude(window="") if cron else due.filter(window="")
     if not due.exists():  # no lock for nothing: a delivery committed after this look is handed off on commit
         return _Busy.NOTHING_DUE
-    if not cron and _beyond_share(queue_id=queue_id, owner=owner, now=now, locked=False):
+    if not cron and _beyond_share(queue_id=queue_id, owner=owner, now=now):
         return _Busy.ACCOUNT_AT_CAP  # a first look without locks; the decision to lease is taken under them
     with transaction.atomic():
         row = (
@@ -390,9 +390,9 @@ def _take_leases(
     return sorted(taken, key=lambda d: (d.next_attempt_at, d.pk))
 
 
-def _beyond_share(*, queue_id: int, owner: str, now: datetime, locked: bool) -> bool:
+def _beyond_share(*, queue_id: int, owner: str, now: datetime) -> bool:
     """Would ``owner`` exceed the share of the queue's account (``_take_leases``' rule), by its leases as they are
-    now? Without locks (``locked`` false) a first look only: a task of an account at its share ends at once,
+    now? Read without locks, a first look only: a task of an account at its share ends at once,
     without queueing for the row locks that its account's sender needs."""
     leases = ExportDelivery.objects.filter(
         account_id=ExportQueue.objects.filter(pk=queue_id).values("account_id")[:1],

@@ -1,4 +1,4 @@
-"""One beat sends the periodic tasks, any other stands by (issue 25): django-celery-beat's DatabaseScheduler
+"""One beat sends the periodic tasks, any other stands by: django-celery-beat's DatabaseScheduler
 behind a lease in the database (``ops.models.BeatLease``).
 
 Every tick the scheduler renews its lease (``BEAT_LEASE_SECONDS``) or, when another beat holds it, waits; a

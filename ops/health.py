@@ -1,4 +1,4 @@
-"""Readiness checks (spec issue 7, Observability; issue 25): what makes a machine not ready, and what makes it
+"""Readiness checks (Observability): what makes a machine not ready, and what makes it
 degraded.
 
 ``CHECKS`` decide readiness: the database, the migrations, the broker and the beat heartbeat; one failing makes
