@@ -53,6 +53,7 @@ def main() -> int:
     parser.add_argument("--queue-concurrency", type=int, default=None, help="the queue's own concurrency bound")
     parser.add_argument("--saturated", action="store_true", help="create everything first, then time the drain")
     parser.add_argument("--embedded", action="store_true", help="SQLite and the embedded broker, as runall")
+    parser.add_argument("--latencies", type=Path, help="write each entity's commit time and latency (TSV) here")
     args = parser.parse_args()
     if args.cron:
         sys.argv = [export_csv.__file__, "--sizes", args.sizes]
@@ -185,11 +186,17 @@ def main() -> int:
     if args.saturated:
         last = max(received.values())
         print(
-            f"saturated: {args.entities} deliveries in {last - drain_start:.1f} s from the worker's start: "
+            f"created {args.entities} in {created_in:.1f} s ({args.entities / created_in:.0f}/s) before the worker "
+            f"started; saturated: {args.entities} deliveries in {last - drain_start:.1f} s from the worker's start: "
             f"{args.entities / (last - drain_start):.1f} deliveries/s"
         )
         return 0
     latencies = sorted(received[k] - committed[k] for k in committed if k in received)
+    if args.latencies:
+        first = min(committed.values())
+        args.latencies.write_text(
+            "".join(f"{committed[k] - first:.3f}\t{received[k] - committed[k]:.3f}\n" for k in committed if k in received)
+        )
     span = max(received.values()) - min(committed.values())
     print(f"throughput: {len(received) / span:.1f} deliveries/s from the first commit to the last receipt")
     print(

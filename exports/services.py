@@ -130,7 +130,9 @@ def enqueue(
     # One statement on PostgreSQL (each item takes its new delivery's primary key in it); two on SQLite.
     bulk.insert_together(deliveries, items)
     if deliveries:
-        transaction.on_commit(partial(hand_off, _by_queue(deliveries)))
+        by_queue = _by_queue(deliveries)
+        bounds = {queue.pk: (account.pk, queue.concurrency) for queue in queues if queue.pk in by_queue}
+        transaction.on_commit(partial(hand_off, by_queue, bounds=bounds))
     return len(items)
 
 
@@ -144,12 +146,13 @@ def offered(*, account: Account, offers: Mapping[str, Sequence[ExportEntry]], co
 _READ_ALONG = {
     "postgresql": (
         "(SELECT COALESCE(json_agg(json_build_object('id', q.id, 'entity_type', q.entity_type, "
-        "'trigger', q.\"trigger\", 'filters', q.filters) ORDER BY q.name, q.id), '[]')::text "
+        "'trigger', q.\"trigger\", 'filters', q.filters, 'concurrency', q.concurrency) ORDER BY q.name, q.id), "
+        "'[]')::text "
         "FROM {table} q WHERE q.account_id = %s AND q.enabled)"
     ),
     "sqlite": (
         "(SELECT json_group_array(json_object('id', q.id, 'entity_type', q.entity_type, "
-        "'trigger', q.\"trigger\", 'filters', json(q.filters))) "
+        "'trigger', q.\"trigger\", 'filters', json(q.filters), 'concurrency', q.concurrency)) "
         "FROM (SELECT * FROM {table} WHERE account_id = %s AND enabled ORDER BY name, id) q)"
     ),
 }
@@ -171,6 +174,7 @@ def _queues_read(account: Account, configuration: str) -> list[ExportQueue]:
             entity_type=queue["entity_type"],
             trigger=queue["trigger"],
             filters=queue["filters"] or {},
+            concurrency=queue.get("concurrency"),
         )
         for queue in json.loads(configuration, cls=DecimalJSONDecoder)
     ]
@@ -213,13 +217,20 @@ DELIVER_TASK = "exports.tasks.deliver"
 DELIVER_CRON_TASK = "exports.tasks.deliver_cron"
 
 
-def hand_off(by_queue: Mapping[int, Sequence[int]], countdown: float | None = None, *, cron: bool = False) -> None:
+def hand_off(
+    by_queue: Mapping[int, Sequence[int]],
+    countdown: float | None = None,
+    *,
+    cron: bool = False,
+    bounds: Mapping[int, tuple[int, int | None]] | None = None,
+) -> None:
     """After commit: give deliveries to Celery, one task per export queue (the task sends that queue's due
     deliveries, these first). A failure here only delays them: the sweeper hands over what is still pending once
     its ``handed_off_at`` is older than the grace period. Cron windows go by a task of their own, routed to the
-    cron queue, so that a big file never waits in front of real-time web hooks (settings: TASK_ROUTING)."""
+    cron queue, so that a big file never waits in front of real-time web hooks (settings: TASK_ROUTING).
+    ``bounds``: each queue's account and own concurrency when the caller has them (``enqueue``), else read."""
     task = current_app.tasks[DELIVER_CRON_TASK if cron else DELIVER_TASK]
-    at_cap = _at_cap(list(by_queue), cron=cron) if countdown is None else set()
+    at_cap = _at_cap(list(by_queue), cron=cron, bounds=bounds) if countdown is None else set()
     for queue_id, delivery_ids in by_queue.items():
         if queue_id in at_cap:
             # Every place of the queue, or of its account, is taken by a sender that, after its sends, leases the
@@ -257,12 +268,16 @@ def account_cap() -> int:
     return max(1, int(settings.EXPORT_ACCOUNT_SHARE * _live_workers["count"]))
 
 
-def _at_cap(queue_ids: Sequence[int], *, cron: bool = False) -> set[int]:
+def _at_cap(
+    queue_ids: Sequence[int], *, cron: bool = False, bounds: Mapping[int, tuple[int, int | None]] | None = None
+) -> set[int]:
     """Those of the queues whose every place is taken (EXPORT_QUEUE_CONCURRENCY or their own bound of live leases
     held by live processes), and for real-time ones, those whose account occupies its share of the worker
     processes already (``account_cap``): one look at the leases for all of them (a checkout hands off to its sales'
     and its stock events' queues at once)."""
-    queues = {pk: (account_id, bound) for pk, account_id, bound in _queue_bounds(queue_ids)}
+    if bounds is None:
+        bounds = {pk: (account_id, bound) for pk, account_id, bound in _queue_bounds(queue_ids)}
+    queues = {pk: bounds[pk] for pk in queue_ids if pk in bounds}
     if not queues:
         return set()
     now = timezone.now()
@@ -584,6 +599,8 @@ class _Sender:
         self.statuses: dict[int, str] = {}
         self.stopping = False  # no more leases: out of time, or the account is beyond its share
         self.hand_over = False  # the rest of the first queue goes to a new task
+        self.yielded = False  # stopped because the account's first senders by name occupy its share
+        self.looked_at = 0  # sends recorded when it last tried again after yielding
 
     def left(self) -> float:
         return self.limit - (time.monotonic() - self.started) - self.margin
@@ -598,6 +615,8 @@ class _Sender:
             while True:
                 self.top_up()
                 if not self.in_flight:
+                    if self.look_again():
+                        continue
                     break
                 done = [self.collect(future) for future in self.gather()]
                 self.record(done)
@@ -610,6 +629,18 @@ class _Sender:
         if self.hand_over and self.drain:  # the rest of the queue, by a task with a whole time limit of its own
             hand_off({self.first_queue.pk: self.preferred}, cron=self.cron)
         return self.statuses
+
+    def look_again(self) -> bool:
+        """A sender that yielded after sending, once its sends are recorded, tries its account's due deliveries
+        once more. The senders it yielded to may have found nothing due and ended just before a delivery
+        committed whose commit-time hand-off saw this sender's leases and so left it to the account's senders:
+        without this look it would wait for the sweeper. The last of an account's senders to clear its leases
+        makes this look (the first by name never yields and looks after every batch)."""
+        if not self.yielded or len(self.statuses) == self.looked_at:
+            return False
+        self.looked_at = len(self.statuses)
+        self.stopping = self.yielded = False
+        return True
 
     def gather(self) -> set[Future[_Outcome]]:
         """The sends that finished: the first, and those that finish within GATHER_SECONDS after it until half
@@ -643,7 +674,7 @@ class _Sender:
                 owner=self.owner,
             )
             if taken == _Busy.ACCOUNT_AT_CAP:
-                self.stopping = True  # the account's senders before this one take its queues in turn
+                self.stopping = self.yielded = True  # the account's senders before this one take its queues in turn
                 return
             if isinstance(taken, _Busy):
                 tried.add(self.queue.pk)

@@ -544,3 +544,31 @@ def test_settings_refuse_to_load_with_a_lease_shorter_than_the_hard_time_limit(t
     )
     assert done.returncode != 0
     assert "EXPORT_TASK_TIME_LIMIT < EXPORT_LEASE_SECONDS" in done.stderr
+
+
+def test_a_sender_that_yielded_after_sending_looks_at_its_accounts_due_deliveries_once_more(
+    tenant, client, allow_loopback, receiver
+):
+    # Its account's first sender may have ended on "nothing due" just before a delivery committed whose
+    # commit-time hand-off saw this sender's leases: without the second look it would wait for the sweeper.
+    queue = make_queue(tenant, receiver.url)
+    import_orders(client, tenant, "a", "b")
+    take = services._take_leases
+    calls: list[Any] = []
+
+    def take_leases(**kwargs: Any) -> Any:
+        calls.append(kwargs["want"])
+        if len(calls) == 2:
+            return services._Busy.ACCOUNT_AT_CAP  # another sender of the account came first by name
+        return take(**{**kwargs, "want": 1})
+
+    with mock.patch.object(services, "_take_leases", side_effect=take_leases):
+        statuses = services.deliver_queue(queue_id=queue.pk)
+    assert sorted(statuses.values()) == [ExportStatus.SUCCESS] * 2
+    assert len(receiver.received) == 2
+    # A sender that yielded before sending anything makes no second look: the senders it saw look after theirs.
+    ExportDelivery.objects.update(status=ExportStatus.PENDING, lease_until=None)
+    calls.clear()
+    with mock.patch.object(services, "_take_leases", return_value=services._Busy.ACCOUNT_AT_CAP) as refused:
+        assert services.deliver_queue(queue_id=queue.pk) == {}
+    assert refused.call_count == 1
