@@ -50,4 +50,4 @@ lint: install
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy accounts orders campaigns imports integrations exports ledger giftcards pos ops config
+	$(BIN)/mypy accounts orders campaigns imports integrations exports ledger giftcards pos backoffice ops config

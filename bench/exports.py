@@ -88,7 +88,7 @@ def main() -> int:
         env = harness.worker_env(queue_name, OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32")
     harness.migrate(env)
     harness.create_api_key(env, f"bench {run_id}")
-    if not args.embedded:
+    if env["DATABASE_URL"].startswith("postgres"):
         harness.vacuum_analyze(env["DATABASE_URL"])
 
     import django

@@ -114,6 +114,7 @@ INSTALLED_APPS = [
     "ledger",
     "giftcards",
     "pos",
+    "backoffice",
     "ops",
 ]
 
@@ -164,6 +165,8 @@ DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'd
 if env.str("DATABASE_NAME", default=""):
     DATABASES["default"]["NAME"] = env.str("DATABASE_NAME")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's backend with a write transaction's wait for the lock polled every millisecond (core.sqlite).
+    DATABASES["default"]["ENGINE"] = "core.sqlite"
     # WAL and IMMEDIATE transactions let the web process, the worker and beat share one file
     # without "database is locked" errors under normal load.
     DATABASES["default"].setdefault("OPTIONS", {}).update(

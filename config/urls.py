@@ -15,6 +15,7 @@ urlpatterns = [
     # Before "admin/", which would take the path for an app label.
     path("admin/dashboard/", admin.site.admin_view(dashboard), name="ops-dashboard"),
     path("admin/", admin.site.urls),
+    path("backoffice/", include("backoffice.urls")),
     path("imports/", include("imports.urls")),
     path("api/v1/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -570,6 +570,16 @@ def _in_thread(job: _Job, timeout: float, entities: dict[tuple[str, int], dict[s
         db.connections.close_all()
 
 
+# A sender's leasing or recording taking longer than this is logged (the database's locks were slow to come).
+SLOW_STEP_SECONDS = 0.5
+
+
+def _note_slow(step: str, queue_id: int, clock: float) -> None:
+    took = time.monotonic() - clock
+    if took > SLOW_STEP_SECONDS:
+        logger.warning("export queue %s: %s took %.2f s", queue_id, step, took)
+
+
 class _Sender:
     """The loop of one delivery task: leases in batches, sends in threads, outcomes recorded as they come."""
 
@@ -665,6 +675,7 @@ class _Sender:
                 self.stopping = self.hand_over = True
                 return
             want = 1 if left < need else self.width - len(self.in_flight)
+            clock = time.monotonic()
             taken = _take_leases(
                 queue_id=self.queue.pk,
                 preferred=self.preferred if self.queue.pk == self.first_queue.pk else (),
@@ -673,6 +684,7 @@ class _Sender:
                 want=want,
                 owner=self.owner,
             )
+            _note_slow("leasing", self.queue.pk, clock)
             if taken == _Busy.ACCOUNT_AT_CAP:
                 self.stopping = self.yielded = True  # the account's senders before this one take its queues in turn
                 return
@@ -731,7 +743,9 @@ class _Sender:
     def record(self, outcomes: list[_Outcome]) -> None:
         if not outcomes:
             return
+        clock = time.monotonic()
         _record(outcomes)
+        _note_slow("recording", self.queue.pk, clock)
         for outcome in outcomes:
             self.statuses[outcome.delivery.pk] = outcome.status
             if outcome.out_of_time:

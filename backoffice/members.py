@@ -1,0 +1,95 @@
+"""Who is at the screen: the signed-in person's membership of the account they work in now.
+
+Every back-office view is wrapped in ``member_view``: a person who is not signed in goes to the sign-in page; a
+person with no membership sees a page that says so (403); a role the policy does not allow for the view's action
+gets a 403. The account a person works in is kept in the session (the account switcher sets it); a person in
+one account only is always in it. Every view reads through the account-scoped selectors with
+``request.member.account``, so an object of another account is a 404 wherever it is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+from accounts.models import Account, Role
+from accounts.policy import Action, allows
+from accounts.services import memberships_of
+
+__all__ = ("SESSION_KEY", "Member", "current_member", "member_view")
+
+# The session's key for the identifier of the account the person works in now.
+SESSION_KEY = "backoffice_account"
+
+
+@dataclass(frozen=True)
+class Member:
+    """The signed-in person in their current account, with their role there and every account they may switch to."""
+
+    user: Any
+    account: Account
+    role: str
+    accounts: tuple[Account, ...]
+
+    def allows(self, action: Action | str) -> bool:
+        return allows(self.role, Action(action))
+
+    @property
+    def can(self) -> dict[str, bool]:
+        """Each action by name, whether the role allows it (for templates: ``member.can.retry_exports``)."""
+        return {action.value: allows(self.role, action) for action in Action}
+
+    @property
+    def role_label(self) -> str:
+        return str(Role(self.role).label) if self.role in Role.values else self.role
+
+
+def current_member(request: HttpRequest) -> Member | None:
+    """The person's membership in the account the session names, else in their first account; None for a person
+    who is a member of no account (or not signed in)."""
+    user = request.user
+    if not user.is_authenticated or not user.is_active:
+        return None
+    memberships = memberships_of(user)
+    if not memberships:
+        return None
+    wanted = request.session.get(SESSION_KEY)
+    chosen = next((m for m in memberships if m.account.identifier == wanted), memberships[0])
+    return Member(user=user, account=chosen.account, role=chosen.role, accounts=tuple(m.account for m in memberships))
+
+
+def member_view(
+    action: Action = Action.VIEW, *, methods: tuple[str, ...] = ("GET", "HEAD")
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """Wrap a back-office view: signed in, a member of an account, and allowed ``action`` there by the role
+    policy; only ``methods`` (others: 405). Sets ``request.member``."""
+
+    def wrap(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def inner(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path(), reverse("backoffice:login"))
+            member = current_member(request)
+            if member is None:
+                return render(request, "backoffice/no_account.html", status=403)
+            request.member = member  # type: ignore[attr-defined]
+            if request.method not in methods:
+                return render(
+                    request, "backoffice/refused.html", {"reason": _("This page does not take that.")}, status=405
+                )
+            if not member.allows(action):
+                reason = _("Your role in this account (%(role)s) does not allow this.") % {"role": member.role}
+                return render(request, "backoffice/refused.html", {"reason": reason}, status=403)
+            return view(request, *args, **kwargs)
+
+        return inner
+
+    return wrap

@@ -1,0 +1,146 @@
+"""What the back-office's pages read that no single domain app answers: the dashboard's figures of one account.
+Every function takes the account and reads only its rows, on indexes that lead with the account or its queues."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Avg, Count, Max, Min, Q, QuerySet
+from django.utils import timezone
+
+from accounts.models import Account
+from exports import circuit
+from exports.models import ExportAttempt, ExportItem, ExportQueue, ExportStatus
+from exports.selectors import export_queues
+from integrations.models import IntegrationCall
+from ledger.models import Sale
+
+# The dashboard looks this far back.
+RECENT = timedelta(hours=24)
+# Rows of each of the dashboard's lists.
+DASHBOARD_ROWS = 10
+
+
+@dataclass(frozen=True)
+class QueueHealth:
+    queue: ExportQueue
+    pending: int
+    oldest_pending: datetime | None
+    failed_recently: int
+    breaker: str  # the destination's breaker, as words ("closed", "open until ...")
+
+    @property
+    def healthy(self) -> bool:
+        return self.queue.enabled and not self.failed_recently and self.breaker.startswith("closed")
+
+
+def queue_health(*, account: Account, now: datetime | None = None) -> list[QueueHealth]:
+    """Each of the account's export queues with its backlog (pending items and the oldest), its failed attempts
+    of the last 24 hours and its breaker: three queries whatever the number of queues."""
+    since = (now or timezone.now()) - RECENT
+    queues = list(export_queues(account=account))
+    pending = {
+        row["queue_id"]: row
+        for row in ExportItem.objects.filter(account=account, status=ExportStatus.PENDING)
+        .values("queue_id")
+        .annotate(n=Count("id"), oldest=Min("created_at"))
+        .order_by()
+    }
+    failed = dict(
+        ExportAttempt.objects.filter(account=account, ok=False, started_at__gte=since)
+        .values_list("delivery__queue_id")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return [
+        QueueHealth(
+            queue=queue,
+            pending=pending.get(queue.pk, {}).get("n", 0),
+            oldest_pending=pending.get(queue.pk, {}).get("oldest"),
+            failed_recently=failed.get(queue.pk, 0),
+            breaker=circuit.describe(queue),
+        )
+        for queue in queues
+    ]
+
+
+@dataclass(frozen=True)
+class FailureReason:
+    queue_id: int
+    queue_name: str
+    reason: str
+    count: int
+    last_at: datetime
+
+
+def export_failure_reasons(*, account: Account, now: datetime | None = None) -> list[FailureReason]:
+    """The account's failed export attempts of the last 24 hours by queue and reason, most frequent first."""
+    since = (now or timezone.now()) - RECENT
+    rows = (
+        ExportAttempt.objects.filter(account=account, ok=False, started_at__gte=since)
+        .values("delivery__queue_id", "delivery__queue__name", "error", "status_code")
+        .annotate(n=Count("id"), last=Max("started_at"))
+        .order_by("-n", "-last")[:DASHBOARD_ROWS]
+    )
+    return [
+        FailureReason(
+            queue_id=row["delivery__queue_id"],
+            queue_name=row["delivery__queue__name"],
+            reason=row["error"] or (f"HTTP {row['status_code']}" if row["status_code"] else "failed"),
+            count=row["n"],
+            last_at=row["last"],
+        )
+        for row in rows
+    ]
+
+
+@dataclass(frozen=True)
+class IntegrationHealth:
+    kind: str
+    calls: int
+    failed: int
+    slowest_ms: int
+    average_ms: float
+
+    @property
+    def failing(self) -> bool:
+        return self.failed > 0
+
+
+def integration_health(*, account: Account, now: datetime | None = None) -> list[IntegrationHealth]:
+    """The account's runtime integration calls of the last 24 hours by kind: how many, how many failed, the
+    slowest and the average time; failing kinds first."""
+    since = (now or timezone.now()) - RECENT
+    rows = (
+        IntegrationCall.objects.filter(account=account, created_at__gte=since)
+        .values("kind")
+        .annotate(
+            calls=Count("id"),
+            failed=Count("id", filter=Q(ok=False)),
+            slowest=Max("duration_ms"),
+            mean=Avg("duration_ms"),
+        )
+        .order_by()
+    )
+    health = [
+        IntegrationHealth(
+            kind=row["kind"],
+            calls=row["calls"],
+            failed=row["failed"],
+            slowest_ms=row["slowest"] or 0,
+            average_ms=float(row["mean"] or 0),
+        )
+        for row in rows
+    ]
+    return sorted(health, key=lambda h: (-h.failed, -h.slowest_ms, h.kind))
+
+
+def sales_with_warnings(*, account: Account, limit: int = DASHBOARD_ROWS) -> QuerySet[Sale]:
+    """The account's newest sales whose checkout warned about them."""
+    return (
+        Sale.objects.filter(account=account)
+        .exclude(warnings=[])
+        .select_related("register", "stock_location")
+        .order_by("-id")[:limit]
+    )

@@ -1,0 +1,29 @@
+"""Members of the test accounts signed in to the back-office with Django's test client."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.test import Client
+
+from accounts import services
+from accounts.models import Account
+
+PASSWORD = "correct-Horse-battery-9"
+
+SignIn = Callable[..., Client]
+
+
+@pytest.fixture
+def sign_in(db: None) -> SignIn:
+    """``sign_in(account, role)``: a client signed in as a new member of ``account`` with ``role``."""
+
+    def signed_in(account: Account, role: str = "owner", *, email: str | None = None) -> Client:
+        address = email or f"{role}@{account.identifier}.example"
+        services.add_member(account=account, email=address, role=role, password=PASSWORD)
+        client = Client()
+        assert client.login(username=address, password=PASSWORD)
+        return client
+
+    return signed_in
