@@ -24,7 +24,7 @@ from accounts.models import Account, Role
 from accounts.policy import Action, allows
 from accounts.services import memberships_of
 
-__all__ = ("SESSION_KEY", "Member", "current_member", "member_view")
+__all__ = ("SESSION_KEY", "Member", "current_member", "member_view", "template_context")
 
 # The session's key for the identifier of the account the person works in now.
 SESSION_KEY = "backoffice_account"
@@ -64,6 +64,11 @@ def current_member(request: HttpRequest) -> Member | None:
     wanted = request.session.get(SESSION_KEY)
     chosen = next((m for m in memberships if m.account.identifier == wanted), memberships[0])
     return Member(user=user, account=chosen.account, role=chosen.role, accounts=tuple(m.account for m in memberships))
+
+
+def template_context(request: HttpRequest) -> dict[str, Any]:
+    """A context processor: ``member`` on every page (None where no member is signed in, as on the sign-in page)."""
+    return {"member": getattr(request, "member", None)}
 
 
 def member_view(

@@ -147,6 +147,59 @@ def issue_21_attacks() -> list[tuple[str, str, str, bytes, str]]:
             _queue({**mail, "attachment_name": "..\\{delivery_id}.{ext}"}),
             "application/json",
         ),
+        *issue_21_templates(),
+    ]
+
+
+def _templated(transform: dict[str, object], delivery: dict[str, object]) -> bytes:
+    body = {"name": "t", "entity_type": "sales", "transform": transform, "delivery": delivery}
+    return json.dumps(body).encode()
+
+
+def issue_21_templates() -> list[tuple[str, str, str, bytes, str]]:
+    """Issue 21's templates that ran unbounded (part 3): format widths, and Handlebars compiles not charged."""
+    mail = {"type": "email", "recipients": ["ops@example.com"]}
+    identity = {"type": "identity"}
+    many_long_paths = ("{{" + ".".join(["ab"] * 18) + "}}\n") * 1000
+    one_long_tag = "{{" + ".".join(["a"] * 30_000) + "}}"
+    costly_helpers = '{{date a.b "%Y-%m-%d" "Europe/Copenhagen"}}' * 1000
+    queues = "/api/v1/export-queues/"
+    return [
+        (
+            "subject {date:>400000000} (was saved, +381 MB)",
+            "POST",
+            queues,
+            _templated(identity, {**mail, "subject": "{date:>400000000}"}),
+            "application/json",
+        ),
+        (
+            "subject width 10**12 (was an HTML 500)",
+            "POST",
+            queues,
+            _templated(identity, {**mail, "subject": "{date:>1000000000000}"}),
+            "application/json",
+        ),
+        (
+            "Handlebars 1,000 tags of 18 segments (was 13.2 s)",
+            "POST",
+            queues,
+            _templated({"type": "handlebars", "template": many_long_paths}, mail),
+            "application/json",
+        ),
+        (
+            "Handlebars one tag of 30,000 segments (was 14 s)",
+            "POST",
+            queues,
+            _templated({"type": "handlebars", "template": one_long_tag}, mail),
+            "application/json",
+        ),
+        (
+            "Handlebars 1,000 helper calls within the caps",
+            "POST",
+            queues,
+            _templated({"type": "handlebars", "template": costly_helpers}, mail),
+            "application/json",
+        ),
     ]
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
@@ -52,7 +50,3 @@ def switch_account(request: HttpRequest) -> HttpResponse:
     if any(m.account.identifier == wanted for m in memberships_of(request.user)):
         request.session[SESSION_KEY] = wanted
     return HttpResponseRedirect(reverse("backoffice:dashboard"))
-
-
-def context_of(request: HttpRequest) -> dict[str, Any]:
-    return {"member": getattr(request, "member", None)}

@@ -12,6 +12,9 @@ from django.db.utils import OperationalError
 
 from core.sqlite.base import DatabaseWrapper
 
+# Connections of their own to files of their own, outside the test database.
+pytestmark = pytest.mark.django_db
+
 
 def wrapper(path: Path, *, timeout: float) -> DatabaseWrapper:
     settings = {

@@ -1,0 +1,141 @@
+"""Scoping in one place, proved by crawling: every back-office page an owner of one account reaches by following
+links, and every form on them, replayed as a member of another account (no page shows the first account's data)
+and as a viewer of the first (every write refused, nothing changed)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+from django.test import Client
+
+from accounts.models import AuditEntry
+from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
+from tests.backoffice.conftest import SignIn
+from tests.exports.conftest import make_queue
+from tests.exports.test_outbox import import_orders
+
+pytestmark = pytest.mark.django_db
+
+# Pages a crawl visits at most (each list's first page and the items it links).
+MAX_PAGES = 150
+# Paths never followed: they end the session.
+NOT_FOLLOWED = ("/backoffice/logout/",)
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.forms: list[dict[str, object]] = []
+        self._form: dict[str, object] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        if tag == "a" and named.get("href"):
+            self.links.append(str(named["href"]))
+        elif tag == "form":
+            self._form = {"action": named.get("action") or "", "method": (named.get("method") or "get").lower()}
+            self._form["fields"] = {}
+            self.forms.append(self._form)
+        elif tag in ("input", "select", "textarea", "button") and self._form is not None and named.get("name"):
+            fields = self._form["fields"]
+            assert isinstance(fields, dict)
+            fields.setdefault(str(named["name"]), named.get("value") or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self._form = None
+
+
+def crawl(client: Client) -> tuple[list[str], list[tuple[str, dict[str, object]]]]:
+    """Every back-office page reachable from the dashboard, and every POST form on them (action, fields)."""
+    seen: list[str] = []
+    forms: dict[str, dict[str, object]] = {}
+    queue = ["/backoffice/"]
+    while queue and len(seen) < MAX_PAGES:
+        url = queue.pop(0)
+        if url in seen:
+            continue
+        answer = client.get(url)
+        assert answer.status_code == 200, (url, answer.status_code)
+        seen.append(url)
+        parser = _Links()
+        parser.feed(answer.content.decode())
+        for link in parser.links:
+            target = urljoin(url, link)
+            path = urlsplit(target)
+            if path.path.startswith("/backoffice/") and path.path not in NOT_FOLLOWED:
+                full = path.path + (f"?{path.query}" if path.query else "")
+                if full not in seen and full not in queue:
+                    queue.append(full)
+        for form in parser.forms:
+            if form["method"] == "post":
+                action = urljoin(url, str(form["action"]) or url)
+                if urlsplit(action).path not in NOT_FOLLOWED and action not in forms:
+                    forms[action] = dict(form["fields"])  # type: ignore[arg-type]
+    return seen, sorted(forms.items())
+
+
+@pytest.fixture
+def first_account(tenant, client, settings):
+    """Account A with data on every page: a queue, an export log of delivered, failed and waiting items."""
+    queue = make_queue(tenant, "https://example.com/a-hook", name="a-queue-7f3e")
+    import_orders(client, tenant, "a-order-1", "a-order-2", "a-order-3")
+    items = list(ExportItem.objects.filter(queue=queue).order_by("pk"))
+    ExportItem.objects.filter(pk=items[0].pk).update(status=ExportStatus.FAILURE, message="HTTP 503")
+    ExportItem.objects.filter(pk=items[1].pk).update(status=ExportStatus.SUCCESS)
+    return tenant
+
+
+def a_markers(tenant) -> list[bytes]:
+    """Text only account A's pages show."""
+    names = list(ExportQueue.objects.filter(account=tenant.account).values_list("name", flat=True))
+    keys = list(ExportItem.objects.filter(account=tenant.account).values_list("element_key", flat=True))
+    return [value.encode() for value in [*names, *keys, tenant.account.identifier] if value]
+
+
+def state(tenant) -> tuple[object, ...]:
+    return (
+        AuditEntry.objects.count(),
+        sorted(ExportQueue.objects.values_list("pk", "enabled", "name")),
+        sorted(ExportItem.objects.values_list("pk", "status", "delivery_id")),
+        ExportDelivery.objects.count(),
+    )
+
+
+def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_viewer_changes_nothing(
+    first_account, other_tenant, sign_in: SignIn
+):
+    owner = sign_in(first_account.account, "owner")
+    pages, forms = crawl(owner)
+    assert len(pages) >= 5 and forms, (pages, forms)
+    markers = a_markers(first_account)
+
+    stranger = sign_in(other_tenant.account, "owner")
+    for url in pages:
+        answer = stranger.get(url)
+        assert answer.status_code in (200, 404), (url, answer.status_code)
+        if answer.status_code == 200:
+            leaked = [m for m in markers if m in answer.content]
+            assert not leaked, (url, leaked)
+
+    before = state(first_account)
+    for action, fields in forms:
+        answer = stranger.post(action, fields)
+        assert answer.status_code in (302, 403, 404), (action, answer.status_code)
+    # A stranger's posts may change their own account (the switcher); nothing of account A.
+    assert state(first_account)[1:3] == before[1:3]
+
+    viewer = sign_in(first_account.account, "viewer")
+    before = state(first_account)
+    for action, fields in forms:
+        path = urlsplit(action).path
+        answer = viewer.post(action, fields)
+        if path == "/backoffice/switch/":
+            continue  # choosing one's own account is not a write
+        assert answer.status_code in (403, 405), (action, answer.status_code)
+    assert state(first_account) == before
+    assert re.search(rb"exports/queues/\d+/", b" ".join(p.encode() for p in pages))
