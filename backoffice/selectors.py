@@ -40,11 +40,12 @@ def queue_health(*, account: Account, now: datetime | None = None) -> list[Queue
     of the last 24 hours and its breaker: three queries whatever the number of queues."""
     since = (now or timezone.now()) - RECENT
     queues = list(export_queues(account=account))
-    pending = {
-        row["queue_id"]: row
-        for row in ExportItem.objects.filter(account=account, status=ExportStatus.PENDING)
+    pending: dict[int, tuple[int, datetime | None]] = {
+        queue_id: (count, oldest)
+        for queue_id, count, oldest in ExportItem.objects.filter(account=account, status=ExportStatus.PENDING)
         .values("queue_id")
         .annotate(n=Count("id"), oldest=Min("created_at"))
+        .values_list("queue_id", "n", "oldest")
         .order_by()
     }
     failed = dict(
@@ -56,8 +57,8 @@ def queue_health(*, account: Account, now: datetime | None = None) -> list[Queue
     return [
         QueueHealth(
             queue=queue,
-            pending=pending.get(queue.pk, {}).get("n", 0),
-            oldest_pending=pending.get(queue.pk, {}).get("oldest"),
+            pending=pending.get(queue.pk, (0, None))[0],
+            oldest_pending=pending.get(queue.pk, (0, None))[1],
             failed_recently=failed.get(queue.pk, 0),
             breaker=circuit.describe(queue),
         )

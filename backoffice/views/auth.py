@@ -6,7 +6,7 @@ from django import forms
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import reverse, reverse_lazy
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
@@ -37,7 +37,7 @@ class SignInView(auth_views.LoginView):
 
 
 class SignOutView(auth_views.LogoutView):
-    next_page = reverse_lazy("backoffice:login")
+    next_page = "backoffice:login"
 
 
 @require_POST

@@ -26,9 +26,10 @@ POLL_SECONDS = 0.0005
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
-    def _start_transaction_under_autocommit(self) -> None:
-        if self.transaction_mode is None:
-            super()._start_transaction_under_autocommit()
+    def _start_transaction_under_autocommit(self) -> None:  # type: ignore[misc]  # private in django-stubs
+        mode = getattr(self, "transaction_mode", None)
+        if mode is None:
+            self.cursor().execute("BEGIN")
             return
         raw = self.connection
         timeout = float(self.settings_dict["OPTIONS"].get("timeout", 5))
@@ -37,7 +38,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         try:
             while True:
                 try:
-                    raw.execute(f"BEGIN {self.transaction_mode}")
+                    raw.execute(f"BEGIN {mode}")
                     return
                 except sqlite3.OperationalError as exc:
                     if "locked" not in str(exc) and "busy" not in str(exc):
