@@ -56,10 +56,11 @@ def sale_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @member_view()
 def checkout_list(request: HttpRequest) -> HttpResponse:
     chosen = _filters(request)
-    rows = checkouts(account=request.member.account, stock_location=chosen["shop"] or None)  # type: ignore[attr-defined]
-    if chosen["warnings"]:
-        rows = rows.exclude(warnings=[])
-    rows = rows.defer("document")
+    rows = checkouts(
+        account=request.member.account,  # type: ignore[attr-defined]
+        stock_location=chosen["shop"] or None,
+        has_warnings=True if chosen["warnings"] else None,
+    ).defer("document")
     context = {"page": newest_first(rows, request), "chosen": chosen, "shops": _shops(request)}
     return render(request, "backoffice/sales/checkouts.html", context)
 

@@ -150,7 +150,9 @@ def _integration(tenant: Tenant, host: str) -> RuntimeIntegration:
     )
 
 
-def _call(integration: RuntimeIntegration, *, ok: bool, ms: int, error: str = "", ago: timedelta | None = None):
+def _call(
+    integration: RuntimeIntegration, *, ok: bool, ms: int, error: str = "", ago: timedelta | None = None
+) -> IntegrationCall:
     return IntegrationCall.objects.create(
         account=integration.account,
         integration=integration,
