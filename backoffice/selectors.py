@@ -14,6 +14,7 @@ from exports import circuit
 from exports.models import ExportAttempt, ExportItem, ExportQueue, ExportStatus
 from exports.selectors import export_queues
 from integrations.models import IntegrationCall
+from integrations.selectors import runtime_integrations
 from ledger.models import Sale
 
 # The dashboard looks this far back.
@@ -103,6 +104,7 @@ class IntegrationHealth:
     failed: int
     slowest_ms: int
     average_ms: float
+    integration_id: int | None = None  # the account's runtime integration of this kind, when there is one
 
     @property
     def failing(self) -> bool:
@@ -111,8 +113,9 @@ class IntegrationHealth:
 
 def integration_health(*, account: Account, now: datetime | None = None) -> list[IntegrationHealth]:
     """The account's runtime integration calls of the last 24 hours by kind: how many, how many failed, the
-    slowest and the average time; failing kinds first."""
+    slowest and the average time, and the integration of each kind; failing kinds first."""
     since = (now or timezone.now()) - RECENT
+    integration_ids = dict(runtime_integrations(account=account).values_list("kind", "pk"))
     rows = (
         IntegrationCall.objects.filter(account=account, created_at__gte=since)
         .values("kind")
@@ -131,6 +134,7 @@ def integration_health(*, account: Account, now: datetime | None = None) -> list
             failed=row["failed"],
             slowest_ms=row["slowest"] or 0,
             average_ms=float(row["mean"] or 0),
+            integration_id=integration_ids.get(row["kind"]),
         )
         for row in rows
     ]

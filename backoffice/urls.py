@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from backoffice.views import auth, dashboard, exports
+from backoffice.views import auth, dashboard, exports, imports, integrations, sales
 
 app_name = "backoffice"
 
@@ -18,4 +18,12 @@ urlpatterns = [
     path("exports/log/", exports.export_log, name="export-log"),
     path("exports/log/<int:pk>/", exports.export_item, name="export-item"),
     path("exports/retry/", exports.export_retry, name="export-retry"),
+    path("imports/", imports.import_log, name="imports"),
+    path("imports/<int:pk>/", imports.import_item, name="import-item"),
+    path("sales/", sales.sale_list, name="sales"),
+    path("sales/<int:pk>/", sales.sale_detail, name="sale"),
+    path("checkouts/", sales.checkout_list, name="checkouts"),
+    path("checkouts/<int:pk>/", sales.checkout_detail, name="checkout"),
+    path("integrations/", integrations.integration_list, name="integrations"),
+    path("integrations/<int:pk>/", integrations.integration_detail, name="integration"),
 ]

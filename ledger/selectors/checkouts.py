@@ -39,7 +39,7 @@ def _within(queryset: QuerySet, **within: Unpack[Within]) -> QuerySet:
     return queryset.order_by("-timestamp", "-id")
 
 
-def checkouts(*, account: Account, **within: Unpack[Within]) -> QuerySet[Checkout]:
+def checkouts(*, account: Account, has_warnings: bool | None = None, **within: Unpack[Within]) -> QuerySet[Checkout]:
     """Checkouts of the account, newest first (by their timestamp), each with its sales in order."""
     sales = Prefetch("sales", queryset=Sale.objects.defer("document").order_by("id"))
     queryset = (
@@ -47,6 +47,8 @@ def checkouts(*, account: Account, **within: Unpack[Within]) -> QuerySet[Checkou
         .select_related("register", "stock_location", "period")
         .prefetch_related(sales)
     )
+    if has_warnings is not None:
+        queryset = queryset.exclude(warnings=[]) if has_warnings else queryset.filter(warnings=[])
     return _within(queryset, **within)
 
 
