@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from backoffice.views import auth, dashboard, exports
+from backoffice.views import audit, auth, dashboard, exports, keys, members
 
 app_name = "backoffice"
 
@@ -18,4 +18,12 @@ urlpatterns = [
     path("exports/log/", exports.export_log, name="export-log"),
     path("exports/log/<int:pk>/", exports.export_item, name="export-item"),
     path("exports/retry/", exports.export_retry, name="export-retry"),
+    path("audit/", audit.audit_log, name="audit"),
+    path("keys/", keys.key_list, name="keys"),
+    path("keys/<int:pk>/revoke/", keys.key_revoke, name="key-revoke"),
+    path("members/", members.member_list, name="members"),
+    path("members/<int:pk>/role/", members.member_role, name="member-role"),
+    path("members/<int:pk>/remove/", members.member_remove, name="member-remove"),
+    path("members/<int:pk>/invite/", members.member_invite, name="member-invite"),
+    path("invite/<str:token>/", members.invite, name="invite"),
 ]
