@@ -36,7 +36,7 @@ class Row:
 def _shown(value: Any) -> str:
     """A value as the entry keeps it (secrets already masked), as text."""
     if value is None:
-        return "–"
+        return "\N{EN DASH}"
     if isinstance(value, bool):
         return _("yes") if value else _("no")
     if isinstance(value, list):
