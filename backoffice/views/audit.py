@@ -9,6 +9,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from accounts.models import AuditEntry
 from accounts.policy import Action
@@ -18,6 +19,14 @@ from backoffice.pages import newest_first
 
 # The filters, as the query string names them (accounts.selectors.audit_entries's parameters).
 FILTERS = ("target_type", "target_id", "actor")
+
+# The actions the services record, as the page names them (another shows as recorded).
+ACTIONS = {
+    "created": gettext_lazy("created"),
+    "changed": gettext_lazy("changed"),
+    "deleted": gettext_lazy("deleted"),
+    "revoked": gettext_lazy("revoked"),
+}
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,7 @@ class Change:
 @dataclass(frozen=True)
 class Row:
     entry: AuditEntry
+    action: str
     changes: list[Change]
 
 
@@ -60,7 +70,10 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     page = newest_first(audit_entries(account=account, **chosen), request)
     context = {
         "page": page,
-        "rows": [Row(entry=entry, changes=_changes(entry)) for entry in page.rows],
+        "rows": [
+            Row(entry=entry, action=str(ACTIONS.get(entry.action, entry.action)), changes=_changes(entry))
+            for entry in page.rows
+        ],
         "chosen": chosen,
     }
     return render(request, "backoffice/audit/log.html", context)
