@@ -7,7 +7,17 @@ from collections.abc import Sequence
 from django.db.models import QuerySet
 
 from accounts import auth_failures, keys
-from accounts.models import Account, ApiKey, AuditEntry, Cashier, Integration, Market, Register, StockLocation
+from accounts.models import (
+    Account,
+    ApiKey,
+    AuditEntry,
+    Cashier,
+    Integration,
+    Market,
+    Membership,
+    Register,
+    StockLocation,
+)
 
 
 def api_key_for_credentials(
@@ -107,3 +117,13 @@ def audit_entries(
     if actor_kind:
         entries = entries.filter(actor_kind=actor_kind)
     return entries.order_by("-at", "-id")
+
+
+def members(*, account: Account) -> QuerySet[Membership]:
+    """The account's members with their person, by e-mail address."""
+    return Membership.objects.filter(account=account).select_related("user").order_by("user__username")
+
+
+def membership(*, account_id: int, user_id: int) -> Membership | None:
+    """One person's membership of one account (both by id, as a signed invitation names them), or None."""
+    return Membership.objects.select_related("account", "user").filter(account_id=account_id, user_id=user_id).first()

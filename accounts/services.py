@@ -30,7 +30,7 @@ from accounts.models import (
     Scope,
     StockLocation,
 )
-from core.errors import Conflict, ServiceError
+from core.errors import Conflict, NotFound, ServiceError
 
 # Writing last use on every request would turn every read into a write; a minute is precise enough.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -365,6 +365,95 @@ def add_member(*, account: Account, email: str, role: str, password: str | None 
             after={"role": role, **({"password": "set"} if password is not None else {})},
         )
     return membership, created
+
+
+def _locked_membership(*, account: Account, membership: Membership) -> Membership:
+    """The membership as it is now, the account's row locked until the transaction ends (SELECT ... FOR UPDATE on
+    PostgreSQL; SQLite writes one transaction at a time): two owners demoting each other at once cannot both pass
+    the last-owner check."""
+    if membership.account_id != account.pk:
+        raise ValueError("the membership belongs to another account")
+    list(Account.objects.select_for_update().filter(pk=account.pk).values_list("pk", flat=True))
+    current = Membership.objects.select_related("user").filter(pk=membership.pk, account=account).first()
+    if current is None:
+        raise NotFound("This person is no longer a member of the account.", code="not_found")
+    return current
+
+
+def _keep_an_owner(*, account: Account, membership: Membership, role: str | None) -> None:
+    """Refuse (409 ``last_owner``) a change that would leave the account without an owner: ``membership`` taking
+    ``role`` (None: removed)."""
+    if membership.role != Role.OWNER or role == Role.OWNER:
+        return
+    if not Membership.objects.filter(account=account, role=Role.OWNER).exclude(pk=membership.pk).exists():
+        raise Conflict(
+            f"{membership.user.get_username()} is the account's last owner: make another member an owner first.",
+            field="role",
+            code="last_owner",
+        )
+
+
+def change_member_role(*, account: Account, membership: Membership, role: str) -> Membership:
+    """Give a member another role; the account's last owner keeps theirs."""
+    if role not in Role.values:
+        raise ServiceError(f"unknown role '{role}'; use {', '.join(Role.values)}", field="role")
+    with transaction.atomic():
+        current = _locked_membership(account=account, membership=membership)
+        _keep_an_owner(account=account, membership=current, role=role)
+        before = current.role
+        if before != role:
+            current.role = role
+            current.save(update_fields=["role", "updated_at"])
+            address = current.user.get_username()
+            audit.record(
+                account=account,
+                action="changed",
+                target_type="member",
+                target_id=address,
+                target=address,
+                before={"role": before},
+                after={"role": role},
+            )
+    return current
+
+
+def remove_member(*, account: Account, membership: Membership) -> None:
+    """End a person's membership of the account (the person stays, with their other accounts); never the
+    account's last owner."""
+    with transaction.atomic():
+        current = _locked_membership(account=account, membership=membership)
+        _keep_an_owner(account=account, membership=current, role=None)
+        address = current.user.get_username()
+        current.delete()
+        audit.record(
+            account=account,
+            action="deleted",
+            target_type="member",
+            target_id=address,
+            target=address,
+            before={"role": current.role},
+        )
+
+
+def set_invited_password(*, account: Account, membership: Membership, password: str) -> None:
+    """An invited member sets their password (the invitation names the account that invited them, where it is
+    audited, as done by the person)."""
+    if membership.account_id != account.pk:
+        raise ValueError("the membership belongs to another account")
+    user = membership.user
+    with transaction.atomic():
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        address = user.get_username()
+        audit.record(
+            account=account,
+            action="changed",
+            target_type="member",
+            target_id=address,
+            target=address,
+            after={"password": "set"},
+            actor=audit.Actor.person(user),
+        )
 
 
 def memberships_of(user: Any) -> list[Membership]:

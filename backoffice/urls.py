@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from backoffice.views import auth, dashboard, exports, imports, integrations, sales
+from backoffice.views import audit, auth, dashboard, exports, imports, integrations, keys, members, sales
 
 app_name = "backoffice"
 
@@ -26,4 +26,12 @@ urlpatterns = [
     path("checkouts/<int:pk>/", sales.checkout_detail, name="checkout"),
     path("integrations/", integrations.integration_list, name="integrations"),
     path("integrations/<int:pk>/", integrations.integration_detail, name="integration"),
+    path("audit/", audit.audit_log, name="audit"),
+    path("keys/", keys.key_list, name="keys"),
+    path("keys/<int:pk>/revoke/", keys.key_revoke, name="key-revoke"),
+    path("members/", members.member_list, name="members"),
+    path("members/<int:pk>/role/", members.member_role, name="member-role"),
+    path("members/<int:pk>/remove/", members.member_remove, name="member-remove"),
+    path("members/<int:pk>/invite/", members.member_invite, name="member-invite"),
+    path("invite/<str:token>/", members.invite, name="invite"),
 ]

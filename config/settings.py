@@ -470,6 +470,11 @@ AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "accounts.auth_failures.client_address"
 AXES_LOCKOUT_TEMPLATE = "admin/login_locked_out.html"
 AXES_VERBOSE = False
+# The back-office's invitation links (a new member sets their password there): signed, single use, valid this many
+# seconds after they were sent.
+BACKOFFICE_INVITE_MAX_AGE_SECONDS = env.int("BACKOFFICE_INVITE_MAX_AGE_SECONDS", default=7 * 24 * 3600)
+if BACKOFFICE_INVITE_MAX_AGE_SECONDS <= 0:
+    raise ImproperlyConfigured("BACKOFFICE_INVITE_MAX_AGE_SECONDS must be positive")
 
 # --- Outgoing HTTP (runtime integrations and web hook exports) -------------------------------------
 OUTBOUND_ALLOWED_NETWORKS = env.list("OUTBOUND_ALLOWED_NETWORKS", default=[])

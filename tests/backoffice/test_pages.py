@@ -29,9 +29,9 @@ def test_sign_in_takes_the_e_mail_in_any_case_and_leads_to_the_dashboard(tenant)
 
 
 def test_a_person_of_no_account_is_told_so(tenant, django_user_model):
-    django_user_model.objects.create_user(username="stray@example.com", password=PASSWORD)
+    stray = django_user_model.objects.create_user(username="stray@example.com", password=PASSWORD)
     client = Client()
-    client.force_login(django_user_model.objects.get(username="stray@example.com"))
+    client.force_login(stray, backend="django.contrib.auth.backends.ModelBackend")
     assert client.get("/backoffice/").status_code == 403
 
 
