@@ -10,7 +10,7 @@ The admin is the operator's: it shows every account. Only an operator enters it 
 an active staff user who is a member of no account). Anyone else who is signed in, a retailer's member above all,
 is sent to the back-office (``/backoffice/``) when they open the admin or sign in at its login page.
 
-Installed in place of ``django.contrib.admin`` (``config.admin_site.BackOfficeAdminConfig``), so
+Installed in place of ``django.contrib.admin`` (``config.admin_app.BackOfficeAdminConfig``), so
 ``admin.site`` is this site everywhere and every ``@admin.register`` lands on it.
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.contrib.admin.apps import AdminConfig
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.db.models import Model
@@ -213,7 +212,3 @@ def _superuser_only(model_admin: type[admin.ModelAdmin[Any]]) -> type[admin.Mode
 
     SuperuserOnly.__name__ = SuperuserOnly.__qualname__ = f"SuperuserOnly{model_admin.__name__}"
     return SuperuserOnly
-
-
-class BackOfficeAdminConfig(AdminConfig):
-    default_site = "config.admin_site.BackOfficeAdminSite"

@@ -92,7 +92,7 @@ if env.str("CSP_REPORT_URI", default=""):
 CONTENT_SECURITY_POLICY = {"DIRECTIVES": _CSP_DIRECTIVES}
 
 INSTALLED_APPS = [
-    "config.admin_site.BackOfficeAdminConfig",  # django.contrib.admin, with the back office's site
+    "config.admin_app.BackOfficeAdminConfig",  # django.contrib.admin, with the back office's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -79,10 +79,9 @@ class NewPasswordView(auth_views.PasswordResetConfirmView):
     done by the person), in the transaction that saves it."""
 
     template_name = "backoffice/password/new.html"
-    form_class = SetPasswordForm
     success_url = reverse_lazy("backoffice:password-reset-done")
 
-    def form_valid(self, form: SetPasswordForm) -> HttpResponse:  # type: ignore[type-arg]
+    def form_valid(self, form: SetPasswordForm[Any]) -> HttpResponse:
         with transaction.atomic(), acting(Actor.person(form.user)):
             response = super().form_valid(form)
             record_new_password(user=form.user)
