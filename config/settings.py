@@ -153,6 +153,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # ``member`` (the back-office's signed-in member, set by backoffice.members.member_view) in templates.
+                "backoffice.views.auth.context_of",
             ],
         },
     },

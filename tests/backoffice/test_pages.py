@@ -29,9 +29,8 @@ def test_sign_in_takes_the_e_mail_in_any_case_and_leads_to_the_dashboard(tenant)
 
 
 def test_a_person_of_no_account_is_told_so(tenant, django_user_model):
-    django_user_model.objects.create_user(username="stray@example.com", password=PASSWORD)
     client = Client()
-    client.login(username="stray@example.com", password=PASSWORD)
+    client.force_login(django_user_model.objects.create_user(username="stray@example.com", password=PASSWORD))
     assert client.get("/backoffice/").status_code == 403
 
 
