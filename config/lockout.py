@@ -22,5 +22,5 @@ def locked_out(request: HttpRequest, original_response: Any = None, credentials:
         request,
         BACKOFFICE_TEMPLATE if backoffice else ADMIN_TEMPLATE,
         {"cooloff_timedelta": get_cool_off(request)},
-        status=settings.AXES_HTTP_RESPONSE_CODE,
+        status=getattr(settings, "AXES_HTTP_RESPONSE_CODE", 429),
     )

@@ -43,7 +43,7 @@ class SignInView(auth_views.LoginView):
 
 
 class SignOutView(auth_views.LogoutView):
-    next_page = reverse_lazy("backoffice:login")
+    next_page = "backoffice:login"  # a URL name: LogoutView resolves it
 
 
 class NewPasswordRequestForm(PasswordResetForm):
