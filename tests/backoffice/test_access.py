@@ -138,3 +138,10 @@ def test_after_the_failure_limit_the_back_office_refuses_the_right_password_on_i
     # The lock lifts after the cool-off, as the admin's does.
     AccessAttempt.objects.update(attempt_time=AccessAttempt.objects.get().attempt_time - settings.AXES_COOLOFF_TIME)
     assert sign_in_at("/backoffice/login/", "ann@example.com", PASSWORD)["Location"] == "/backoffice/"
+
+
+def test_signing_out_leads_to_the_sign_in_page(tenant, sign_in: SignIn):
+    member = sign_in(tenant.account, "viewer")
+    out = member.post("/backoffice/logout/")
+    assert out.status_code == 302 and out["Location"] == "/backoffice/login/"
+    assert member.get("/backoffice/")["Location"].startswith("/backoffice/login/")
