@@ -459,3 +459,19 @@ def set_invited_password(*, account: Account, membership: Membership, password: 
 def memberships_of(user: Any) -> list[Membership]:
     """The accounts a person may work in, with their role in each (the account switcher's list)."""
     return list(Membership.objects.filter(user=user).select_related("account").order_by("account__identifier"))
+
+
+def record_new_password(*, user: Any) -> None:
+    """Audit that a person set a new password (by the e-mail link) in each account they are a member of: the
+    password as changed, never its value. In the caller's transaction, the one that saves the password."""
+    address = str(user.get_username())
+    for membership in memberships_of(user):
+        audit.record(
+            account=membership.account,
+            action="changed",
+            target_type="member",
+            target_id=address,
+            target=address,
+            before=None,
+            after={"password": "set"},
+        )

@@ -6,7 +6,11 @@ integrations, operations). A model no section names is listed under its app's se
 new model is never hidden. The scheduler's tables (django-celery-beat) are for superusers only: the beat's
 schedule is the deployment's, not a tenant's.
 
-Installed in place of ``django.contrib.admin`` (``config.admin_site.BackOfficeAdminConfig``), so
+The admin is the operator's: it shows every account. Only an operator enters it (``is_operator``: a superuser, or
+an active staff user who is a member of no account). Anyone else who is signed in, a retailer's member above all,
+is sent to the back-office (``/backoffice/``) when they open the admin or sign in at its login page.
+
+Installed in place of ``django.contrib.admin`` (``config.admin_app.BackOfficeAdminConfig``), so
 ``admin.site`` is this site everywhere and every ``@admin.register`` lands on it.
 """
 
@@ -15,10 +19,15 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.contrib.admin.apps import AdminConfig
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
 from django.db.models import Model
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
+from django.utils.decorators import method_decorator
+from django.views.decorators.cache import never_cache
+
+from accounts.services import memberships_of
 
 PRODUCT_NAME = "Retail back-office"
 SUPERUSER_ONLY_APPS = frozenset({"django_celery_beat"})
@@ -102,12 +111,51 @@ APP_SECTIONS = {
 FALLBACK_SECTION = "operations"
 
 
+def is_operator(user: Any) -> bool:
+    """Whether ``user`` works in the operator's admin: an active superuser, or an active staff user who is a member
+    of no account. A member flagged staff stays a retailer's person: the admin would show them every account."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    return bool(user.is_staff) and not memberships_of(user)
+
+
+class AnyoneSignInForm(AdminAuthenticationForm):
+    """The admin's sign-in form without its staff check: a member's right password signs them in, and the site's
+    ``login`` then sends them to the back-office instead of calling the password wrong."""
+
+    def confirm_login_allowed(self, user: Any) -> None:
+        AuthenticationForm.confirm_login_allowed(self, user)
+
+
 class BackOfficeAdminSite(admin.AdminSite):
     site_header = PRODUCT_NAME
     site_title = PRODUCT_NAME
     index_title = "Back office"
     # No "View site" link: the service has no public site (the API's own page is linked from the index).
     site_url = None
+    login_form = AnyoneSignInForm
+
+    def has_permission(self, request: HttpRequest) -> bool:
+        """An operator (``is_operator``), read once per request and person (the admin asks several times)."""
+        user = request.user
+        cached: tuple[Any, bool] | None = getattr(request, "_operator", None)
+        if cached is None or cached[0] != user.pk:
+            cached = (user.pk, is_operator(user))
+            request._operator = cached  # type: ignore[attr-defined]
+        return cached[1]
+
+    @method_decorator(never_cache)
+    def login(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        """The admin's login; a signed-in person who is not an operator (already, or by this very POST) goes to the
+        back-office. Every other admin page sends such a person here (``admin_view``), so here is the one place."""
+        if request.user.is_authenticated and not self.has_permission(request):
+            return HttpResponseRedirect(reverse("backoffice:dashboard"))
+        response = super().login(request, extra_context)
+        if request.user.is_authenticated and not self.has_permission(request):
+            return HttpResponseRedirect(reverse("backoffice:dashboard"))
+        return response
 
     def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
         apps = super().get_app_list(request, app_label)
@@ -164,7 +212,3 @@ def _superuser_only(model_admin: type[admin.ModelAdmin[Any]]) -> type[admin.Mode
 
     SuperuserOnly.__name__ = SuperuserOnly.__qualname__ = f"SuperuserOnly{model_admin.__name__}"
     return SuperuserOnly
-
-
-class BackOfficeAdminConfig(AdminConfig):
-    default_site = "config.admin_site.BackOfficeAdminSite"

@@ -92,7 +92,7 @@ if env.str("CSP_REPORT_URI", default=""):
 CONTENT_SECURITY_POLICY = {"DIRECTIVES": _CSP_DIRECTIVES}
 
 INSTALLED_APPS = [
-    "config.admin_site.BackOfficeAdminConfig",  # django.contrib.admin, with the back office's site
+    "config.admin_app.BackOfficeAdminConfig",  # django.contrib.admin, with the back office's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -453,9 +453,10 @@ if AUTH_FAILURE_LIMIT > 0 and AUTH_FAILURE_WINDOW_SECONDS <= 0:
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 if TRUSTED_PROXY_COUNT < 0:
     raise ImproperlyConfigured("TRUSTED_PROXY_COUNT must be 0 or more")
-# The admin login (django-axes): ADMIN_LOGIN_FAILURE_LIMIT wrong passwords for one username from one address lock
-# that username at that address out for ADMIN_LOGIN_COOLOFF_SECONDS after the last of them, the right password
-# included. By username and address together, so that nobody can lock a colleague out from elsewhere.
+# The admin's and the back-office's sign-in (django-axes): ADMIN_LOGIN_FAILURE_LIMIT wrong passwords for one
+# username from one address lock that username at that address out for ADMIN_LOGIN_COOLOFF_SECONDS after the last
+# of them, the right password included, at both sign-in pages. By username and address together, so that nobody
+# can lock a colleague out from elsewhere.
 AUTHENTICATION_BACKENDS = [
     # First: refuses a locked-out login before any password is checked. It logs nobody in itself.
     "axes.backends.AxesStandaloneBackend",
@@ -468,7 +469,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "accounts.auth_failures.client_address"
-AXES_LOCKOUT_TEMPLATE = "admin/login_locked_out.html"
+# The lock-out page: the back-office's under /backoffice/, the admin's elsewhere (status 429).
+AXES_LOCKOUT_CALLABLE = "config.lockout.locked_out"
 AXES_VERBOSE = False
 # The back-office's invitation links (a new member sets their password there): signed, single use, valid this many
 # seconds after they were sent.

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from accounts import selectors
-from accounts.models import Account, ApiKey, Integration, Market, Register, StockLocation
+from accounts.models import Account, ApiKey, Integration, Market, Membership, Register, StockLocation
 from campaigns.models import Campaign, ProductRule
 
 pytestmark = pytest.mark.django_db
@@ -91,3 +91,24 @@ def test_bootstrap_demo_runs_again_without_duplicating_the_tenant():
     assert StockLocation.objects.filter(account__identifier="demo").count() == 1
     assert Register.objects.filter(account__identifier="demo").count() == 1
     assert Campaign.objects.filter(account__identifier="demo").count() == 1
+
+
+def test_bootstrap_demo_creates_the_accounts_back_office_owner_and_prints_its_sign_in_beside_the_admins(settings):
+    settings.RUN_BIND = "127.0.0.1:8000"
+    lines = run("bootstrap_demo")
+    owner = Membership.objects.select_related("user").get(account__identifier="demo")
+    assert (owner.user.username, owner.user.email, owner.role) == ("owner@example.com", "owner@example.com", "owner")
+    assert owner.user.check_password("owner") and not owner.user.is_staff
+    back_office = next(i for i, line in enumerate(lines) if line.startswith("Back-office: "))
+    assert lines[back_office] == (
+        "Back-office: http://127.0.0.1:8000/backoffice/ e-mail owner@example.com, password owner "
+        "(change it before going live)"
+    )
+    assert lines[back_office + 1].startswith("Admin: http://127.0.0.1:8000/admin/ user admin, password admin")
+    owner.user.set_password("changed-Owner-pw-1")
+    owner.user.save()
+    again = run("bootstrap_demo")
+    assert "Back-office: http://127.0.0.1:8000/backoffice/ e-mail owner@example.com" in again
+    owner.user.refresh_from_db()
+    assert owner.user.check_password("changed-Owner-pw-1"), "a later run keeps the owner's own password"
+    assert Membership.objects.filter(account__identifier="demo").count() == 1

@@ -2,10 +2,12 @@
 
 Account ``demo``, integration ``webshop``, market ``dk`` (DKK), stock location ``shop-1`` and register
 ``reg-1``; the discount campaign and the deposit rule of ``examples/`` (imported through the import service, so
-they are validated as an integrator's would be); the Django superuser admin/admin only while no superuser
+they are validated as an integrator's would be); the back-office member owner@example.com (password ``owner``),
+owner of the account, only while no such person exists; the Django superuser admin/admin only while no superuser
 exists; and an API key with every scope. The key is kept in ``VAR_DIR/demo-api-key`` (readable by the owner
 only) and reused while it still works, so the README's commands keep working between runs. The last lines
-printed, in a box, are the key, the admin login and a curl command that imports one order.
+printed, in a box, are the back-office's and the admin's sign-in, the key and a curl command that imports one
+order.
 
 It lives in ``ops``, the top layer, because it uses the imports app as well as accounts.
 """
@@ -24,7 +26,7 @@ from django.core.management.base import BaseCommand
 
 from accounts import selectors
 from accounts import services as accounts_services
-from accounts.models import Account, Integration, Scope
+from accounts.models import Account, Integration, Role, Scope
 from campaigns.models import Campaign, ProductRule
 from core import jsonparse
 from exports import services as exports_services
@@ -35,6 +37,9 @@ from imports.models import ImportKind
 DEMO_QUEUE = "Demo receiver"
 DEMO_ACCOUNT = "demo"
 DEMO_INTEGRATION = "webshop"
+# The demo account's owner in the back-office, created with this password (as the admin's admin/admin).
+DEMO_OWNER = "owner@example.com"
+DEMO_OWNER_PASSWORD = "owner"  # noqa: S105 - the demo's, printed by design
 EXAMPLES = Path(settings.BASE_DIR) / "examples"
 DEMO_DEFINITIONS: tuple[tuple[str, str, str, type[Campaign] | type[ProductRule]], ...] = (
     ("discount_campaigns", "campaigns", ImportKind.DISCOUNT_CAMPAIGN, Campaign),
@@ -85,7 +90,10 @@ def demo_queue_config(*, host: str, port: str) -> dict[str, Any]:
 
 
 class Command(BaseCommand):
-    help = "Create the demo account, shop, register, campaign, deposit rule, admin user and API key (kept in var/)."
+    help = (
+        "Create the demo account, shop, register, campaign, deposit rule, back-office owner, admin user and API key "
+        "(kept in var/)."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         account, integration = accounts_services.ensure_account_and_integration(
@@ -108,6 +116,7 @@ class Command(BaseCommand):
             host = "127.0.0.1"
         queue_line = self.demo_queue(account=account, host=host, port=port)
 
+        owner_line = self.demo_owner(account=account, host=host, port=port)
         user_model = get_user_model()
         admin_line = "Admin: http://{host}:{port}/admin/ (your superuser)"
         if not user_model.objects.filter(is_superuser=True).exists():
@@ -139,6 +148,7 @@ class Command(BaseCommand):
                 [
                     f"Demo account {account.identifier}, integration {integration.identifier}, market dk, "
                     f"stock location {shop.identifier}, register reg-1.",
+                    owner_line,
                     admin_line.format(host=host, port=port),
                     queue_line,
                     f"API key (scopes imports, pos, admin; {state}):",
@@ -148,6 +158,19 @@ class Command(BaseCommand):
                 ]
             )
         )
+
+    def demo_owner(self, *, account: Account, host: str, port: str) -> str:
+        """The demo account's owner in the back-office, created while nobody has the address; the line to print."""
+        url = f"Back-office: http://{host}:{port}/backoffice/"
+        owner = get_user_model().objects.filter(username=DEMO_OWNER).first()
+        if owner is None:
+            accounts_services.add_member(
+                account=account, email=DEMO_OWNER, role=Role.OWNER, password=DEMO_OWNER_PASSWORD
+            )
+            return f"{url} e-mail {DEMO_OWNER}, password {DEMO_OWNER_PASSWORD} (change it before going live)"
+        if any(m.account.pk == account.pk for m in accounts_services.memberships_of(owner)):
+            return f"{url} e-mail {DEMO_OWNER}"
+        return f"{url} (as a member of the account: manage.py add_member adds one)"
 
     def demo_queue(self, *, account: Account, host: str, port: str) -> str:
         if ExportQueue.objects.filter(account=account, name=DEMO_QUEUE).exists():
