@@ -171,6 +171,8 @@ def _shown(path: str, value: Any) -> Any:
         return value
     if isinstance(value, list | tuple):
         return [_shown(path, item) for item in value[:LIST_LIMIT]]
+    if isinstance(value, Mapping):  # an object in a list (a tax of a list of taxes): its fields shown alike
+        return {str(key): _shown(f"{path}.{key}", inner) for key, inner in value.items()}
     return str(value)[:VALUE_LIMIT]  # decimals (exact), dates, anything else as text
 
 

@@ -12,23 +12,38 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from accounts import audit
 from accounts.models import ApiKey, AuditEntry
+from accounts.services import add_member
 from core.secrets import MASK as READ_MASK
 from exports import circuit, replay, services
 from exports.deliveries.base import DeliveryResult
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from integrations.models import RuntimeIntegration
 from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi, api, results  # noqa: F401  (the admin API fixture)
-from tests.backoffice.conftest import SignIn, sign_in  # noqa: F401  (the back-office sign-in fixture)
+from tests.api.conftest import AdminApi, results
 from tests.conftest import Tenant
 from tests.exports.conftest import SECRET, make_queue
 
 pytestmark = pytest.mark.django_db
 
 HOOK = {"type": "webhook", "url": "https://erp.example.com/hook", "headers": {"Authorization": "Bearer tok-1"}}
+
+
+@pytest.fixture
+def api(client: APIClient, tenant: Tenant) -> AdminApi:
+    return AdminApi(client, tenant)
+
+
+@pytest.fixture
+def owner(tenant: Tenant) -> Client:
+    """The tenant's owner, signed in to the back-office."""
+    add_member(account=tenant.account, email="owner@acme.example", role="owner", password="correct-Horse-battery-9")
+    signed_in = Client()
+    assert signed_in.login(username="owner@acme.example", password="correct-Horse-battery-9")
+    return signed_in
 
 
 def only(tenant: Tenant, target_type: str, action: str | None = None) -> AuditEntry:
@@ -133,9 +148,8 @@ def test_a_queue_deleted_in_the_admin_is_recorded_as_the_person(tenant: Tenant, 
     assert (entry.target_id, entry.target, entry.changes) == (str(queue.pk), "orders to webshop", {})
 
 
-def test_a_queue_disabled_and_enabled_in_the_back_office(tenant: Tenant, sign_in: SignIn) -> None:
+def test_a_queue_disabled_and_enabled_in_the_back_office(tenant: Tenant, owner: Client) -> None:
     queue = make_queue(tenant, "https://erp.example.com/hook")
-    owner = sign_in(tenant.account, "owner")
 
     owner.post(reverse("backoffice:queue-disable", args=[queue.pk]))
     owner.post(reverse("backoffice:queue-enable", args=[queue.pk]))
@@ -253,7 +267,7 @@ def test_a_runtime_integration_is_recorded_created_changed_disabled_and_deleted_
         ("changed", "api_key", str(pk)),
         ("created", "api_key", str(pk)),
     ]
-    deleted, disabled, change, create = (e["changes"] for e in listed)
+    _, disabled, change, create = (e["changes"] for e in listed)
     assert create["kind"] == [None, "giftcard_read"]
     assert create["query.k"] == [None, READ_MASK]
     assert create["headers.Authorization"] == [None, audit.MASK]
@@ -279,7 +293,8 @@ def test_a_runtime_integration_deleted_in_the_admin_is_recorded(
 
 
 def test_a_product_is_recorded_created_changed_and_deleted_by_its_id(api: AdminApi) -> None:
-    body = {"id": "mug", "name": {"da": "Krus", "en": "Mug"}, "barcode": "5701234567890"}
+    vat = {"name": "VAT", "rate": 0.25, "type": "vat"}
+    body = {"id": "mug", "name": {"da": "Krus", "en": "Mug"}, "barcode": "5701234567890", "taxes": [vat]}
     assert api.post("products", body).status_code == 201
     assert api.patch("products/mug", {"name": {"da": "Krus", "en": "Cup"}}).status_code == 200
     assert api.delete("products/mug").status_code == 204
@@ -292,6 +307,7 @@ def test_a_product_is_recorded_created_changed_and_deleted_by_its_id(api: AdminA
         [None, "5701234567890"],
         [None, "Mug"],
     )
+    assert created.changes["taxes"] == [None, [{"name": "VAT", "rate": "0.25", "type": "vat"}]]
     assert (changed.action, changed.changes) == ("changed", {"name.en": ["Mug", "Cup"]})
     assert (deleted.action, deleted.changes) == ("deleted", {})
 
