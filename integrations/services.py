@@ -270,6 +270,10 @@ def _suggested(config: Mapping[str, Any], stored: RuntimeIntegration | None) -> 
     return kept + new
 
 
+# The audit trail's name of a runtime integration (``accounts.audit.KINDS``); ``delete_owned`` names it alike.
+AUDIT_TYPE = "runtime_integration"
+
+
 def save_runtime_integration(
     *, account: Account, integration: RuntimeIntegration | None = None, data: Mapping[str, Any]
 ) -> RuntimeIntegration:
@@ -301,10 +305,6 @@ def save_runtime_integration(
         )
     runtime.forget_configurations(account=account)  # this process calls with it at once, the others within seconds
     return instance
-
-
-# The audit trail's name of a runtime integration (``accounts.audit.KINDS``); ``delete_owned`` names it alike.
-AUDIT_TYPE = "runtime_integration"
 
 
 def _audited(integration: RuntimeIntegration) -> dict[str, Any]:
