@@ -151,8 +151,8 @@ def test_a_queue_deleted_in_the_admin_is_recorded_as_the_person(tenant: Tenant, 
 def test_a_queue_disabled_and_enabled_in_the_back_office(tenant: Tenant, owner: Client) -> None:
     queue = make_queue(tenant, "https://erp.example.com/hook")
 
-    owner.post(reverse("backoffice:queue-disable", args=[queue.pk]))
-    owner.post(reverse("backoffice:queue-enable", args=[queue.pk]))
+    assert owner.post(reverse("backoffice:queue-disable", args=[queue.pk])).status_code == 302
+    assert owner.post(reverse("backoffice:queue-enable", args=[queue.pk])).status_code == 302
 
     enabled, disabled = AuditEntry.objects.filter(target_type="export_queue")
     assert (disabled.actor_kind, disabled.actor, disabled.action) == ("person", "owner@acme.example", "disabled")
