@@ -49,8 +49,9 @@ def _masked(fields: dict[str, Any] | None) -> dict[str, Any] | None:
     if fields is None:
         return None
     delivery = fields.get("delivery")
-    kind = DELIVERIES.get(str(delivery.get("type"))) if isinstance(delivery, dict) else None
-    return {**fields, "delivery": kind.mask(delivery)} if kind is not None else fields
+    if not isinstance(delivery, dict) or (kind := DELIVERIES.get(str(delivery.get("type")))) is None:
+        return fields  # an unknown configuration: masked by name only
+    return {**fields, "delivery": kind.mask(delivery)}
 
 
 def record_queue(
