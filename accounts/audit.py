@@ -73,7 +73,7 @@ KINDS: dict[str, Kind] = {
         Kind("cashier", _CRUD, "its identifier", "accounts.services"),
         Kind("integration", _CRUD, "its identifier", "accounts.services"),
         Kind("api_key", ("created", "revoked"), "its id", "accounts.services"),
-        Kind("member", ("created", "changed"), "the person's e-mail address", "accounts.services"),
+        Kind("member", _CRUD, "the person's e-mail address", "accounts.services"),
         Kind("export_queue", _SWITCHED, "its id", "exports.services, exports.circuit"),
         Kind(
             "export_items",
