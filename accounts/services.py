@@ -272,12 +272,13 @@ def within_account_limit(*, account: Account, model: type[Model], limit: int, fi
         yield
 
 
-def delete_owned(*, account: Account, instance: Model) -> None:
-    """Delete a row of the account (what depends on it goes or stays as its foreign keys say)."""
+def delete_owned(*, account: Account, instance: Model, target_id: Any = None) -> None:
+    """Delete a row of the account (what depends on it goes or stays as its foreign keys say). The audit trail
+    names it by ``target_id``, by default its identifier (or primary key)."""
     if getattr(instance, "account_id", None) != account.pk:
         raise ValueError(f"the {instance._meta.verbose_name} belongs to another account")
     with transaction.atomic():
-        identifier = getattr(instance, "identifier", instance.pk)
+        identifier = target_id if target_id is not None else getattr(instance, "identifier", instance.pk)
         instance.delete()
         audit.record(
             account=account,

@@ -1,4 +1,5 @@
-"""Back-office admin of exports: queues (edited through ``exports.services``), the export log, deliveries.
+"""Back-office admin of exports: queues (created, changed and deleted through ``exports.services``, which record
+each change in the audit trail), the export log, deliveries.
 
 A queue's filters, transform and delivery are labelled fields by type (``exports.admin_forms``), or JSON text
 areas under "Advanced (JSON)"; either way checked by ``services.validate_queue`` (its field errors land on the
@@ -174,6 +175,13 @@ class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
                     secret,
                 ),
             )
+
+    def delete_model(self, request: HttpRequest, obj: ExportQueue) -> None:
+        services.delete_queue(account=obj.account, queue=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ExportQueue]) -> None:
+        for queue in queryset.select_related("account"):
+            services.delete_queue(account=queue.account, queue=queue)
 
     def get_urls(self) -> list[URLPattern]:
         preview = path(

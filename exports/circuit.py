@@ -31,14 +31,17 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from accounts import audit
 from accounts.models import Account
 from core import breaker
 from core.errors import ServiceError
+from exports import trail
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult, RenderContext, Rendered
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 
 __all__ = (
+    "close_breaker",
     "deliver",
     "describe",
     "disable_queue",
@@ -49,6 +52,7 @@ __all__ = (
     "note_outcomes",
     "pause",
     "paused",
+    "reopened",
     "target_of",
 )
 
@@ -201,15 +205,17 @@ def note_outcomes(outcomes: Iterable[tuple[ExportQueue, DeliveryResult]]) -> lis
             f"disabled automatically: every delivery has failed since {since_text} "
             f"(EXPORT_QUEUE_DISABLE_AFTER_DAYS={days:g}); enable the queue once its destination works"
         )
-        if disable_queue(queue=queue, reason=reason):
+        if disable_queue(queue=queue, reason=reason, actor=audit.SYSTEM):
             disabled.append(queue.pk)
     return disabled
 
 
-def disable_queue(*, queue: ExportQueue, reason: str) -> bool:
+def disable_queue(*, queue: ExportQueue, reason: str, actor: audit.Actor | None = None) -> bool:
     """Issue 12 (as Svix disables an endpoint): turn the queue off with ``reason``; its pending items end as
-    failures carrying the reason (the queue's ``retry`` sends them again). False when it was off already."""
+    failures carrying the reason (the queue's ``retry`` sends them again). False when it was off already.
+    Recorded in the audit trail as ``disabled`` by ``actor`` (``note_outcomes``: the system)."""
     now = timezone.now()
+    before = trail.queue_fields(queue)
     with transaction.atomic():
         if not ExportQueue.objects.filter(pk=queue.pk, enabled=True).update(
             enabled=False, disabled_at=now, disabled_reason=reason, updated_at=now
@@ -227,22 +233,38 @@ def disable_queue(*, queue: ExportQueue, reason: str) -> bool:
             paused_until=None,
             pause_reason="",
         )
-    queue.enabled, queue.disabled_at, queue.disabled_reason = False, now, reason
+        queue.enabled, queue.disabled_at, queue.disabled_reason = False, now, reason
+        before["enabled"] = True  # as the update found it, whatever the caller's copy said
+        trail.record_queue(account=queue.account, queue=queue, before=before, actor=actor)
     return True
+
+
+def reopened(queue: ExportQueue) -> list[str]:
+    """Set what turning ``queue`` on again changes: on, the disable's reason and the failures' start cleared.
+    Returns the fields to save (the caller saves them, with ``close_breaker`` after its commit)."""
+    queue.enabled = True
+    queue.disabled_at = None
+    queue.disabled_reason = ""
+    queue.failing_since = None
+    return ["enabled", "disabled_at", "disabled_reason", "failing_since"]
+
+
+def close_breaker(queue: ExportQueue) -> None:
+    """Close the breakers of the queue's endpoint and host, so that its next delivery is sent at once."""
+    target = target_of(queue)
+    if target is not None:
+        breaker.reset(keys=[target.key, target.host])
 
 
 def enable_queue(*, account: Account, queue: ExportQueue) -> ExportQueue:
     """Issue 12: turn a queue on again (after an automatic disable: staff say its destination works): the reason
-    is cleared and the endpoint's breaker closed, so the next delivery is sent at once."""
+    is cleared and the endpoint's breaker closed, so the next delivery is sent at once. Recorded in the audit
+    trail as ``enabled`` (nothing when it was on already)."""
     if queue.account_id != account.pk:
         raise ServiceError("the queue belongs to another account", field="queue")
     with transaction.atomic():
-        queue.enabled = True
-        queue.disabled_at = None
-        queue.disabled_reason = ""
-        queue.failing_since = None
-        queue.save(update_fields=["enabled", "disabled_at", "disabled_reason", "failing_since", "updated_at"])
-    target = target_of(queue)
-    if target is not None:
-        breaker.reset(keys=[target.key, target.host])
+        before = trail.queue_fields(queue)
+        queue.save(update_fields=[*reopened(queue), "updated_at"])
+        trail.record_queue(account=account, queue=queue, before=before)
+    close_breaker(queue)
     return queue

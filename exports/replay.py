@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account
-from exports import services
+from exports import services, trail
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus, Trigger
 
 REPLAY_BATCH = 500
@@ -60,7 +60,7 @@ def replay(
             break
         last = items[-1].pk  # replayed items turn pending, so paging goes by primary key, not by status
         if queue.trigger == Trigger.REALTIME:
-            deliveries += services.retry_items(account=account, items=items)
+            deliveries += services.retry_items(account=account, items=items, action="replayed")
         else:
             _replay_as_file(account=account, queue=queue, items=items)
             deliveries += 1
@@ -83,4 +83,5 @@ def _replay_as_file(*, account: Account, queue: ExportQueue, items: list[ExportI
         ExportItem.objects.filter(pk__in=[i.pk for i in items]).exclude(status=ExportStatus.PENDING).update(
             delivery=delivery, status=ExportStatus.PENDING, message=""
         )
+        trail.record_sent_again(account=account, items=items, action="replayed")
         transaction.on_commit(partial(services.hand_off, {queue.pk: [delivery.pk]}, cron=True))

@@ -45,7 +45,7 @@ from accounts.services import within_account_limit
 from core import bulk, liveness, outbound, outbox
 from core.errors import Conflict, ServiceError
 from core.jsonenc import DecimalJSONDecoder
-from exports import circuit, retry
+from exports import circuit, retry, trail
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult
 from exports.entities import REGISTRY as ENTITIES
@@ -1110,10 +1110,11 @@ def _release_dead_leases(now: datetime) -> list[tuple[int, int, str]]:
     return rows
 
 
-def retry_items(*, account: Account, items: Sequence[ExportItem]) -> int:
+def retry_items(*, account: Account, items: Sequence[ExportItem], action: str = "retried") -> int:
     """Send these items again (a failed one, a selection, a replay of a delivered one) in new deliveries.
 
-    Each re-send is a new delivery with a new delivery id: a replay is meant to arrive again.
+    Each re-send is a new delivery with a new delivery id: a replay is meant to arrive again. One audit entry
+    for the call, ``action`` (``replayed`` for a replay of a time window) naming the queues and the items.
     """
     if any(item.status == ExportStatus.PENDING for item in items):
         raise Conflict("a pending item can be retried once it has an outcome", field="status", code="pending")
@@ -1128,6 +1129,7 @@ def retry_items(*, account: Account, items: Sequence[ExportItem]) -> int:
             )
             ExportItem.objects.filter(pk=item.pk).update(delivery=delivery, status=ExportStatus.PENDING, message="")
             deliveries.append(delivery)
+        trail.record_sent_again(account=account, items=items, action=action)
         transaction.on_commit(partial(hand_off, _by_queue(deliveries)))
     return len(deliveries)
 
@@ -1250,6 +1252,7 @@ def create_queue(*, account: Account, **fields: Any) -> tuple[ExportQueue, str |
             transaction.atomic(),
         ):
             queue = ExportQueue.objects.create(account=account, **fields)
+            trail.record_queue(account=account, queue=queue, before=None)
     except IntegrityError:
         raise ServiceError("a queue with this name exists", field="name", code="duplicate") from None
     return queue, secret
@@ -1293,15 +1296,20 @@ def update_queue(*, account: Account, queue: ExportQueue, **fields: Any) -> tupl
     if "delivery" in fields:
         fields["delivery"], secret = _with_secret(fields["delivery"])
     switched_on = fields.get("enabled") is True and not queue.enabled
+    before = trail.queue_fields(queue)
     for name, value in fields.items():
         setattr(queue, name, value)
+    saved = list(fields)
+    if switched_on:  # as the enable action: the disable's reason cleared, the destination's breaker closed
+        saved += [name for name in circuit.reopened(queue) if name not in saved]
     try:
         with transaction.atomic():
-            queue.save(update_fields=[*fields, "updated_at"])
+            queue.save(update_fields=[*saved, "updated_at"])
+            trail.record_queue(account=account, queue=queue, before=before)
     except IntegrityError:
         raise ServiceError("a queue with this name exists", field="name", code="duplicate") from None
-    if switched_on:  # as the enable action: the disable's reason cleared, the destination's breaker closed
-        circuit.enable_queue(account=account, queue=queue)
+    if switched_on:
+        circuit.close_breaker(queue)
     return queue, secret
 
 
@@ -1310,6 +1318,7 @@ def delete_queue(*, account: Account, queue: ExportQueue) -> None:
     if queue.account_id != account.pk:
         raise ServiceError("the queue belongs to another account", field="queue")
     with transaction.atomic():
+        trail.record_queue(account=account, queue=queue, before=None, action="deleted")
         queue.delete()
 
 

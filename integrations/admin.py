@@ -1,4 +1,5 @@
-"""Back-office admin of runtime integrations (edited through ``integrations.services``) and their call log.
+"""Back-office admin of runtime integrations (saved and deleted through ``integrations.services``, which record
+each change in the audit trail) and their call log.
 
 Query parameters and headers are tables of name/value rows (``core.widgets.RowsWidget``, which posts the JSON the
 REST API takes); the body and the declared secret places are JSON text areas in a monospace font; the chosen
@@ -16,6 +17,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -154,6 +156,13 @@ class RuntimeIntegrationAdmin(AccountOwnedAdmin):
             setattr(obj, field.attname, getattr(saved, field.attname))
         obj._state.adding = False
         obj._state.db = saved._state.db
+
+    def delete_model(self, request: HttpRequest, obj: RuntimeIntegration) -> None:
+        services.delete_runtime_integration(account=obj.account, integration=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[RuntimeIntegration]) -> None:
+        for integration in queryset.select_related("account"):
+            services.delete_runtime_integration(account=integration.account, integration=integration)
 
     def get_urls(self) -> list[URLPattern]:
         test = path(

@@ -29,6 +29,7 @@ import jmespath.exceptions
 from django.conf import settings
 from django.utils import timezone
 
+from accounts import audit
 from accounts import selectors as account_selectors
 from accounts.models import Account, Market, StockLocation
 from accounts.services import delete_owned, unique_in_account
@@ -269,6 +270,10 @@ def _suggested(config: Mapping[str, Any], stored: RuntimeIntegration | None) -> 
     return kept + new
 
 
+# The audit trail's name of a runtime integration (``accounts.audit.KINDS``); ``delete_owned`` names it alike.
+AUDIT_TYPE = "runtime_integration"
+
+
 def save_runtime_integration(
     *, account: Account, integration: RuntimeIntegration | None = None, data: Mapping[str, Any]
 ) -> RuntimeIntegration:
@@ -281,13 +286,44 @@ def save_runtime_integration(
     errors = configuration_errors(config)
     if errors:
         raise InvalidInput(errors)
+    before = None if instance.pk is None else _audited(instance)
     for name in FIELDS:
         setattr(instance, name, config[name])
     message = f"A {instance.kind} integration is already configured for this account: change that one."
     with unique_in_account(account=account, instance=instance, field="kind", message=message):
         instance.save()
+        after = _audited(instance)
+        shown = (_audit_view(before), _audit_view(after))
+        changes = audit.diff(before, after, shown=shown)
+        audit.record(
+            account=account,
+            action="created" if before is None else audit.change_action(changes),
+            target_type=AUDIT_TYPE,
+            target_id=instance.pk,
+            target=str(instance),
+            changes=changes,
+        )
     runtime.forget_configurations(account=account)  # this process calls with it at once, the others within seconds
     return instance
+
+
+def _audited(integration: RuntimeIntegration) -> dict[str, Any]:
+    """The configuration as the audit trail compares it: real values (``_audit_view`` masks them)."""
+    return {name: getattr(integration, name) for name in FIELDS}
+
+
+def _audit_view(fields: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The configuration as the audit trail writes it: every secret masked, as ``masked`` reads it."""
+    if fields is None:
+        return None
+    view = secrets.integration_view(
+        url=fields["url"],
+        query=fields["query"],
+        headers=fields["headers"],
+        body=fields["body"],
+        secret_fields=fields["secret_fields"],
+    )
+    return {**fields, **view}
 
 
 def delete_runtime_integration(*, account: Account, integration: RuntimeIntegration) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts import audit
 from accounts.models import Account, Market, Register, StockLocation
 from accounts.services import delete_owned, unique_in_account
 from core import outbox
@@ -70,6 +71,27 @@ def check_expense_references(*, account: Account, data: Mapping[str, Any]) -> No
     taxes = data.get("taxes")
     if isinstance(taxes, dict):
         _unknown_markets(account=account, markets=list(taxes), field="taxes")
+
+
+def _record(
+    *,
+    account: Account,
+    action: str,
+    target_type: str,
+    target_id: str,
+    before: Mapping[str, Any] | None = None,
+    after: Mapping[str, Any] | None = None,
+) -> None:
+    """A product or expense change in the audit trail (``accounts.audit``), shown by its spec id."""
+    audit.record(
+        account=account,
+        action=action,
+        target_type=target_type,
+        target_id=target_id,
+        target=target_id,
+        before=before,
+        after=after,
+    )
 
 
 # --- Products ------------------------------------------------------------------------------------------
@@ -130,7 +152,9 @@ def create_product(*, account: Account, data: Mapping[str, Any]) -> Product:
             account=account, instance=product, field="product_id", message=message, error_field="id"
         ):
             product.save()
-        _emit_product_event(account=account, event=ProductEditEvent.Event.CREATE, document=product_document(product))
+        document = product_document(product)
+        _emit_product_event(account=account, event=ProductEditEvent.Event.CREATE, document=document)
+        _record(account=account, action="created", target_type="product", target_id=product.product_id, after=document)
     return product
 
 
@@ -163,6 +187,14 @@ def update_product(*, account: Account, product: Product, data: Mapping[str, Any
             return row  # nothing to mirror: no event, and updated_at keeps telling when it last changed
         row.save(update_fields=["name", "search_text", *PRODUCT_OPTIONAL_FIELDS, "updated_at"])
         _emit_product_event(account=account, event=ProductEditEvent.Event.UPDATE, document=after, changed=changed)
+        _record(
+            account=account,
+            action="changed",
+            target_type="product",
+            target_id=row.product_id,
+            before=before,
+            after=after,
+        )
     return row
 
 
@@ -173,6 +205,7 @@ def delete_product(*, account: Account, product: Product) -> None:
         document = product_document(row)
         row.delete()
         _emit_product_event(account=account, event=ProductEditEvent.Event.DELETE, document=document)
+        _record(account=account, action="deleted", target_type="product", target_id=document["id"])
 
 
 # --- Expenses ------------------------------------------------------------------------------------------
@@ -185,6 +218,13 @@ def create_expense(*, account: Account, data: Mapping[str, Any]) -> Expense:
     message = f"An expense with the id '{expense.expense_id}' already exists."
     with unique_in_account(account=account, instance=expense, field="expense_id", message=message, error_field="id"):
         expense.save()
+        _record(
+            account=account,
+            action="created",
+            target_type="expense",
+            target_id=expense.expense_id,
+            after=_expense_fields(expense),
+        )
     return expense
 
 
@@ -195,18 +235,32 @@ def update_expense(*, account: Account, expense: Expense, data: Mapping[str, Any
     if "id" in data and data["id"] != expense.expense_id:
         raise ServiceError("The id of an expense cannot change; sales refer to it by id.", field="id", code="immutable")
     check_expense_references(account=account, data=data)
+    before = _expense_fields(expense)
     if "name" in data:
         expense.name = data["name"]
     if "taxes" in data or not partial:
         expense.taxes = data.get("taxes")
     with transaction.atomic():
         expense.save(update_fields=["name", "taxes"])
+        _record(
+            account=account,
+            action="changed",
+            target_type="expense",
+            target_id=expense.expense_id,
+            before=before,
+            after=_expense_fields(expense),
+        )
     return expense
+
+
+def _expense_fields(expense: Expense) -> dict[str, Any]:
+    """Spec: Expense, as the audit trail compares it."""
+    return {"id": expense.expense_id, "name": expense.name, "taxes": expense.taxes}
 
 
 def delete_expense(*, account: Account, expense: Expense) -> None:
     """Spec: Expense, deleted. Sales already booked keep their copy of the expense in their documents."""
-    delete_owned(account=account, instance=expense)
+    delete_owned(account=account, instance=expense, target_id=expense.expense_id)
 
 
 @dataclass(frozen=True)
