@@ -23,12 +23,14 @@ from typing import Any
 
 from django import forms
 
+from accounts.models import Account
 from core import jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
 from core.widgets import RowsWidget
 from exports import services
 from exports.deliveries import REGISTRY as DELIVERIES
+from exports.models import ExportQueue
 from exports.serializers import MASK, mask, unmask
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.csv import DERIVED as CSV_DERIVED
@@ -602,6 +604,124 @@ class QueueConfigForm(forms.ModelForm):
 # The typed fields are declared fields (the admin builds its form class from the fieldsets' names).
 QueueConfigForm.base_fields.update({field.name: field.form_field() for field in CONFIG_FIELDS})
 QueueConfigForm.declared_fields.update(QueueConfigForm.base_fields)
+
+
+# A queue's own fields a form edits (the account is the form's, or the admin's choice).
+QUEUE_FIELDS = (
+    "name",
+    "entity_type",
+    "enabled",
+    "trigger",
+    "daily_at",
+    "concurrency",
+    "filters",
+    "transform",
+    "delivery",
+)
+# Digits of an id typed in (an id of a stored entity fits a bigint).
+_ID_DIGITS = 18
+
+
+class QueueForm(QueueConfigForm):
+    """One account's queue as a member edits it (the back-office): the queue's fields, the typed configuration,
+    the raw JSON beside it, and the entity a preview or a test send renders. Every field works without a script:
+    the tables of rows (columns, output keys, headers) are JSON text areas.
+
+    Beyond ``services.validate_queue`` it refuses what saving would: a name the account has, one queue more than
+    ``EXPORT_QUEUES_PER_ACCOUNT``, a concurrency out of range; and a destination the outbound guard refuses
+    (``services.destination_refusal``), which a member cannot allow."""
+
+    preview_object = forms.CharField(
+        required=False,
+        max_length=_ID_DIGITS,
+        label="Entity id",
+        help_text="The preview and the test send render this stored entity; empty: the newest of the entity type.",
+    )
+
+    class Meta:
+        model = ExportQueue
+        fields = list(QUEUE_FIELDS)
+        widgets = {
+            name: forms.Textarea(attrs={"rows": 6, "cols": 80, "spellcheck": "false"})
+            for name in ("filters", "transform", "delivery")
+        }
+
+    def __init__(self, *args: Any, account: Account, **kwargs: Any) -> None:
+        kwargs.setdefault("instance", ExportQueue(account=account))
+        super().__init__(*args, **kwargs)
+        self.account = account
+        if self.instance.pk is not None:
+            self.initial["delivery"] = mask(self.instance.delivery)
+        for field in CONFIG_FIELDS:
+            if field.kind == "rows":
+                self.fields[field.name].widget = forms.Textarea(attrs={"rows": 3, "cols": 80, "spellcheck": "false"})
+                self.fields[field.name].help_text += " As JSON."
+
+    def clean_preview_object(self) -> int | None:
+        value = str(self.cleaned_data.get("preview_object") or "").strip()
+        if not value:
+            return None
+        if not value.isdigit():
+            raise forms.ValidationError("Type the id of a stored entity (digits), or leave it empty.")
+        return int(value)
+
+    def clean_filters(self) -> Any:
+        return self.cleaned_data.get("filters") or {}
+
+    def clean_delivery(self) -> Any:
+        stored = self.instance.delivery if self.instance.pk is not None else None
+        return unmask(self.cleaned_data.get("delivery"), stored)
+
+    def clean_concurrency(self) -> int | None:
+        value: int | None = self.cleaned_data.get("concurrency")
+        try:
+            services.validate_concurrency(value)
+        except ServiceError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return value
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        problem = self.queue_problem(cleaned)
+        if problem is None and not self.errors:
+            problem = services.destination_refusal(delivery=cleaned.get("delivery"))
+        if problem is not None:
+            self.add_service_error(problem)
+        name = cleaned.get("name")
+        if name and not self.has_error("name"):
+            others = ExportQueue.objects.filter(account=self.account, name=name)
+            if self.instance.pk is not None:
+                others = others.exclude(pk=self.instance.pk)
+            if others.exists():
+                self.add_error("name", "A queue with this name exists in the account.")
+        if self.instance.pk is None and not self.has_error("name"):
+            limit = services.queue_limit_reached(account=self.account)
+            if limit is not None:
+                self.add_error("name", limit.message)
+        return cleaned
+
+    def add_service_error(self, exc: ServiceError) -> None:
+        """On the typed field it names; with the JSON edited instead, on that JSON field (as "url: message")."""
+        if not self.json_mode:
+            self.add_typed_error(exc)
+            return
+        head, _, rest = (exc.field or "").partition(".")
+        if head in self.fields:
+            self.add_error(head, f"{rest}: {exc.message}" if rest else exc.message)
+        else:
+            self.add_error(None, f"{exc.field}: {exc.message}" if exc.field else exc.message)
+
+    def queue_fields(self) -> dict[str, Any]:
+        """The cleaned queue as ``services.create_queue`` and ``update_queue`` take it."""
+        return {name: self.cleaned_data[name] for name in QUEUE_FIELDS}
+
+    def tried_transform(self) -> dict[str, Any] | None:
+        """The transform as typed, for a preview, when it could be read (the other fields need not be valid)."""
+        if self.json_mode:
+            transform = self.cleaned_data.get("transform") if hasattr(self, "cleaned_data") else None
+        else:
+            transform = self.assembled.get("transform")
+        return transform if isinstance(transform, dict) else None
 
 
 def pretty(content: str, content_type: str) -> str:
