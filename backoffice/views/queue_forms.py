@@ -44,7 +44,10 @@ def queue_edit(request: HttpRequest, pk: int) -> HttpResponse:
     queue = account_queue(request, pk)
     if request.method != "POST":
         return _page(request, QueueForm(account=queue.account, instance=queue), queue=queue)
-    return _submitted(request, QueueForm(request.POST, account=queue.account, instance=queue), queue=queue)
+    # The form writes what was posted into its instance as it validates: ``queue`` stays the stored row, which
+    # the services compare with (the audit's "before", the secret kept).
+    edited = account_queue(request, pk)
+    return _submitted(request, QueueForm(request.POST, account=queue.account, instance=edited), queue=queue)
 
 
 @member_view(Action.MANAGE_EXPORT_QUEUES, methods=("GET", "HEAD", "POST"))
