@@ -167,6 +167,9 @@ def test_a_preview_without_a_stored_entity_says_so(tenant, owner):
 
     assert answer.status_code == 200
     assert "no stored entity" in answer.context["preview"]["error"]
+    on_new = owner.post(NEW, typed(do="preview"))
+    assert on_new.status_code == 200 and "no stored entity" in on_new.context["preview"]["error"]
+    assert list(ExportQueue.objects.filter(account=tenant.account)) == [queue]
 
 
 @pytest.mark.parametrize(
