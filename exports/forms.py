@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Account
 from core import jsonparse
@@ -634,8 +635,10 @@ class QueueForm(QueueConfigForm):
     preview_object = forms.CharField(
         required=False,
         max_length=_ID_DIGITS,
-        label="Entity id",
-        help_text="The preview and the test send render this stored entity; empty: the newest of the entity type.",
+        label=gettext_lazy("Entity id"),
+        help_text=gettext_lazy(
+            "The preview and the test send render this stored entity; empty: the newest of the entity type."
+        ),
     )
 
     class Meta:
@@ -655,14 +658,14 @@ class QueueForm(QueueConfigForm):
         for field in CONFIG_FIELDS:
             if field.kind == "rows":
                 self.fields[field.name].widget = forms.Textarea(attrs={"rows": 3, "cols": 80, "spellcheck": "false"})
-                self.fields[field.name].help_text += " As JSON."
+                self.fields[field.name].help_text += " " + gettext("As JSON.")
 
     def clean_preview_object(self) -> int | None:
         value = str(self.cleaned_data.get("preview_object") or "").strip()
         if not value:
             return None
         if not value.isdigit():
-            raise forms.ValidationError("Type the id of a stored entity (digits), or leave it empty.")
+            raise forms.ValidationError(gettext("Type the id of a stored entity (digits), or leave it empty."))
         return int(value)
 
     def clean_filters(self) -> Any:
@@ -693,7 +696,7 @@ class QueueForm(QueueConfigForm):
             if self.instance.pk is not None:
                 others = others.exclude(pk=self.instance.pk)
             if others.exists():
-                self.add_error("name", "A queue with this name exists in the account.")
+                self.add_error("name", gettext("A queue with this name exists in the account."))
         if self.instance.pk is None and not self.has_error("name"):
             limit = services.queue_limit_reached(account=self.account)
             if limit is not None:

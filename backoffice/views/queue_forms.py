@@ -66,7 +66,10 @@ def _submitted(request: HttpRequest, form: QueueForm, *, queue: ExportQueue | No
     wanted = request.POST.get("do", SAVE)
     if wanted == PREVIEW:
         return _preview(request, form, queue=queue)
-    if wanted == TEST and queue is not None:
+    if wanted == TEST:
+        if queue is None:
+            refused = {"error": _("Create the queue first, then send a test from its page.")}
+            return _page(request, form, queue=queue, status=400, test=refused)
         return _test(request, form, queue=queue)
     if not form.is_valid():
         return _page(request, form, queue=queue, status=400)

@@ -233,6 +233,13 @@ def test_a_test_send_reaches_the_receiver_and_shows_its_answer(tenant, owner, cl
     assert queue.delivery["url"] == "https://erp.example.com/hook"  # nothing saved
 
 
+def test_a_test_send_of_a_queue_not_created_yet_is_refused_and_creates_nothing(tenant, owner):
+    answer = owner.post(NEW, typed(do="test"))
+
+    assert answer.status_code == 400 and "Create the queue first" in answer.context["test"]["error"]
+    assert not ExportQueue.objects.filter(account=tenant.account).exists()
+
+
 @pytest.mark.usefixtures("allow_loopback")
 def test_a_failed_test_send_shows_the_status_code(tenant, owner, client, receiver: Receiver):
     import_orders(client, tenant, "sent-order")
