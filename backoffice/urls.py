@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from backoffice.views import audit, auth, dashboard, exports, imports, integrations, keys, members, sales
+from backoffice.views import audit, auth, dashboard, exports, imports, integrations, keys, members, queue_forms, sales
 
 app_name = "backoffice"
 
@@ -16,7 +16,10 @@ urlpatterns = [
     path("switch/", auth.switch_account, name="switch"),
     path("", dashboard.dashboard, name="dashboard"),
     path("exports/queues/", exports.queue_list, name="queues"),
+    path("exports/queues/new/", queue_forms.queue_new, name="queue-new"),
     path("exports/queues/<int:pk>/", exports.queue_detail, name="queue"),
+    path("exports/queues/<int:pk>/edit/", queue_forms.queue_edit, name="queue-edit"),
+    path("exports/queues/<int:pk>/delete/", queue_forms.queue_delete, name="queue-delete"),
     path("exports/queues/<int:pk>/enable/", exports.queue_enable, name="queue-enable"),
     path("exports/queues/<int:pk>/disable/", exports.queue_disable, name="queue-disable"),
     path("exports/log/", exports.export_log, name="export-log"),

@@ -140,4 +140,11 @@ def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_vie
             continue  # choosing one's own account is not a write
         assert answer.status_code in (403, 405), (action, answer.status_code)
     assert state(first_account) == before
-    assert re.search(rb"exports/queues/\d+/", b" ".join(p.encode() for p in pages))
+    visited = b" ".join(p.encode() for p in pages)
+    assert re.search(rb"exports/queues/\d+/", visited)
+    # The queue forms: reached by their links, and their posts refused to the stranger and the viewer above.
+    assert b"/backoffice/exports/queues/new/" in visited
+    assert re.search(rb"exports/queues/\d+/edit/", visited) and re.search(rb"exports/queues/\d+/delete/", visited)
+    posted = [urlsplit(action).path for action, _fields in forms]
+    assert "/backoffice/exports/queues/new/" in posted
+    assert any(re.fullmatch(r"/backoffice/exports/queues/\d+/(edit|delete)/", path) for path in posted)
