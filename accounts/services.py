@@ -17,7 +17,6 @@ from django.db.models import Model, ProtectedError
 from django.utils import timezone
 
 from accounts import audit, keys
-from accounts.selectors import notifications_chosen
 from accounts.models import (
     Account,
     ApiKey,
@@ -33,6 +32,7 @@ from accounts.models import (
     Scope,
     StockLocation,
 )
+from accounts.selectors import notifications_chosen
 from core.errors import Conflict, NotFound, ServiceError
 
 # Writing last use on every request would turn every read into a write; a minute is precise enough.
