@@ -91,6 +91,15 @@ def test_a_queue_disabled_by_the_system_is_mailed_with_its_reason(tenant, staff,
     assert "every delivery has failed for 5 days" in body
 
 
+def test_a_queue_turned_off_along_with_other_changes_is_told_too(tenant, staff, relay):
+    queue = make_queue(tenant.account)
+    with audit.acting(audit.Actor.person(staff["manager"].user)):
+        export_services.update_queue(account=tenant.account, queue=queue, enabled=False, name="renamed-hooks")
+
+    assert notifications.notify_problems().sent == 2
+    assert "Export queue 'renamed-hooks' was disabled" in relay.messages()[0]["Subject"]
+
+
 def test_a_rolled_back_disable_sends_nothing(tenant, staff, relay):
     queue = make_queue(tenant.account)
     with pytest.raises(RuntimeError), transaction.atomic():
