@@ -2,7 +2,19 @@
 
 from django.urls import path
 
-from backoffice.views import audit, auth, dashboard, exports, imports, integrations, keys, members, queue_forms, sales
+from backoffice.views import (
+    audit,
+    auth,
+    dashboard,
+    exports,
+    imports,
+    integrations,
+    keys,
+    members,
+    notifications,
+    queue_forms,
+    sales,
+)
 
 app_name = "backoffice"
 
@@ -40,5 +52,6 @@ urlpatterns = [
     path("members/<int:pk>/role/", members.member_role, name="member-role"),
     path("members/<int:pk>/remove/", members.member_remove, name="member-remove"),
     path("members/<int:pk>/invite/", members.member_invite, name="member-invite"),
+    path("notifications/", notifications.notification_settings, name="notifications"),
     path("invite/<str:token>/", members.invite, name="invite"),
 ]
