@@ -2,12 +2,25 @@
 
 from django.urls import path
 
-from backoffice.views import audit, auth, dashboard, exports, imports, integrations, keys, members, sales
+from backoffice.views import (
+    account_settings,
+    audit,
+    auth,
+    dashboard,
+    exports,
+    imports,
+    integrations,
+    keys,
+    members,
+    sales,
+    security,
+)
 
 app_name = "backoffice"
 
 urlpatterns = [
     path("login/", auth.SignInView.as_view(), name="login"),
+    path("login/verify/", auth.sign_in_code, name="login-verify"),
     path("logout/", auth.SignOutView.as_view(), name="logout"),
     path("password/", auth.NewPasswordRequestView.as_view(), name="password-reset"),
     path("password/sent/", auth.NewPasswordSentView.as_view(), name="password-reset-sent"),
@@ -38,4 +51,8 @@ urlpatterns = [
     path("members/<int:pk>/remove/", members.member_remove, name="member-remove"),
     path("members/<int:pk>/invite/", members.member_invite, name="member-invite"),
     path("invite/<str:token>/", members.invite, name="invite"),
+    path("security/", security.security, name="security"),
+    path("security/codes/", security.security_codes, name="security-codes"),
+    path("security/off/", security.security_off, name="security-off"),
+    path("settings/", account_settings.account_settings, name="settings"),
 ]
