@@ -159,7 +159,8 @@ def enrol(*, user: Any, secret: str, code: str) -> tuple[TOTPDevice, list[str]]:
         app.save()
         codes_device = StaticDevice.objects.create(user=user, name=CODES_DEVICE, confirmed=True)
         codes = _new_codes(codes_device)
-        _record(user=user, action="enabled", changes={"two_factor": [False, True], "recovery_codes": [None, len(codes)]})
+        changes: dict[str, list[Any]] = {"two_factor": [False, True], "recovery_codes": [None, len(codes)]}
+        _record(user=user, action="enabled", changes=changes)
     return app, codes
 
 

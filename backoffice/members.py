@@ -4,9 +4,10 @@ Every back-office view is wrapped in ``member_view``: a person who is not signed
 person with no membership sees a page that says so (403); a person whose session has not passed the second step
 of the sign-in goes to type their code, and one who must enrol in two-factor sign-in (an account of theirs
 requires it) goes to their security page, the only page they may use until they have (``backoffice.second_step``);
-a role the policy does not allow for the view's action gets a 403. The account a person works in is kept in the session (the account switcher sets it); a person in
-one account only is always in it. Every view reads through the account-scoped selectors with
-``request.member.account``, so an object of another account is a 404 wherever it is named.
+a role the policy does not allow for the view's action gets a 403. The account a person works in is kept in the
+session (the account switcher sets it); a person in one account only is always in it. Every view reads through
+the account-scoped selectors with ``request.member.account``, so an object of another account is a 404 wherever
+it is named.
 """
 
 from __future__ import annotations

@@ -6,18 +6,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from axes.handlers.proxy import AxesProxyHandler
+from axes.helpers import get_lockout_response
 from django import forms
-from django.contrib.auth import get_user_model
+from django.contrib.auth import REDIRECT_FIELD_NAME, get_user_model, user_login_failed
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm, SetPasswordForm
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
 from django.urls import reverse, reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_protect
+from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts import two_factor
 from accounts.audit import Actor, acting
 from accounts.services import memberships_of, record_new_password
+from backoffice import second_step
 from backoffice.members import SESSION_KEY
 
 
@@ -98,7 +107,7 @@ def sign_in_code(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         credentials = {"username": user.get_username()}
         if AxesProxyHandler.is_locked(request, credentials):
-            return locked_out(request)
+            return get_lockout_response(request, None, credentials)  # the page of AXES_LOCKOUT_CALLABLE
         if form.is_valid():
             code = form.cleaned_data["code"]
             wait = two_factor.wait_seconds(user=user, code=code)
