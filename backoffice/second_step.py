@@ -23,7 +23,17 @@ from django_otp.models import Device
 from accounts import two_factor
 from accounts.models import Account
 
-__all__ = ("ENROL", "PENDING_KEY", "PENDING_MAX_AGE", "VERIFY", "begin", "finish", "pending_user", "step")
+__all__ = (
+    "ENROL",
+    "PENDING_KEY",
+    "PENDING_MAX_AGE",
+    "VERIFY",
+    "begin",
+    "finish",
+    "is_verified",
+    "pending_user",
+    "step",
+)
 
 VERIFY = "verify"
 ENROL = "enrol"
@@ -38,13 +48,19 @@ def step(request: HttpRequest, *, accounts: tuple[Account, ...]) -> str | None:
     step and they have a device), ``ENROL`` (one of ``accounts`` requires two factors and they have none), else
     None."""
     user: Any = request.user
-    if getattr(user, "is_verified", None) is not None and user.is_verified():
+    if is_verified(request):
         return None
     if two_factor.is_enrolled(user=user):
         return VERIFY
     if two_factor.is_required(accounts=accounts):
         return ENROL
     return None
+
+
+def is_verified(request: HttpRequest) -> bool:
+    """Whether this session passed the second step (django-otp's ``OTPMiddleware`` says so)."""
+    verified = getattr(request.user, "is_verified", None)
+    return bool(verified is not None and verified())
 
 
 def begin(request: HttpRequest, *, user: Any) -> None:
@@ -63,10 +79,14 @@ def pending_user(request: HttpRequest) -> Any | None:
     pending = request.session.get(PENDING_KEY)
     if not isinstance(pending, dict):
         return None
-    if not isinstance(pending.get("at"), int) or time.time() - pending["at"] > PENDING_MAX_AGE:
+    if (
+        not isinstance(pending.get("at"), int)
+        or not isinstance(pending.get("user"), int)
+        or time.time() - pending["at"] > PENDING_MAX_AGE
+    ):
         request.session.pop(PENDING_KEY, None)
         return None
-    user = get_user_model()._default_manager.filter(pk=pending.get("user"), is_active=True).first()
+    user = get_user_model()._default_manager.filter(pk=pending["user"], is_active=True).first()
     if user is None or not constant_time_compare(str(pending.get("hash", "")), user.get_session_auth_hash()):
         request.session.pop(PENDING_KEY, None)
         return None

@@ -100,7 +100,7 @@ def sign_in_code(request: HttpRequest) -> HttpResponse:
     user = request.user if request.user.is_authenticated else second_step.pending_user(request)
     if user is None:
         return HttpResponseRedirect(_with_next(reverse("backoffice:login"), next_url))
-    if not two_factor.is_enrolled(user=user) or (request.user.is_authenticated and request.user.is_verified()):
+    if not two_factor.is_enrolled(user=user) or (request.user.is_authenticated and second_step.is_verified(request)):
         second_step.finish(request, user=user, device=None)  # the device was turned off meanwhile
         return HttpResponseRedirect(next_url)
     form = CodeForm(request.POST if request.method == "POST" else None)
