@@ -174,6 +174,14 @@ def test_a_signed_in_session_that_never_typed_a_code_is_sent_to_type_one(tenant,
     assert client.get("/backoffice/sales/").status_code == 200
 
 
+def test_the_code_step_goes_only_to_a_page_of_this_site(tenant):
+    _, device, _ = member_with_device(tenant)
+    client = Client()
+    password_step(client, "https://elsewhere.example/")
+    signed = code_step(client, app_code(device.key), "https://elsewhere.example/")
+    assert signed.status_code == 302 and signed["Location"] == "/backoffice/"
+
+
 def test_the_code_page_without_a_password_first_is_the_sign_in(tenant):
     answer = Client().get("/backoffice/login/verify/")
     assert answer.status_code == 302 and answer["Location"].startswith("/backoffice/login/")
