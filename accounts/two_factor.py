@@ -111,9 +111,12 @@ def status(*, user: Any) -> Status:
 
 
 def _record(*, user: Any, action: str, changes: dict[str, list[Any]]) -> None:
+    """Audit a change of the person's two-factor sign-in in each of their accounts, as done by them (at the code
+    step of the sign-in they are not signed in yet)."""
     address = str(user.get_username())
     for membership in memberships_of(user):
         audit.record(
+            actor=audit.Actor.person(user),
             account=membership.account,
             action=action,
             target_type="two_factor",
