@@ -101,7 +101,8 @@ def sign_in_code(request: HttpRequest) -> HttpResponse:
     if user is None:
         return HttpResponseRedirect(_with_next(reverse("backoffice:login"), next_url))
     if not two_factor.is_enrolled(user=user) or (request.user.is_authenticated and second_step.is_verified(request)):
-        second_step.finish(request, user=user, device=None)  # the device was turned off meanwhile
+        # Nothing left to check: the device was turned off meanwhile, or this session passed the step already.
+        second_step.finish(request, user=user, device=None)
         return HttpResponseRedirect(next_url)
     form = CodeForm(request.POST if request.method == "POST" else None)
     if request.method == "POST":
