@@ -15,8 +15,8 @@ from core.models import BreakerState, CircuitBreaker
 from exports import circuit
 from exports.models import ExportAttempt, ExportItem, ExportQueue, ExportStatus
 from exports.selectors import export_queues
-from integrations.models import IntegrationCall
 from integrations import runtime
+from integrations.models import IntegrationCall
 from integrations.selectors import runtime_integrations
 from ledger.models import Sale
 
