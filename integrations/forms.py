@@ -132,4 +132,3 @@ class AccountIntegrationForm(RuntimeIntegrationForm):
         if problem:
             raise forms.ValidationError(problem)
         return url
-
