@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from backoffice.views import audit, auth, dashboard, exports, imports, integrations, keys, members, sales
+from backoffice.views import audit, auth, dashboard, exports, imports, integrations, keys, members, pricing, sales
 
 app_name = "backoffice"
 
@@ -29,7 +29,11 @@ urlpatterns = [
     path("checkouts/", sales.checkout_list, name="checkouts"),
     path("checkouts/<int:pk>/", sales.checkout_detail, name="checkout"),
     path("integrations/", integrations.integration_list, name="integrations"),
+    path("integrations/new/", integrations.integration_new, name="integration-new"),
     path("integrations/<int:pk>/", integrations.integration_detail, name="integration"),
+    path("integrations/<int:pk>/edit/", integrations.integration_edit, name="integration-edit"),
+    path("integrations/<int:pk>/test/", integrations.integration_test, name="integration-test"),
+    path("pricing/", pricing.price_basket, name="pricing"),
     path("audit/", audit.audit_log, name="audit"),
     path("keys/", keys.key_list, name="keys"),
     path("keys/<int:pk>/revoke/", keys.key_revoke, name="key-revoke"),
