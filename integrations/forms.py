@@ -31,9 +31,14 @@ class RuntimeIntegrationForm(forms.ModelForm):
     class Meta:
         model = RuntimeIntegration
         fields = list(services.FIELDS)
-        widgets = {"query": JSON_WIDGET, "headers": JSON_WIDGET, "body": JSON_WIDGET, "secret_fields": JSON_WIDGET}
-        labels = {"url": "URL"}
-        help_texts = {
+        widgets: dict[str, forms.Widget] = {
+            "query": JSON_WIDGET,
+            "headers": JSON_WIDGET,
+            "body": JSON_WIDGET,
+            "secret_fields": JSON_WIDGET,
+        }
+        labels: dict[str, Any] = {"url": "URL"}
+        help_texts: dict[str, Any] = {
             "url": "A template, e.g. https://erp.example.com/giftcards/{code}. The chosen kind's placeholders are "
             "listed beside it; they work in the query, the headers and the body too.",
             "query": "Name and value template of each query parameter, e.g. q = {search_term}.",
@@ -91,7 +96,7 @@ class AccountIntegrationForm(RuntimeIntegrationForm):
     judges its addresses on every call, and "Test this integration" shows its verdict."""
 
     class Meta(RuntimeIntegrationForm.Meta):
-        labels = {
+        labels: dict[str, Any] = {
             "kind": _("Kind"),
             "enabled": _("Enabled"),
             "method": _("Method"),
@@ -103,7 +108,7 @@ class AccountIntegrationForm(RuntimeIntegrationForm):
             "timeout": _("Timeout (seconds)"),
             "transform": _("Transform"),
         }
-        help_texts = {
+        help_texts: dict[str, Any] = {
             "url": _(
                 "A template, e.g. https://erp.example.com/giftcards/{code}: the kind's placeholders may appear in "
                 "the path and the query, the host must be literal."

@@ -68,7 +68,7 @@ LineFormSet = forms.formset_factory(
 )
 
 
-def _body(form: BasketForm, lines: list[forms.Form]) -> dict[str, Any]:
+def _body(form: BasketForm, lines: list[BasketLineForm]) -> dict[str, Any]:
     """The POS endpoint's basket of the form's values: one line per filled row, numbered from 1."""
     line_items = []
     for number, line in enumerate(lines, start=1):
@@ -88,7 +88,7 @@ def _body(form: BasketForm, lines: list[forms.Form]) -> dict[str, Any]:
     return body
 
 
-def _refusal(form: BasketForm, lines: list[forms.Form], exc: ServiceError) -> None:
+def _refusal(form: BasketForm, lines: list[BasketLineForm], exc: ServiceError) -> None:
     """The pricing's refusal on the field it names (``line_items[2].unit_price`` on the third filled row)."""
     for error in exc.errors() or [{"field": "", "message": exc.message}]:
         field = error.get("field") or ""

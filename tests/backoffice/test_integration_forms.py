@@ -8,14 +8,12 @@ import json
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from accounts.models import AuditEntry
 from integrations import services
 from integrations.models import IntegrationCall, RuntimeIntegration
 from tests.backoffice.conftest import SignIn
 from tests.conftest import Tenant
-from tests.integrations.conftest import allow_loopback, configure, reference  # noqa: F401
 from tests.integrations.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db

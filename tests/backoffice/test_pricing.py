@@ -101,7 +101,7 @@ def test_a_basket_with_a_campaign_shows_the_discount_and_why(tenant, sign_in: Si
     assert why["tshirts-15"]["fired"] is True and why["jeans-10"]["fired"] is False
     page = answer.content.decode()
     assert 'class="basket-total">525.38<' in page
-    assert "15% on 3 (tshirts-15): −4.47 on all units" in page
+    assert "15% on 3 (tshirts-15): \u22124.47 on all units" in page
     assert "1 units 1, 2, 3: 9.95 → 8.46" in page
     assert why["jeans-10"]["reason"] in page
     assert AuditEntry.objects.count() == before
