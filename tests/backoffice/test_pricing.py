@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.test import Client
 
 from accounts.models import AuditEntry
@@ -147,3 +148,17 @@ def test_another_accounts_market_is_not_one_to_choose(tenant, other_tenant, sign
 
     assert answer.status_code == 400 and "market" in answer.context["form"].errors
     assert "se (SEK)" not in answer.content.decode()
+
+
+def test_the_url_of_a_priced_basket_in_the_docs_prices_it(tenant, sign_in: SignIn):
+    campaign(tenant, TSHIRTS_15)
+    member = sign_in(tenant.account, "viewer")
+    documented = next(
+        line.strip()
+        for line in (settings.BASE_DIR / "docs" / "backoffice.md").read_text().splitlines()
+        if line.strip().startswith("/backoffice/pricing/?")
+    )
+
+    answer = member.get(documented)
+
+    assert answer.status_code == 200 and answer.context["priced"].summary["total"] == Decimal("25.38")
