@@ -96,6 +96,11 @@ class AccountIntegrationForm(RuntimeIntegrationForm):
     judges its addresses on every call, and "Test this integration" shows its verdict."""
 
     class Meta(RuntimeIntegrationForm.Meta):
+        widgets: dict[str, forms.Widget] = {
+            **RuntimeIntegrationForm.Meta.widgets,
+            "url": forms.TextInput(attrs={"class": "config-url"}),
+            "transform": forms.Textarea(attrs={"rows": 2, "cols": 90, "class": "config-code"}),
+        }
         labels: dict[str, Any] = {
             "kind": _("Kind"),
             "enabled": _("Enabled"),
