@@ -53,11 +53,9 @@ class BasketLineForm(forms.Form):
         min_value=Decimal(0),
         max_digits=14,
         decimal_places=4,
-        help_text=gettext_lazy("Blank: the product's retail price in the market."),
     )
-    tags = forms.CharField(
-        label=gettext_lazy("Tags"), required=False, max_length=1000, help_text=gettext_lazy("Comma-separated.")
-    )
+    # Their help is one sentence below the lines (the page's), not one per row.
+    tags = forms.CharField(label=gettext_lazy("Tags"), required=False, max_length=1000)
 
     def clean_tags(self) -> list[str]:
         return [tag.strip() for tag in self.cleaned_data["tags"].split(",") if tag.strip()][:100]
