@@ -57,6 +57,11 @@ class BasketLineForm(forms.Form):
     # Their help is one sentence below the lines (the page's), not one per row.
     tags = forms.CharField(label=gettext_lazy("Tags"), required=False, max_length=1000)
 
+    def has_changed(self) -> bool:
+        """A row is filled when it names a product, a price or tags; a quantity alone (its initial 1, or nothing
+        sent) leaves it blank, so a blank row is never an error."""
+        return any(str(self.data.get(self.add_prefix(name), "")).strip() for name in ("product", "unit_price", "tags"))
+
     def clean_tags(self) -> list[str]:
         return [tag.strip() for tag in self.cleaned_data["tags"].split(",") if tag.strip()][:100]
 

@@ -133,11 +133,14 @@ def test_bad_input_is_an_error_on_its_field(tenant, sign_in: SignIn):
 
     negative = price(member, ("tshirt", 0, "-1"))
     empty = price(member)
+    unsent = member.get(PAGE, {"market": "dk", "line-TOTAL_FORMS": "3", "line-INITIAL_FORMS": "0"})
 
     assert negative.status_code == 400
     line = negative.context["formset"].forms[0]
     assert set(line.errors) == {"quantity", "unit_price"}
     assert empty.status_code == 400 and "at least one line" in str(empty.context["form"].non_field_errors())
+    assert unsent.status_code == 400 and "at least one line" in str(unsent.context["form"].non_field_errors())
+    assert not any(line.errors for line in unsent.context["formset"].forms)
 
 
 def test_another_accounts_market_is_not_one_to_choose(tenant, other_tenant, sign_in: SignIn):
