@@ -4,9 +4,9 @@ each change in the audit trail) and their call log.
 Query parameters and headers are tables of name/value rows (``core.widgets.RowsWidget``, which posts the JSON the
 REST API takes); the body and the declared secret places are JSON text areas in a monospace font; the chosen
 kind's placeholders are listed beside the URL. Secrets are masked in the form and a masked value submitted back
-keeps the stored one, by the same rule as the REST API (``services.unmasked``); the form is checked by the
-service's own ``configuration_errors``. "Test this integration" calls the integrator with sample values and shows
-the answer field by field. The call log is a record: view-only.
+keeps the stored one, by the same rule as the REST API (``services.unmasked``); the form (``integrations.forms``,
+the back-office's too) is checked by the service's own ``configuration_errors``. "Test this integration" calls the
+integrator with sample values and shows the answer field by field. The call log is a record: view-only.
 """
 
 from __future__ import annotations
