@@ -4,20 +4,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('exports', '0009_queue_concurrency'),
+        ("exports", "0009_queue_concurrency"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='exportattempt',
-            name='answer',
-            field=models.TextField(blank=True, db_default='', default='', help_text="The start of the destination's answer (512 bytes at most)."),
+            model_name="exportattempt",
+            name="answer",
+            field=models.TextField(
+                blank=True,
+                db_default="",
+                default="",
+                help_text="The start of the destination's answer (512 bytes at most).",
+            ),
         ),
         migrations.AddField(
-            model_name='exportattempt',
-            name='sent',
-            field=models.TextField(blank=True, db_default='', default='', help_text='What was sent, in short, no secret.'),
+            model_name="exportattempt",
+            name="sent",
+            field=models.TextField(
+                blank=True, db_default="", default="", help_text="What was sent, in short, no secret."
+            ),
         ),
     ]
