@@ -62,3 +62,45 @@ def problems(stored: Any) -> list[dict[str, Any]]:
     """Stored errors or warnings (an import item's ``errors``, a checkout's or sale's ``warnings``), each
     ``{field, message, code}``; anything else in the list is shown as its message."""
     return [p if isinstance(p, dict) else {"message": str(p)} for p in (stored if isinstance(stored, list) else [])]
+
+
+# The parts of a statement's ``register_summary`` a page shows, in this order.
+STATEMENT_SUMMARIES = ("all", "sales", "returns", "expenses")
+# The figures of each summary a page shows.
+SUMMARY_FIGURES = ("count", "item_count", "total", "total_discounts", "total_tax_amount", "margin")
+# The values of each reconciliation a page shows.
+RECONCILIATION_VALUES = ("payment_type_identifier", "currency_code", "total", "counted", "deposited_amount")
+
+
+def statement_summaries(document: Any) -> list[dict[str, Any]]:
+    """A register close statement's summaries (all, sales, returns, expenses) as rows: ``part`` and each of
+    ``SUMMARY_FIGURES`` (None where the document has none); a document without them gives no rows."""
+    summary = document.get("register_summary") if isinstance(document, dict) else None
+    if not isinstance(summary, dict):
+        return []
+    rows = []
+    for part in STATEMENT_SUMMARIES:
+        figures = summary.get(part)
+        if isinstance(figures, dict):
+            rows.append({"part": part, **{name: _shown(figures.get(name)) for name in SUMMARY_FIGURES}})
+    return rows
+
+
+def statement_reconciliations(document: Any) -> list[dict[str, Any]]:
+    """A register close statement's reconciliations as rows of ``RECONCILIATION_VALUES``, at most ``MAX_VALUES``."""
+    entries = document.get("reconciliations") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        return []
+    return [
+        {name: _shown(entry.get(name)) for name in RECONCILIATION_VALUES}
+        for entry in entries[:MAX_VALUES]
+        if isinstance(entry, dict)
+    ]
+
+
+def _shown(value: Any) -> Any:
+    """A number as it is, anything else as text of at most ``MAX_TEXT`` characters (None stays None)."""
+    if value is None or isinstance(value, int | Decimal) and not isinstance(value, bool):
+        return value
+    text = str(value)
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + MORE

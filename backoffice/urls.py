@@ -2,7 +2,18 @@
 
 from django.urls import path
 
-from backoffice.views import audit, auth, dashboard, exports, imports, integrations, keys, members, sales
+from backoffice.views import (
+    audit,
+    auth,
+    dashboard,
+    exports,
+    imports,
+    integrations,
+    keys,
+    members,
+    sales,
+    statements,
+)
 
 app_name = "backoffice"
 
@@ -28,6 +39,8 @@ urlpatterns = [
     path("sales/<int:pk>/", sales.sale_detail, name="sale"),
     path("checkouts/", sales.checkout_list, name="checkouts"),
     path("checkouts/<int:pk>/", sales.checkout_detail, name="checkout"),
+    path("statements/", statements.statement_list, name="statements"),
+    path("statements/<int:pk>/", statements.statement_detail, name="statement"),
     path("integrations/", integrations.integration_list, name="integrations"),
     path("integrations/<int:pk>/", integrations.integration_detail, name="integration"),
     path("audit/", audit.audit_log, name="audit"),
