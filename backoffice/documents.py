@@ -100,7 +100,7 @@ def statement_reconciliations(document: Any) -> list[dict[str, Any]]:
 
 def _shown(value: Any) -> Any:
     """A number as it is, anything else as text of at most ``MAX_TEXT`` characters (None stays None)."""
-    if value is None or isinstance(value, int | Decimal) and not isinstance(value, bool):
+    if value is None or (isinstance(value, int | Decimal) and not isinstance(value, bool)):
         return value
     text = str(value)
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + MORE

@@ -37,9 +37,7 @@ def _day(tenant: Tenant, client: Any, register: str, *, sales: int = 1, identifi
         )
         assert PosApi(client, tenant).post("checkouts", body).status_code == 201
     counted = [{"payment_type_identifier": "cash", "counted": Decimal("0.00")}]
-    return close_register(
-        account=tenant.account, register_identifier=register, counted=counted, identifier=identifier
-    )
+    return close_register(account=tenant.account, register_identifier=register, counted=counted, identifier=identifier)
 
 
 @pytest.fixture
