@@ -7,12 +7,13 @@ The figures of a statement come from a handful of GROUP BY queries over the rows
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
 from django.db.models import Aggregate, Case, CharField, Count, Q, QuerySet, Sum, Value, When
-from django.db.models.fields.json import KT, KeyTextTransform, KeyTransform, compile_json_path
+from django.db.models.fields.json import KT, KeyTextTransform, KeyTransform
 
 from accounts.models import Account, Register
 from ledger.models import RegisterCloseStatement, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax
@@ -136,9 +137,9 @@ class _NumberText(KeyTextTransform):
     """A number in a JSON column as the text it is stored as (``"500.00"``), never through a float: PostgreSQL's
     ``->>`` gives that text; SQLite's would give a REAL, so there the JSON text of the value is read (``->``)."""
 
-    def as_sqlite(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
+    def as_sqlite(self, compiler: Any, connection: Any, **extra_context: Any) -> tuple[str, tuple[str | int, ...]]:
         lhs, params, keys = self.preprocess_lhs(compiler, connection)
-        return f"({lhs} -> %s)", (*params, compile_json_path(keys))
+        return f"({lhs} -> %s)", (*params, "$" + "".join(f".{json.dumps(key)}" for key in keys))
 
 
 def _number_in(column: str, *path: str) -> _NumberText:

@@ -13,9 +13,12 @@ from django.test import Client
 
 from accounts.models import AuditEntry
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
+from ledger.models import RegisterCloseStatement
+from ledger.services.registers import close_register, open_register
 from tests.backoffice.conftest import SignIn
 from tests.exports.conftest import make_queue
 from tests.exports.test_outbox import import_orders
+from tests.factories import RegisterFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -81,12 +84,19 @@ def crawl(client: Client) -> tuple[list[str], list[tuple[str, dict[str, object]]
 
 @pytest.fixture
 def first_account(tenant, client, settings):
-    """Account A with data on every page: a queue, an export log of delivered, failed and waiting items."""
+    """Account A with data on every page: a queue, an export log of delivered, failed and waiting items, a register
+    close statement."""
     queue = make_queue(tenant, "https://example.com/a-hook", name="a-queue-7f3e")
     import_orders(client, tenant, "a-order-1", "a-order-2", "a-order-3")
     items = list(ExportItem.objects.filter(queue=queue).order_by("pk"))
     ExportItem.objects.filter(pk=items[0].pk).update(status=ExportStatus.FAILURE, message="HTTP 503")
     ExportItem.objects.filter(pk=items[1].pk).update(status=ExportStatus.SUCCESS)
+    RegisterFactory(account=tenant.account, stock_location=tenant.stock_location, identifier="a-register-7f3e")
+    open_register(account=tenant.account, register_identifier="a-register-7f3e")
+    counted = [{"payment_type_identifier": "cash", "counted": 0}]
+    close_register(
+        account=tenant.account, register_identifier="a-register-7f3e", counted=counted, identifier="a-close-7f3e"
+    )
     return tenant
 
 
@@ -94,7 +104,8 @@ def a_markers(tenant) -> list[bytes]:
     """Text only account A's pages show."""
     names = list(ExportQueue.objects.filter(account=tenant.account).values_list("name", flat=True))
     keys = list(ExportItem.objects.filter(account=tenant.account).values_list("element_key", flat=True))
-    return [value.encode() for value in [*names, *keys] if value]
+    closes = list(RegisterCloseStatement.objects.filter(account=tenant.account).values_list("identifier", flat=True))
+    return [value.encode() for value in [*names, *keys, *closes, "a-register-7f3e"] if value]
 
 
 def state(tenant) -> tuple[object, ...]:
@@ -140,4 +151,6 @@ def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_vie
             continue  # choosing one's own account is not a write
         assert answer.status_code in (403, 405), (action, answer.status_code)
     assert state(first_account) == before
-    assert re.search(rb"exports/queues/\d+/", b" ".join(p.encode() for p in pages))
+    crawled = b" ".join(p.encode() for p in pages)
+    assert re.search(rb"exports/queues/\d+/", crawled)
+    assert "/backoffice/statements/" in pages and re.search(rb"/backoffice/statements/\d+/", crawled)
