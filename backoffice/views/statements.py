@@ -6,7 +6,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from accounts.selectors import registers
-from backoffice.documents import in_short, statement_reconciliations, statement_summaries
+from backoffice.documents import amount, in_short, number, statement_reconciliations, statement_summaries
 from backoffice.members import member_view
 from backoffice.pages import newest_first
 from ledger.selectors.registers import register_close_statements, statements_in_short
@@ -19,9 +19,12 @@ FILTERS = ("register",)
 def statement_list(request: HttpRequest) -> HttpResponse:
     account = request.member.account  # type: ignore[attr-defined]
     chosen = {name: request.GET.get(name, "").strip() for name in FILTERS}
-    rows = statements_in_short(account=account, register=chosen["register"] or None)
+    page = newest_first(statements_in_short(account=account, register=chosen["register"] or None), request)
+    for row in page.rows:  # the document's values as the page shows them
+        row.total_shown = amount(row.total, row.base_currency_code)
+        row.sale_count_shown = number(row.sale_count)
     context = {
-        "page": newest_first(rows, request),
+        "page": page,
         "chosen": chosen,
         "registers": list(registers(account=account).order_by("identifier").values_list("identifier", flat=True)),
     }
@@ -35,9 +38,12 @@ def statement_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if statement is None:
         raise Http404("no such statement")
     document = statement.document if isinstance(statement.document, dict) else {}
+    summary = document.get("register_summary")
+    opened_with = summary.get("cash_total_at_open") if isinstance(summary, dict) else None
     context = {
         "statement": statement,
         "facts": document,
+        "cash_at_open": amount(opened_with, document.get("base_currency_code")),
         "summaries": statement_summaries(document),
         "reconciliations": statement_reconciliations(document),
         "document": in_short(statement.document),

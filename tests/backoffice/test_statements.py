@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from backoffice import pages
+from backoffice import documents, pages
 from ledger.models import RegisterCloseStatement
 from ledger.services.registers import close_register, open_register
 from tests.backoffice.conftest import SignIn
@@ -66,8 +66,8 @@ def test_the_list_shows_the_accounts_statements_and_filters_by_register(
     one, two = closed["one"], closed["two"]
     assert f"/backoffice/statements/{one.pk}/" in listed and f"/backoffice/statements/{two.pk}/" in listed
     assert "close-one" in listed and "shop-1" in listed and "shop-2" in listed
-    total = one.document["register_summary"]["all"]["total"]
-    assert total == Decimal("500.00") and f">{total} DKK<" in listed  # the two sales of reg-1, as stored
+    assert one.document["register_summary"]["all"]["total"] == Decimal("500.00")
+    assert ">500.00 DKK<" in listed and ">0.00 DKK<" in listed  # the two sales of reg-1; none at reg-2
     assert "globex-close" not in listed and f"/backoffice/statements/{closed['theirs'].pk}/" not in listed
     assert f"/backoffice/statements/{two.pk}/" in of_reg_2 and f"/backoffice/statements/{one.pk}/" not in of_reg_2
     assert 'href="/backoffice/statements/" aria-current="page"' in listed  # beside sales and checkouts
@@ -82,8 +82,7 @@ def test_a_statement_shows_its_facts_summaries_reconciliations_and_document(
     page = _text(viewer.get(f"/backoffice/statements/{one.pk}/"))
 
     assert "Statement #1 of reg-1" in page and "close-one" in page and "shop-1" in page
-    total = one.document["register_summary"]["all"]["total"]
-    assert page.count(f">{total}<") >= 2  # the sales' total, in "everything" and "sales"
+    assert page.count(">500.00<") >= 2  # the sales' total, in "everything" and "sales"
     assert "register_summary" in page  # the document in short
     for reconciliation in one.document["reconciliations"]:
         assert f">{reconciliation['payment_type_identifier']}<" in page
@@ -119,3 +118,25 @@ def test_a_statement_page_costs_the_same_queries_whatever_the_list(
 
     with django_assert_max_num_queries(8):
         assert viewer.get("/backoffice/statements/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("value", "currency", "shown"),
+    [
+        (Decimal("500.000000"), "DKK", "500.00"),
+        (500, "DKK", "500.00"),
+        ("500.5", "JPY", "501"),
+        (Decimal("-12.5"), "DKK", "-12.50"),
+        ("not a number", "DKK", "not a number"),
+        (Decimal("1.5"), "XXX-unknown", "1.5"),
+        (None, "DKK", ""),
+    ],
+)
+def test_an_amount_reads_with_its_currencys_decimals_whatever_it_was_stored_with(
+    value: Any, currency: str, shown: str
+) -> None:
+    assert documents.amount(value, currency) == shown
+
+
+def test_a_quantity_reads_without_trailing_zeros() -> None:
+    assert [documents.number(v) for v in (Decimal("2.000000"), 20, Decimal("1.50"), None)] == ["2", "20", "1.50", ""]
