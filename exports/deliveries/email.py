@@ -267,11 +267,10 @@ class EmailDelivery(Delivery):
         except TransformError as exc:
             return _failed(str(exc), sent=sent)
         timeout = job.within(getattr(settings, "EMAIL_TIMEOUT", None) or DEFAULT_TIMEOUT_SECONDS)
-        backend = RelayBackend if settings.EMAIL_BACKEND == SMTP_BACKEND else None
         try:
             connection = (
-                backend(fail_silently=False, timeout=timeout)
-                if backend is not None
+                RelayBackend(fail_silently=False, timeout=timeout)
+                if settings.EMAIL_BACKEND == SMTP_BACKEND
                 else get_connection(fail_silently=False, timeout=timeout)
             )
             count = connection.send_messages([message])
