@@ -246,7 +246,9 @@ class WebhookDelivery(Delivery):
         text = f"POST {url}, {size:,} bytes {content_type}"
         headers = config.get("headers")
         if isinstance(headers, dict) and headers:
-            text += "; headers " + ", ".join(f"{name}: {value}" for name, value in mask_headers(headers).items())
+            # By name: a stored configuration's order is the database's (PostgreSQL's jsonb sorts its own way).
+            shown = sorted(mask_headers(headers).items())
+            text += "; headers " + ", ".join(f"{name}: {value}" for name, value in shown)
         auth = config.get("auth")
         if isinstance(auth, dict) and auth.get("type"):
             text += f"; {auth['type']} authorization {MASK}"

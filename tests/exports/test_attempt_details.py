@@ -113,7 +113,7 @@ def test_no_secret_of_the_url_headers_or_authorization_is_kept(
     assert not [secret for secret in (QUERY_SECRET, HEADER_SECRET, TOKEN) if secret in kept]
     assert attempt.sent.startswith("POST http://127.0.0.1:")
     assert "token=********&shop=********" in attempt.sent
-    assert "X-Api-Key: ********, Accept: application/json; bearer authorization ********" in attempt.sent
+    assert "headers Accept: application/json, X-Api-Key: ********; bearer authorization ********" in attempt.sent
     assert attempt.answer.startswith("denied POST ********?token=********&shop=********")
 
 
