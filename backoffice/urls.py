@@ -3,6 +3,7 @@
 from django.urls import path
 
 from backoffice.views import (
+    account_settings,
     audit,
     auth,
     dashboard,
@@ -11,7 +12,10 @@ from backoffice.views import (
     integrations,
     keys,
     members,
+    notifications,
+    queue_forms,
     sales,
+    security,
     statements,
 )
 
@@ -19,6 +23,7 @@ app_name = "backoffice"
 
 urlpatterns = [
     path("login/", auth.SignInView.as_view(), name="login"),
+    path("login/verify/", auth.sign_in_code, name="login-verify"),
     path("logout/", auth.SignOutView.as_view(), name="logout"),
     path("password/", auth.NewPasswordRequestView.as_view(), name="password-reset"),
     path("password/sent/", auth.NewPasswordSentView.as_view(), name="password-reset-sent"),
@@ -27,7 +32,10 @@ urlpatterns = [
     path("switch/", auth.switch_account, name="switch"),
     path("", dashboard.dashboard, name="dashboard"),
     path("exports/queues/", exports.queue_list, name="queues"),
+    path("exports/queues/new/", queue_forms.queue_new, name="queue-new"),
     path("exports/queues/<int:pk>/", exports.queue_detail, name="queue"),
+    path("exports/queues/<int:pk>/edit/", queue_forms.queue_edit, name="queue-edit"),
+    path("exports/queues/<int:pk>/delete/", queue_forms.queue_delete, name="queue-delete"),
     path("exports/queues/<int:pk>/enable/", exports.queue_enable, name="queue-enable"),
     path("exports/queues/<int:pk>/disable/", exports.queue_disable, name="queue-disable"),
     path("exports/log/", exports.export_log, name="export-log"),
@@ -50,5 +58,10 @@ urlpatterns = [
     path("members/<int:pk>/role/", members.member_role, name="member-role"),
     path("members/<int:pk>/remove/", members.member_remove, name="member-remove"),
     path("members/<int:pk>/invite/", members.member_invite, name="member-invite"),
+    path("notifications/", notifications.notification_settings, name="notifications"),
     path("invite/<str:token>/", members.invite, name="invite"),
+    path("security/", security.security, name="security"),
+    path("security/codes/", security.security_codes, name="security-codes"),
+    path("security/off/", security.security_off, name="security-off"),
+    path("settings/", account_settings.account_settings, name="settings"),
 ]
