@@ -23,14 +23,13 @@ from tests.exports.deliveries.conftest import (  # noqa: F401  (the real servers
     SFTP_USER,
     FtpServer,
     SftpServer,
-    SmtpServer,
     ftp_server,
     sftp_server,
-    smtp_server,
     ssh_keys,
 )
 from tests.exports.receiver import Receiver, closed_port
 from tests.exports.test_outbox import import_orders
+from tests.support.smtp import running_smtp
 
 pytestmark = pytest.mark.django_db
 
@@ -129,15 +128,15 @@ def test_a_refused_connection_keeps_what_was_sent_and_no_answer(tenant, client, 
 # --- E-mail, FTP, SFTP -------------------------------------------------------------------------------------
 
 
-def test_an_email_attempt_keeps_the_relays_reply_to_the_message(tenant, client, request) -> None:
-    _fixture(request, "smtp_server")
+def test_an_email_attempt_keeps_the_relays_reply_to_the_message(tenant, client, settings) -> None:
     make_queue(
         tenant,
         "unused",
         delivery={"type": "email", "recipients": ["ops@example.com", "erp@example.com"], "subject": "Orders {date}"},
     )
 
-    attempt = _attempt_of(client, tenant)
+    with running_smtp(settings):
+        attempt = _attempt_of(client, tenant)
 
     assert attempt.answer == "250 Message accepted for delivery"
     delivery = ExportDelivery.objects.get()
@@ -146,12 +145,12 @@ def test_an_email_attempt_keeps_the_relays_reply_to_the_message(tenant, client, 
     assert "ops@example.com" not in attempt.sent  # a count, not the addresses
 
 
-def test_an_email_refused_by_the_relay_keeps_its_reply(tenant, client, request) -> None:
-    smtp: SmtpServer = _fixture(request, "smtp_server")
-    smtp.recorder.data_reply = "554 5.7.1 Message rejected as spam"
+def test_an_email_refused_by_the_relay_keeps_its_reply(tenant, client, settings) -> None:
     make_queue(tenant, "unused", delivery={"type": "email", "recipients": ["ops@example.com"]})
 
-    attempt = _attempt_of(client, tenant, ExportStatus.FAILURE)
+    with running_smtp(settings) as smtp:
+        smtp.recorder.data_reply = "554 5.7.1 Message rejected as spam"
+        attempt = _attempt_of(client, tenant, ExportStatus.FAILURE)
 
     assert attempt.answer == "554 5.7.1 Message rejected as spam"
     assert attempt.sent.startswith("1 recipient, subject ")
