@@ -17,6 +17,7 @@ from backoffice.views import (
     queue_forms,
     sales,
     security,
+    statements,
 )
 
 app_name = "backoffice"
@@ -47,6 +48,8 @@ urlpatterns = [
     path("sales/<int:pk>/", sales.sale_detail, name="sale"),
     path("checkouts/", sales.checkout_list, name="checkouts"),
     path("checkouts/<int:pk>/", sales.checkout_detail, name="checkout"),
+    path("statements/", statements.statement_list, name="statements"),
+    path("statements/<int:pk>/", statements.statement_detail, name="statement"),
     path("integrations/", integrations.integration_list, name="integrations"),
     path("integrations/new/", integrations.integration_new, name="integration-new"),
     path("integrations/<int:pk>/", integrations.integration_detail, name="integration"),

@@ -15,9 +15,12 @@ from accounts.models import AuditEntry
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from integrations import services as integration_services
 from integrations.models import RuntimeIntegration
+from ledger.models import RegisterCloseStatement
+from ledger.services.registers import close_register, open_register
 from tests.backoffice.conftest import SignIn
 from tests.exports.conftest import make_queue
 from tests.exports.test_outbox import import_orders
+from tests.factories import RegisterFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -86,7 +89,8 @@ def crawl(client: Client) -> tuple[list[str], list[tuple[str, dict[str, object]]
 @pytest.fixture
 def first_account(tenant, client, settings):
     """Account A with data on every page: a queue, an export log of delivered, failed and waiting items, a runtime
-    integration of a kind that may move money (so its test page asks to confirm rather than calls)."""
+    integration of a kind that may move money (so its test page asks to confirm rather than calls), a register close
+    statement."""
     queue = make_queue(tenant, "https://example.com/a-hook", name="a-queue-7f3e")
     integration_services.save_runtime_integration(
         account=tenant.account,
@@ -102,6 +106,12 @@ def first_account(tenant, client, settings):
     items = list(ExportItem.objects.filter(queue=queue).order_by("pk"))
     ExportItem.objects.filter(pk=items[0].pk).update(status=ExportStatus.FAILURE, message="HTTP 503")
     ExportItem.objects.filter(pk=items[1].pk).update(status=ExportStatus.SUCCESS)
+    RegisterFactory(account=tenant.account, stock_location=tenant.stock_location, identifier="a-register-7f3e")
+    open_register(account=tenant.account, register_identifier="a-register-7f3e")
+    counted = [{"payment_type_identifier": "cash", "counted": 0}]
+    close_register(
+        account=tenant.account, register_identifier="a-register-7f3e", counted=counted, identifier="a-close-7f3e"
+    )
     return tenant
 
 
@@ -110,7 +120,8 @@ def a_markers(tenant) -> list[bytes]:
     names = list(ExportQueue.objects.filter(account=tenant.account).values_list("name", flat=True))
     keys = list(ExportItem.objects.filter(account=tenant.account).values_list("element_key", flat=True))
     hosts = ["erp-a-7f3e.example.com", "a-secret-7f3e"]
-    return [value.encode() for value in [*names, *keys, *hosts] if value]
+    closes = list(RegisterCloseStatement.objects.filter(account=tenant.account).values_list("identifier", flat=True))
+    return [value.encode() for value in [*names, *keys, *hosts, *closes, "a-register-7f3e"] if value]
 
 
 def state(tenant) -> tuple[object, ...]:
@@ -175,3 +186,4 @@ def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_vie
     assert {"/backoffice/settings/", "/backoffice/security/"} <= set(posted)
     for new in (rb"/integrations/new/", rb"/integrations/\d+/edit/", rb"/integrations/\d+/test/", rb"/pricing/"):
         assert re.search(new, visited), new
+    assert "/backoffice/statements/" in pages and re.search(rb"/backoffice/statements/\d+/", visited)
