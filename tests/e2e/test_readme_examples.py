@@ -3,8 +3,9 @@
 The blocks that run are the fenced ``sh`` blocks right after a ``<!-- runs -->`` line: the README's first, then
 each page of ``docs/`` in name order. They run in one ``bash`` (``set -euo pipefail``; ``curl`` fails on an HTTP
 error answer) at a scratch directory that stands for the repository's root (``examples/``, and ``var/`` of the
-service), against one service for the module (migrate, ``bootstrap_demo``, ``runall``) on a port of its own, which
-replaces the README's ``127.0.0.1:8000`` in the blocks and in ``examples/``. Then the export queue the README
+service), against ``make run``'s service (migrate, ``bootstrap_demo``, ``runall``) on a port of its own, which
+replaces the README's ``127.0.0.1:8000`` in the blocks and in ``examples/`` (``demo_service``, shared by the
+session's end-to-end tests: other tests' orders may be in it). Then the export queue the README
 creates has delivered the sales booked after it to the demo receiver.
 """
 
@@ -13,14 +14,13 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
 
 from tests.e2e.waiting import wait_until
-from tests.support.demo_service import ROOT, RunningService, demo_env, manage, running_service
+from tests.support.demo_service import ROOT, DemoService
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUNS = re.compile(r"^<!-- runs -->\n```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -36,21 +36,11 @@ def runnable_blocks() -> list[tuple[str, str]]:
     return [(page.name, block) for page in PAGES for block in RUNS.findall(page.read_text())]
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningService, dict[str, str]]]:
-    root = tmp_path_factory.mktemp("readme-service")
-    env = demo_env(root)
-    manage(env, "migrate", "--noinput", "-v0")
-    manage(env, "bootstrap_demo")
-    with running_service(env, root / "runall.log") as running:
-        yield running, env
-
-
 @pytest.fixture
-def repository_root(tmp_path: Path, service: tuple[RunningService, dict[str, str]]) -> Path:
+def repository_root(tmp_path: Path, demo_service: DemoService) -> Path:
     """A directory that reads as the repository's root to the blocks: ``examples/`` aimed at the service's port and
     ``var/`` the service's own (the demo's key)."""
-    running, env = service
+    env = demo_service.env
     address = env["RUN_BIND"]
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     for body in (tmp_path / "examples").iterdir():
@@ -65,8 +55,8 @@ def test_the_marked_blocks_are_the_readme_and_docs_examples():
     assert {"imports.md", "pos.md"} <= set(pages)
 
 
-def test_the_examples_run_in_order_and_the_readmes_queue_delivers_to_the_demo_receiver(service, repository_root):
-    running, env = service
+def test_the_examples_run_in_order_and_the_readmes_queue_delivers_to_the_demo_receiver(demo_service, repository_root):
+    env = demo_service.env
     blocks = runnable_blocks()
     script = PRELUDE + "".join(
         f"{block.replace(DOCUMENTED_ADDRESS, env['RUN_BIND'])}\nprintf '\\n::ran %s::\\n' {number}\n"
@@ -93,15 +83,14 @@ def test_the_examples_run_in_order_and_the_readmes_queue_delivers_to_the_demo_re
     assert queue, out
     assert re.search(r'"element_key":\s*"demo-co-\d+-s1"', out), "the preview shows the sale booked before"
 
-    key = (Path(env["VAR_DIR"]) / "demo-api-key").read_text().strip()
-    query = {"account": "demo", "integration": "webshop", "apikey": key}
+    query = {"account": "demo", "integration": "webshop", "apikey": demo_service.api_key}
 
     def sales_delivered() -> list[str]:
         items = requests.get(
-            f"{running.base_url}/api/v1/export-logs/", params={**query, "queue": queue.group(1)}, timeout=10
+            f"{demo_service.base_url}/api/v1/export-logs/", params={**query, "queue": queue.group(1)}, timeout=10
         ).json()["results"]
         statuses = [item["status"] for item in items]
         return statuses if statuses == ["success", "success"] else []
 
     wait_until(sales_delivered, timeout=30, message="the README's queue to deliver the two sales booked after it")
-    assert "demo receiver: delivery" in running.log()
+    assert "demo receiver: delivery" in demo_service.log()

@@ -1,10 +1,9 @@
 """``make run``'s service for end-to-end tests: migrate, ``bootstrap_demo`` and ``runall`` (web, worker, beat and
 the embedded broker) on a scratch ``VAR_DIR`` and a free port, whatever database and broker the suite itself uses.
 
-``demo_env(root)`` is the environment ``make run`` gives the service, pointed at ``root``; ``manage(env, ...)``
-runs one management command; ``running_service(env, log_path)`` starts ``runall`` in a process group of its own,
-returns once the web server listens and the worker consumes, and stops it with SIGTERM when the block ends,
-failing if it does not exit 0.
+``demo_service(root)`` prepares the service's state under ``root`` as ``make run`` does, starts ``runall`` in a
+process group of its own, returns once the web server listens and the worker consumes, and stops it with SIGTERM
+when the block ends, failing if it does not exit 0. ``tests/e2e/conftest.py`` shares one for the session.
 """
 
 from __future__ import annotations
@@ -22,6 +21,18 @@ from pathlib import Path
 from tests.e2e.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
+# One order for the demo's shop, as an integrator posts it (the curl bootstrap_demo prints posts the same shape).
+ORDER = {
+    "orders": [
+        {
+            "order_identifier": "runall-1",
+            "basket": {
+                "currency": "DKK",
+                "line_items": [{"product_identifier": "p1", "name": "Coffee", "quantity": 1, "price": 25.0}],
+            },
+        }
+    ]
+}
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 60.0
 
@@ -57,17 +68,30 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 
 @dataclass
-class RunningService:
+class DemoService:
+    env: dict[str, str]
+    bootstrap_output: str  # what ``bootstrap_demo`` printed: sign-ins, the key, a curl that imports an order
     process: subprocess.Popen[bytes]
     log_path: Path
-    base_url: str
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.env['RUN_BIND']}"
+
+    @property
+    def api_key(self) -> str:
+        return (Path(self.env["VAR_DIR"]) / "demo-api-key").read_text().strip()
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
 
 @contextmanager
-def running_service(env: dict[str, str], log_path: Path) -> Iterator[RunningService]:
+def demo_service(root: Path) -> Iterator[DemoService]:
+    env = demo_env(root)
+    manage(env, "migrate", "--noinput", "-v0")
+    bootstrap_output = manage(env, "bootstrap_demo")
+    log_path = root / "runall.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "manage.py", "runall"],
@@ -77,7 +101,7 @@ def running_service(env: dict[str, str], log_path: Path) -> Iterator[RunningServ
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    service = RunningService(process=process, log_path=log_path, base_url=f"http://{env['RUN_BIND']}")
+    service = DemoService(env=env, bootstrap_output=bootstrap_output, process=process, log_path=log_path)
     try:
         wait_until(
             lambda: process.poll() is not None or (" ready." in service.log() and "Listening at" in service.log()),
