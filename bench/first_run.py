@@ -25,7 +25,6 @@ import platform
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,10 @@ from pathlib import Path
 
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import harness
+
 TIMEOUT_SECONDS = 900.0
 POLL_SECONDS = 0.2
 # The step make is starting, from the command line it echoes: (pattern, name of the step that starts).
@@ -47,12 +49,6 @@ STEPS = (
     (re.compile(r"manage\.py bootstrap_demo"), "demo"),
     (re.compile(r"manage\.py runall"), "runall"),
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def machine() -> str:
@@ -128,13 +124,13 @@ def main() -> int:
 
     scratch = Path(tempfile.mkdtemp(prefix="first-run-"))
     clone = scratch / "clone"
-    subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(clone)], check=True)
+    subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(harness.ROOT), str(clone)], check=True)
     subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", args.ref], check=True)
     commit = subprocess.run(
         ["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True
     ).stdout.strip()
 
-    address = f"127.0.0.1:{free_port()}"
+    address = f"127.0.0.1:{harness.free_port()}"
     base = f"http://{address}"
     env = {
         k: v
@@ -159,7 +155,7 @@ def main() -> int:
     output = Output(process.stdout, started, scratch / "make-run.log")
     try:
         ready = wait(
-            lambda: requests.get(f"{base}/health/ready", timeout=5).status_code == 200,
+            lambda: harness.answers(f"{base}/health/ready"),
             process,
             output,
             "200 from /health/ready",
