@@ -307,6 +307,17 @@ class NotificationPreference(AccountOwned):
         return frozenset(kind for kind in NotificationKind.values if getattr(self, kind))
 
 
+class PersonPreference(models.Model):
+    """A person's own choices across all their accounts: the language of the back-office (empty: the browser's)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference")
+    language = models.CharField(max_length=8, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"preferences of {self.user}"
+
+
 class ActorKind(models.TextChoices):
     PERSON = "person"
     API_KEY = "api_key"

@@ -27,6 +27,7 @@ from accounts.models import (
     Membership,
     NotificationKind,
     NotificationPreference,
+    PersonPreference,
     Register,
     Role,
     Scope,
@@ -474,6 +475,37 @@ def record_new_password(*, user: Any) -> None:
             before=None,
             after={"password": "set"},
         )
+
+
+def language_of(*, user: Any) -> str:
+    """The language the person chose for the back-office ("" when they chose none: their browser's)."""
+    preference = PersonPreference.objects.filter(user=user).first()
+    return preference.language if preference is not None else ""
+
+
+def set_language(*, user: Any, language: str) -> str:
+    """A person chooses the back-office's language (a code of ``LANGUAGES``; "" for their browser's). Kept for
+    every account they work in; audited in each as a change of the member, by the person."""
+    if language and language not in dict(settings.LANGUAGES):
+        raise ServiceError(f"unknown language '{language}'", field="language", code="invalid_choice")
+    with transaction.atomic():
+        preference, _ = PersonPreference.objects.select_for_update().get_or_create(user=user)
+        before = preference.language
+        if before == language:
+            return language
+        preference.language = language
+        preference.save(update_fields=["language", "updated_at"])
+        address = str(user.get_username())
+        for membership in memberships_of(user):
+            _record_member(
+                account=membership.account,
+                address=address,
+                action="changed",
+                before={"language": before},
+                after={"language": language},
+                actor=audit.Actor.person(user),
+            )
+    return language
 
 
 def set_notifications(*, account: Account, membership: Membership, chosen: Iterable[str]) -> frozenset[str]:

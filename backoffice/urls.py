@@ -31,6 +31,7 @@ urlpatterns = [
     path("password/done/", auth.NewPasswordDoneView.as_view(), name="password-reset-done"),
     path("password/<uidb64>/<token>/", auth.NewPasswordView.as_view(), name="password-reset-confirm"),
     path("switch/", auth.switch_account, name="switch"),
+    path("language/", auth.choose_language, name="language"),
     path("", dashboard.dashboard, name="dashboard"),
     path("exports/queues/", exports.queue_list, name="queues"),
     path("exports/queues/new/", queue_forms.queue_new, name="queue-new"),

@@ -9,6 +9,7 @@ from typing import Any
 from axes.handlers.proxy import AxesProxyHandler
 from axes.helpers import get_lockout_response
 from django import forms
+from django.conf import settings
 from django.contrib.auth import REDIRECT_FIELD_NAME, get_user_model, user_login_failed
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm, SetPasswordForm
@@ -25,7 +26,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import two_factor
 from accounts.audit import Actor, acting
-from accounts.services import memberships_of, record_new_password
+from accounts.services import language_of, memberships_of, record_new_password, set_language
 from backoffice import second_step
 from backoffice.members import SESSION_KEY
 
@@ -84,7 +85,7 @@ class SignInView(auth_views.LoginView):
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
         user = form.get_user()
         if not two_factor.is_enrolled(user=user):
-            return super().form_valid(form)
+            return _in_their_language(super().form_valid(form), user)
         second_step.begin(self.request, user=user)
         return HttpResponseRedirect(_with_next(reverse("backoffice:login-verify"), self.get_success_url()))
 
@@ -115,7 +116,7 @@ def sign_in_code(request: HttpRequest) -> HttpResponse:
             device = None if wait else two_factor.check_code(user=user, code=code)
             if device is not None:
                 second_step.finish(request, user=user, device=device)
-                return HttpResponseRedirect(next_url)
+                return _in_their_language(HttpResponseRedirect(next_url), user)
             if wait:
                 text = gettext("Too many wrong codes: try again in %(seconds)s seconds.") % {"seconds": wait}
                 form.add_error("code", text)
@@ -125,6 +126,45 @@ def sign_in_code(request: HttpRequest) -> HttpResponse:
                 form.add_error("code", gettext("That code is not right."))
     context = {"form": form, "next": next_url, "person": user.get_username()}
     return render(request, "backoffice/login_verify.html", context, status=400 if form.errors else 200)
+
+
+def _remember_language(response: HttpResponse, language: str) -> HttpResponse:
+    """The language cookie LocaleMiddleware reads, set as Django's ``set_language`` sets it ("" removes it)."""
+    if not language:
+        response.delete_cookie(settings.LANGUAGE_COOKIE_NAME, path=settings.LANGUAGE_COOKIE_PATH)
+        return response
+    response.set_cookie(
+        settings.LANGUAGE_COOKIE_NAME,
+        language,
+        max_age=settings.LANGUAGE_COOKIE_AGE,
+        path=settings.LANGUAGE_COOKIE_PATH,
+        domain=settings.LANGUAGE_COOKIE_DOMAIN,
+        secure=settings.LANGUAGE_COOKIE_SECURE,
+        httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
+        samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+    )
+    return response
+
+
+def _in_their_language(response: HttpResponse, user: Any) -> HttpResponse:
+    """After signing in: the pages in the language the person chose, on any browser (none chosen: unchanged)."""
+    language = language_of(user=user)
+    return _remember_language(response, language) if language else response
+
+
+@csrf_protect
+@require_POST
+def choose_language(request: HttpRequest) -> HttpResponse:
+    """The language chooser of every page, the sign-in page's too: kept in the cookie Django's ``LocaleMiddleware``
+    reads and, for a signed-in person, in their preferences (``accounts.services.set_language``), so it follows
+    them to any browser they sign in on. "" goes back to the browser's language."""
+    language = str(request.POST.get("language", ""))
+    if language and language not in dict(settings.LANGUAGES):
+        reason = gettext("That language is not one of the back-office's.")
+        return render(request, "backoffice/refused.html", {"reason": reason}, status=400)
+    if request.user.is_authenticated:
+        set_language(user=request.user, language=language)
+    return _remember_language(HttpResponseRedirect(_safe_next(request)), language)
 
 
 class SignOutView(auth_views.LogoutView):

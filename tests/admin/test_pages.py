@@ -41,6 +41,7 @@ NOT_IN_THE_ADMIN = {
     "campaigns.PricingVersion",  # bookkeeping: the pricing cache's version token per market
     "integrations.CustomerDiscountsAnswer",  # a cache of integrator answers, seconds long
     "accounts.NotificationPreference",  # each member's own choice, set on their back-office page
+    "accounts.PersonPreference",  # each person's own choice (the language), set with the back-office's chooser
     # Shown inline on their parent's page (the export log item, the sale).
     "exports.ExportAttempt",
     "ledger.SaleLine",
