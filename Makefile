@@ -3,6 +3,8 @@
 # make test  installs the development tools too and runs the whole test suite (SQLite and the embedded broker by default;
 #            DATABASE_URL and CELERY_BROKER_URL switch to PostgreSQL and Redis).
 # make screenshots  runs the admin's browser tests with SCREENSHOTS=1, which saves the main pages to docs/screenshots/.
+# make messages  collects the back-office's translatable strings into backoffice/locale/da/LC_MESSAGES/django.po
+#            (new ones empty, changed ones fuzzy) and compiles every .po to its .mo (GNU gettext's msgfmt).
 # make lint  the import contracts of the layers (lint-imports, pyproject.toml), ruff check, ruff format --check and
 #            mypy (django-stubs) on the apps.
 
@@ -15,7 +17,7 @@ STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed-run
 PIP := $(BIN)/python -m pip install --disable-pip-version-check --quiet --progress-bar off
 
-.PHONY: install install-run run test lint screenshots
+.PHONY: install install-run run test lint screenshots messages
 
 install: $(STAMP)
 
@@ -45,6 +47,11 @@ test: install
 
 screenshots: install
 	SCREENSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider tests/browser/test_exports_admin.py tests/browser/test_integrations_admin.py
+
+# Run from backoffice/ so that only its strings are collected, into its own locale/.
+messages: install-run
+	cd backoffice && DJANGO_SETTINGS_MODULE=config.settings PYTHONPATH=.. ../$(BIN)/django-admin makemessages --locale da
+	cd backoffice && DJANGO_SETTINGS_MODULE=config.settings PYTHONPATH=.. ../$(BIN)/django-admin compilemessages --locale da
 
 lint: install
 	$(BIN)/lint-imports --no-cache
