@@ -2,7 +2,8 @@
 #            worker, beat and the embedded broker.
 # make test  installs the development tools too and runs the whole test suite (SQLite and the embedded broker by default;
 #            DATABASE_URL and CELERY_BROKER_URL switch to PostgreSQL and Redis).
-# make screenshots  runs the admin's browser tests with SCREENSHOTS=1, which saves the main pages to docs/screenshots/.
+# make screenshots  runs the admin's browser tests with SCREENSHOTS=1, which saves the main pages to docs/screenshots/,
+#            and bench/screenshots.py, which saves the back-office's main pages there at 1280 and 390 px wide.
 # make messages  collects the back-office's translatable strings into backoffice/locale/da/LC_MESSAGES/django.po
 #            (new ones empty, changed ones fuzzy) and compiles every .po to its .mo (GNU gettext's msgfmt).
 # make lint  the import contracts of the layers (lint-imports, pyproject.toml), ruff check, ruff format --check and
@@ -47,6 +48,7 @@ test: install
 
 screenshots: install
 	SCREENSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider tests/browser/test_exports_admin.py tests/browser/test_integrations_admin.py
+	$(BIN)/python bench/screenshots.py
 
 # Run from backoffice/ so that only its strings are collected, into its own locale/.
 messages: install-run

@@ -118,7 +118,7 @@ def test_a_member_signs_in_and_reads_every_page_at_desktop_and_phone_width(
         if path == "/backoffice/exports/log/":
             failed_row = page.locator("tbody tr", has_text=failed.element_key)
             expect(failed_row.locator("td[data-label=Status]")).to_have_text("Failure")
-            expect(failed_row.locator("td[data-label=Reason]")).to_contain_text("400")
+            expect(failed_row.locator("td[data-label=Reason]")).to_contain_text("customer_email is required")
             expect(failed_row.locator("td[data-label=Code]")).to_have_text("400")
             expect(failed_row.locator("td[data-label=Attempts]")).to_have_text("1")
             waiting_row = page.locator("tbody tr", has_text=shown.waiting[0].element_key)

@@ -25,7 +25,14 @@ from tests.ledger.test_checkouts import checkout_body
 
 # How the receiver answers the orders' deliveries, in order: two delivered, a 400 (failed for good), two 503s
 # (retryable: each waits for its next attempt), a 422 (failed for good).
-ANSWERS = [200, 200, 400, 503, 503, 422]
+ANSWERS: list[int | str] = [
+    200,
+    200,
+    "say:400:customer_email is required",
+    "say:503:down for maintenance until 06:00",
+    "say:503:down for maintenance until 06:00",
+    "say:422:unknown product 1001",
+]
 ORDERS = ["web-10041", "web-10042", "web-10043", "web-10044", "web-10045", "web-10046"]
 
 
