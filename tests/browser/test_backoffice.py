@@ -67,6 +67,7 @@ def acme(transactional_db: None) -> Tenant:
 def sign_in(page: Page) -> None:
     page.goto("/backoffice/")
     expect(page).to_have_url(re.compile(r"/backoffice/login/"))
+    assert_no_sideways_scroll(page)
     page.get_by_label("E-mail").fill(EMAIL.upper())
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
