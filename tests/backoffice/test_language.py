@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from rest_framework.test import APIClient
 
 from tests.backoffice.conftest import SignIn
 
@@ -64,3 +65,15 @@ def test_the_chooser_works_before_signing_in_and_ignores_a_language_not_offered(
 def test_the_chooser_needs_the_csrf_token():
     client = Client(enforce_csrf_checks=True)
     assert client.post("/i18n/setlang/", {"language": "da"}).status_code == 403
+
+
+def test_the_api_answers_in_english_whatever_the_accept_language(tenant):
+    client = APIClient()
+    url = f"/imports/incoming_orders?{tenant.query(stock_location='shop-1')}"
+    answers = [
+        client.post(url, {"orders": [{"order_identifier": 5}]}, format="json", HTTP_ACCEPT_LANGUAGE=language)
+        for language in ("en", "da")
+    ]
+    assert answers[0].status_code == answers[1].status_code == 400
+    assert answers[0].json() == answers[1].json()
+    assert "must be a string, not number" in answers[1].content.decode()
