@@ -269,6 +269,40 @@ class Membership(AccountOwned):
         return f"{self.user} in {self.account}: {self.role}"
 
 
+class NotificationKind(models.TextChoices):
+    """What a member may be told by e-mail (``ops.notifications`` sends them)."""
+
+    QUEUE_DISABLED = "queue_disabled", "An export queue was disabled"
+    BREAKER_OPEN = "breaker_open", "A destination has been failing for a while"
+    DAILY_DIGEST = "daily_digest", "The daily digest"
+
+
+# What a member is told while they have not chosen: owners and managers, who can act on it, get the problems;
+# nobody gets the digest until they ask for it.
+NOTIFICATION_DEFAULTS: dict[str, frozenset[str]] = {
+    "owner": frozenset({NotificationKind.QUEUE_DISABLED, NotificationKind.BREAKER_OPEN}),
+    "manager": frozenset({NotificationKind.QUEUE_DISABLED, NotificationKind.BREAKER_OPEN}),
+    "viewer": frozenset(),
+}
+
+
+class NotificationPreference(AccountOwned):
+    """A member's own choice of what they are told (one boolean per ``NotificationKind``). A member without a
+    row gets ``NOTIFICATION_DEFAULTS`` for their role; the row is written when they choose."""
+
+    membership = models.OneToOneField(Membership, on_delete=models.CASCADE, related_name="notification_preference")
+    queue_disabled = models.BooleanField()
+    breaker_open = models.BooleanField()
+    daily_digest = models.BooleanField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"notifications of {self.membership}"
+
+    def chosen(self) -> frozenset[str]:
+        return frozenset(kind for kind in NotificationKind.values if getattr(self, kind))
+
+
 class ActorKind(models.TextChoices):
     PERSON = "person"
     API_KEY = "api_key"

@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 
 from accounts import auth_failures, keys
 from accounts.models import (
+    NOTIFICATION_DEFAULTS,
     Account,
     ApiKey,
     AuditEntry,
@@ -15,6 +16,7 @@ from accounts.models import (
     Integration,
     Market,
     Membership,
+    NotificationPreference,
     Register,
     StockLocation,
 )
@@ -127,3 +129,27 @@ def members(*, account: Account) -> QuerySet[Membership]:
 def membership(*, account_id: int, user_id: int) -> Membership | None:
     """One person's membership of one account (both by id, as a signed invitation names them), or None."""
     return Membership.objects.select_related("account", "user").filter(account_id=account_id, user_id=user_id).first()
+
+
+def notifications_chosen(*, account: Account, membership: Membership) -> frozenset[str]:
+    """The ``NotificationKind`` codes the member wants: their own choice, else their role's defaults."""
+    if membership.account_id != account.pk:
+        return frozenset()
+    preference = NotificationPreference.objects.filter(account=account, membership=membership).first()
+    return preference.chosen() if preference is not None else NOTIFICATION_DEFAULTS.get(membership.role, frozenset())
+
+
+def members_notified(*, account: Account, kind: str) -> list[Membership]:
+    """The account's active members who want ``kind``, with their person loaded (two queries)."""
+    chosen = {
+        membership_id: preference
+        for membership_id, preference in NotificationPreference.objects.filter(account=account).values_list(
+            "membership_id", kind
+        )
+    }
+    found = Membership.objects.filter(account=account, user__is_active=True).select_related("user").order_by("pk")
+    return [
+        membership
+        for membership in found
+        if chosen.get(membership.pk, kind in NOTIFICATION_DEFAULTS.get(membership.role, frozenset()))
+    ]

@@ -25,11 +25,14 @@ from accounts.models import (
     Integration,
     Market,
     Membership,
+    NotificationKind,
+    NotificationPreference,
     Register,
     Role,
     Scope,
     StockLocation,
 )
+from accounts.selectors import notifications_chosen
 from core.errors import Conflict, NotFound, ServiceError
 
 # Writing last use on every request would turn every read into a write; a minute is precise enough.
@@ -476,3 +479,32 @@ def record_new_password(*, user: Any) -> None:
             before=None,
             after={"password": "set"},
         )
+
+
+def set_notifications(*, account: Account, membership: Membership, chosen: Iterable[str]) -> frozenset[str]:
+    """A member chooses what they are told by e-mail (``NotificationKind`` codes; the others are off). Audited
+    as a change of the member (``notifications.<kind>``), by whoever is acting: the member themselves."""
+    wanted = frozenset(chosen)
+    unknown = wanted - set(NotificationKind.values)
+    if unknown:
+        raise ServiceError(f"unknown notification '{sorted(unknown)[0]}'", field="notifications")
+    if membership.account_id != account.pk:
+        raise NotFound("no such member", field="member")
+    with transaction.atomic():
+        before = notifications_chosen(account=account, membership=membership)
+        NotificationPreference.objects.update_or_create(
+            account=account,
+            membership=membership,
+            defaults={kind: kind in wanted for kind in NotificationKind.values},
+        )
+        address = membership.user.get_username()
+        audit.record(
+            account=account,
+            action="changed",
+            target_type="member",
+            target_id=address,
+            target=address,
+            before={"notifications": {kind: kind in before for kind in NotificationKind.values}},
+            after={"notifications": {kind: kind in wanted for kind in NotificationKind.values}},
+        )
+    return wanted

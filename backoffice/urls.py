@@ -2,7 +2,19 @@
 
 from django.urls import path
 
-from backoffice.views import audit, auth, dashboard, exports, imports, integrations, keys, members, sales
+from backoffice.views import (
+    audit,
+    auth,
+    dashboard,
+    exports,
+    imports,
+    integrations,
+    keys,
+    members,
+    notifications,
+    queue_forms,
+    sales,
+)
 
 app_name = "backoffice"
 
@@ -16,7 +28,10 @@ urlpatterns = [
     path("switch/", auth.switch_account, name="switch"),
     path("", dashboard.dashboard, name="dashboard"),
     path("exports/queues/", exports.queue_list, name="queues"),
+    path("exports/queues/new/", queue_forms.queue_new, name="queue-new"),
     path("exports/queues/<int:pk>/", exports.queue_detail, name="queue"),
+    path("exports/queues/<int:pk>/edit/", queue_forms.queue_edit, name="queue-edit"),
+    path("exports/queues/<int:pk>/delete/", queue_forms.queue_delete, name="queue-delete"),
     path("exports/queues/<int:pk>/enable/", exports.queue_enable, name="queue-enable"),
     path("exports/queues/<int:pk>/disable/", exports.queue_disable, name="queue-disable"),
     path("exports/log/", exports.export_log, name="export-log"),
@@ -37,5 +52,6 @@ urlpatterns = [
     path("members/<int:pk>/role/", members.member_role, name="member-role"),
     path("members/<int:pk>/remove/", members.member_remove, name="member-remove"),
     path("members/<int:pk>/invite/", members.member_invite, name="member-invite"),
+    path("notifications/", notifications.notification_settings, name="notifications"),
     path("invite/<str:token>/", members.invite, name="invite"),
 ]

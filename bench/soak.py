@@ -16,7 +16,8 @@ connection error or a 5xx while Redis is down) is sent again, as a client would;
 idempotent by identifier. Faults: every minute the worker gets SIGKILL (its whole process group: no chance to
 requeue or ack anything) and is started again; once, half-way through, Redis is killed and started empty.
 A beat thread calls the two sweepers (``sweep_pending_imports``, ``sweep_exports``) every few seconds, as the
-beat would, with short grace periods and lease (the environment below), so the run can drain in minutes.
+beat would, with short grace periods (the environment below), so the run can drain in minutes; a killed worker's
+leases are taken over once it is unseen (`LIVENESS_TIMEOUT_SECONDS`).
 
 After the load, a drain period (``--drain-timeout``) lets the sweepers catch up, then the checks:
 - every imported order materialised exactly once (``IncomingOrder`` rows per identifier == 1);
@@ -62,6 +63,7 @@ DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/retail_soak"
 REGISTER = "reg-1"
 ENTITY_TYPES = ("checkouts", "sales", "stock_events")
 SWEEP_INTERVAL_SECONDS = 3.0
+WINDOW_SECONDS = 15.0  # the report's commit -> receipt by when the item was committed
 # Short grace periods: what a killed worker or a lost task leaves pending is taken up again within seconds, so
 # the run drains in minutes (production keeps the defaults). Shared by bench/soak_embedded.py.
 SHORT_SWEEPS = {"IMPORT_SWEEP_GRACE_SECONDS": "10", "EXPORT_SWEEP_GRACE_SECONDS": "10", "EXPORT_RETRY_BASE_DELAY": "2"}
@@ -356,7 +358,8 @@ def main() -> int:
         CELERY_BROKER_URL=redis_server.url,
         TASK_ROUTING="false",  # every task on this run's private queue, whatever the machine's settings
         OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",  # the web hook receiver in this process
-        EXPORT_LEASE_SECONDS="20",
+        # The default lease: a killed worker's leases are taken over once it is unseen (core.liveness), and a
+        # shorter lease would shorten the task's time below a web hook's timeouts (one send a task, exports.W002).
         **SHORT_SWEEPS,
     )
     print(f"run {run_id}: database {harness.redacted(env['DATABASE_URL'])}, private Redis on :{redis_server.port}")
@@ -583,12 +586,17 @@ def report(
     per_type: dict[str, Counter[str]] = {}
     export_lost = 0
     latencies: list[float] = []
+    # Commit -> receipt by the window of the run its item was committed in: the faults' cost, where it falls.
+    windows: dict[int, list[float]] = {}
+    started = min((created_at.timestamp() for *_, created_at in items), default=0.0)
     for entity_type, status, delivery_id, created_at in items:
         counts = per_type.setdefault(entity_type, Counter())
         counts["items"] += 1
         if status == ExportStatus.SUCCESS and delivery_id in receipts:
             counts["delivered"] += 1
             latencies.append(first_receipt[delivery_id] - created_at.timestamp())
+            window = int((created_at.timestamp() - started) // WINDOW_SECONDS)
+            windows.setdefault(window, []).append(latencies[-1])
         elif status == ExportStatus.FAILURE:
             counts["logged failed"] += 1
         else:  # pending after the drain, or "success" the receiver never saw
@@ -648,6 +656,10 @@ def report(
         ("checkout request", stats.checkout_latencies),
         ("export commit -> receipt", latencies),
     ):
+        print(f"{name:<{width}}{ms(values, 0.5):>10}{ms(values, 0.99):>10}{len(values):>10}")
+    for window in sorted(windows):
+        name = f"  committed at {window * WINDOW_SECONDS:.0f}-{(window + 1) * WINDOW_SECONDS:.0f} s"
+        values = windows[window]
         print(f"{name:<{width}}{ms(values, 0.5):>10}{ms(values, 0.99):>10}{len(values):>10}")
     print("-" * 78)
     print(f"LOSS: {loss}   (exactly-once violations: {doubled})")

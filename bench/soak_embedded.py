@@ -98,9 +98,8 @@ def main() -> int:
             "RUN_BIND": f"127.0.0.1:{port}",
             "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.1/32",
             # What a killed worker held comes back within the run: pending imports and exports are handed over
-            # again after 10 s, a leased delivery after 30 s (production keeps the defaults).
+            # again after 10 s (production keeps the defaults); its leases once it is unseen (core.liveness).
             **soak.SHORT_SWEEPS,
-            "EXPORT_LEASE_SECONDS": "30",
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "PYTHONUNBUFFERED": "1",
             "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),

@@ -318,6 +318,10 @@ CELERY_BEAT_SCHEDULE = {
     "exports-prune-logs": _nightly("exports.tasks.prune_export_logs", 15),
     "imports-prune-logs": _nightly("imports.tasks.prune_import_logs", 25),
     "integrations-prune-calls": _nightly("integrations.tasks.prune_integration_calls", 35),
+    # Members' notices: queues disabled and breakers open too long, every minute; the daily digest is tried every
+    # 15 minutes and goes out once a day per member, from NOTIFY_DIGEST_HOUR on (a failed mail is tried again).
+    "ops-notify-problems": {"task": "ops.tasks.notify_problems", "schedule": 60.0},
+    "ops-notify-digests": {"task": "ops.tasks.notify_digests", "schedule": crontab(minute="*/15")},
 }
 
 # --- Retention (issue 7, section 3) -----------------------------------------------------------------
@@ -414,6 +418,11 @@ if not 1 <= EXPORT_QUEUE_CONCURRENCY <= EXPORT_QUEUE_CONCURRENCY_MAX:
 # Sends one delivery task runs at once, in threads of its worker process (renders and sends; the task's own thread
 # takes the leases and records the outcomes). 1: one after another, in the task's thread.
 EXPORT_SEND_THREADS = env.int("EXPORT_SEND_THREADS", default=16)
+# A real-time delivery whose entities hold more than EXPORT_HEAVY_ELEMENTS list elements (lines, payments...) is
+# sent, and so rendered, by a send thread whose CPU priority is lower by EXPORT_HEAVY_NICE (0: the same): a
+# tenant's large renders yield the cores to other work (docs/exports-delivery.md).
+EXPORT_HEAVY_ELEMENTS = env.int("EXPORT_HEAVY_ELEMENTS", default=200)
+EXPORT_HEAVY_NICE = env.int("EXPORT_HEAVY_NICE", default=10)
 if EXPORT_SEND_THREADS < 1:
     raise ImproperlyConfigured("EXPORT_SEND_THREADS must be 1 or more")
 # An account's fair share of the worker processes sending real-time deliveries, across all its queues: at most
@@ -426,6 +435,33 @@ if not 0 < EXPORT_ACCOUNT_SHARE <= 1 or EXPORT_ACCOUNT_WORKERS < 0:
 # The From address (optionally "Name <address>") of every e-mail export; a queue may set a display name and a
 # Reply-To, never the address. Empty: DEFAULT_FROM_EMAIL.
 EXPORT_EMAIL_FROM = env.str("EXPORT_EMAIL_FROM", default="")
+
+# --- E-mail (django.core.mail: e-mail exports, invitations, new passwords, notifications) ----------------
+# The SMTP relay every mail goes through. EMAIL_TIMEOUT bounds each connection, read and write: a relay that does
+# not answer never holds a worker or a request for ever.
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10.0)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="webmaster@localhost")
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL are exclusive: set one of them")
+if EMAIL_TIMEOUT <= 0:
+    raise ImproperlyConfigured("EMAIL_TIMEOUT must be positive")
+
+# --- Notifications to a retailer's members (ops.notifications) ------------------------------------------------
+# A destination's breaker open (failing since) longer than this is told to the members who want it, once an open
+# period. The daily digest of yesterday (UTC) goes out from this hour (UTC). At most this many mails a run.
+NOTIFY_BREAKER_OPEN_SECONDS = env.int("NOTIFY_BREAKER_OPEN_SECONDS", default=900)
+NOTIFY_DIGEST_HOUR = env.int("NOTIFY_DIGEST_HOUR", default=6)
+NOTIFY_MAX_MAILS_PER_RUN = env.int("NOTIFY_MAX_MAILS_PER_RUN", default=200)
+if NOTIFY_BREAKER_OPEN_SECONDS < 0 or not 0 <= NOTIFY_DIGEST_HOUR <= 23 or NOTIFY_MAX_MAILS_PER_RUN < 1:
+    raise ImproperlyConfigured(
+        "NOTIFY_BREAKER_OPEN_SECONDS must be 0 or more, NOTIFY_DIGEST_HOUR 0 to 23, NOTIFY_MAX_MAILS_PER_RUN 1 or more"
+    )
 
 # --- Circuit breakers (core.breaker, issue 12) -----------------------------------------------------
 # A destination (web hook host, FTP/SFTP/SMTP server, integrator host) failing this many times in a row is not

@@ -64,6 +64,10 @@ class OutboundRefused(OutboundError):
     """The destination resolves to an address this service must not connect to."""
 
 
+class Unresolved(OutboundRefused):
+    """The destination's name resolves to no address now (which may change: a form warns of it, never refuses)."""
+
+
 class PlainHttpRefused(OutboundRefused):
     """Plain http to a destination with an address outside ``OUTBOUND_ALLOWED_NETWORKS``."""
 
@@ -175,14 +179,14 @@ def check_address(host: str, port: int, *, plain_http: bool = False) -> list[str
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
-        raise OutboundRefused(f"cannot resolve {host!r}: {exc}") from None
+        raise Unresolved(f"cannot resolve {host!r}: {exc}") from None
     addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
     for address in addresses:
         reason = refusal(_parse(address))
         if reason:
             raise OutboundRefused(f"{host} resolves to {address}: {reason} (see OUTBOUND_ALLOWED_NETWORKS)")
     if not addresses:
-        raise OutboundRefused(f"{host!r} resolves to no address")
+        raise Unresolved(f"{host!r} resolves to no address")
     if plain_http:
         # Judged on this resolution's addresses, the ones ``connect`` connects to (no second look-up).
         for address in addresses:

@@ -1,10 +1,11 @@
 """Back-office admin of exports: queues (created, changed and deleted through ``exports.services``, which record
 each change in the audit trail), the export log, deliveries.
 
-A queue's filters, transform and delivery are labelled fields by type (``exports.admin_forms``), or JSON text
-areas under "Advanced (JSON)"; either way checked by ``services.validate_queue`` (its field errors land on the
-field they name). Secrets in the delivery are masked in the form and a masked value
-submitted back keeps the stored one; a web hook secret the service generates is shown once, in a message.
+A queue's filters, transform and delivery are labelled fields by type (``exports.forms``; the admin's endpoints
+in ``exports.admin_forms``), or JSON text areas under "Advanced (JSON)"; either way checked by
+``services.validate_queue`` (its field errors land on the field they name). Secrets in the delivery are masked in
+the form and a masked value submitted back keeps the stored one; a web hook secret the service generates is shown
+once, in a message.
 The export log and deliveries are a record: view-only, with retry actions that call ``services.retry_items``.
 """
 
@@ -30,8 +31,9 @@ from core import jsonparse
 from core.admin_fields import REASON_CHARS
 from core.errors import ServiceError
 from exports import circuit, selectors, services
-from exports.admin_forms import QueueConfigAdmin, QueueConfigForm
+from exports.admin_forms import QueueConfigAdmin
 from exports.entities import REGISTRY
+from exports.forms import QueueConfigForm
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import mask, unmask
 

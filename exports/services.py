@@ -545,20 +545,58 @@ class _Job:
     clock: float
 
 
-_pool_state: dict[str, Any] = {}
+_pool_state: dict[bool, tuple[int, int, ThreadPoolExecutor]] = {}
 _pool_lock = threading.Lock()
 
 
-def _send_pool() -> ThreadPoolExecutor:
-    """This process's send threads (EXPORT_SEND_THREADS), made on first use: a forked worker child makes its own."""
+def _send_pool(*, heavy: bool = False) -> ThreadPoolExecutor:
+    """This process's send threads (EXPORT_SEND_THREADS), made on first use: a forked worker child makes its own.
+    ``heavy``: the pool for heavy deliveries, whose threads run at the lower CPU priority EXPORT_HEAVY_NICE."""
     size = int(settings.EXPORT_SEND_THREADS)
     with _pool_lock:
-        if _pool_state.get("pid") != os.getpid() or _pool_state.get("size") != size:
-            _pool_state.update(
-                pid=os.getpid(), size=size, pool=ThreadPoolExecutor(max_workers=size, thread_name_prefix="export-send")
+        state = _pool_state.get(heavy)
+        if state is None or state[0] != os.getpid() or state[1] != size:
+            pool = ThreadPoolExecutor(
+                max_workers=size,
+                thread_name_prefix="export-send-heavy" if heavy else "export-send",
+                initializer=_lower_priority if heavy else None,
             )
-        pool: ThreadPoolExecutor = _pool_state["pool"]
-        return pool
+            state = _pool_state[heavy] = (os.getpid(), size, pool)
+        return state[2]
+
+
+def _lower_priority() -> None:
+    """Lower the calling thread's CPU priority by EXPORT_HEAVY_NICE (Linux gives each thread its own nice value;
+    elsewhere, or where refused, the thread keeps the process's)."""
+    nice = int(settings.EXPORT_HEAVY_NICE)
+    if nice <= 0 or not hasattr(os, "setpriority"):
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except OSError:  # pragma: no cover - a platform without per-thread priorities
+        logger.info("export sends: the heavy send threads keep the process's CPU priority")
+
+
+def _heavy(items: Sequence[ExportItem] | None, entities: Mapping[tuple[str, int], dict[str, Any]]) -> bool:
+    """Whether a real-time delivery's entities hold more than EXPORT_HEAVY_ELEMENTS list elements at any depth
+    (a sale's lines, payments, discounts...): what a template renders over, so what its render costs. The walk
+    stops at the bound."""
+    limit = int(settings.EXPORT_HEAVY_ELEMENTS)
+    if limit <= 0 or not items:
+        return False
+    count = 0
+    stack: list[Any] = [entities.get((item.entity_type, item.object_id)) for item in items]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(v for v in value.values() if isinstance(v, dict | list))
+        elif isinstance(value, list):
+            count += len(value)
+            if count > limit:
+                return True
+            stack.extend(v for v in value if isinstance(v, dict | list))
+    return False
 
 
 def _in_thread(job: _Job, timeout: float, entities: dict[tuple[str, int], dict[str, Any]]) -> _Outcome:
@@ -724,7 +762,8 @@ class _Sender:
             job = _Job(delivery, items_of.get(delivery.pk), timezone.now(), time.monotonic())
             future: Future[_Outcome]
             if self.threaded:
-                future = _send_pool().submit(_in_thread, job, timeout, entities)
+                pool = _send_pool(heavy=_heavy(job.items, entities))
+                future = pool.submit(_in_thread, job, timeout, entities)
             else:
                 future = Future()
                 future.set_result(_send_one(delivery, timeout=timeout, items=job.items, entities=entities))
@@ -1386,6 +1425,48 @@ def send_test_delivery(*, queue: ExportQueue, object_id: int | None = None) -> t
     return result, element_key, delivery_id
 
 
+@dataclass(frozen=True)
+class SentTest:
+    """What one test send of a configuration gave: the destination's answer, the element key sent, the delivery
+    id (``test_...``) and how long the send took."""
+
+    result: DeliveryResult
+    element_key: str
+    delivery_id: str
+    duration_ms: int
+
+
+def send_test_config(
+    *,
+    account: Account,
+    queue: ExportQueue,
+    entity_type: str,
+    transform: dict[str, Any],
+    delivery: dict[str, Any],
+    object_id: int | None = None,
+) -> SentTest:
+    """``send_test_delivery`` of ``queue`` with a configuration not saved yet (a form's, validated): its entity
+    type, transform and delivery. A web hook's secret left out is the stored one, as ``update_queue`` keeps it,
+    else a new one for this send only. Nothing is saved."""
+    if queue.account_id != account.pk:
+        raise ServiceError("the queue belongs to another account", field="queue")
+    if delivery.get("type") == "webhook" and not delivery.get("secret"):
+        stored = queue.delivery.get("secret") if queue.delivery.get("type") == "webhook" else None
+        delivery = {**delivery, "secret": stored} if stored else _with_secret(delivery)[0]
+    unsaved = ExportQueue(
+        pk=queue.pk,
+        account=account,
+        name=queue.name,
+        entity_type=entity_type,
+        trigger=queue.trigger,
+        transform=transform,
+        delivery=delivery,
+    )
+    started = time.monotonic()
+    result, element_key, delivery_id = send_test_delivery(queue=unsaved, object_id=object_id)
+    return SentTest(result, element_key, delivery_id, round((time.monotonic() - started) * 1000))
+
+
 def destination_warning(*, delivery: Any) -> str | None:
     """Why the outbound guard (``core.outbound``) would refuse this delivery's destination today, or None.
 
@@ -1393,6 +1474,25 @@ def destination_warning(*, delivery: Any) -> str | None:
     failed delivery. Only a warning: the same configuration is valid through the API, name resolution may
     differ by the time of delivery, and the operator may widen ``OUTBOUND_ALLOWED_NETWORKS`` later. E-mail goes
     through the operator's relay and is never checked."""
+    found = _destination_check(delivery)
+    return found[1] if found is not None else None
+
+
+def destination_refusal(*, delivery: Any) -> ServiceError | None:
+    """The outbound guard's refusal of this delivery's destination as an error on its field (``delivery.url`` of
+    a web hook, ``delivery.host`` of FTP and SFTP), or None. For a member of the account, who cannot widen
+    ``OUTBOUND_ALLOWED_NETWORKS``: an address the guard refuses (private, loopback, plain http outside the allowed
+    networks) is a mistake to correct before saving. A name that does not resolve now is not refused
+    (``destination_warning`` names it): resolution may differ by the time of delivery."""
+    found = _destination_check(delivery)
+    if found is None or found[2]:
+        return None
+    field, message, _unresolved = found
+    return ServiceError(message.removeprefix("Deliveries will be refused: ").rstrip("."), field=field)
+
+
+def _destination_check(delivery: Any) -> tuple[str, str, bool] | None:
+    """(the field, why deliveries will be refused, whether only because the name does not resolve now), or None."""
     if not isinstance(delivery, dict):
         return None
     kind = delivery.get("type")
@@ -1402,25 +1502,31 @@ def destination_warning(*, delivery: Any) -> str | None:
             host, port = parts.hostname or "", parts.port or (80 if parts.scheme == "http" else 443)
         except ValueError:
             return None  # validate_queue names a broken URL
+        field = "delivery.url"
         if parts.scheme == "http":
             try:
                 outbound.check_address(host, port, plain_http=True)  # the rule each delivery's connection applies
             except outbound.PlainHttpRefused:
                 return (
+                    field,
                     f"Deliveries will be refused: plain http is only sent to addresses inside "
                     f"OUTBOUND_ALLOWED_NETWORKS, and {host} is not inside it. Use https, or ask the operator to "
-                    "add the receiver's network to OUTBOUND_ALLOWED_NETWORKS."
+                    "add the receiver's network to OUTBOUND_ALLOWED_NETWORKS.",
+                    False,
                 )
             except outbound.OutboundRefused as exc:
-                return f"Deliveries will be refused: {exc}."
+                return field, f"Deliveries will be refused: {exc}.", isinstance(exc, outbound.Unresolved)
             return None
     elif kind in ("ftp", "sftp"):
+        field = "delivery.host"
         host = str(delivery.get("host") or "")
         port = delivery.get("port") or (21 if kind == "ftp" else 22)
     else:
         return None
     try:
         outbound.check_address(host, int(port))
-    except (outbound.OutboundRefused, ValueError, TypeError) as exc:
-        return f"Deliveries will be refused: {exc}."
+    except outbound.OutboundRefused as exc:
+        return field, f"Deliveries will be refused: {exc}.", isinstance(exc, outbound.Unresolved)
+    except (ValueError, TypeError) as exc:
+        return field, f"Deliveries will be refused: {exc}.", False
     return None

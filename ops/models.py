@@ -37,3 +37,25 @@ class BeatLease(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} held by {self.holder or 'nobody'} until {self.expires_at.isoformat()}"
+
+
+class NotificationSent(models.Model):
+    """One notice mailed to one member (``ops.notifications``): written once the relay took the mail, so a run
+    that finds it sends nothing again, and a mail the relay refused is tried on the next run. ``subject_key``
+    names what the notice is about (a queue's disable, a breaker's open period, a digest's day); with the
+    membership and the kind it is unique: two runs at once send one of them at most once each."""
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="+")
+    membership = models.ForeignKey("accounts.Membership", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=32)
+    subject_key = models.CharField(max_length=400)
+    sent_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["membership", "kind", "subject_key"], name="notification_sent_once")
+        ]
+        indexes = [models.Index(fields=["account", "sent_at"], name="notification_sent_account")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.subject_key} to {self.membership_id}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from ops import services
+from ops import notifications, services
 
 
 @shared_task(name="ops.tasks.beat_heartbeat")
@@ -17,3 +17,15 @@ def beat_heartbeat() -> str:
 def prune_live_processes() -> int:
     """Run by beat hourly: the ``core.liveness`` rows of processes gone for over an hour are removed."""
     return services.prune_live_processes()
+
+
+@shared_task(name="ops.tasks.notify_problems")
+def notify_problems() -> int:
+    """Run by beat every minute: members told of export queues disabled and of breakers open too long."""
+    return notifications.notify_problems().sent
+
+
+@shared_task(name="ops.tasks.notify_digests")
+def notify_digests() -> int:
+    """Run by beat every 15 minutes: yesterday's digest, once a day per member who asked, from NOTIFY_DIGEST_HOUR."""
+    return notifications.notify_digests().sent

@@ -20,7 +20,7 @@ from exports.models import ExportItem, ExportQueue, ExportStatus
 from exports.selectors import export_items, export_queues
 
 
-def _queue(request: HttpRequest, pk: int) -> ExportQueue:
+def account_queue(request: HttpRequest, pk: int) -> ExportQueue:
     """The member's account's queue, else 404 (another account's queue is not found, never refused)."""
     queue = export_queues(account=request.member.account).filter(pk=pk).first()  # type: ignore[attr-defined]
     if queue is None:
@@ -36,7 +36,7 @@ def queue_list(request: HttpRequest) -> HttpResponse:
 
 @member_view()
 def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    queue = _queue(request, pk)
+    queue = account_queue(request, pk)
     health = next(h for h in selectors.queue_health(account=queue.account) if h.queue.pk == queue.pk)
     items = newest_first(export_items(account=queue.account, queue=queue.pk), request, size=20)
     return render(request, "backoffice/exports/queue.html", {"health": health, "queue": queue, "page": items})
@@ -44,7 +44,7 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @member_view(Action.MANAGE_EXPORT_QUEUES, methods=("POST",))
 def queue_enable(request: HttpRequest, pk: int) -> HttpResponse:
-    queue = _queue(request, pk)
+    queue = account_queue(request, pk)
     circuit.enable_queue(account=queue.account, queue=queue)
     messages.success(request, _("The queue %(name)s is enabled.") % {"name": queue.name})
     return HttpResponseRedirect(reverse("backoffice:queue", args=[queue.pk]))
@@ -52,7 +52,7 @@ def queue_enable(request: HttpRequest, pk: int) -> HttpResponse:
 
 @member_view(Action.MANAGE_EXPORT_QUEUES, methods=("POST",))
 def queue_disable(request: HttpRequest, pk: int) -> HttpResponse:
-    queue = _queue(request, pk)
+    queue = account_queue(request, pk)
     services.update_queue(account=queue.account, queue=queue, enabled=False)
     messages.success(request, _("The queue %(name)s is disabled.") % {"name": queue.name})
     return HttpResponseRedirect(reverse("backoffice:queue", args=[queue.pk]))

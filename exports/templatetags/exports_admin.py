@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from exports.admin_forms import pretty
+from exports.forms import pretty
 
 register = template.Library()
 

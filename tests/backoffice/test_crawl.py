@@ -23,6 +23,8 @@ pytestmark = pytest.mark.django_db
 MAX_PAGES = 150
 # Paths never followed: they end the session.
 NOT_FOLLOWED = ("/backoffice/logout/",)
+# Forms where every member, a viewer too, sets their own choice.
+OWN_CHOICES = ("/backoffice/switch/", "/backoffice/notifications/", "/i18n/setlang/")
 
 
 class _Links(HTMLParser):
@@ -136,8 +138,16 @@ def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_vie
     for action, fields in forms:
         path = urlsplit(action).path
         answer = viewer.post(action, fields)
-        if path in ("/backoffice/switch/", "/i18n/setlang/"):
-            continue  # choosing one's own account or language is not a write
+        if path in OWN_CHOICES:
+            continue  # choosing one's own account, notifications or language is not a write of the account
         assert answer.status_code in (403, 405), (action, answer.status_code)
     assert state(first_account) == before
-    assert re.search(rb"exports/queues/\d+/", b" ".join(p.encode() for p in pages))
+    visited = b" ".join(p.encode() for p in pages)
+    assert re.search(rb"exports/queues/\d+/", visited)
+    # The queue forms: reached by their links, and their posts refused to the stranger and the viewer above.
+    assert b"/backoffice/exports/queues/new/" in visited
+    assert re.search(rb"exports/queues/\d+/edit/", visited) and re.search(rb"exports/queues/\d+/delete/", visited)
+    posted = [urlsplit(action).path for action, _fields in forms]
+    assert "/backoffice/exports/queues/new/" in posted
+    assert any(re.fullmatch(r"/backoffice/exports/queues/\d+/(edit|delete)/", path) for path in posted)
+    assert "/backoffice/notifications/" in pages

@@ -572,3 +572,15 @@ def test_a_sender_that_yielded_after_sending_looks_at_its_accounts_due_deliverie
     with mock.patch.object(services, "_take_leases", return_value=services._Busy.ACCOUNT_AT_CAP) as refused:
         assert services.deliver_queue(queue_id=queue.pk) == {}
     assert refused.call_count == 1
+
+
+def test_a_soft_limit_shorter_than_a_web_hooks_timeouts_warns_of_one_send_a_task(settings):
+    # 10 s less the 2 s margin is shorter than a web hook's default 5 s connect + 15 s read.
+    settings.EXPORT_TASK_SOFT_TIME_LIMIT, settings.EXPORT_TASK_TIME_LIMIT, settings.EXPORT_LEASE_SECONDS = 10, 11, 20
+    warnings = checks.sends_per_task()
+    assert [w.id for w in warnings] == ["exports.W002"]
+    assert "webhook" in warnings[0].msg
+
+
+def test_the_default_soft_limit_leaves_every_kind_its_timeouts():
+    assert checks.sends_per_task() == []

@@ -1,1 +1,1 @@
-"""Helpers shared by several test modules and by the scripts that drive the service (bench/)."""
+"""Helpers shared by test modules of several apps, and by the scripts of bench/."""

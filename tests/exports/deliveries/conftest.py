@@ -1,8 +1,8 @@
 """Real servers on 127.0.0.1 for the delivery tests: SMTP (aiosmtpd), FTP/FTPS (pyftpdlib), SFTP (asyncssh).
 
-Each server runs in a thread on a free port and is stopped when the test ends. Readiness is awaited by
-condition: pyftpdlib listens once constructed, aiosmtpd's ``start()`` and asyncssh's ``listen()`` return once
-the socket accepts connections.
+The SMTP server is ``tests.support.smtp``'s. Each server runs in a thread on a free port and is stopped when the
+test ends. Readiness is awaited by condition: pyftpdlib listens once constructed, aiosmtpd's ``start()`` and
+asyncssh's ``listen()`` return once the socket accepts connections.
 """
 
 from __future__ import annotations
@@ -11,17 +11,14 @@ import asyncio
 import datetime as dt
 import ipaddress
 import logging
-import socket
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import asyncssh
 import pytest
-from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import Envelope
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -31,17 +28,12 @@ from pyftpdlib.handlers import FTPHandler, TLS_FTPHandler
 from pyftpdlib.servers import FTPServer
 
 from exports.deliveries.base import RenderContext, Rendered
+from tests.support.smtp import SmtpServer, running_smtp
 
 FTP_USER = "exporter"
 FTP_PASSWORD = "ftp-Secret-9f2c"
 SFTP_USER = "exporter"
 SFTP_PASSWORD = "sftp-Secret-41aa"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -64,52 +56,13 @@ def rendered() -> Rendered:
     return Rendered(content=b"id;total\r\n1;9.50\r\n\x00\xff binary-safe\n", content_type="text/csv", extension="csv")
 
 
-# --- SMTP --------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class SmtpRecorder:
-    envelopes: list[Envelope] = field(default_factory=list)
-    data_reply: str | None = None  # e.g. "554 ..." to refuse every message
-    rcpt_reply: str | None = None  # e.g. "550 ..." to refuse every recipient
-
-    async def handle_RCPT(self, server: Any, session: Any, envelope: Envelope, address: str, options: Any) -> str:
-        if self.rcpt_reply:
-            return self.rcpt_reply
-        envelope.rcpt_tos.append(address)
-        return "250 OK"
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Envelope) -> str:
-        if self.data_reply:
-            return self.data_reply
-        self.envelopes.append(envelope)
-        return "250 Message accepted for delivery"
-
-
-@dataclass
-class SmtpServer:
-    port: int
-    recorder: SmtpRecorder
+# --- SMTP (tests.support.smtp) -----------------------------------------------------------------------------
 
 
 @pytest.fixture
 def smtp_server(settings: Any) -> Iterator[SmtpServer]:
-    recorder = SmtpRecorder()
-    port = free_port()
-    controller = Controller(recorder, hostname="127.0.0.1", port=port)
-    controller.start()
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST = "127.0.0.1"
-    settings.EMAIL_PORT = port
-    settings.EMAIL_HOST_USER = ""
-    settings.EMAIL_HOST_PASSWORD = ""
-    settings.EMAIL_USE_TLS = False
-    settings.EMAIL_USE_SSL = False
-    settings.EMAIL_TIMEOUT = 5
-    try:
-        yield SmtpServer(port=port, recorder=recorder)
-    finally:
-        controller.stop()
+    with running_smtp(settings) as server:
+        yield server
 
 
 # --- FTP / FTPS --------------------------------------------------------------------------------------------

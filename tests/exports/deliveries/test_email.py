@@ -9,7 +9,7 @@ import pytest
 
 from exports.deliveries.base import ConfigError, RenderContext, Rendered
 from exports.deliveries.email import EmailDelivery, message_id
-from tests.exports.deliveries.conftest import SmtpServer, free_port
+from tests.support.smtp import SmtpServer, free_port
 
 RECIPIENTS = ["ops@example.com", "backup@example.org"]
 

@@ -1,0 +1,737 @@
+"""The export queue form by type: filters, transform and delivery as labelled fields instead of JSON, for every
+face that edits a queue (the admin's ``exports.admin``, the back-office's queue pages).
+
+A person picks the transform type and the delivery type and fills in that type's fields (``CONFIG_FIELDS`` names
+the types each field belongs to). The form assembles from them the same JSON the REST API takes and checks it with
+the same service function (``services.validate_queue``), putting each error on the field it names
+(``delivery.url`` on the URL field, ``transform.columns[1].path`` on the columns table, as "row 2: path: ...").
+
+Keys a type has but the form shows no field for (``skip_if``, a web hook's timeouts, ...) are kept from the
+stored configuration. The raw JSON stays reachable as the model's ``filters``, ``transform`` and ``delivery``
+fields: with "Edit the JSON instead" ticked, the JSON text is saved as typed and the fields are ignored;
+otherwise the fields win. A post without the typed fields (a script, an older form) is read as JSON too. Secrets
+in the delivery show as ``MASK``; a masked value sent back keeps the stored one (``serializers.unmask``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext, gettext_lazy
+
+from accounts.models import Account
+from core import jsonparse
+from core.errors import ServiceError
+from core.jsonenc import DecimalJSONEncoder
+from core.widgets import RowsWidget
+from exports import services
+from exports.deliveries import REGISTRY as DELIVERIES
+from exports.models import ExportQueue
+from exports.serializers import MASK, mask, unmask
+from exports.transforms import REGISTRY as TRANSFORMS
+from exports.transforms.csv import DERIVED as CSV_DERIVED
+from exports.transforms.csv import ROW_MODES
+
+ALL_TRANSFORMS = tuple(sorted(TRANSFORMS))
+TEMPLATED = ("mustache", "handlebars")
+FORMATTED = ("csv", "mustache", "handlebars", "simple_json")
+FILE = ("ftp", "sftp")
+_CODE = {"class": "vLargeTextField config-code", "rows": 10, "cols": 90, "spellcheck": "false"}
+_SECRET = forms.PasswordInput(render_value=True, attrs={"autocomplete": "new-password"})
+_DEFAULT = ("", "(default)")
+ANSWER_CHARS = 500
+
+
+@dataclass(frozen=True)
+class ConfigField:
+    """One labelled input of the queue form: the configuration key it writes (``auth.token`` is nested) in the
+    group ``filters``, ``transform`` or ``delivery``, for the types listed (filters: always)."""
+
+    group: str
+    key: str
+    types: tuple[str, ...]
+    kind: str  # text, code, secret, int, bool, choice, list (comma separated), lines, rows
+    label: str
+    help: str = ""
+    default: Any = None  # a bool equal to its default is left out of the JSON
+    choices: tuple[tuple[str, str], ...] = ()
+    widget: forms.Widget | None = None
+    placeholder: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.group}__{self.key.replace('.', '_')}"
+
+    def form_field(self) -> forms.Field:
+        attrs = {"placeholder": self.placeholder} if self.placeholder else {}
+        common: dict[str, Any] = {"required": False, "label": self.label, "help_text": self.help}
+        if self.kind == "int":
+            return forms.IntegerField(**common, widget=forms.NumberInput(attrs=attrs))
+        if self.kind == "bool":
+            return forms.BooleanField(**common, initial=bool(self.default))
+        if self.kind == "choice":
+            return forms.ChoiceField(**common, choices=[_DEFAULT, *self.choices])
+        if self.kind == "code" or self.kind == "lines":
+            return forms.CharField(**common, strip=False, widget=forms.Textarea(attrs={**_CODE, **attrs}))
+        if self.kind == "secret":
+            return forms.CharField(**common, strip=False, widget=_SECRET)
+        if self.kind == "rows":
+            return forms.CharField(**common, widget=self.widget)
+        return forms.CharField(**common, widget=forms.TextInput(attrs={"class": "vTextField", **attrs}))
+
+    def to_config(self, value: Any) -> Any:
+        """The form's value as the configuration holds it; None leaves the key out."""
+        if self.kind == "bool":
+            return None if bool(value) == bool(self.default) else bool(value)
+        if self.kind == "int":
+            return value
+        if self.kind == "list":
+            items = [part.strip() for part in str(value or "").split(",")]
+            return [item for item in items if item] or None
+        if self.kind == "lines":
+            lines = [line.strip() for line in str(value or "").splitlines()]
+            return [line for line in lines if line] or None
+        if self.kind == "rows":
+            parsed = jsonparse.loads(value) if value else None
+            return parsed or None
+        return value if value not in (None, "") else None
+
+    def to_initial(self, value: Any) -> Any:
+        if self.kind == "bool":
+            return self.default if value is None else value
+        if self.kind == "list" and isinstance(value, list):
+            return ", ".join(str(item) for item in value)
+        if self.kind == "lines" and isinstance(value, list):
+            return "\n".join(str(item) for item in value)
+        if self.kind == "rows":
+            return json.dumps(value, cls=DecimalJSONEncoder, ensure_ascii=False) if value is not None else ""
+        return "" if value is None else value
+
+
+def _columns_widget() -> RowsWidget:
+    return RowsWidget(
+        shape="list",
+        add_label="Add a column",
+        columns=[
+            {"key": "header", "label": "Header", "placeholder": "Total"},
+            {"key": "path", "label": "Value path", "placeholder": "summary.total"},
+            {
+                "key": "aggregate",
+                "label": "Aggregate (grouped rows)",
+                "choices": [["", "-"], ["first", "first"], ["sum", "sum"], ["count", "count"]],
+            },
+            {"key": "value", "label": "Constant", "placeholder": "(instead of a path)"},
+            {"key": "derived", "label": "Derived", "choices": [["", "-"], *[[code, code] for code in CSV_DERIVED]]},
+            {
+                "key": "format",
+                "label": "Format",
+                "placeholder": "text",
+                "suggestions": ["text", "number", "money", "date:%Y-%m-%d", "date:%Y-%m-%d %H:%M:%S", "date:%d.%m.%Y"],
+            },
+        ],
+    )
+
+
+def _pairs_widget(name: str, value: str, add: str) -> RowsWidget:
+    return RowsWidget(
+        shape="object",
+        add_label=add,
+        mask=MASK,
+        columns=[{"key": "name", "label": name}, {"key": "value", "label": value}],
+    )
+
+
+TYPE_HELP = {
+    "identity": "The entity as it is: {element_key: entity} as JSON.",
+    "mustache": "A Mustache template (logic-less) producing JSON, CSV, XML or text.",
+    "handlebars": "A Handlebars template with the money, date and json helpers.",
+    "csv": "A CSV file: one row per entity (or per line item, payment group ...), the columns you list.",
+    "simple_json": "A flat JSON object per entity: output keys and the value each takes.",
+    "webhook": "POST to an https URL, signed (webhook-id, webhook-timestamp, webhook-signature).",
+    "email": "An e-mail with the export attached, sent through the operator's mail relay.",
+    "ftp": "Upload a file over FTP or FTPS.",
+    "sftp": "Upload a file over SSH (SFTP).",
+}
+
+CONFIG_FIELDS: tuple[ConfigField, ...] = (
+    # --- filters ---
+    ConfigField(
+        "filters", "stock_locations", (), "list", "Only stock locations", "Identifiers, comma separated; empty: all."
+    ),
+    ConfigField("filters", "markets", (), "list", "Only markets", "Market identifiers, comma separated; empty: all."),
+    ConfigField(
+        "filters",
+        "ignore_stock_event_types",
+        (),
+        "list",
+        "Ignore stock event types",
+        "Stock events only: types to leave out, comma separated.",
+    ),
+    # --- transform ---
+    ConfigField(
+        "transform",
+        "template",
+        TEMPLATED,
+        "code",
+        "Template",
+        "Sees elements (the batch's entities, in real time one), queue, account, now and delivery_id. The entity "
+        "type's fields are listed beside it.",
+    ),
+    ConfigField(
+        "transform",
+        "content_type",
+        TEMPLATED,
+        "text",
+        "Content type",
+        "text/plain (default), application/json, text/csv, text/html or application/xml; the file extension "
+        "follows it.",
+        placeholder="text/plain",
+    ),
+    ConfigField("transform", "extension", TEMPLATED, "text", "File extension", "Overrides it, without the dot."),
+    ConfigField(
+        "transform",
+        "escape",
+        ("mustache",),
+        "choice",
+        "Escaping of {{x}}",
+        "Default: html for HTML and XML, json for JSON, none otherwise. {{{x}}} is never escaped.",
+        choices=(("html", "html"), ("json", "json"), ("none", "none")),
+    ),
+    ConfigField(
+        "transform",
+        "rows",
+        ("csv",),
+        "choice",
+        "Rows",
+        "One row per entity (default), per line item, per group of line items, per payment type and currency, per "
+        "reconciliation or per tax summary. A column's path is relative to the row.",
+        choices=tuple((mode, mode.replace("_", " ")) for mode in ROW_MODES),
+    ),
+    ConfigField(
+        "transform",
+        "columns",
+        ("csv",),
+        "rows",
+        "Columns",
+        "One row per column, in order. Each column takes its value from a value path (e.g. identifier, "
+        "summary.total, entity.identifier: the parent entity from a line item), a constant, or derived (type: the "
+        "sale's type). Aggregate (line items grouped only): first, sum or count (no path). Format: text, number, "
+        "money or date:%Y-%m-%d (any strftime format). A column's language, if set in the JSON, is kept.",
+        widget=_columns_widget(),
+    ),
+    ConfigField(
+        "transform",
+        "group_by",
+        ("csv",),
+        "list",
+        "Group line items by",
+        "Rows: line items grouped only. Line item paths, comma separated, e.g. taxes[0].rate.",
+    ),
+    ConfigField(
+        "transform",
+        "separator",
+        ("csv",),
+        "text",
+        "Separator",
+        "One character; default ;",
+        placeholder=";",
+    ),
+    ConfigField(
+        "transform",
+        "decimal_separator",
+        FORMATTED,
+        "choice",
+        "Decimal separator",
+        "For money and numbers. Default: , in CSV, . otherwise.",
+        choices=((",", ", (comma)"), (".", ". (point)")),
+    ),
+    ConfigField(
+        "transform",
+        "quoting",
+        ("csv",),
+        "choice",
+        "Quoting",
+        "minimal (default), all, or none (escapes with a backslash).",
+        choices=(("minimal", "minimal"), ("all", "all"), ("none", "none")),
+    ),
+    ConfigField(
+        "transform",
+        "required_values",
+        ("csv",),
+        "list",
+        "Required values",
+        "Paths, comma separated (relative to the row, entity. for the entity): a row missing any is left out.",
+    ),
+    ConfigField(
+        "transform",
+        "language",
+        ("csv",),
+        "list",
+        "Languages",
+        "For translated texts (L10nString): the first of these languages a text has, e.g. da, en; default: JSON.",
+    ),
+    ConfigField(
+        "transform",
+        "whole_numbers_as_integers",
+        ("csv",),
+        "bool",
+        "Whole numbers as integers",
+        "2.0 is written 2.",
+        default=True,
+    ),
+    ConfigField("transform", "header", ("csv",), "bool", "Header row", default=True),
+    ConfigField("transform", "bom", ("csv",), "bool", "Byte order mark", "For spreadsheet programs.", default=False),
+    ConfigField(
+        "transform",
+        "date_format",
+        TEMPLATED,
+        "text",
+        "Date format",
+        "strftime format of dates; default %Y-%m-%d %H:%M:%S.",
+        placeholder="%Y-%m-%d %H:%M:%S",
+    ),
+    ConfigField(
+        "transform",
+        "timezone",
+        FORMATTED,
+        "text",
+        "Time zone",
+        "For dates, e.g. Europe/Copenhagen; default UTC.",
+        placeholder="UTC",
+    ),
+    ConfigField(
+        "transform",
+        "fields",
+        ("simple_json",),
+        "rows",
+        "Output keys",
+        "One row per key, in order. Value: {path} keeps the value's JSON type; text with placeholders is a "
+        "string; formats: {summary.total|money}, {timing.timestamp|date:%Y-%m-%d}.",
+        widget=_pairs_widget("Key", "Value", "Add a key"),
+    ),
+    ConfigField("transform", "drop_empty", ("simple_json",), "bool", "Drop empty keys", "Leave out null values."),
+    ConfigField(
+        "transform", "skip_voided", ALL_TRANSFORMS, "bool", "Skip voided entities", "Voided entities are not sent."
+    ),
+    # --- delivery ---
+    ConfigField(
+        "delivery",
+        "url",
+        ("webhook",),
+        "text",
+        "URL",
+        "https://... Plain http only to addresses inside OUTBOUND_ALLOWED_NETWORKS (a test or on-premises receiver).",
+        placeholder="https://erp.example.com/hooks/orders",
+    ),
+    ConfigField(
+        "delivery",
+        "headers",
+        ("webhook",),
+        "rows",
+        "Headers",
+        "Sent with every request. Values (but Accept, Content-Type, User-Agent ...) are secrets: they show as "
+        "******** and are kept when saved back unchanged while the URL's host stays the same.",
+        widget=_pairs_widget("Header", "Value", "Add a header"),
+    ),
+    ConfigField(
+        "delivery",
+        "auth.type",
+        ("webhook",),
+        "choice",
+        "Authentication",
+        "None (default), HTTP basic, or a bearer token.",
+        choices=(("basic", "basic (user name and password)"), ("bearer", "bearer token")),
+    ),
+    ConfigField("delivery", "auth.username", ("webhook",), "text", "User name", "Basic authentication."),
+    ConfigField("delivery", "auth.password", ("webhook",), "secret", "Password", "Basic authentication."),
+    ConfigField("delivery", "auth.token", ("webhook",), "secret", "Bearer token", "Sent as Authorization: Bearer."),
+    ConfigField(
+        "delivery",
+        "secret",
+        ("webhook",),
+        "secret",
+        "Signing secret",
+        "whsec_ followed by base64. Empty: one is generated and shown once when you save.",
+    ),
+    ConfigField(
+        "delivery",
+        "recipients",
+        ("email",),
+        "lines",
+        "Recipients",
+        "One address a line, at most 10.",
+        placeholder="ops@example.com",
+    ),
+    ConfigField(
+        "delivery",
+        "subject",
+        ("email",),
+        "text",
+        "Subject",
+        "Placeholders {queue}, {date}, {delivery_id}; default: Export {queue} {date}.",
+        placeholder="Export {queue} {date}",
+    ),
+    ConfigField(
+        "delivery", "from_name", ("email",), "text", "From name", "Display name; the address is the operator's."
+    ),
+    ConfigField("delivery", "reply_to", ("email",), "text", "Reply to", "The address replies go to."),
+    ConfigField("delivery", "body", ("email",), "code", "Message", "Plain text; default: a one-line note."),
+    ConfigField("delivery", "host", FILE, "text", "Host", placeholder="ftp.example.com"),
+    ConfigField("delivery", "port", FILE, "int", "Port", "Default 21 (FTP) or 22 (SFTP)."),
+    ConfigField("delivery", "username", FILE, "text", "User name"),
+    ConfigField(
+        "delivery",
+        "password",
+        FILE,
+        "secret",
+        "Password",
+        "SFTP: a password or a private key. Shows as ******** once saved; kept when saved back unchanged.",
+    ),
+    ConfigField(
+        "delivery",
+        "private_key",
+        ("sftp",),
+        "code",
+        "Private key",
+        "OpenSSH or PEM text (Ed25519, ECDSA, RSA), instead of a password.",
+    ),
+    ConfigField("delivery", "private_key_passphrase", ("sftp",), "secret", "Key passphrase"),
+    ConfigField(
+        "delivery",
+        "host_key",
+        ("sftp",),
+        "code",
+        "Host key",
+        "The server's key, e.g. ssh-ed25519 AAAA... (ssh-keyscan prints it). An unknown key is refused.",
+    ),
+    ConfigField(
+        "delivery",
+        "insecure_accept_any_host_key",
+        ("sftp",),
+        "bool",
+        "Accept any host key (insecure)",
+        "A man in the middle would get the password and the export.",
+        default=False,
+    ),
+    ConfigField("delivery", "tls", ("ftp",), "bool", "TLS (FTPS)", "Explicit TLS; certificates are verified."),
+    ConfigField(
+        "delivery", "ca_certificate", ("ftp",), "code", "CA certificate", "PEM, for a self-signed FTPS server."
+    ),
+    ConfigField("delivery", "passive", ("ftp",), "bool", "Passive mode", default=True),
+    ConfigField(
+        "delivery",
+        "path",
+        FILE,
+        "text",
+        "Path",
+        "File path template: {queue}, {date}, {delivery_id}, {ext}. Relative to the login directory.",
+        placeholder="exports/{queue}/{date}/{delivery_id}.{ext}",
+    ),
+    ConfigField("delivery", "timeout", FILE, "int", "Timeout", "Seconds, 1 to 300; default 30."),
+)
+FIELDS_BY_NAME = {field.name: field for field in CONFIG_FIELDS}
+TYPE_FIELDS = ("transform__type", "delivery__type")
+
+
+def fields_of(group: str, kind: str | None = None) -> list[ConfigField]:
+    return [f for f in CONFIG_FIELDS if f.group == group and (group == "filters" or kind in f.types)]
+
+
+def config_initial(group: str, config: Any) -> dict[str, Any]:
+    """The form's initial values of ``group``'s fields from a stored (masked) configuration."""
+    config = config if isinstance(config, dict) else {}
+    initial: dict[str, Any] = {}
+    for field in fields_of(group, config.get("type")):
+        head, _, sub = field.key.partition(".")
+        value = config.get(head)
+        if sub:
+            value = value.get(sub) if isinstance(value, dict) else None
+        initial[field.name] = field.to_initial(value)
+    if group != "filters":
+        initial[f"{group}__type"] = config.get("type", "")
+    return initial
+
+
+def assemble(group: str, kind: str | None, values: dict[str, Any], base: Any) -> dict[str, Any]:
+    """The configuration of ``group`` from the form's cleaned ``values``: the type, every shown field that has a
+    value, and the keys of ``base`` (the stored configuration, if of the same type) that no field shows."""
+    shown = fields_of(group, kind)
+    managed = {f.key.partition(".")[0] for f in shown}
+    base = base if isinstance(base, dict) and (group == "filters" or base.get("type") == kind) else {}
+    out: dict[str, Any] = {} if group == "filters" else {"type": kind}
+    out.update({k: v for k, v in base.items() if k not in managed and k != "type"})
+    for field in shown:
+        value = field.to_config(values.get(field.name))
+        if value is None:
+            continue
+        head, _, sub = field.key.partition(".")
+        if sub:
+            out.setdefault(head, {})[sub] = value
+        else:
+            out[head] = value
+    auth = out.get("auth")
+    if isinstance(auth, dict):  # only the inputs of the chosen authentication
+        wanted = {"basic": ("username", "password"), "bearer": ("token",)}.get(str(auth.get("type")))
+        if wanted is None:
+            out.pop("auth")
+        else:
+            out["auth"] = {"type": auth["type"], **{k: auth[k] for k in wanted if k in auth}}
+    return out
+
+
+def _nice_rest(rest: str) -> str:
+    """``[1].path`` -> ``row 2: path``."""
+    return re.sub(r"^\[(\d+)\]\.?", lambda m: f"row {int(m.group(1)) + 1}: ", rest).rstrip(": ")
+
+
+def _type_field(label: str, registry: Mapping[str, object], lead: str) -> forms.ChoiceField:
+    """The choice of a transform or a delivery: the registry's codes, each explained in the help text."""
+    return forms.ChoiceField(
+        required=False,
+        label=label,
+        choices=[(code, code) for code in sorted(registry)],
+        help_text=" ".join([lead, *(f"{code}: {text}" for code, text in TYPE_HELP.items() if code in registry)]),
+    )
+
+
+def queue_problem(cleaned: dict[str, Any]) -> ServiceError | None:
+    """What ``services.validate_queue`` refuses in a form's cleaned queue, or None."""
+    try:
+        services.validate_queue(
+            entity_type=cleaned.get("entity_type", ""),
+            trigger=cleaned.get("trigger", ""),
+            transform=cleaned.get("transform"),
+            delivery=cleaned.get("delivery"),
+            filters=cleaned.get("filters"),
+        )
+    except ServiceError as exc:
+        return exc
+    return None
+
+
+class QueueConfigForm(forms.ModelForm):
+    """Typed fields for a queue's filters, transform and delivery; mixed into ``ExportQueueForm`` (whose own
+    ``clean`` then checks the assembled configuration once more with ``services.validate_queue``)."""
+
+    edit_json = forms.BooleanField(
+        required=False,
+        label="Edit the JSON instead",
+        help_text="Ticked: the JSON below is saved as typed and the fields above are ignored. The JSON is what the "
+        "REST API takes (docs/exports.md).",
+    )
+    transform__type = _type_field("Transform", TRANSFORMS, "How entities become the file or body:")
+    delivery__type = _type_field("Delivery", DELIVERIES, "Where it goes:")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("filters", "transform", "delivery"):
+            if name in self.fields:
+                self.fields[name].required = False
+        self.fields["transform__type"].initial = "identity"
+        self.fields["delivery__type"].initial = "webhook"
+        if self.instance.pk is not None:
+            self.initial.update(config_initial("filters", self.instance.filters))
+            self.initial.update(config_initial("transform", self.instance.transform))
+            self.initial.update(config_initial("delivery", mask(self.instance.delivery)))
+        self.assembled: dict[str, Any] = {}
+
+    @property
+    def json_mode(self) -> bool:
+        """Whether the raw JSON is what was posted to be saved (ticked, or a post without the typed fields)."""
+        return bool(self.data.get("edit_json")) or "transform__type" not in self.data
+
+    @property
+    def field_types(self) -> dict[str, dict[str, Any]]:
+        """For the page's script: each typed field's group and the types it is shown for."""
+        return {f.name: {"group": f.group, "types": list(f.types)} for f in CONFIG_FIELDS if f.group != "filters"}
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if self.json_mode:
+            return cleaned
+        for name in ("filters", "transform", "delivery"):
+            self.errors.pop(name, None)  # the JSON only lends the keys no field shows
+        stored_delivery = self.instance.delivery if self.instance.pk is not None else None
+        # The keys no field shows come from the JSON posted beside the fields, else from the stored queue.
+        base = {
+            name: cleaned.get(name) if self.data.get(name) else getattr(self.instance, name, None)
+            for name in ("filters", "transform", "delivery")
+        }
+        try:
+            filters = assemble("filters", None, cleaned, base["filters"])
+            transform = assemble("transform", cleaned.get("transform__type") or "", cleaned, base["transform"])
+            delivery = assemble("delivery", cleaned.get("delivery__type") or "", cleaned, base["delivery"])
+        except ServiceError as exc:  # a rows table's JSON (written by the page's script) did not parse
+            self.add_error(None, f"{exc.field}: {exc.message}" if exc.field else exc.message)
+            return cleaned
+        delivery = unmask(delivery, stored_delivery)
+        cleaned.update(filters=filters, transform=transform, delivery=delivery)
+        self.assembled = {"filters": filters, "transform": transform, "delivery": delivery}
+        problem = self.queue_problem(cleaned)
+        if problem is not None:
+            self.add_typed_error(problem)
+        return cleaned
+
+    def queue_problem(self, cleaned: dict[str, Any]) -> ServiceError | None:
+        """What ``services.validate_queue`` refuses in the cleaned queue; None too when a field has an error
+        already (the queue is not checked as a whole then)."""
+        return None if self.errors else queue_problem(cleaned)
+
+    def add_typed_error(self, exc: ServiceError) -> None:
+        """``delivery.auth.token`` on the token field, ``transform.columns[1].path`` on the columns table."""
+        field = exc.field or ""
+        group, _, rest = field.partition(".")
+        if group in ("filters", "transform", "delivery") and rest:
+            if rest.startswith("auth.") and f"{group}__auth_{rest[5:]}" in self.fields:
+                self.add_error(f"{group}__auth_{rest[5:]}", exc.message)
+                return
+            key = re.split(r"[.\[]", rest, maxsplit=1)[0]
+            name = f"{group}__{key}"
+            if name in self.fields:
+                detail = _nice_rest(rest[len(key) :].lstrip("."))
+                self.add_error(name, f"{detail}: {exc.message}" if detail else exc.message)
+                return
+        if field in self.fields:
+            self.add_error(field, exc.message)
+        else:
+            self.add_error(None, f"{field}: {exc.message}" if field else exc.message)
+
+
+# The typed fields are declared fields (the admin builds its form class from the fieldsets' names).
+QueueConfigForm.base_fields.update({field.name: field.form_field() for field in CONFIG_FIELDS})
+QueueConfigForm.declared_fields.update(QueueConfigForm.base_fields)
+
+
+# A queue's own fields a form edits (the account is the form's, or the admin's choice).
+QUEUE_FIELDS = (
+    "name",
+    "entity_type",
+    "enabled",
+    "trigger",
+    "daily_at",
+    "concurrency",
+    "filters",
+    "transform",
+    "delivery",
+)
+# Digits of an id typed in (an id of a stored entity fits a bigint).
+_ID_DIGITS = 18
+
+
+class QueueForm(QueueConfigForm):
+    """One account's queue as a member edits it (the back-office): the queue's fields, the typed configuration,
+    the raw JSON beside it, and the entity a preview or a test send renders. Every field works without a script:
+    the tables of rows (columns, output keys, headers) are JSON text areas.
+
+    Beyond ``services.validate_queue`` it refuses what saving would: a name the account has, one queue more than
+    ``EXPORT_QUEUES_PER_ACCOUNT``, a concurrency out of range; and a destination the outbound guard refuses
+    (``services.destination_refusal``), which a member cannot allow."""
+
+    preview_object = forms.CharField(
+        required=False,
+        max_length=_ID_DIGITS,
+        label=gettext_lazy("Entity id"),
+        help_text=gettext_lazy(
+            "The preview and the test send render this stored entity; empty: the newest of the entity type."
+        ),
+    )
+
+    class Meta:
+        model = ExportQueue
+        fields = list(QUEUE_FIELDS)
+        widgets = {
+            name: forms.Textarea(attrs={"rows": 6, "cols": 80, "spellcheck": "false"})
+            for name in ("filters", "transform", "delivery")
+        }
+
+    def __init__(self, *args: Any, account: Account, **kwargs: Any) -> None:
+        kwargs.setdefault("instance", ExportQueue(account=account))
+        super().__init__(*args, **kwargs)
+        self.account = account
+        if self.instance.pk is not None:
+            self.initial["delivery"] = mask(self.instance.delivery)
+        for field in CONFIG_FIELDS:
+            if field.kind == "rows":
+                self.fields[field.name].widget = forms.Textarea(attrs={"rows": 3, "cols": 80, "spellcheck": "false"})
+                self.fields[field.name].help_text += " " + gettext("As JSON.")
+
+    def clean_preview_object(self) -> int | None:
+        value = str(self.cleaned_data.get("preview_object") or "").strip()
+        if not value:
+            return None
+        if not value.isdigit():
+            raise forms.ValidationError(gettext("Type the id of a stored entity (digits), or leave it empty."))
+        return int(value)
+
+    def clean_filters(self) -> Any:
+        return self.cleaned_data.get("filters") or {}
+
+    def clean_delivery(self) -> Any:
+        stored = self.instance.delivery if self.instance.pk is not None else None
+        return unmask(self.cleaned_data.get("delivery"), stored)
+
+    def clean_concurrency(self) -> int | None:
+        value: int | None = self.cleaned_data.get("concurrency")
+        try:
+            services.validate_concurrency(value)
+        except ServiceError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return value
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        problem = self.queue_problem(cleaned)
+        if problem is None and not self.errors:
+            problem = services.destination_refusal(delivery=cleaned.get("delivery"))
+        if problem is not None:
+            self.add_service_error(problem)
+        name = cleaned.get("name")
+        if name and not self.has_error("name"):
+            others = ExportQueue.objects.filter(account=self.account, name=name)
+            if self.instance.pk is not None:
+                others = others.exclude(pk=self.instance.pk)
+            if others.exists():
+                self.add_error("name", gettext("A queue with this name exists in the account."))
+        if self.instance.pk is None and not self.has_error("name"):
+            limit = services.queue_limit_reached(account=self.account)
+            if limit is not None:
+                self.add_error("name", limit.message)
+        return cleaned
+
+    def add_service_error(self, exc: ServiceError) -> None:
+        """On the typed field it names; with the JSON edited instead, on that JSON field (as "url: message")."""
+        if not self.json_mode:
+            self.add_typed_error(exc)
+            return
+        head, _, rest = (exc.field or "").partition(".")
+        if head in self.fields:
+            self.add_error(head, f"{rest}: {exc.message}" if rest else exc.message)
+        else:
+            self.add_error(None, f"{exc.field}: {exc.message}" if exc.field else exc.message)
+
+    def queue_fields(self) -> dict[str, Any]:
+        """The cleaned queue as ``services.create_queue`` and ``update_queue`` take it."""
+        return {name: self.cleaned_data[name] for name in QUEUE_FIELDS}
+
+    def tried_transform(self) -> dict[str, Any] | None:
+        """The transform as typed, for a preview, when it could be read (the other fields need not be valid)."""
+        if self.json_mode:
+            transform = self.cleaned_data.get("transform") if hasattr(self, "cleaned_data") else None
+        else:
+            transform = self.assembled.get("transform")
+        return transform if isinstance(transform, dict) else None
+
+
+def pretty(content: str, content_type: str) -> str:
+    """JSON indented for reading; anything else as it is."""
+    if "json" not in content_type:
+        return content
+    try:
+        return json.dumps(json.loads(content), indent=2, ensure_ascii=False)
+    except ValueError:
+        return content

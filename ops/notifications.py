@@ -1,0 +1,393 @@
+"""Notices mailed to a retailer's members when a partner breaks, and the daily digest (docs/backoffice.md,
+"Notifications").
+
+Three kinds (``accounts.models.NotificationKind``), each sent to the account's active members who want it
+(``accounts.selectors.members_notified``: their own choice, else their role's default):
+
+* **queue_disabled**: an export queue was turned off, by a person or by the system (``exports.circuit``
+  disables a queue failing for ``EXPORT_QUEUE_DISABLE_AFTER_DAYS``). The disable's audit entry, written in the
+  disabling transaction, is the outbox: a queue off now whose latest disable is recorded within ``LOOKBACK`` is
+  told once per entry, so a rolled-back disable (no entry, the queue still on) sends nothing.
+* **breaker_open**: a destination's circuit breaker (``core.breaker``: an export queue's endpoint or host, a
+  runtime integration's) is open or half-open and its failures began more than ``NOTIFY_BREAKER_OPEN_SECONDS``
+  ago: told once per open period (the period is named by the breaker's ``failing_since``, which a success
+  clears).
+* **daily_digest**: yesterday (UTC) in one mail per account: deliveries sent and failed per queue, failed
+  attempts by reason, import errors, runtime integration failures. From ``NOTIFY_DIGEST_HOUR`` (UTC) on, once a
+  day per member.
+
+Each mail is claimed first by a ``NotificationSent`` row (membership, kind, subject key: unique), then sent; a
+mail the relay refuses is logged and its claim removed, so the next run tries it again; a relay that cannot be
+reached ends the run (the rest waits for the next one). At most ``NOTIFY_MAX_MAILS_PER_RUN`` mails a run. A
+process killed between a claim and its send loses that one notice: a notice is sent at most once.
+"""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import EmailMessage, get_connection
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from accounts.models import Account, AuditEntry, Membership, NotificationKind, NotificationPreference
+from accounts.selectors import members_notified
+from core.models import BreakerState, CircuitBreaker
+from exports import circuit
+from exports.models import ExportAttempt, ExportDelivery, ExportQueue, ExportStatus
+from imports.models import ImportItem, ImportStatus
+from integrations import runtime
+from integrations.models import IntegrationCall, RuntimeIntegration
+from ops.models import NotificationSent
+
+__all__ = ("LOOKBACK", "Notice", "Run", "notify_digests", "notify_problems")
+
+logger = logging.getLogger(__name__)
+
+# A disable is told while its audit entry is younger than this (a relay away for longer drops the notice).
+LOOKBACK = timedelta(hours=24)
+# Lines of each list of the digest.
+DIGEST_ROWS = 10
+# The audit trail's code for export queues (exports.trail.QUEUE).
+_QUEUE = "export_queue"
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One thing to tell an account's members of ``kind``: ``subject_key`` names it for ``NotificationSent``."""
+
+    account: Account
+    kind: str
+    subject_key: str
+    subject: str
+    body: str
+
+
+@dataclass
+class Run:
+    """What one run did: mails sent, mails that failed (tried again next run), whether it stopped early (the
+    relay unreachable, or ``NOTIFY_MAX_MAILS_PER_RUN`` reached)."""
+
+    sent: int = 0
+    failed: int = 0
+    stopped: bool = False
+    sent_to: list[str] = field(default_factory=list)
+
+
+# --- What to tell ----------------------------------------------------------------------------------------------
+
+
+def _disabled(entry: AuditEntry) -> bool:
+    if entry.action == "disabled":
+        return True
+    enabled = entry.changes.get("enabled") if isinstance(entry.changes, dict) else None
+    return entry.action == "changed" and enabled == [True, False]
+
+
+def queue_disabled_notices(*, now: datetime) -> Iterator[Notice]:
+    """Each export queue off now whose latest disable was recorded within ``LOOKBACK`` (one query for the queues,
+    one per queue on the audit trail's per-target index)."""
+    since = now - LOOKBACK
+    queues = ExportQueue.objects.filter(enabled=False, updated_at__gte=since).select_related("account").order_by("pk")
+    for queue in queues:
+        entries = AuditEntry.objects.filter(
+            account_id=queue.account_id,
+            target_type=_QUEUE,
+            target_id=str(queue.pk),
+            at__gte=since,
+            action__in=("disabled", "changed"),
+        ).order_by("-at", "-id")[:20]
+        entry = next((e for e in entries if _disabled(e)), None)
+        if entry is None:
+            continue
+        reason = queue.disabled_reason or "turned off"
+        by = "the system" if entry.actor_kind == "system" else entry.actor
+        yield Notice(
+            account=queue.account,
+            kind=NotificationKind.QUEUE_DISABLED,
+            subject_key=f"queue:{queue.pk}:{entry.pk}",
+            subject=f"[{queue.account.identifier}] Export queue '{queue.name}' was disabled",
+            body=(
+                f"The export queue '{queue.name}' of the account {queue.account.name} ({queue.account.identifier}) "
+                f"was disabled by {by} at {entry.at.isoformat(timespec='seconds')}.\n\n"
+                f"Reason: {reason}\n\n"
+                "Nothing new is queued for it; its pending items ended as failures that can be sent again once it "
+                "is enabled.\n"
+                f"The queue: /backoffice/exports/queues/{queue.pk}/\n"
+            ),
+        )
+
+
+def _account_of(key: str) -> int | None:
+    head = key.split("|", 1)[0]
+    if not head.startswith("acct:"):
+        return None
+    try:
+        return int(head.removeprefix("acct:"))
+    except ValueError:
+        return None
+
+
+def _users_of(account: Account, key: str) -> list[str]:
+    """What of the account sends through the breaker ``key``: its export queues and runtime integrations."""
+    users = []
+    for queue in ExportQueue.objects.filter(account=account).order_by("name"):
+        target = circuit.target_of(queue)
+        if target is not None and key in (target.key, target.host):
+            users.append(f"export queue '{queue.name}' (/backoffice/exports/queues/{queue.pk}/)")
+    for integration in RuntimeIntegration.objects.filter(account=account).order_by("kind"):
+        found = runtime.breaker_target(account, integration.url)
+        if found is not None and key in (found.key, found.host):
+            users.append(f"runtime integration '{integration.kind}' (/backoffice/integrations/{integration.pk}/)")
+    return users
+
+
+def _where(key: str) -> str:
+    """The breaker key's destination as shown: its origin (``https://erp.example.com:443``), never the digest."""
+    parts = key.split("|")[1:]
+    if parts and parts[-1] == "host":
+        return f"connections to {parts[-2]}" if len(parts) >= 2 else key
+    origin = next((part for part in parts if "://" in part), "")
+    return origin or key
+
+
+def breaker_notices(*, now: datetime) -> Iterator[Notice]:
+    """Each breaker open (or half-open) whose failures began more than ``NOTIFY_BREAKER_OPEN_SECONDS`` ago."""
+    since = now - timedelta(seconds=float(settings.NOTIFY_BREAKER_OPEN_SECONDS))
+    rows = CircuitBreaker.objects.filter(
+        state__in=(BreakerState.OPEN, BreakerState.HALF_OPEN), failing_since__lte=since
+    ).order_by("key")
+    accounts: dict[int, Account | None] = {}
+    for row in rows:
+        account_id = _account_of(row.key)
+        if account_id is None:
+            continue
+        if account_id not in accounts:
+            accounts[account_id] = Account.objects.filter(pk=account_id).first()
+        account = accounts[account_id]
+        if account is None or row.failing_since is None:
+            continue
+        where = _where(row.key)
+        users = _users_of(account, row.key)
+        used_by = "".join(f"  - {user}\n" for user in users) or "  - (nothing of the account uses it any more)\n"
+        started = row.failing_since.isoformat(timespec="seconds")
+        yield Notice(
+            account=account,
+            kind=NotificationKind.BREAKER_OPEN,
+            subject_key=f"breaker:{row.key}:{started}",
+            subject=f"[{account.identifier}] {where} has been failing since {started}",
+            body=(
+                f"Calls of the account {account.name} ({account.identifier}) to {where} have been failing since "
+                f"{started}; its circuit breaker is open, so nothing is sent there until a trial call succeeds "
+                f"(deliveries wait, they are not lost).\n\n"
+                f"Last error: {row.last_error or '-'}\n"
+                f"Failures in a row: {row.failures}\n\n"
+                f"Used by:\n{used_by}\n"
+                "You are told once while it stays open; a success closes it.\n"
+            ),
+        )
+
+
+# --- The daily digest ------------------------------------------------------------------------------------------
+
+
+def _day_bounds(day: date) -> tuple[datetime, datetime]:
+    start = datetime.combine(day, time(0), tzinfo=UTC)
+    return start, start + timedelta(days=1)
+
+
+def digest_body(*, account: Account, day: date) -> str:
+    """The account's ``day`` (UTC) in words: deliveries sent and failed per queue, failed attempts by reason,
+    import errors by kind, runtime integration failures by kind. Four grouped queries on indexed columns."""
+    start, end = _day_bounds(day)
+    per_queue: dict[str, dict[str, int]] = defaultdict(lambda: {"ok": 0, "failed": 0})
+    deliveries = (
+        ExportDelivery.objects.filter(
+            account=account,
+            finished_at__gte=start,
+            finished_at__lt=end,
+            status__in=(ExportStatus.SUCCESS, ExportStatus.FAILURE),
+        )
+        .values("queue__name", "status")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for row in deliveries:
+        per_queue[row["queue__name"]]["ok" if row["status"] == ExportStatus.SUCCESS else "failed"] += row["n"]
+    reasons = (
+        ExportAttempt.objects.filter(account=account, ok=False, started_at__gte=start, started_at__lt=end)
+        .values("delivery__queue__name", "error", "status_code")
+        .annotate(n=Count("id"), last=Max("started_at"))
+        .order_by("-n", "-last")[:DIGEST_ROWS]
+    )
+    imports = (
+        ImportItem.objects.filter(
+            account=account,
+            status__in=(ImportStatus.FAILURE, ImportStatus.REJECTED),
+            created_at__gte=start,
+            created_at__lt=end,
+        )
+        .values("kind", "status")
+        .annotate(n=Count("id"))
+        .order_by("-n", "kind")[:DIGEST_ROWS]
+    )
+    calls = (
+        IntegrationCall.objects.filter(account=account, created_at__gte=start, created_at__lt=end)
+        .values("kind")
+        .annotate(n=Count("id"), failed=Count("id", filter=Q(ok=False)))
+        .filter(failed__gt=0)
+        .order_by("-failed", "kind")[:DIGEST_ROWS]
+    )
+    lines = [f"The account {account.name} ({account.identifier}) on {day.isoformat()} (UTC).", "", "Deliveries:"]
+    lines += [
+        f"  {name}: {counts['ok']} sent, {counts['failed']} failed" for name, counts in sorted(per_queue.items())
+    ] or ["  none finished"]
+    lines += ["", "Failed attempts by reason:"]
+    lines += [f"  {row['delivery__queue__name']}: {row['n']} x {_reason(row)}" for row in reasons] or ["  none"]
+    lines += ["", "Import errors:"]
+    lines += [f"  {row['kind']}: {row['n']} {row['status']}" for row in imports] or ["  none"]
+    lines += ["", "Runtime integration failures:"]
+    lines += [f"  {row['kind']}: {row['failed']} of {row['n']} calls failed" for row in calls] or ["  none"]
+    lines += ["", "The dashboard: /backoffice/ · the export log: /backoffice/exports/log/", ""]
+    return "\n".join(lines)
+
+
+def _reason(row: Mapping[str, Any]) -> str:
+    status = row["status_code"]
+    return str(row["error"] or (f"HTTP {status}" if status else "failed"))[:200]
+
+
+def _digest_day(now: datetime) -> date | None:
+    """The day whose digest is due at ``now``: yesterday (UTC) once ``NOTIFY_DIGEST_HOUR`` has come, else None."""
+    utc = now.astimezone(UTC)
+    if utc.hour < int(settings.NOTIFY_DIGEST_HOUR):
+        return None
+    return utc.date() - timedelta(days=1)
+
+
+def digest_notices(*, now: datetime) -> Iterator[Notice]:
+    """The digest of each account where a member opted in, for the day due (nothing before the hour)."""
+    day = _digest_day(now)
+    if day is None:
+        return
+    wanting = NotificationPreference.objects.filter(daily_digest=True).values("account_id")
+    for account in Account.objects.filter(pk__in=wanting).order_by("pk"):
+        yield Notice(
+            account=account,
+            kind=NotificationKind.DAILY_DIGEST,
+            subject_key=f"digest:{day.isoformat()}",
+            subject=f"[{account.identifier}] Daily digest of {day.isoformat()}",
+            body="",  # written when a member still needs it (``_body``)
+        )
+
+
+def _body(notice: Notice) -> str:
+    if notice.kind == NotificationKind.DAILY_DIGEST and not notice.body:
+        day = date.fromisoformat(notice.subject_key.removeprefix("digest:"))
+        return digest_body(account=notice.account, day=day)
+    return notice.body
+
+
+# --- Sending ---------------------------------------------------------------------------------------------------
+
+
+def _claim(notice: Notice, membership: Membership) -> NotificationSent | None:
+    try:
+        with transaction.atomic():
+            return NotificationSent.objects.create(
+                account=notice.account, membership=membership, kind=notice.kind, subject_key=notice.subject_key
+            )
+    except IntegrityError:
+        return None  # another run has it
+
+
+def _send_all(notices: Iterable[Notice]) -> Run:
+    """Mail each notice to the members of its account who want it and have not had it; bounded, never raises
+    for a mail that fails."""
+    run = Run()
+    budget = int(settings.NOTIFY_MAX_MAILS_PER_RUN)
+    connection = get_connection(fail_silently=False)
+    try:
+        for notice in notices:
+            members = members_notified(account=notice.account, kind=notice.kind)
+            had = set(
+                NotificationSent.objects.filter(
+                    membership__in=members, kind=notice.kind, subject_key=notice.subject_key
+                ).values_list("membership_id", flat=True)
+            )
+            body: str | None = None
+            for membership in members:
+                address = str(membership.user.email or membership.user.get_username())
+                if membership.pk in had or "@" not in address:
+                    continue
+                if run.sent + run.failed >= budget:
+                    run.stopped = True
+                    return run
+                claim = _claim(notice, membership)
+                if claim is None:
+                    continue
+                body = body if body is not None else _body(notice)
+                message = EmailMessage(subject=notice.subject, body=body, to=[address], connection=connection)
+                try:
+                    message.send()
+                except (smtplib.SMTPResponseException, smtplib.SMTPRecipientsRefused) as exc:
+                    claim.delete()
+                    run.failed += 1
+                    logger.warning(
+                        "notification %s %s to member %s refused by the relay, tried again next run: %s",
+                        notice.kind,
+                        notice.subject_key,
+                        membership.pk,
+                        exc,
+                    )
+                    _reset(connection)
+                except OSError as exc:  # no relay to talk to: the rest waits for the next run
+                    claim.delete()
+                    run.failed += 1
+                    run.stopped = True
+                    logger.warning(
+                        "notification %s %s to member %s not sent, the relay is unreachable; next run: %s",
+                        notice.kind,
+                        notice.subject_key,
+                        membership.pk,
+                        exc,
+                    )
+                    return run
+                else:
+                    run.sent += 1
+                    run.sent_to.append(address)
+    finally:
+        _reset(connection)
+    return run
+
+
+def _reset(connection: object) -> None:
+    """Close the relay's connection (after a refusal it may be in any state; the next mail opens a new one)."""
+    try:
+        connection.close()  # type: ignore[attr-defined]
+    except Exception:  # closing a broken connection must not end the run
+        logger.debug("closing the mail connection failed", exc_info=True)
+
+
+def notify_problems(*, now: datetime | None = None) -> Run:
+    """Beat, every minute: tell members of queues disabled and of breakers open too long (safe to run twice)."""
+    at = now or timezone.now()
+
+    def notices() -> Iterator[Notice]:
+        yield from queue_disabled_notices(now=at)
+        yield from breaker_notices(now=at)
+
+    return _send_all(notices())
+
+
+def notify_digests(*, now: datetime | None = None) -> Run:
+    """Beat, every 15 minutes: yesterday's digest to each member who asked for it, once (safe to run twice)."""
+    return _send_all(digest_notices(now=now or timezone.now()))

@@ -1,0 +1,280 @@
+"""Members are mailed, through a real SMTP server on 127.0.0.1, when an export queue is disabled, when a
+destination's breaker stays open, and (when they ask for it) a daily digest; once each, only in their account."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+from django.db import transaction
+from django.utils import timezone
+
+from accounts import audit
+from accounts import services as account_services
+from accounts.models import Account, Membership, NotificationKind
+from core import breaker
+from core.models import CircuitBreaker
+from exports import circuit
+from exports import services as export_services
+from exports.models import ExportAttempt, ExportQueue, ExportStatus
+from imports.models import ImportItem, ImportStatus
+from integrations.models import IntegrationCall
+from ops import notifications, tasks
+from ops.models import NotificationSent
+from tests.conftest import Tenant
+from tests.factories import ImportItemFactory
+from tests.ops.conftest import make_attempt, make_call, make_delivery, make_queue
+from tests.support.smtp import SmtpServer, free_port, running_smtp
+
+
+@pytest.fixture
+def relay(settings: Any) -> Iterator[SmtpServer]:
+    with running_smtp(settings) as server:
+        yield server
+
+
+def member(account: Account, role: str, email: str | None = None) -> Membership:
+    membership, _ = account_services.add_member(
+        account=account, email=email or f"{role}@{account.identifier}.example", role=role
+    )
+    return membership
+
+
+@pytest.fixture
+def staff(tenant: Tenant) -> dict[str, Membership]:
+    return {role: member(tenant.account, role) for role in ("owner", "manager", "viewer")}
+
+
+def disable_by_person(queue: ExportQueue, who: Membership) -> None:
+    with audit.acting(audit.Actor.person(who.user)):
+        export_services.update_queue(account=queue.account, queue=queue, enabled=False)
+
+
+def open_breaker(queue: ExportQueue, *, failing_for: timedelta) -> str:
+    key = circuit.key_of(queue)
+    assert key is not None
+    for _ in range(int(django_settings.BREAKER_FAILURE_THRESHOLD)):
+        breaker.record_failure(key, error="HTTP 503")
+    CircuitBreaker.objects.filter(key=key).update(failing_since=timezone.now() - failing_for)
+    return key
+
+
+# --- A queue disabled --------------------------------------------------------------------------------------------
+
+
+def test_a_queue_disabled_by_a_person_is_mailed_to_owners_and_managers_once(tenant, staff, relay):
+    queue = make_queue(tenant.account, "erp-sales")
+    disable_by_person(queue, staff["owner"])
+
+    first = notifications.notify_problems()
+    again = notifications.notify_problems()
+
+    assert sorted(relay.recipients()) == ["manager@acme.example", "owner@acme.example"]
+    assert (first.sent, again.sent) == (2, 0)
+    message = relay.messages()[0]
+    assert "Export queue 'erp-sales' was disabled" in message["Subject"]
+    assert "disabled by owner@acme.example" in message.get_content()
+    assert f"/backoffice/exports/queues/{queue.pk}/" in message.get_content()
+
+
+def test_a_queue_disabled_by_the_system_is_mailed_with_its_reason(tenant, staff, relay):
+    queue = make_queue(tenant.account)
+    assert circuit.disable_queue(queue=queue, reason="every delivery has failed for 5 days", actor=audit.SYSTEM)
+
+    notifications.notify_problems()
+
+    body = relay.messages()[0].get_content()
+    assert "disabled by the system" in body
+    assert "every delivery has failed for 5 days" in body
+
+
+def test_a_queue_turned_off_along_with_other_changes_is_told_too(tenant, staff, relay):
+    queue = make_queue(tenant.account)
+    with audit.acting(audit.Actor.person(staff["manager"].user)):
+        export_services.update_queue(account=tenant.account, queue=queue, enabled=False, name="renamed-hooks")
+
+    assert notifications.notify_problems().sent == 2
+    assert "Export queue 'renamed-hooks' was disabled" in relay.messages()[0]["Subject"]
+
+
+def test_a_rolled_back_disable_sends_nothing(tenant, staff, relay):
+    queue = make_queue(tenant.account)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        disable_by_person(queue, staff["owner"])
+        raise RuntimeError("the request failed after the disable")
+
+    assert notifications.notify_problems().sent == 0
+    assert relay.recipients() == []
+
+
+def test_a_queue_disabled_again_after_an_enable_is_told_again(tenant, staff, relay):
+    queue = make_queue(tenant.account)
+    disable_by_person(queue, staff["owner"])
+    notifications.notify_problems()
+    circuit.enable_queue(account=tenant.account, queue=queue)
+    disable_by_person(queue, staff["manager"])
+
+    notifications.notify_problems()
+
+    assert len(relay.recipients()) == 4
+
+
+# --- A breaker open too long -------------------------------------------------------------------------------------
+
+
+def test_a_breaker_open_longer_than_the_setting_is_mailed_once_per_open_period(tenant, staff, relay, settings):
+    settings.NOTIFY_BREAKER_OPEN_SECONDS = 900
+    queue = make_queue(tenant.account, "erp-sales")
+    key = open_breaker(queue, failing_for=timedelta(minutes=20))
+
+    first = notifications.notify_problems()
+    again = notifications.notify_problems()
+
+    assert (first.sent, again.sent) == (2, 0)
+    message = relay.messages()[0]
+    assert "https://example.com:443" in message["Subject"]
+    body = message.get_content()
+    assert "export queue 'erp-sales'" in body
+    assert "HTTP 503" in body
+
+    breaker.record_success(key)  # the period ends; a new one is told again
+    open_breaker(queue, failing_for=timedelta(minutes=30))
+    assert notifications.notify_problems().sent == 2
+
+
+def test_a_breaker_open_for_less_than_the_setting_is_not_mailed(tenant, staff, relay, settings):
+    settings.NOTIFY_BREAKER_OPEN_SECONDS = 900
+    open_breaker(make_queue(tenant.account), failing_for=timedelta(minutes=1))
+
+    assert notifications.notify_problems().sent == 0
+    assert relay.recipients() == []
+
+
+# --- The daily digest --------------------------------------------------------------------------------------------
+
+
+def _yesterday_noon(today: date) -> datetime:
+    return datetime.combine(today - timedelta(days=1), time(12), tzinfo=UTC)
+
+
+def test_the_digest_goes_only_to_members_who_asked_for_it_once_a_day(tenant, staff, relay, settings):
+    settings.NOTIFY_DIGEST_HOUR = 6
+    today = timezone.now().astimezone(UTC).date()
+    at = _yesterday_noon(today)
+    queue = make_queue(tenant.account, "erp-sales")
+    make_delivery(queue, status=ExportStatus.SUCCESS, finished_at=at)
+    failed = make_delivery(queue, status=ExportStatus.FAILURE, finished_at=at)
+    attempt = make_attempt(failed, ok=False)
+    ExportAttempt.objects.filter(pk=attempt.pk).update(started_at=at, error="HTTP 503 from the ERP")
+    ImportItemFactory(account=tenant.account, integration=tenant.integration, status=ImportStatus.FAILURE)
+    make_call(tenant.account, kind="customer_lookup", ok=False)
+    ImportItem.objects.filter(account=tenant.account).update(created_at=at)
+    IntegrationCall.objects.filter(account=tenant.account).update(created_at=at)
+    account_services.set_notifications(
+        account=tenant.account, membership=staff["viewer"], chosen=[NotificationKind.DAILY_DIGEST]
+    )
+    morning = datetime.combine(today, time(7), tzinfo=UTC)
+
+    first = notifications.notify_digests(now=morning)
+    again = notifications.notify_digests(now=morning + timedelta(minutes=15))
+
+    assert (first.sent, again.sent) == (1, 0)
+    assert relay.recipients() == ["viewer@acme.example"]
+    message = relay.messages()[0]
+    assert (today - timedelta(days=1)).isoformat() in message["Subject"]
+    body = message.get_content()
+    assert "erp-sales: 1 sent, 1 failed" in body
+    assert "erp-sales: 1 x HTTP 503 from the ERP" in body
+    assert "incoming_order: 1 failure" in body
+    assert "customer_lookup: 1 of 1 calls failed" in body
+
+
+def test_no_digest_before_the_hour(tenant, staff, relay, settings):
+    settings.NOTIFY_DIGEST_HOUR = 6
+    account_services.set_notifications(
+        account=tenant.account, membership=staff["owner"], chosen=[NotificationKind.DAILY_DIGEST]
+    )
+    today = timezone.now().astimezone(UTC).date()
+
+    assert notifications.notify_digests(now=datetime.combine(today, time(5, 59), tzinfo=UTC)).sent == 0
+    assert notifications.notify_digests(now=datetime.combine(today, time(6), tzinfo=UTC)).sent == 1
+
+
+# --- Isolation ---------------------------------------------------------------------------------------------------
+
+
+def test_a_member_of_another_account_never_gets_its_notices(tenant, other_tenant, staff, relay, settings):
+    settings.NOTIFY_DIGEST_HOUR = 0
+    outsider = member(other_tenant.account, "owner", "boss@globex.example")
+    both = member(other_tenant.account, "owner", "both@example.com")
+    member(tenant.account, "viewer", "both@example.com")  # a viewer in acme: told nothing of acme by default
+    for membership in (outsider, both):
+        account_services.set_notifications(
+            account=other_tenant.account, membership=membership, chosen=NotificationKind.values
+        )
+    account_services.set_notifications(
+        account=tenant.account, membership=staff["manager"], chosen=NotificationKind.values
+    )
+    disable_by_person(make_queue(tenant.account, "acme-sales"), staff["owner"])
+    open_breaker(make_queue(tenant.account, "acme-hooks"), failing_for=timedelta(hours=1))
+
+    notifications.notify_problems()
+    notifications.notify_digests()
+
+    mails = [(str(m["To"]), str(m["Subject"]), m.get_content()) for m in relay.messages()]
+    to_acme = [mail for mail in mails if mail[1].startswith("[acme]")]
+    assert {to for to, _, _ in to_acme} == {"owner@acme.example", "manager@acme.example"}
+    others = [mail for mail in mails if mail not in to_acme]
+    # The globex members get their own account's digest only: nothing of acme.
+    assert sorted(to for to, _, _ in others) == ["boss@globex.example", "both@example.com"]
+    assert all(subject.startswith("[globex] Daily digest") and "acme" not in body for _, subject, body in others)
+
+
+# --- Failures and bounds -----------------------------------------------------------------------------------------
+
+
+def test_a_mail_the_relay_refuses_is_logged_and_sent_on_the_next_run(tenant, staff, relay, caplog):
+    disable_by_person(make_queue(tenant.account), staff["owner"])
+    relay.recorder.data_reply = "451 4.3.0 try again later"
+
+    refused = notifications.notify_problems()
+
+    assert (refused.sent, refused.failed) == (0, 2)
+    assert "tried again next run" in caplog.text
+    assert not NotificationSent.objects.exists()
+
+    relay.recorder.data_reply = None
+    assert notifications.notify_problems().sent == 2
+    assert len(relay.recipients()) == 2
+
+
+def test_an_unreachable_relay_does_not_crash_the_task_and_the_mail_waits(tenant, staff, settings, relay):
+    disable_by_person(make_queue(tenant.account), staff["owner"])
+    port = settings.EMAIL_PORT
+    settings.EMAIL_PORT = free_port()  # nothing listens there
+
+    assert tasks.notify_problems() == 0
+    assert not NotificationSent.objects.exists()
+
+    settings.EMAIL_PORT = port
+    assert tasks.notify_problems() == 2
+
+
+def test_a_run_sends_at_most_the_setting_and_the_rest_next_run(tenant, staff, relay, settings):
+    settings.NOTIFY_MAX_MAILS_PER_RUN = 1
+    disable_by_person(make_queue(tenant.account), staff["owner"])
+
+    first = notifications.notify_problems()
+    second = notifications.notify_problems()
+
+    assert (first.sent, first.stopped, second.sent) == (1, True, 1)
+    assert sorted(relay.recipients()) == ["manager@acme.example", "owner@acme.example"]
+
+
+def test_beat_runs_the_notices_every_minute_and_the_digest_every_quarter_hour():
+    schedule = django_settings.CELERY_BEAT_SCHEDULE
+    assert schedule["ops-notify-problems"] == {"task": "ops.tasks.notify_problems", "schedule": 60.0}
+    assert schedule["ops-notify-digests"]["task"] == "ops.tasks.notify_digests"
