@@ -5,7 +5,8 @@
 # make screenshots  runs the admin's browser tests with SCREENSHOTS=1, which saves the main pages to docs/screenshots/,
 #            and bench/screenshots.py, which saves the back-office's main pages there at 1280 and 390 px wide.
 # make messages  collects the back-office's translatable strings into backoffice/locale/da/LC_MESSAGES/django.po
-#            (new ones empty, changed ones fuzzy) and compiles every .po to its .mo (GNU gettext's msgfmt).
+#            and exports/locale/da/... (new ones empty, changed ones fuzzy) and compiles each .po to its .mo (GNU
+#            gettext's msgfmt).
 # make lint  the import contracts of the layers (lint-imports, pyproject.toml), ruff check, ruff format --check and
 #            mypy (django-stubs) on the apps.
 
@@ -50,10 +51,15 @@ screenshots: install
 	SCREENSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider tests/browser/test_exports_admin.py tests/browser/test_integrations_admin.py
 	$(BIN)/python bench/screenshots.py
 
-# Run from backoffice/ so that only its strings are collected, into its own locale/.
+# Each app whose texts the back-office shows has its own locale/; run from the app's folder, makemessages collects
+# only that app's strings into it.
+MESSAGE_APPS := backoffice exports
 messages: install-run
-	cd backoffice && DJANGO_SETTINGS_MODULE=config.settings PYTHONPATH=.. ../$(BIN)/django-admin makemessages --locale da
-	cd backoffice && DJANGO_SETTINGS_MODULE=config.settings PYTHONPATH=.. ../$(BIN)/django-admin compilemessages --locale da
+	for app in $(MESSAGE_APPS); do \
+	  (cd $$app && DJANGO_SETTINGS_MODULE=config.settings PYTHONPATH=.. ../$(BIN)/django-admin makemessages --locale da \
+	    && DJANGO_SETTINGS_MODULE=config.settings PYTHONPATH=.. ../$(BIN)/django-admin compilemessages --locale da) \
+	    || exit 1; \
+	done
 
 lint: install
 	$(BIN)/lint-imports --no-cache

@@ -77,3 +77,10 @@ def test_the_api_answers_in_english_whatever_the_accept_language(tenant):
     assert answers[0].status_code == answers[1].status_code == 400
     assert answers[0].json() == answers[1].json()
     assert "must be a string, not number" in answers[1].content.decode()
+
+
+def test_the_queue_form_is_danish_with_the_exports_apps_own_texts(tenant, sign_in: SignIn):
+    client = sign_in(tenant.account, "manager")
+    page = text(client.get("/backoffice/exports/queues/new/", HTTP_ACCEPT_LANGUAGE="da"))
+    assert "Ny eksportkø" in page and "Opret køen" in page
+    assert "Entitets-id" in page  # exports/forms.py, translated in exports/locale/
