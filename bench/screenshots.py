@@ -30,12 +30,14 @@ PAGES: list[tuple[str, str]] = [
     ("dashboard", "/backoffice/"),
     ("export-queues", "/backoffice/exports/queues/"),
     ("export-queue", "/backoffice/exports/queues/{queue}/"),
+    ("export-queue-edit", "/backoffice/exports/queues/{queue}/edit/"),
     ("export-log", "/backoffice/exports/log/"),
     ("export-item", "/backoffice/exports/log/{failed_item}/"),
     ("import-log", "/backoffice/imports/"),
     ("import-item", "/backoffice/imports/{rejected_import}/"),
     ("sales", "/backoffice/sales/?warnings=1"),
     ("sale", "/backoffice/sales/{warned_sale}/"),
+    ("notifications", "/backoffice/notifications/"),
 ]
 WIDTHS = {1280: 800, 390: 844}
 OWNER = "owner@example.com"
