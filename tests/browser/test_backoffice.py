@@ -99,6 +99,7 @@ def test_a_member_signs_in_and_reads_every_page_at_desktop_and_phone_width(
         ("/backoffice/", "Dashboard", "Orders to the ERP"),
         ("/backoffice/exports/queues/", "Export queues", "Orders to the ERP"),
         (f"/backoffice/exports/queues/{shown.queue.pk}/", "Orders to the ERP", "Latest items"),
+        (f"/backoffice/exports/queues/{shown.queue.pk}/edit/", "Edit Orders to the ERP", "Entity type"),
         ("/backoffice/exports/log/", "Export log", failed.element_key),
         (f"/backoffice/exports/log/{failed.pk}/", failed.element_key, "HTTP 400"),
         ("/backoffice/imports/", "Import log", "web-10047"),
@@ -107,6 +108,7 @@ def test_a_member_signs_in_and_reads_every_page_at_desktop_and_phone_width(
         ("/backoffice/members/", "Members", EMAIL),
         ("/backoffice/keys/", "API keys", "imports"),
         ("/backoffice/audit/", "Audit log", EMAIL),
+        ("/backoffice/notifications/", "Notifications", EMAIL),
     ]
     page.set_viewport_size(DESKTOP)
     sign_in(page)
