@@ -26,6 +26,10 @@ class Account(models.Model):
     timezone = models.CharField(
         max_length=64, default="UTC", help_text="IANA time zone, e.g. Europe/Copenhagen (daily exports run in it)."
     )
+    two_factor_required = models.BooleanField(
+        default=False,
+        help_text="Every member signs in to the back-office with a code from an authenticator app (set by an owner).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from backoffice.views import (
+    account_settings,
     audit,
     auth,
     dashboard,
@@ -14,12 +15,14 @@ from backoffice.views import (
     notifications,
     queue_forms,
     sales,
+    security,
 )
 
 app_name = "backoffice"
 
 urlpatterns = [
     path("login/", auth.SignInView.as_view(), name="login"),
+    path("login/verify/", auth.sign_in_code, name="login-verify"),
     path("logout/", auth.SignOutView.as_view(), name="logout"),
     path("password/", auth.NewPasswordRequestView.as_view(), name="password-reset"),
     path("password/sent/", auth.NewPasswordSentView.as_view(), name="password-reset-sent"),
@@ -54,4 +57,8 @@ urlpatterns = [
     path("members/<int:pk>/invite/", members.member_invite, name="member-invite"),
     path("notifications/", notifications.notification_settings, name="notifications"),
     path("invite/<str:token>/", members.invite, name="invite"),
+    path("security/", security.security, name="security"),
+    path("security/codes/", security.security_codes, name="security-codes"),
+    path("security/off/", security.security_off, name="security-off"),
+    path("settings/", account_settings.account_settings, name="settings"),
 ]

@@ -104,6 +104,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_beat",
     "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "core",
     "accounts",
     "orders",
@@ -135,6 +138,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # request.user.is_verified(): whether this session passed the second step of the back-office's sign-in.
+    "django_otp.middleware.OTPMiddleware",
     # Who made a change (accounts.audit): the request's API key or signed-in person, read when a change is recorded.
     "accounts.audit.AuditMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -514,6 +519,10 @@ AXES_CLIENT_IP_CALLABLE = "accounts.auth_failures.client_address"
 # The lock-out page: the back-office's under /backoffice/, the admin's elsewhere (status 429).
 AXES_LOCKOUT_CALLABLE = "config.lockout.locked_out"
 AXES_VERBOSE = False
+# The code typed at the back-office's second sign-in step is masked in axes' records of failed attempts.
+AXES_SENSITIVE_PARAMETERS = ["code"]
+# Two-factor sign-in (backoffice, accounts.two_factor): the name authenticator apps show beside the e-mail address.
+OTP_TOTP_ISSUER = "Retail back-office"
 # The back-office's invitation links (a new member sets their password there): signed, single use, valid this many
 # seconds after they were sent.
 BACKOFFICE_INVITE_MAX_AGE_SECONDS = env.int("BACKOFFICE_INVITE_MAX_AGE_SECONDS", default=7 * 24 * 3600)
