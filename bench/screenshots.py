@@ -38,6 +38,7 @@ PAGES: list[tuple[str, str]] = [
     ("sales", "/backoffice/sales/?warnings=1"),
     ("sale", "/backoffice/sales/{warned_sale}/"),
     ("notifications", "/backoffice/notifications/"),
+    ("security", "/backoffice/security/"),
 ]
 WIDTHS = {1280: 800, 390: 844}
 OWNER = "owner@example.com"

@@ -51,6 +51,10 @@ CARDS = """() => {
   return {heads: heads, cells: cells};
 }"""
 
+# The sections of the navigation bar that run off the window.
+NAV_CUT = """() => [...document.querySelectorAll("nav.main a")]
+  .filter((a) => a.getBoundingClientRect().right > window.innerWidth + 0.5).map((a) => a.textContent)"""
+
 
 @pytest.fixture
 def receiver(settings: Any) -> Iterator[Receiver]:
@@ -118,6 +122,9 @@ def test_a_member_signs_in_and_reads_every_page_at_desktop_and_phone_width(
         expect(page.locator("h1")).to_contain_text(heading)
         expect(page.locator("main")).to_contain_text(text)
         assert_no_sideways_scroll(page, WHY_COLUMNS if path == "/backoffice/exports/log/" else None)
+        if path == "/backoffice/":
+            hidden = page.evaluate(NAV_CUT)
+            assert not hidden, hidden  # every section in sight at 1280 px, none scrolled off the bar
         if path == "/backoffice/exports/log/":
             failed_row = page.locator("tbody tr", has_text=failed.element_key)
             expect(failed_row.locator("td[data-label=Status]")).to_have_text("Failure")
