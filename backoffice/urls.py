@@ -13,9 +13,11 @@ from backoffice.views import (
     keys,
     members,
     notifications,
+    pricing,
     queue_forms,
     sales,
     security,
+    statements,
 )
 
 app_name = "backoffice"
@@ -46,8 +48,14 @@ urlpatterns = [
     path("sales/<int:pk>/", sales.sale_detail, name="sale"),
     path("checkouts/", sales.checkout_list, name="checkouts"),
     path("checkouts/<int:pk>/", sales.checkout_detail, name="checkout"),
+    path("statements/", statements.statement_list, name="statements"),
+    path("statements/<int:pk>/", statements.statement_detail, name="statement"),
     path("integrations/", integrations.integration_list, name="integrations"),
+    path("integrations/new/", integrations.integration_new, name="integration-new"),
     path("integrations/<int:pk>/", integrations.integration_detail, name="integration"),
+    path("integrations/<int:pk>/edit/", integrations.integration_edit, name="integration-edit"),
+    path("integrations/<int:pk>/test/", integrations.integration_test, name="integration-test"),
+    path("pricing/", pricing.price_basket, name="pricing"),
     path("audit/", audit.audit_log, name="audit"),
     path("keys/", keys.key_list, name="keys"),
     path("keys/<int:pk>/revoke/", keys.key_revoke, name="key-revoke"),

@@ -420,7 +420,7 @@ class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
 
 class ExportAttemptInline(RecordInline):
     model = ExportAttempt
-    fields = ["number", "ok", "status_code", "error", "duration_ms", "started_at"]
+    fields = ["number", "ok", "status_code", "error", "duration_ms", "started_at", "sent", "answer"]
 
 
 @admin.register(ExportDelivery)

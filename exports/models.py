@@ -166,7 +166,7 @@ class ExportItem(AccountOwned):
 
 
 class ExportAttempt(AccountOwned):
-    """One try of a delivery: what the destination answered."""
+    """One try of a delivery: what was sent, in short, and what the destination answered."""
 
     delivery = models.ForeignKey(ExportDelivery, on_delete=models.CASCADE, related_name="attempt_log")
     number = models.PositiveIntegerField()
@@ -175,6 +175,12 @@ class ExportAttempt(AccountOwned):
     error = models.TextField(blank=True)
     duration_ms = models.PositiveIntegerField()
     started_at = models.DateTimeField()
+    # Cut to ``exports.deliveries.base.SENT_CHARS`` and ``ANSWER_BYTES`` before they are stored. A default in the
+    # database too: adding the columns rewrites no row, and rows written without them read as "".
+    sent = models.TextField(blank=True, default="", db_default="", help_text="What was sent, in short, no secret.")
+    answer = models.TextField(
+        blank=True, default="", db_default="", help_text="The start of the destination's answer (512 bytes at most)."
+    )
 
     class Meta:
         ordering = ["delivery", "number"]

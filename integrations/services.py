@@ -17,6 +17,7 @@ HTTP).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import time
 from collections.abc import Mapping
@@ -33,7 +34,7 @@ from accounts import audit
 from accounts import selectors as account_selectors
 from accounts.models import Account, Market, StockLocation
 from accounts.services import delete_owned, unique_in_account
-from core import destinations, secrets
+from core import destinations, outbound, secrets
 from core.errors import InvalidInput, NotFound, ServiceError
 from integrations import answers, customers, runtime, selectors, templates
 from integrations.definitions import ShippingAddress
@@ -199,6 +200,30 @@ def _body_strings(value: Any, path: str) -> list[tuple[str, str]]:
     if isinstance(value, list):
         return [item for i, sub in enumerate(value) for item in _body_strings(sub, f"{path}[{i}]")]
     return []
+
+
+def destination_problem(url: str) -> str | None:
+    """Why the outbound guard (``core.outbound``) would refuse every call to the URL template's host, judged
+    without a look-up: a literal address (``localhost`` read as 127.0.0.1) that is not public and not inside
+    ``OUTBOUND_ALLOWED_NETWORKS``, or plain http to one outside them. None for a host name (the guard judges the
+    addresses it resolves to on each call) and for a URL ``configuration_errors`` refuses on its own."""
+    try:
+        parts = destinations.split_url(re.sub(r"\{[^{}]*\}", "x", url.strip()))
+    except destinations.BadUrl:
+        return None
+    host = (parts.hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        host = "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    reason = outbound.refusal(address)
+    if reason:
+        return f"the host {host} is refused for outgoing calls: {reason} (see OUTBOUND_ALLOWED_NETWORKS)"
+    if parts.scheme == "http" and not outbound.inside_allowed_networks(address):
+        return "plain http is only sent to addresses inside OUTBOUND_ALLOWED_NETWORKS: use https"
+    return None
 
 
 def masked(integration: RuntimeIntegration) -> dict[str, Any]:

@@ -328,3 +328,34 @@ def test_saving_the_settings_unchanged_records_nothing(tenant, sign_in: SignIn):
     owner = sign_in(tenant.account, "owner")
     assert owner.post("/backoffice/settings/", {}).status_code == 302
     assert not AuditEntry.objects.filter(target_type="account").exists()
+
+
+def test_an_operator_with_two_factor_on_types_a_code_before_the_admin(db: None) -> None:
+    operator = get_user_model().objects.create_superuser("root", "root@example.com", PASSWORD)
+    device, _codes = enrolled(operator)
+    client = Client()
+
+    answer = client.post(
+        "/admin/login/?next=/admin/exports/exportqueue/",
+        {"username": "root", "password": PASSWORD},
+        REMOTE_ADDR=ADDRESS,
+    )
+    assert answer.status_code == 302
+    assert answer["Location"].startswith("/backoffice/login/verify/?next=%2Fadmin%2Fexports%2Fexportqueue%2F")
+    assert client.get("/admin/").status_code == 302  # the password alone signed no one in
+
+    done = client.post(
+        "/backoffice/login/verify/",
+        {"code": app_code(device.bin_key.hex()), "next": "/admin/exports/exportqueue/"},
+        REMOTE_ADDR=ADDRESS,
+    )
+    assert done.status_code == 302 and done["Location"] == "/admin/exports/exportqueue/"
+    assert client.get("/admin/exports/exportqueue/").status_code == 200
+
+
+def test_an_operator_without_two_factor_signs_in_to_the_admin_with_the_password(db: None) -> None:
+    get_user_model().objects.create_superuser("root", "root@example.com", PASSWORD)
+    client = Client()
+    answer = client.post("/admin/login/?next=/admin/", {"username": "root", "password": PASSWORD}, REMOTE_ADDR=ADDRESS)
+    assert answer.status_code == 302 and answer["Location"] == "/admin/"
+    assert client.get("/admin/").status_code == 200
