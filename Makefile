@@ -4,9 +4,8 @@
 #            DATABASE_URL and CELERY_BROKER_URL switch to PostgreSQL and Redis).
 # make screenshots  runs the admin's browser tests with SCREENSHOTS=1, which saves the main pages to docs/screenshots/,
 #            and bench/screenshots.py, which saves the back-office's main pages there at 1280 and 390 px wide.
-# make messages  collects the back-office's translatable strings into backoffice/locale/da/LC_MESSAGES/django.po
-#            and exports/locale/da/... (new ones empty, changed ones fuzzy) and compiles each .po to its .mo (GNU
-#            gettext's msgfmt).
+# make messages  collects the translatable strings of each app of MESSAGE_APPS into its locale/da/LC_MESSAGES/django.po
+#            (new ones empty, changed ones fuzzy) and compiles each .po to its .mo (GNU gettext's msgfmt).
 # make lint  the import contracts of the layers (lint-imports, pyproject.toml), ruff check, ruff format --check and
 #            mypy (django-stubs) on the apps.
 
@@ -53,7 +52,7 @@ screenshots: install
 
 # Each app whose texts the back-office shows has its own locale/; run from the app's folder, makemessages collects
 # only that app's strings into it.
-MESSAGE_APPS := backoffice exports
+MESSAGE_APPS := backoffice exports integrations
 messages: install-run
 	for app in $(MESSAGE_APPS); do \
 	  (cd $$app && DJANGO_SETTINGS_MODULE=config.settings PYTHONPATH=.. ../$(BIN)/django-admin makemessages --locale da \
