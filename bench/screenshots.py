@@ -37,6 +37,10 @@ PAGES: list[tuple[str, str]] = [
     ("import-item", "/backoffice/imports/{rejected_import}/"),
     ("sales", "/backoffice/sales/?warnings=1"),
     ("sale", "/backoffice/sales/{warned_sale}/"),
+    ("integration-new", "/backoffice/integrations/new/"),
+    ("pricing", "/backoffice/pricing/"),
+    ("statements", "/backoffice/statements/"),
+    ("statement", "/backoffice/statements/{statement}/"),
     ("notifications", "/backoffice/notifications/"),
     ("security", "/backoffice/security/"),
 ]
@@ -153,6 +157,7 @@ def showcase_targets() -> dict[str, int]:
         "failed_item": shown.failed[0].pk,
         "rejected_import": shown.rejected_import.pk,
         "warned_sale": shown.warned_sale.pk,
+        "statement": shown.statement.pk,
     }
 
 

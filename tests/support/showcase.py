@@ -1,12 +1,14 @@
 """An account with something on every back-office page, made through the service's own doors: orders and a
 rejected one through the import API, their exports delivered to a real receiver on 127.0.0.1 (delivered, failed
-for good, waiting for a retry), sales with and without a warning through the POS API, and a member who signs in
-with a password. The browser tests and ``bench/screenshots.py`` show it."""
+for good, waiting for a retry), sales with and without a warning through the POS API in a register day that is then
+closed (its statement); and members who sign in with a password. The browser tests and ``bench/screenshots.py``
+show it."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from decimal import Decimal
 
 from rest_framework.test import APIClient
 
@@ -15,7 +17,8 @@ from accounts.models import Register
 from exports import services as export_services
 from exports.models import ExportItem, ExportQueue
 from imports.models import ImportItem
-from ledger.models import Sale
+from ledger.models import RegisterCloseStatement, Sale
+from ledger.services.registers import close_register, open_register
 from tests.conftest import Tenant
 from tests.exports.conftest import make_queue
 from tests.exports.receiver import Receiver
@@ -44,6 +47,7 @@ class Showcase:
     waiting: list[ExportItem]
     rejected_import: ImportItem
     warned_sale: Sale
+    statement: RegisterCloseStatement
 
 
 def sign_in_member(tenant: Tenant, *, email: str, password: str, role: str = "owner") -> None:
@@ -73,6 +77,7 @@ def fill(tenant: Tenant, receiver: Receiver) -> Showcase:
         item.refresh_from_db()
 
     Register.objects.get_or_create(account=tenant.account, stock_location=tenant.stock_location, identifier="reg-1")
+    open_register(account=tenant.account, register_identifier="reg-1")
     pos = PosApi(client, tenant)
     for identifier, warn in (("co-20001", True), ("co-20002", False), ("co-20003", True)):
         sale = checkout_body(identifier=identifier, lines=[("p-1", "tops", 1, "250.00")])
@@ -82,6 +87,8 @@ def fill(tenant: Tenant, receiver: Receiver) -> Showcase:
             basket.update(base_price=200, total_discounts=0)
         answer = pos.post("checkouts", sale)
         assert answer.status_code == 201, answer.content
+    counted = [{"payment_type_identifier": "cash", "counted": Decimal("0.00")}]
+    statement = close_register(account=tenant.account, register_identifier="reg-1", counted=counted)
 
     return Showcase(
         queue=queue,
@@ -90,4 +97,5 @@ def fill(tenant: Tenant, receiver: Receiver) -> Showcase:
         waiting=[i for i in items if i.status == "pending"],
         rejected_import=ImportItem.objects.get(account=tenant.account, identifier="web-10047"),
         warned_sale=Sale.objects.get(account=tenant.account, identifier="co-20001-s1"),
+        statement=statement,
     )
