@@ -218,7 +218,8 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en"
-# The back-office's languages; its translations are backoffice/locale/ (`make messages`, docs/backoffice.md).
+# The back-office's languages; its translations are backoffice/locale/, and each app's own locale/ that Django finds
+# for the app's texts it shows (`make messages`, docs/backoffice.md).
 LANGUAGES = [("en", "English"), ("da", "Dansk")]
 LOCALE_PATHS = [BASE_DIR / "backoffice" / "locale"]
 TIME_ZONE = "UTC"

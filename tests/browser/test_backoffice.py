@@ -1,7 +1,7 @@
 """The back-office in Chromium at 1280 x 800 and at 390 x 844 (a phone): a member signs in through the form and
 reads every main page without scrolling sideways; the export log shows why each delivery failed and when it is
 tried again in the first screen at 1280 px and as one card per row on a phone; a failed item is sent again with the
-page's own button; a person in two accounts switches between them."""
+page's own button; a person in two accounts switches between them and chooses Danish."""
 
 from __future__ import annotations
 
@@ -176,7 +176,7 @@ def test_a_failed_item_is_sent_again_from_the_export_log_and_delivered(
     assert ExportItem.objects.get(pk=failed.pk).status == ExportStatus.SUCCESS
 
 
-def test_a_person_in_two_accounts_switches_between_them(page: Page, acme: Tenant) -> None:
+def test_a_person_in_two_accounts_switches_between_them_and_chooses_danish(page: Page, acme: Tenant) -> None:
     globex = make_tenant("globex")
     make_queue(acme, "https://example.com/acme", name="acme-queue")
     make_queue(globex, "https://example.com/globex", name="globex-queue")
@@ -202,3 +202,8 @@ def test_a_person_in_two_accounts_switches_between_them(page: Page, acme: Tenant
     page.get_by_role("button", name="Switch").click()
     expect(switcher).to_have_value("acme")
     expect(main).to_contain_text("acme-queue")
+
+    page.get_by_label("Language").select_option("da")
+    page.get_by_role("button", name="Change").click()
+    expect(page.locator("h1")).to_have_text("Oversigt")
+    expect(page.get_by_label("Konto")).to_have_value("acme")  # the same account, in Danish
