@@ -246,8 +246,9 @@ EMBEDDED_BROKER = not env.str("CELERY_BROKER_URL", default="")
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or embedded_broker.broker_url(EMBEDDED_BROKER_DIR)
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    # Kombu's filesystem transport, the embedded default before issue 12, still works when asked for by name, but
-    # its reader can take a file its writer has not finished (Unrecoverable error: JSONDecodeError in the worker).
+    # Kombu's filesystem transport works when asked for by name (the benchmarks that queue nothing), but it is not
+    # the default: its reader can take a file its writer has not finished (JSONDecodeError in the worker;
+    # docs/embedded.md).
     _broker_dir = VAR_DIR / env.str("CELERY_FILESYSTEM_BROKER_DIR", default="broker")
     for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
@@ -330,7 +331,7 @@ CELERY_BEAT_SCHEDULE = {
     "ops-notify-digests": {"task": "ops.tasks.notify_digests", "schedule": crontab(minute="*/15")},
 }
 
-# --- Retention (issue 7, section 3) -----------------------------------------------------------------
+# --- Retention (docs/operations.md) -------------------------------------------------------------------
 # Logs only: the stored entities (orders, sales, checkouts, ...) are kept. 0 keeps a log for ever.
 # Export items and deliveries that succeeded (or were skipped) and successful runtime-integration calls:
 RETENTION_SUCCESS_DAYS = env.int("RETENTION_SUCCESS_DAYS", default=14)
@@ -469,7 +470,7 @@ if NOTIFY_BREAKER_OPEN_SECONDS < 0 or not 0 <= NOTIFY_DIGEST_HOUR <= 23 or NOTIF
         "NOTIFY_BREAKER_OPEN_SECONDS must be 0 or more, NOTIFY_DIGEST_HOUR 0 to 23, NOTIFY_MAX_MAILS_PER_RUN 1 or more"
     )
 
-# --- Circuit breakers (core.breaker, issue 12) -----------------------------------------------------
+# --- Circuit breakers (core.breaker, docs/breaker.md) ----------------------------------------------
 # A destination (web hook host, FTP/SFTP/SMTP server, integrator host) failing this many times in a row is not
 # called for a cool-down; then one trial call decides. The cool-down doubles with each failed trial, up to the max.
 BREAKER_FAILURE_THRESHOLD = env.int("BREAKER_FAILURE_THRESHOLD", default=5)
@@ -542,7 +543,7 @@ POS_INTEGRATION_BUDGET_SECONDS = env.float("POS_INTEGRATION_BUDGET_SECONDS", def
 # (one row per account, customer, market and currency, in the database). 0: asked on every basket.
 POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS = env.int("POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS", default=60)
 # A process uses a runtime integration's configuration it has read for this many seconds before reading it again
-# (issue 16: the read was a database round trip on every call). A change saved elsewhere is seen that late; the
+# (a database round trip on every call otherwise: docs/benchmarks.md). A change saved elsewhere is seen that late; the
 # process that saves it sees it at once. 0: read on every call.
 INTEGRATION_CONFIG_MEMO_SECONDS = env.float("INTEGRATION_CONFIG_MEMO_SECONDS", default=2.0)
 

@@ -389,7 +389,7 @@ def customer_discounts_answer(*, account: Account, customer_id: str, market: Mar
     """Spec: Customer-specific discounts: the ``customer_discounts`` integration's answer (after its transform)
     for the customer in ``market`` and its base currency, not yet checked against the spec model.
 
-    Issue 12: an answer is remembered for ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS`` per account, customer, market
+    An answer is remembered for ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS`` per account, customer, market
     and currency (``CustomerDiscountsAnswer``, shared by every process), so the basket changes of a sale ask the
     integrator once. ``refresh`` asks it anyway and remembers the new answer (the POS endpoint of a customer's
     discounts does: attaching a customer fetches them fresh). A failure is not remembered: the next basket asks

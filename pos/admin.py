@@ -1,4 +1,4 @@
-"""The admin's "Price a basket" page (issue 5, section 3): staff try the market's campaigns and product rules on
+"""The admin's "Price a basket" page: staff try the market's campaigns and product rules on
 a basket, as ``POST /api/v1/pos/baskets/price?explain=true`` prices it. Nothing is stored.
 
 It lives below the campaigns' admin (``/admin/campaigns/campaign/price-basket/``, linked from the campaign list),

@@ -108,7 +108,7 @@ def explanation_rows(explanation: list[dict[str, Any]] | None) -> list[dict[str,
 
 
 def unpriced_rule_warnings(*, account: Account, market: str) -> list[str]:
-    """Rules whose MarketPrice has no entry for the market add no deposit there (issue 5, section 2)."""
+    """Rules whose MarketPrice has no entry for the market add no deposit there."""
     return [
         f"Product rule '{rule.rule_id}' (tag '{rule.tag}') has no price for market '{market}': it adds no deposit."
         for rule in selectors.product_rules(account=account, market=market)

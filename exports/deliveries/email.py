@@ -117,7 +117,7 @@ def _check_address(config: dict[str, Any], field: str) -> None:
 
 
 def _check_sender(config: dict[str, Any]) -> None:
-    """``from_name`` and ``reply_to`` (and the legacy ``from_email``, a Reply-To now) can go into a header as they
+    """``from_name`` and ``reply_to`` (and the legacy ``from_email``, sent as Reply-To) can go into a header as they
     are: one line, and a display name that cannot pass for an address."""
     name = config.get("from_name")
     if name is not None:

@@ -12,41 +12,14 @@ from django.conf import settings
 from django.test import Client
 
 from accounts.models import AuditEntry
-from campaigns.models import Campaign
 from ledger.models import Product
 from tests.backoffice.conftest import SignIn
-from tests.conftest import Tenant
-from tests.factories import CampaignFactory, MarketFactory
+from tests.factories import MarketFactory
+from tests.support.campaigns import JEANS_10, TSHIRTS_15, stored_campaign
 
 pytestmark = pytest.mark.django_db
 
 PAGE = "/backoffice/pricing/"
-TSHIRTS_15 = {
-    "id": "tshirts-15",
-    "type": "percentage_discount-count_or_more-single_product",
-    "name": "T-shirts 15%",
-    "display_name": "15% on 3",
-    "priority": 10,
-    "product_id": "tshirt",
-    "percentage": 0.15,
-    "count": 3,
-}
-JEANS_10 = {**TSHIRTS_15, "id": "jeans-10", "name": "Jeans", "display_name": "10% jeans", "product_id": "jeans"}
-
-
-def campaign(tenant: Tenant, definition: dict[str, Any]) -> Campaign:
-    """A campaign row as the import stores it: the columns mirror the definition."""
-    return CampaignFactory(
-        account=tenant.account,
-        market=tenant.market,
-        campaign_id=definition["id"],
-        type=definition["type"],
-        name=definition["name"],
-        display_name=definition["display_name"],
-        priority=definition["priority"],
-        members_only=definition.get("members_only", False),
-        definition=definition,
-    )
 
 
 def price(client: Client, *lines: tuple[str, int, str], market: str = "dk", customer: str = "") -> Any:
@@ -83,8 +56,8 @@ def test_every_member_finds_the_empty_form_in_the_navigation(tenant, sign_in: Si
 
 
 def test_a_basket_with_a_campaign_shows_the_discount_and_why(tenant, sign_in: SignIn):
-    campaign(tenant, TSHIRTS_15)
-    campaign(tenant, JEANS_10)
+    stored_campaign(tenant, TSHIRTS_15)
+    stored_campaign(tenant, JEANS_10)
     viewer = sign_in(tenant.account, "viewer")
     before = AuditEntry.objects.count()
 
@@ -154,7 +127,7 @@ def test_another_accounts_market_is_not_one_to_choose(tenant, other_tenant, sign
 
 
 def test_the_url_of_a_priced_basket_in_the_docs_prices_it(tenant, sign_in: SignIn):
-    campaign(tenant, TSHIRTS_15)
+    stored_campaign(tenant, TSHIRTS_15)
     member = sign_in(tenant.account, "viewer")
     documented = next(
         line.strip()
