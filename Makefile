@@ -2,7 +2,10 @@
 #            worker, beat and the embedded broker.
 # make test  installs the development tools too and runs the whole test suite (SQLite and the embedded broker by default;
 #            DATABASE_URL and CELERY_BROKER_URL switch to PostgreSQL and Redis).
-# make screenshots  runs the admin's browser tests with SCREENSHOTS=1, which saves the main pages to docs/screenshots/.
+# make screenshots  runs the admin's browser tests with SCREENSHOTS=1, which saves the main pages to docs/screenshots/,
+#            and bench/screenshots.py, which saves the back-office's main pages there at 1280 and 390 px wide.
+# make messages  collects the translatable strings of each app of MESSAGE_APPS into its locale/da/LC_MESSAGES/django.po
+#            (new ones empty, changed ones fuzzy) and compiles each .po to its .mo (GNU gettext's msgfmt).
 # make lint  the import contracts of the layers (lint-imports, pyproject.toml), ruff check, ruff format --check and
 #            mypy (django-stubs) on the apps.
 
@@ -15,7 +18,7 @@ STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed-run
 PIP := $(BIN)/python -m pip install --disable-pip-version-check --quiet --progress-bar off
 
-.PHONY: install install-run run test lint screenshots
+.PHONY: install install-run run test lint screenshots messages
 
 install: $(STAMP)
 
@@ -45,6 +48,17 @@ test: install
 
 screenshots: install
 	SCREENSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider tests/browser/test_exports_admin.py tests/browser/test_integrations_admin.py
+	$(BIN)/python bench/screenshots.py
+
+# Each app whose texts the back-office shows has its own locale/; run from the app's folder, makemessages collects
+# only that app's strings into it.
+MESSAGE_APPS := backoffice exports integrations
+messages: install-run
+	for app in $(MESSAGE_APPS); do \
+	  (cd $$app && DJANGO_SETTINGS_MODULE=config.settings PYTHONPATH=.. ../$(BIN)/django-admin makemessages --locale da \
+	    && DJANGO_SETTINGS_MODULE=config.settings PYTHONPATH=.. ../$(BIN)/django-admin compilemessages --locale da) \
+	    || exit 1; \
+	done
 
 lint: install
 	$(BIN)/lint-imports --no-cache

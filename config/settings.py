@@ -132,6 +132,9 @@ MIDDLEWARE = [
     "ops.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The language of the pages (docs/backoffice.md): the one chosen (set_language's cookie), else the browser's
+    # Accept-Language, else LANGUAGE_CODE. After the session, before CommonMiddleware, as Django requires.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -214,7 +217,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The back-office's languages; its translations are backoffice/locale/, and each app's own locale/ that Django finds
+# for the app's texts it shows (`make messages`, docs/backoffice.md).
+LANGUAGES = [("en", "English"), ("da", "Dansk")]
+LOCALE_PATHS = [BASE_DIR / "backoffice" / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

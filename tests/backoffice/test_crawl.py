@@ -29,7 +29,7 @@ MAX_PAGES = 150
 # Paths never followed: they end the session.
 NOT_FOLLOWED = ("/backoffice/logout/",)
 # Forms where every member, a viewer too, sets their own choice.
-OWN_CHOICES = ("/backoffice/switch/", "/backoffice/notifications/")
+OWN_CHOICES = ("/backoffice/switch/", "/backoffice/notifications/", "/i18n/setlang/")
 
 
 class _Links(HTMLParser):
@@ -165,7 +165,7 @@ def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_vie
         path = urlsplit(action).path
         answer = viewer.post(action, fields)
         if path in OWN_CHOICES:
-            continue  # choosing one's own account or one's own notifications is not a write of the account
+            continue  # choosing one's own account, notifications or language is not a write of the account
         if path.startswith("/backoffice/security/"):
             # One's own sign-in, not the account's: every member may; without a right code, a form error.
             assert answer.status_code == 400, (action, answer.status_code)

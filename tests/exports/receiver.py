@@ -23,8 +23,9 @@ class Received:
 class Receiver:
     url: str
     received: list[Received] = field(default_factory=list)
-    # Answers to give, in order (status codes, "sleep:<seconds>", or "echo:<status>": that status with the
-    # request line and headers as the body, as a careless receiver would answer); then 200.
+    # Answers to give, in order (status codes, "sleep:<seconds>", "say:<status>:<text>": that status with the text
+    # as the body, or "echo:<status>": that status with the request line and headers as the body, as a careless
+    # receiver would answer); then 200.
     script: list[int | str] = field(default_factory=list)
     # Seconds every answer past the script waits before it is sent (a receiver that takes its time).
     delay: float = 0.0
@@ -54,6 +55,9 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             if isinstance(answer, str) and answer.startswith("sleep:"):
                 time.sleep(float(answer.split(":")[1]))
                 answer = 200
+            elif isinstance(answer, str) and answer.startswith("say:"):
+                _, answer, text = answer.split(":", 2)
+                reply = text.encode()
             elif isinstance(answer, str) and answer.startswith("echo:"):
                 answer = answer.split(":")[1]
                 reply = f"denied {self.requestline} {dict(self.headers.items())}".encode()

@@ -1,1 +1,1 @@
-"""Helpers shared by test modules of several apps."""
+"""Helpers shared by test modules of several apps, and by the scripts of bench/."""
