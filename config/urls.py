@@ -16,8 +16,6 @@ urlpatterns = [
     path("admin/dashboard/", admin.site.admin_view(dashboard), name="ops-dashboard"),
     path("admin/", admin.site.urls),
     path("backoffice/", include("backoffice.urls")),
-    # Django's set_language (POST /i18n/setlang/): the back-office's language chooser.
-    path("i18n/", include("django.conf.urls.i18n")),
     path("imports/", include("imports.urls")),
     path("api/v1/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -29,7 +29,7 @@ MAX_PAGES = 150
 # Paths never followed: they end the session.
 NOT_FOLLOWED = ("/backoffice/logout/",)
 # Forms where every member, a viewer too, sets their own choice.
-OWN_CHOICES = ("/backoffice/switch/", "/backoffice/notifications/", "/i18n/setlang/")
+OWN_CHOICES = ("/backoffice/switch/", "/backoffice/notifications/", "/backoffice/language/")
 
 
 class _Links(HTMLParser):

@@ -30,7 +30,7 @@ def test_the_sign_in_page_is_danish_for_a_browser_that_asks_for_danish():
     assert "<h1>Log ind</h1>" in page
     assert "Glemt din adgangskode?" in page
     assert "Adgangskode</label>" in page  # the form's own field label, from Django's translation
-    assert 'action="/i18n/setlang/"' in page and '<option value="da" lang="da" selected>Dansk</option>' in page
+    assert 'action="/backoffice/language/"' in page and '<option value="da" lang="da" selected>Dansk</option>' in page
 
 
 def test_the_dashboard_is_danish_for_a_browser_that_asks_for_danish(tenant, sign_in: SignIn):
@@ -44,27 +44,27 @@ def test_the_dashboard_is_danish_for_a_browser_that_asks_for_danish(tenant, sign
 
 def test_the_chooser_keeps_danish_for_the_next_pages_and_back_to_english(tenant, sign_in: SignIn):
     client = sign_in(tenant.account, "viewer")
-    chosen = client.post("/i18n/setlang/", {"language": "da", "next": "/backoffice/exports/log/"})
+    chosen = client.post("/backoffice/language/", {"language": "da", "next": "/backoffice/exports/log/"})
     assert chosen.status_code == 302 and chosen["Location"] == "/backoffice/exports/log/"
     assert "<h1>Eksportlog</h1>" in text(client.get("/backoffice/exports/log/"))
     assert "<h1>Oversigt</h1>" in text(client.get("/backoffice/", HTTP_ACCEPT_LANGUAGE="en"))
 
-    client.post("/i18n/setlang/", {"language": "en", "next": "/backoffice/"})
+    client.post("/backoffice/language/", {"language": "en", "next": "/backoffice/"})
     assert "<h1>Dashboard</h1>" in text(client.get("/backoffice/"))
 
 
 def test_the_chooser_works_before_signing_in_and_ignores_a_language_not_offered():
     client = Client()
     client.get("/backoffice/login/")
-    client.post("/i18n/setlang/", {"language": "xx", "next": "/backoffice/login/"})
+    client.post("/backoffice/language/", {"language": "xx", "next": "/backoffice/login/"})
     assert "<h1>Sign in</h1>" in text(client.get("/backoffice/login/"))
-    client.post("/i18n/setlang/", {"language": "da", "next": "/backoffice/login/"})
+    client.post("/backoffice/language/", {"language": "da", "next": "/backoffice/login/"})
     assert "<h1>Log ind</h1>" in text(client.get("/backoffice/login/"))
 
 
 def test_the_chooser_needs_the_csrf_token():
     client = Client(enforce_csrf_checks=True)
-    assert client.post("/i18n/setlang/", {"language": "da"}).status_code == 403
+    assert client.post("/backoffice/language/", {"language": "da"}).status_code == 403
 
 
 def test_the_api_answers_in_english_whatever_the_accept_language(tenant):
