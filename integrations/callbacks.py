@@ -222,12 +222,12 @@ def _extensions(kind: str) -> dict[str, Any]:
     }
 
 
-def _responses(kind: str, components: Components) -> dict[str, Any]:
+def _responses(kind: str, answer: Schema) -> dict[str, Any]:
     exactly = " (customer accounts: exactly 200)" if kind.startswith("customer_account") else ""
     return {
         "200": {
             "description": f"The answer: any 2xx{exactly} with this JSON body. Unknown fields are ignored.",
-            "content": {"application/json": {"schema": answers.answer_schema(kind, components)}},
+            "content": {"application/json": {"schema": copy.deepcopy(answer)}},
         },
         "default": {"description": "Anything else is a failure: see the table in the description."},
     }
@@ -236,6 +236,7 @@ def _responses(kind: str, components: Components) -> dict[str, Any]:
 def path_item(kind: str, components: Components) -> dict[str, Any]:
     """The two conventions of ``kind`` (``get``: the placeholders as query parameters; ``post``: as a JSON body),
     the answer's components added to ``components``."""
+    answer = answers.answer_schema(kind, components)
     common = {"summary": CALLBACKS[kind].summary, "description": _description(kind), **_extensions(kind)}
     parameters = [
         {
@@ -252,7 +253,7 @@ def path_item(kind: str, components: Components) -> dict[str, Any]:
             **common,
             "operationId": f"{kind}_get",
             "parameters": parameters,
-            "responses": _responses(kind, components),
+            "responses": _responses(kind, answer),
         },
         "post": {
             **common,
@@ -261,7 +262,7 @@ def path_item(kind: str, components: Components) -> dict[str, Any]:
                 "required": True,
                 "content": {"application/json": {"schema": placeholders_schema(kind)}},
             },
-            "responses": _responses(kind, components),
+            "responses": _responses(kind, answer),
         },
     }
 
