@@ -22,6 +22,10 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+
 from core.nodes import Components, Schema
 from integrations import answers
 from integrations.kinds import KINDS
@@ -305,3 +309,14 @@ def integrator_document(document: dict[str, Any]) -> dict[str, Any]:
         "paths": {f"/{kind}": copy.deepcopy(items[EXPRESSION]) for kind, items in found.items()},
         "components": {"schemas": copy.deepcopy(document["components"]["schemas"])},
     }
+
+
+class IntegratorSchemaView(SpectacularAPIView):
+    """``GET /api/schema/integrator/``: ``integrator_document`` of the service's document (YAML, or JSON with
+    ``?format=json``), for generating the integrator's server stub."""
+
+    def _get_schema_response(self, request: Request) -> Response:
+        response: Response = super()._get_schema_response(request)
+        response.data = integrator_document(response.data)
+        response["Content-Disposition"] = 'inline; filename="integrator.yaml"'
+        return response

@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 from drf_spectacular.generators import SchemaGenerator
+from rest_framework.test import APIClient
 
 from core.nodes import Components
 from integrations import answers, callbacks, services
@@ -239,3 +240,9 @@ def test_the_docs_page_lists_every_kind_with_its_placeholders_and_failures() -> 
             assert f"`{name}`" in section
         for answer, seen in callback.failures:
             assert seen in section, (kind, answer)
+
+
+def test_the_integrators_document_is_served(document: dict[str, Any]) -> None:
+    response = APIClient().get("/api/schema/integrator/?format=json")
+    assert response.status_code == 200
+    assert json.loads(response.content) == callbacks.integrator_document(document)
