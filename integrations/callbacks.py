@@ -164,7 +164,7 @@ CALLBACKS: dict[str, Callback] = {
         "Customer account read",
         "The cashier shows a customer's balance.",
         "GET /api/v1/pos/customer-accounts/{customer_id}",
-        failures=(_ACCOUNT_NOT_200,),
+        failures=(("Any status but 200 (201 included)", "502 `integration_failed`"),),
     ),
     "customer_account_pay": Callback(
         "Customer account pay",
@@ -173,9 +173,9 @@ CALLBACKS: dict[str, Callback] = {
         "POST /api/v1/pos/customer-accounts/{customer_id}/pay",
         failures=(
             _ACCOUNT_NOT_200,
-            ("`amount` 0 or negative", "502: the payment failed"),
+            ("`amount` 0", "502 `integration_failed`: the payment failed"),
             (
-                "A timeout, or a 200 answer that is not `{amount}`",
+                "A timeout, or a 200 answer that is not `{amount}` or has a negative amount",
                 "504 or 502; the payment is kept pending (`outcome unknown`): a retry with the same `identifier` is "
                 "409 `payment_pending` until it is reconciled",
             ),
