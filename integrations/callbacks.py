@@ -295,10 +295,19 @@ def publish(result: dict[str, Any], generator: Any, request: Any, public: bool) 
 
 def integrator_document(document: dict[str, Any]) -> dict[str, Any]:
     """An OpenAPI document of the integrator's side alone, from the service's ``document``: one path per kind
-    (``/<kind>``, with its ``get`` and ``post``), every component. A server stub generated from it implements
-    the callbacks; the real URL of each kind is the one configured in the integration."""
+    (``/<kind>``, with its ``get`` and ``post``) and the components they refer to. A server stub generated from it
+    implements the callbacks; the real URL of each kind is the one configured in the integration."""
     path, method = OPERATION
     found = document["paths"][path][method]["callbacks"]
+    paths = {f"/{kind}": copy.deepcopy(items[EXPRESSION]) for kind, items in found.items()}
+    every = document["components"]["schemas"]
+    needed: dict[str, Any] = {}
+    waiting = _references(paths)
+    while waiting:
+        name = waiting.pop()
+        if name not in needed:
+            needed[name] = copy.deepcopy(every[name])
+            waiting |= _references(needed[name])
     return {
         "openapi": document["openapi"],
         "info": {
@@ -306,9 +315,23 @@ def integrator_document(document: dict[str, Any]) -> dict[str, Any]:
             "version": document["info"]["version"],
             "description": "What the service calls on the integrator's server. " + TIME,
         },
-        "paths": {f"/{kind}": copy.deepcopy(items[EXPRESSION]) for kind, items in found.items()},
-        "components": {"schemas": copy.deepcopy(document["components"]["schemas"])},
+        "paths": paths,
+        "components": {"schemas": dict(sorted(needed.items()))},
     }
+
+
+_PREFIX = "#/components/schemas/"
+
+
+def _references(node: Any) -> set[str]:
+    """The names of the components ``node`` refers to (``$ref``), at any depth."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        own = {ref.removeprefix(_PREFIX)} if isinstance(ref, str) and ref.startswith(_PREFIX) else set()
+        return own.union(*(_references(value) for value in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_references(value) for value in node))
+    return set()
 
 
 class IntegratorSchemaView(SpectacularAPIView):
