@@ -11,6 +11,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+import schemathesis
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
@@ -233,6 +234,9 @@ def test_the_integrators_document_has_a_path_per_kind_and_only_the_components_it
     names = {ref.removeprefix("#/components/schemas/") for ref in refs}
     assert names == set(own["components"]["schemas"])  # each resolves, and nothing else is carried
     assert {"IntegratorGiftCard", "IntegratorEcommerceProduct", "CurrencyCode"} <= names
+    operations = list(schemathesis.openapi.from_dict(own).get_all_operations())
+    assert len(operations) == 2 * len(KINDS)
+    assert all(operation.ok() for operation in operations)
 
 
 def test_the_docs_page_lists_every_kind_with_its_placeholders_and_failures() -> None:
