@@ -241,6 +241,10 @@ def test_the_integrators_document_has_a_path_per_kind_and_only_the_components_it
 
 def test_the_docs_page_lists_every_kind_with_its_placeholders_and_failures() -> None:
     text = DOCS.read_text()
+    shared = text.split("## What a wrong answer becomes")[1].split("## The kinds")[0]
+    for answer, seen in callbacks.SHARED:
+        assert f"| {answer} | {seen}" in shared
+    assert callbacks.TIME.split(" bounds")[0].replace("The integration's", "") in text.replace("\n", " ")
     sections = text.split("\n### ")
     for kind, callback in callbacks.CALLBACKS.items():
         [section] = [s for s in sections if s.startswith(f"`{kind}`")]
