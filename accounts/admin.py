@@ -154,7 +154,8 @@ class RecordInline(ReadOnlyAdminMixin, admin.TabularInline):
 class AccountAdmin(admin.ModelAdmin):
     list_display = ["identifier", "name", "created_at"]
     search_fields = ["identifier", "name"]
-    readonly_fields = ["created_at"]
+    # Two-factor sign-in required is the account's owner's choice, made (and audited) in the back-office.
+    readonly_fields = ["two_factor_required", "created_at"]
 
     def has_delete_permission(self, request: HttpRequest, obj: Account | None = None) -> bool:
         # Deleting an account would cascade to its orders and import log, which are never deleted.

@@ -74,6 +74,13 @@ KINDS: dict[str, Kind] = {
         Kind("integration", _CRUD, "its identifier", "accounts.services"),
         Kind("api_key", ("created", "revoked"), "its id", "accounts.services"),
         Kind("member", _CRUD, "the person's e-mail address", "accounts.services"),
+        Kind("account", ("changed",), "its identifier", "accounts.two_factor"),
+        Kind(
+            "two_factor",
+            ("enabled", "disabled", "codes_renewed", "recovery_code_used"),
+            "the person's e-mail address",
+            "accounts.two_factor",
+        ),
         Kind("export_queue", _SWITCHED, "its id", "exports.services, exports.circuit"),
         Kind(
             "export_items",

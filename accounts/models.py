@@ -26,6 +26,10 @@ class Account(models.Model):
     timezone = models.CharField(
         max_length=64, default="UTC", help_text="IANA time zone, e.g. Europe/Copenhagen (daily exports run in it)."
     )
+    two_factor_required = models.BooleanField(
+        default=False,
+        help_text="Every member signs in to the back-office with a code from an authenticator app (set by an owner).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -301,6 +305,17 @@ class NotificationPreference(AccountOwned):
 
     def chosen(self) -> frozenset[str]:
         return frozenset(kind for kind in NotificationKind.values if getattr(self, kind))
+
+
+class PersonPreference(models.Model):
+    """A person's own choices across all their accounts: the language of the back-office (empty: the browser's)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference")
+    language = models.CharField(max_length=8, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"preferences of {self.user}"
 
 
 class ActorKind(models.TextChoices):

@@ -1,5 +1,5 @@
 """Deleting old log rows without holding long locks: the helper every app's retention service uses
-(issue 7, section 3)."""
+(docs/operations.md, Retention)."""
 
 from __future__ import annotations
 

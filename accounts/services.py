@@ -27,6 +27,7 @@ from accounts.models import (
     Membership,
     NotificationKind,
     NotificationPreference,
+    PersonPreference,
     Register,
     Role,
     Scope,
@@ -359,16 +360,19 @@ def add_member(*, account: Account, email: str, role: str, password: str | None 
             user.save()
         existing = Membership.objects.filter(account=account, user=user).first()
         membership, added = Membership.objects.update_or_create(account=account, user=user, defaults={"role": role})
-        audit.record(
+        _record_member(
             account=account,
+            address=address,
             action="created" if added else "changed",
-            target_type="member",
-            target_id=address,
-            target=address,
             before=None if existing is None else {"role": existing.role},
             after={"role": role, **({"password": "set"} if password is not None else {})},
         )
     return membership, created
+
+
+def _record_member(*, account: Account, address: str, action: str, **fields: Any) -> None:
+    """An audit entry of a change of one of the account's members, named by their e-mail address."""
+    audit.record(account=account, action=action, target_type="member", target_id=address, target=address, **fields)
 
 
 def _locked_membership(*, account: Account, membership: Membership) -> Membership:
@@ -409,12 +413,10 @@ def change_member_role(*, account: Account, membership: Membership, role: str) -
             current.role = role
             current.save(update_fields=["role", "updated_at"])
             address = current.user.get_username()
-            audit.record(
+            _record_member(
                 account=account,
+                address=address,
                 action="changed",
-                target_type="member",
-                target_id=address,
-                target=address,
                 before={"role": before},
                 after={"role": role},
             )
@@ -429,12 +431,10 @@ def remove_member(*, account: Account, membership: Membership) -> None:
         _keep_an_owner(account=account, membership=current, role=None)
         address = current.user.get_username()
         current.delete()
-        audit.record(
+        _record_member(
             account=account,
+            address=address,
             action="deleted",
-            target_type="member",
-            target_id=address,
-            target=address,
             before={"role": current.role},
         )
 
@@ -449,12 +449,10 @@ def set_invited_password(*, account: Account, membership: Membership, password: 
         user.set_password(password)
         user.save(update_fields=["password"])
         address = user.get_username()
-        audit.record(
+        _record_member(
             account=account,
+            address=address,
             action="changed",
-            target_type="member",
-            target_id=address,
-            target=address,
             after={"password": "set"},
             actor=audit.Actor.person(user),
         )
@@ -470,15 +468,44 @@ def record_new_password(*, user: Any) -> None:
     password as changed, never its value. In the caller's transaction, the one that saves the password."""
     address = str(user.get_username())
     for membership in memberships_of(user):
-        audit.record(
+        _record_member(
             account=membership.account,
+            address=address,
             action="changed",
-            target_type="member",
-            target_id=address,
-            target=address,
             before=None,
             after={"password": "set"},
         )
+
+
+def language_of(*, user: Any) -> str:
+    """The language the person chose for the back-office ("" when they chose none: their browser's)."""
+    preference = PersonPreference.objects.filter(user=user).first()
+    return preference.language if preference is not None else ""
+
+
+def set_language(*, user: Any, language: str) -> str:
+    """A person chooses the back-office's language (a code of ``LANGUAGES``; "" for their browser's). Kept for
+    every account they work in; audited in each as a change of the member, by the person."""
+    if language and language not in dict(settings.LANGUAGES):
+        raise ServiceError(f"unknown language '{language}'", field="language", code="invalid_choice")
+    with transaction.atomic():
+        preference, _ = PersonPreference.objects.select_for_update().get_or_create(user=user)
+        before = preference.language
+        if before == language:
+            return language
+        preference.language = language
+        preference.save(update_fields=["language", "updated_at"])
+        address = str(user.get_username())
+        for membership in memberships_of(user):
+            _record_member(
+                account=membership.account,
+                address=address,
+                action="changed",
+                before={"language": before},
+                after={"language": language},
+                actor=audit.Actor.person(user),
+            )
+    return language
 
 
 def set_notifications(*, account: Account, membership: Membership, chosen: Iterable[str]) -> frozenset[str]:
@@ -498,12 +525,10 @@ def set_notifications(*, account: Account, membership: Membership, chosen: Itera
             defaults={kind: kind in wanted for kind in NotificationKind.values},
         )
         address = membership.user.get_username()
-        audit.record(
+        _record_member(
             account=account,
+            address=address,
             action="changed",
-            target_type="member",
-            target_id=address,
-            target=address,
             before={"notifications": {kind: kind in before for kind in NotificationKind.values}},
             after={"notifications": {kind: kind in wanted for kind in NotificationKind.values}},
         )

@@ -4,9 +4,10 @@ out, so that a page costs the same whatever the size of what an integrator or a 
 from __future__ import annotations
 
 import json
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from accounts.money import quantize
 from core.jsonenc import DecimalJSONEncoder
 
 # Values (objects, arrays, strings, numbers) kept of one document; past them, what is left is counted, not shown.
@@ -62,3 +63,83 @@ def problems(stored: Any) -> list[dict[str, Any]]:
     """Stored errors or warnings (an import item's ``errors``, a checkout's or sale's ``warnings``), each
     ``{field, message, code}``; anything else in the list is shown as its message."""
     return [p if isinstance(p, dict) else {"message": str(p)} for p in (stored if isinstance(stored, list) else [])]
+
+
+# The parts of a statement's ``register_summary`` a page shows, in this order.
+STATEMENT_SUMMARIES = ("all", "sales", "returns", "expenses")
+# The amounts of each summary a page shows (beside its ``count`` and ``item_count``).
+SUMMARY_AMOUNTS = ("total", "total_discounts", "total_tax_amount", "margin")
+# The amounts of each reconciliation a page shows (beside its payment type and currency).
+RECONCILIATION_AMOUNTS = ("total", "counted", "deposited_amount")
+
+
+def statement_summaries(document: Any) -> list[dict[str, Any]]:
+    """A register close statement's summaries (all, sales, returns, expenses) as rows of text: ``part``,
+    ``count``, ``item_count`` and each of ``SUMMARY_AMOUNTS`` in the base currency ("" where the document has
+    none); a document without them gives no rows."""
+    summary = document.get("register_summary") if isinstance(document, dict) else None
+    if not isinstance(summary, dict):
+        return []
+    currency = document.get("base_currency_code")
+    rows = []
+    for part in STATEMENT_SUMMARIES:
+        figures = summary.get(part)
+        if isinstance(figures, dict):
+            row = {"part": part, "count": number(figures.get("count")), "item_count": number(figures.get("item_count"))}
+            rows.append(row | {name: amount(figures.get(name), currency) for name in SUMMARY_AMOUNTS})
+    return rows
+
+
+def statement_reconciliations(document: Any) -> list[dict[str, Any]]:
+    """A register close statement's reconciliations (at most ``MAX_VALUES``) as rows of text: payment type,
+    currency and each of ``RECONCILIATION_AMOUNTS`` in that currency."""
+    entries = document.get("reconciliations") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        return []
+    rows = []
+    for entry in entries[:MAX_VALUES]:
+        if isinstance(entry, dict):
+            currency = entry.get("currency_code")
+            row = {
+                "payment_type_identifier": _text(entry.get("payment_type_identifier")),
+                "currency_code": _text(currency),
+            }
+            rows.append(row | {name: amount(entry.get(name), currency) for name in RECONCILIATION_AMOUNTS})
+    return rows
+
+
+def amount(value: Any, currency_code: Any) -> str:
+    """An amount of a document as a page shows it: with its currency's decimals, whatever trailing zeros it was
+    stored with (``500``, ``500.000000``: ``500.00`` in DKK); as it is when it is not a number or the currency is
+    not known; "" for none."""
+    exact = _decimal(value)
+    if exact is None:
+        return _text(value)
+    try:
+        return str(quantize(exact, str(currency_code)))
+    except (KeyError, InvalidOperation):
+        return _text(value)
+
+
+def number(value: Any) -> str:
+    """A count or quantity without trailing zeros (``2.000000``: ``2``); as it is when it is not a number."""
+    exact = _decimal(value)
+    if exact is None:
+        return _text(value)
+    return f"{exact.normalize():f}" if exact == exact.to_integral_value() else f"{exact:f}"
+
+
+def _decimal(value: Any) -> Decimal | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, int | Decimal | str | float):
+        return None
+    try:
+        exact = Decimal(str(value)) if not isinstance(value, Decimal) else value
+    except InvalidOperation:
+        return None
+    return exact if exact.is_finite() and len(str(value)) <= MAX_TEXT else None
+
+
+def _text(value: Any) -> str:
+    """Text of at most ``MAX_TEXT`` characters ("" for none)."""
+    text = "" if value is None else str(value)
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + MORE

@@ -1,10 +1,13 @@
 """Who is at the screen: the signed-in person's membership of the account they work in now.
 
 Every back-office view is wrapped in ``member_view``: a person who is not signed in goes to the sign-in page; a
-person with no membership sees a page that says so (403); a role the policy does not allow for the view's action
-gets a 403. The account a person works in is kept in the session (the account switcher sets it); a person in
-one account only is always in it. Every view reads through the account-scoped selectors with
-``request.member.account``, so an object of another account is a 404 wherever it is named.
+person with no membership sees a page that says so (403); a person whose session has not passed the second step
+of the sign-in goes to type their code, and one who must enrol in two-factor sign-in (an account of theirs
+requires it) goes to their security page, the only page they may use until they have (``backoffice.second_step``);
+a role the policy does not allow for the view's action gets a 403. The account a person works in is kept in the
+session (the account switcher sets it); a person in one account only is always in it. Every view reads through
+the account-scoped selectors with ``request.member.account``, so an object of another account is a 404 wherever
+it is named.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -23,6 +26,7 @@ from django.utils.translation import gettext as _
 from accounts.models import Account, Role
 from accounts.policy import Action, allows
 from accounts.services import memberships_of
+from backoffice import second_step
 
 __all__ = ("SESSION_KEY", "Member", "current_member", "member_view", "template_context")
 
@@ -72,10 +76,11 @@ def template_context(request: HttpRequest) -> dict[str, Any]:
 
 
 def member_view(
-    action: Action = Action.VIEW, *, methods: tuple[str, ...] = ("GET", "HEAD")
+    action: Action = Action.VIEW, *, methods: tuple[str, ...] = ("GET", "HEAD"), enrolling: bool = False
 ) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """Wrap a back-office view: signed in, a member of an account, and allowed ``action`` there by the role
-    policy; only ``methods`` (others: 405). Sets ``request.member``."""
+    """Wrap a back-office view: signed in (both steps), a member of an account, and allowed ``action`` there by
+    the role policy; only ``methods`` (others: 405). ``enrolling``: the view is where a person who must enrol in
+    two-factor sign-in does so (they may use it, and no other). Sets ``request.member``."""
 
     def wrap(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @wraps(view)
@@ -85,6 +90,11 @@ def member_view(
             member = current_member(request)
             if member is None:
                 return render(request, "backoffice/no_account.html", status=403)
+            still = second_step.step(request, accounts=member.accounts)
+            if still == second_step.VERIFY:
+                return redirect_to_login(request.get_full_path(), reverse("backoffice:login-verify"))
+            if still == second_step.ENROL and not enrolling:
+                return HttpResponseRedirect(reverse("backoffice:security"))
             request.member = member  # type: ignore[attr-defined]
             if request.method not in methods:
                 return render(

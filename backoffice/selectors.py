@@ -6,13 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Avg, Count, Max, Min, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Account
+from core.models import BreakerState, CircuitBreaker
 from exports import circuit
 from exports.models import ExportAttempt, ExportItem, ExportQueue, ExportStatus
 from exports.selectors import export_queues
+from integrations import runtime
 from integrations.models import IntegrationCall
 from integrations.selectors import runtime_integrations
 from ledger.models import Sale
@@ -149,3 +152,45 @@ def sales_with_warnings(*, account: Account, limit: int = DASHBOARD_ROWS) -> Que
         .select_related("register", "stock_location")
         .order_by("-id")[:limit]
     )
+
+
+@dataclass(frozen=True)
+class Notice:
+    """What the account's members are told by e-mail (ops.notifications), shown on the dashboard too: an export
+    queue disabled within the last 24 hours, or a destination failing longer than NOTIFY_BREAKER_OPEN_SECONDS."""
+
+    kind: str  # "queue_disabled" or "breaker_open"
+    name: str  # the queue's name, the integration's kind
+    since: datetime
+    reason: str
+    queue_id: int | None = None
+    integration_id: int | None = None
+
+
+def notices(*, account: Account, now: datetime | None = None) -> list[Notice]:
+    """The account's current notices, newest first: three queries (its queues, its runtime integrations, the
+    breakers they use: each endpoint's, and its host's for connection failures)."""
+    now = now or timezone.now()
+    queues = list(export_queues(account=account))
+    found = [
+        Notice("queue_disabled", q.name, q.updated_at, q.disabled_reason, queue_id=q.pk)
+        for q in queues
+        if not q.enabled and q.updated_at >= now - RECENT
+    ]
+    users: dict[str, list[tuple[str, int | None, int | None]]] = {}
+    for queue in queues:
+        target = circuit.target_of(queue)
+        for key in (target.key, target.host) if target is not None else ():
+            users.setdefault(key, []).append((queue.name, queue.pk, None))
+    for integration in runtime_integrations(account=account):
+        target = runtime.breaker_target(account, integration.url)
+        for key in (target.key, target.host) if target is not None else ():
+            users.setdefault(key, []).append((integration.kind, None, integration.pk))
+    failing_before = now - timedelta(seconds=float(settings.NOTIFY_BREAKER_OPEN_SECONDS))
+    for row in CircuitBreaker.objects.filter(
+        key__in=list(users), state__in=(BreakerState.OPEN, BreakerState.HALF_OPEN), failing_since__lte=failing_before
+    ):
+        assert row.failing_since is not None
+        for name, queue_id, integration_id in users[row.key]:
+            found.append(Notice("breaker_open", name, row.failing_since, row.last_error, queue_id, integration_id))
+    return sorted(found, key=lambda notice: notice.since, reverse=True)

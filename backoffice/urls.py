@@ -3,6 +3,7 @@
 from django.urls import path
 
 from backoffice.views import (
+    account_settings,
     audit,
     auth,
     dashboard,
@@ -12,20 +13,25 @@ from backoffice.views import (
     keys,
     members,
     notifications,
+    pricing,
     queue_forms,
     sales,
+    security,
+    statements,
 )
 
 app_name = "backoffice"
 
 urlpatterns = [
     path("login/", auth.SignInView.as_view(), name="login"),
+    path("login/verify/", auth.sign_in_code, name="login-verify"),
     path("logout/", auth.SignOutView.as_view(), name="logout"),
     path("password/", auth.NewPasswordRequestView.as_view(), name="password-reset"),
     path("password/sent/", auth.NewPasswordSentView.as_view(), name="password-reset-sent"),
     path("password/done/", auth.NewPasswordDoneView.as_view(), name="password-reset-done"),
     path("password/<uidb64>/<token>/", auth.NewPasswordView.as_view(), name="password-reset-confirm"),
     path("switch/", auth.switch_account, name="switch"),
+    path("language/", auth.choose_language, name="language"),
     path("", dashboard.dashboard, name="dashboard"),
     path("exports/queues/", exports.queue_list, name="queues"),
     path("exports/queues/new/", queue_forms.queue_new, name="queue-new"),
@@ -43,8 +49,14 @@ urlpatterns = [
     path("sales/<int:pk>/", sales.sale_detail, name="sale"),
     path("checkouts/", sales.checkout_list, name="checkouts"),
     path("checkouts/<int:pk>/", sales.checkout_detail, name="checkout"),
+    path("statements/", statements.statement_list, name="statements"),
+    path("statements/<int:pk>/", statements.statement_detail, name="statement"),
     path("integrations/", integrations.integration_list, name="integrations"),
+    path("integrations/new/", integrations.integration_new, name="integration-new"),
     path("integrations/<int:pk>/", integrations.integration_detail, name="integration"),
+    path("integrations/<int:pk>/edit/", integrations.integration_edit, name="integration-edit"),
+    path("integrations/<int:pk>/test/", integrations.integration_test, name="integration-test"),
+    path("pricing/", pricing.price_basket, name="pricing"),
     path("audit/", audit.audit_log, name="audit"),
     path("keys/", keys.key_list, name="keys"),
     path("keys/<int:pk>/revoke/", keys.key_revoke, name="key-revoke"),
@@ -54,4 +66,8 @@ urlpatterns = [
     path("members/<int:pk>/invite/", members.member_invite, name="member-invite"),
     path("notifications/", notifications.notification_settings, name="notifications"),
     path("invite/<str:token>/", members.invite, name="invite"),
+    path("security/", security.security, name="security"),
+    path("security/codes/", security.security_codes, name="security-codes"),
+    path("security/off/", security.security_off, name="security-off"),
+    path("settings/", account_settings.account_settings, name="settings"),
 ]

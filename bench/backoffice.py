@@ -1,5 +1,5 @@
 """The back-office's pages on a large account: p50 and p99 of the dashboard, the export queues, a queue and the
-export log (first page, a filtered page, a deep page) with ``--rows`` export log rows (issue 22).
+export log (first page, a filtered page, a deep page) with ``--rows`` export log rows.
 
     .venv/bin/python bench/backoffice.py [--rows 100000] [--requests 100]
 

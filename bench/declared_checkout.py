@@ -1,8 +1,7 @@
 """The checkout bench/validation.py times: a valid checkout of 1,000 line items.
 
-This module was the prototype of the checkout declared with ``core.declare``; the declaration is now
-``ledger.definitions.Checkout`` itself (issue 13), measured against the hand-written tree it replaced in
-docs/notes/declared.md.
+The declaration it is validated against is ``ledger.definitions.Checkout``; docs/notes/declared.md compares it
+with a hand-written tree.
 """
 
 from __future__ import annotations

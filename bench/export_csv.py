@@ -11,7 +11,7 @@ a process of its own), and then, each in a fresh child process:
 * ``plain``: ``csv.writer`` over the same sales read with a chunked iterator, into a temporary file, uploaded
   with ``ftplib``: the least any exporter has to do.
 
-It prints wall time and peak RSS above an idle Django process for both, and the time ratio. Issue 3's target:
+It prints wall time and peak RSS above an idle Django process for both, and the time ratio. Target:
 memory stays flat as the batch grows (compare the sizes), and the pipeline's time is a small multiple of plain.
 """
 

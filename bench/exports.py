@@ -13,7 +13,7 @@ Starts a Celery worker (``WORKER_CONCURRENCY``, default 2) on a queue of its own
 on 127.0.0.1 in this process. It then creates ``--entities`` outgoing orders to an external system at
 ``--rate`` per second, each in its own transaction (the export item is written in the same one), and prints
 how long until the receiver has every one, and the p50 / p99 / max latency from commit to receipt.
-Target (issue 3): p99 under 1 s at 100 entities/s on this 2-core machine.
+Target: p99 under 1 s at 100 entities/s on this 2-core machine.
 
 ``--producers`` processes commit the entities (default 1; several take every ``--producers``-th one on the
 common schedule, as the web's processes would: one alone commits about 80 a second on this machine).

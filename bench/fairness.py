@@ -1,4 +1,4 @@
-"""Export fairness (issue 12): account B's real-time web hook commit -> receipt p50/p99 while account A's receiver is
+"""Export fairness: account B's real-time web hook commit -> receipt p50/p99 while account A's receiver is
 dead, beside the same with A's receiver healthy, in one run against a real Celery worker.
 
     .venv/bin/python bench/fairness.py [--seconds 30] [--rounds 2] [--a-rate 2] [--b-rate 5]

@@ -1,4 +1,4 @@
-"""POS fairness (issue 12): basket pricing p99 for account B while account A's customer-discount integrator hangs,
+"""POS fairness: basket pricing p99 for account B while account A's customer-discount integrator hangs,
 beside the same with A's integrator healthy, in one run against a real gunicorn.
 
     .venv/bin/python bench/fairness_pos.py [--seconds 5] [--rounds 6] [--a-clients 10] [--b-clients 4]

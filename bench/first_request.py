@@ -1,4 +1,4 @@
-"""What a fresh gunicorn worker costs its first request, and how long a recycled worker takes to be ready (issue 12).
+"""What a fresh gunicorn worker costs its first request, and how long a recycled worker takes to be ready.
 
     .venv/bin/python bench/first_request.py [--workers 5] [--root PATH]
 

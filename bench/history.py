@@ -1,4 +1,4 @@
-"""Cost as history grows (issue 16): each figure on an empty database beside the same after the growing tables were
+"""Cost as history grows: each figure on an empty database beside the same after the growing tables were
 filled to ``--rows`` rows, in one run.
 
     .venv/bin/python bench/history.py [--rows 5000000] [--database retail_history] [--samples 20]

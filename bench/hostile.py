@@ -1,12 +1,13 @@
-"""What each hostile request of issues 11 and 21 costs the service now: its answer, its time, the worker's memory.
+"""What each hostile request of docs/security.md costs the service: its answer, its time, the worker's memory.
 
     .venv/bin/python bench/hostile.py
 
 Starts one gunicorn worker (sync, the production default) on a SQLite database of its own in a temporary folder
 (the embedded default; no broker is needed: nothing here is queued), creates an account with a register, then
-sends each attack of issue 11 (parts 1 to 3) and prints its status, the time to its answer and the worker's
-resident memory after it. Between the attacks a cheap request (``/health/live``) shows the worker serves the
-next request at once. A benchmark, not a test: the tests prove the bounds without a clock.
+sends each attack (oversized, deep and slow bodies; answers that must be JSON; destinations; templates) and
+prints its status, the time to its answer and the worker's resident memory after it. Between the attacks a
+cheap request (``/health/live``) shows the worker serves the next request at once. A benchmark, not a test: the
+tests prove the bounds without a clock.
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def _queue(delivery: dict[str, object]) -> bytes:
 
 
 def issue_21_attacks() -> list[tuple[str, str, str, bytes, str]]:
-    """Issue 21's answers that were not JSON, and its hardening of destinations (parts 5 and 8)."""
+    """Requests whose answers must be JSON errors, and destinations the guard refuses."""
     hook = {"type": "webhook", "url": "https://erp.example.com/hook"}
     mail = {"type": "email", "recipients": ["ops@example.com"]}
     many_fields = "&".join(f"f{i}=1" for i in range(1001))
@@ -157,7 +158,7 @@ def _templated(transform: dict[str, object], delivery: dict[str, object]) -> byt
 
 
 def issue_21_templates() -> list[tuple[str, str, str, bytes, str]]:
-    """Issue 21's templates that ran unbounded (part 3): format widths, and Handlebars compiles not charged."""
+    """Templates that must stay bounded: format widths, and Handlebars compiles charged to the budget."""
     mail = {"type": "email", "recipients": ["ops@example.com"]}
     identity = {"type": "identity"}
     many_long_paths = ("{{" + ".".join(["ab"] * 18) + "}}\n") * 1000

@@ -15,7 +15,7 @@ a ``product_search`` integration for an account of its own (``DATABASE_URL``, de
 After each service call its call-log row is written (``call_log.flush()``), untimed: left to the writer thread it
 would be inserted during the next direct call and slow that one instead. Its time is printed apart.
 
-It prints p50/p99 of both, the added p50 and service/direct (issue 16's targets: added p50 at most 1 ms,
+It prints p50/p99 of both, the added p50 and service/direct (targets: added p50 at most 1 ms,
 service/direct at most 1.4), and checks that the call log got every call. The account is removed at the end.
 """
 

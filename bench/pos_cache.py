@@ -1,4 +1,4 @@
-"""Where to remember a customer's discounts (issue 12): what one read and one write cost in each candidate store.
+"""Where to remember a customer's discounts: what one read and one write cost in each candidate store.
 
     .venv/bin/python bench/pos_cache.py [--reads 2000]
 

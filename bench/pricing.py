@@ -12,7 +12,7 @@ interleaved (one call per market per round), and prints p50 and p99 per campaign
 At every size the same 20 campaigns touch the basket's products and tags (every family: count or more, tag,
 new price, stairs, free shipping); the others are for products and tags the basket does not hold. That is the
 case the index is for: a campaign for products not in the basket is never looked at, so the time should not
-grow with the number of campaigns. Targets: p50 at most 2 ms (issue 16; issue 5 asked under 5 ms), and p50 at
+grow with the number of campaigns. Targets: p50 at most 2 ms, and p50 at
 10,000 at most 1.5x p50 at 100.
 The account and everything under it are deleted at the end.
 """

@@ -1,4 +1,4 @@
-"""Two stacks on one database and one broker, as operators outgrow one machine (issue 25).
+"""Two stacks on one database and one broker, as operators outgrow one machine.
 
     .venv/bin/python bench/scaleout.py [--check] [--saturate 1500] [--receiver-ms 200] [--queue-concurrency 64]
                                        [--seconds 60] [--rate 10] [--failover-only | --throughput-only]

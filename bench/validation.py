@@ -1,4 +1,4 @@
-"""Validation cost of one import batch, every candidate for "declared bodies" (issue 13) in one run.
+"""Validation cost of one import batch, every candidate for "declared bodies" in one run (docs/notes/declared.md).
 
 Run: .venv/bin/python bench/validation.py [--rounds 15]  (no server or database needed).
 

@@ -17,9 +17,11 @@ Installed in place of ``django.contrib.admin`` (``config.admin_app.BackOfficeAdm
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import logout
 from django.contrib.auth.forms import AuthenticationForm
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -27,7 +29,9 @@ from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 
+from accounts import two_factor
 from accounts.services import memberships_of
+from backoffice import second_step
 
 PRODUCT_NAME = "Retail back-office"
 SUPERUSER_ONLY_APPS = frozenset({"django_celery_beat"})
@@ -121,6 +125,11 @@ def is_operator(user: Any) -> bool:
     return bool(user.is_staff) and not memberships_of(user)
 
 
+def _awaits_code(request: HttpRequest) -> bool:
+    """A person with two-factor sign-in on whose session has not passed the second step."""
+    return two_factor.is_enrolled(user=request.user) and not second_step.is_verified(request)
+
+
 class AnyoneSignInForm(AdminAuthenticationForm):
     """The admin's sign-in form without its staff check: a member's right password signs them in, and the site's
     ``login`` then sends them to the back-office instead of calling the password wrong."""
@@ -138,11 +147,13 @@ class BackOfficeAdminSite(admin.AdminSite):
     login_form = AnyoneSignInForm
 
     def has_permission(self, request: HttpRequest) -> bool:
-        """An operator (``is_operator``), read once per request and person (the admin asks several times)."""
+        """An operator (``is_operator``) whose session passed the second step if they have two-factor sign-in on;
+        read once per request and person (the admin asks several times)."""
         user = request.user
         cached: tuple[Any, bool] | None = getattr(request, "_operator", None)
         if cached is None or cached[0] != user.pk:
-            cached = (user.pk, is_operator(user))
+            allowed = is_operator(user) and not _awaits_code(request)
+            cached = (user.pk, allowed)
             request._operator = cached  # type: ignore[attr-defined]
         return cached[1]
 
@@ -151,11 +162,22 @@ class BackOfficeAdminSite(admin.AdminSite):
         """The admin's login; a signed-in person who is not an operator (already, or by this very POST) goes to the
         back-office. Every other admin page sends such a person here (``admin_view``), so here is the one place."""
         if request.user.is_authenticated and not self.has_permission(request):
-            return HttpResponseRedirect(reverse("backoffice:dashboard"))
+            return self._elsewhere(request)
         response = super().login(request, extra_context)
         if request.user.is_authenticated and not self.has_permission(request):
-            return HttpResponseRedirect(reverse("backoffice:dashboard"))
+            return self._elsewhere(request)
         return response
+
+    def _elsewhere(self, request: HttpRequest) -> HttpResponse:
+        """An operator with two-factor sign-in on whose password was right types their code on the back-office's
+        second step, then comes back (the password alone signs no one in); anyone else goes to the back-office."""
+        if is_operator(request.user) and _awaits_code(request):
+            user = request.user
+            logout(request)
+            second_step.begin(request, user=user)
+            after = request.GET.get("next") or reverse("admin:index")
+            return HttpResponseRedirect(f"{reverse('backoffice:login-verify')}?{urlencode({'next': after})}")
+        return HttpResponseRedirect(reverse("backoffice:dashboard"))
 
     def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
         apps = super().get_app_list(request, app_label)

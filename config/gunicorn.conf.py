@@ -30,7 +30,7 @@ def _cpus() -> int:
 # Inside a container the service must listen on every interface; the proxy in front of it is the way in.
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * _cpus() + 1)
-# Threads, so that a worker goes on serving while some of its requests wait on an integrator (issue 12: measured
+# Threads, so that a worker goes on serving while some of its requests wait on an integrator (measured
 # against sync workers and gevent with a hanging integrator, docs/notes/pos.md). Each thread that served a
 # request keeps its own database connection (CONN_MAX_AGE): machines x workers x (threads + 1) < max_connections.
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")

@@ -104,6 +104,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_beat",
     "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "core",
     "accounts",
     "orders",
@@ -132,6 +135,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # request.user.is_verified(): whether this session passed the second step of the back-office's sign-in.
+    "django_otp.middleware.OTPMiddleware",
     # Who made a change (accounts.audit): the request's API key or signed-in person, read when a change is recorded.
     "accounts.audit.AuditMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -234,8 +239,9 @@ EMBEDDED_BROKER = not env.str("CELERY_BROKER_URL", default="")
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or embedded_broker.broker_url(EMBEDDED_BROKER_DIR)
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    # Kombu's filesystem transport, the embedded default before issue 12, still works when asked for by name, but
-    # its reader can take a file its writer has not finished (Unrecoverable error: JSONDecodeError in the worker).
+    # Kombu's filesystem transport works when asked for by name (the benchmarks that queue nothing), but it is not
+    # the default: its reader can take a file its writer has not finished (JSONDecodeError in the worker;
+    # docs/embedded.md).
     _broker_dir = VAR_DIR / env.str("CELERY_FILESYSTEM_BROKER_DIR", default="broker")
     for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
@@ -318,7 +324,7 @@ CELERY_BEAT_SCHEDULE = {
     "ops-notify-digests": {"task": "ops.tasks.notify_digests", "schedule": crontab(minute="*/15")},
 }
 
-# --- Retention (issue 7, section 3) -----------------------------------------------------------------
+# --- Retention (docs/operations.md) -------------------------------------------------------------------
 # Logs only: the stored entities (orders, sales, checkouts, ...) are kept. 0 keeps a log for ever.
 # Export items and deliveries that succeeded (or were skipped) and successful runtime-integration calls:
 RETENTION_SUCCESS_DAYS = env.int("RETENTION_SUCCESS_DAYS", default=14)
@@ -457,7 +463,7 @@ if NOTIFY_BREAKER_OPEN_SECONDS < 0 or not 0 <= NOTIFY_DIGEST_HOUR <= 23 or NOTIF
         "NOTIFY_BREAKER_OPEN_SECONDS must be 0 or more, NOTIFY_DIGEST_HOUR 0 to 23, NOTIFY_MAX_MAILS_PER_RUN 1 or more"
     )
 
-# --- Circuit breakers (core.breaker, issue 12) -----------------------------------------------------
+# --- Circuit breakers (core.breaker, docs/breaker.md) ----------------------------------------------
 # A destination (web hook host, FTP/SFTP/SMTP server, integrator host) failing this many times in a row is not
 # called for a cool-down; then one trial call decides. The cool-down doubles with each failed trial, up to the max.
 BREAKER_FAILURE_THRESHOLD = env.int("BREAKER_FAILURE_THRESHOLD", default=5)
@@ -508,6 +514,10 @@ AXES_CLIENT_IP_CALLABLE = "accounts.auth_failures.client_address"
 # The lock-out page: the back-office's under /backoffice/, the admin's elsewhere (status 429).
 AXES_LOCKOUT_CALLABLE = "config.lockout.locked_out"
 AXES_VERBOSE = False
+# The code typed at the back-office's second sign-in step is masked in axes' records of failed attempts.
+AXES_SENSITIVE_PARAMETERS = ["code"]
+# Two-factor sign-in (backoffice, accounts.two_factor): the name authenticator apps show beside the e-mail address.
+OTP_TOTP_ISSUER = "Retail back-office"
 # The back-office's invitation links (a new member sets their password there): signed, single use, valid this many
 # seconds after they were sent.
 BACKOFFICE_INVITE_MAX_AGE_SECONDS = env.int("BACKOFFICE_INVITE_MAX_AGE_SECONDS", default=7 * 24 * 3600)
@@ -526,7 +536,7 @@ POS_INTEGRATION_BUDGET_SECONDS = env.float("POS_INTEGRATION_BUDGET_SECONDS", def
 # (one row per account, customer, market and currency, in the database). 0: asked on every basket.
 POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS = env.int("POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS", default=60)
 # A process uses a runtime integration's configuration it has read for this many seconds before reading it again
-# (issue 16: the read was a database round trip on every call). A change saved elsewhere is seen that late; the
+# (a database round trip on every call otherwise: docs/benchmarks.md). A change saved elsewhere is seen that late; the
 # process that saves it sees it at once. 0: read on every call.
 INTEGRATION_CONFIG_MEMO_SECONDS = env.float("INTEGRATION_CONFIG_MEMO_SECONDS", default=2.0)
 

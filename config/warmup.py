@@ -1,4 +1,4 @@
-"""Warming a web process before it serves, so that no request pays for the start (issue 12).
+"""Warming a web process before it serves, so that no request pays for the start (docs/notes/pos.md).
 
 A fresh process has imported the applications (``django.setup()``, pybars3's grammar included, which compiles
 at import) but not what Django loads on first use: the URL configuration, which imports every view module with

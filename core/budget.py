@@ -1,4 +1,4 @@
-"""A time budget for the outgoing calls made while serving one request (issue 12).
+"""A time budget for the outgoing calls made while serving one request.
 
 A POS request may call integrators (customer discounts while pricing a basket, a gift card read, a payment);
 a dead integrator must not hold the web worker for its own timeout (up to 30 s). The view opens a budget

@@ -1,5 +1,5 @@
 """A deadline for one whole outgoing call (connecting, sending, the answer to its last byte), kept by closing
-the connection (issue 12).
+the connection.
 
 ``requests`` applies a timeout to each socket operation: an integrator that sends its answer one byte a second
 never trips a 2-second read timeout, and a 64 KiB read waits for all its bytes. So a call runs ``within`` its

@@ -258,7 +258,7 @@ class OneOrManySchemaExtension(BodySchemaExtension):
     target_class = OneOrMany
 
 
-# --- Additions for the import bodies (issue 13): model choices, and requests whose root is not an object ------
+# --- For the import bodies: model choices, and requests whose root is not an object ------------------------
 
 
 class Choices(Enum):

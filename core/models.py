@@ -1,4 +1,4 @@
-"""Tables of ``core``: state every process shares, for every app (issue 12)."""
+"""Tables of ``core``: state every process shares, for every app."""
 
 from __future__ import annotations
 

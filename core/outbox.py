@@ -3,7 +3,8 @@
 A domain app (ledger, orders) calls ``offer`` inside the transaction that creates its entities; the exports app
 registers itself as a sink in its ``AppConfig.ready`` and writes its outbox rows (export items and deliveries)
 in that same transaction, so a rolled-back entity exports nothing and a committed one is never lost. The domain
-never imports exports; exports imports the domain (issue 13: dependencies in one direction).
+never imports exports; exports imports the domain (dependencies in one direction:
+the layers in docs/architecture.md).
 
 Entity type codes are the spec's ("Events"), named here once so both sides spell them the same way.
 """

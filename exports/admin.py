@@ -35,7 +35,7 @@ from exports.admin_forms import QueueConfigAdmin
 from exports.entities import REGISTRY
 from exports.forms import QueueConfigForm
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
-from exports.serializers import mask, unmask
+from exports.serializers import mask
 
 # A "Retry failed items" action hands at most this many items of each selected queue to new deliveries.
 MAX_QUEUE_RETRY = 10_000
@@ -70,21 +70,6 @@ class ExportQueueForm(QueueConfigForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk is not None:
             self.initial["delivery"] = mask(self.instance.delivery)
-
-    def clean_filters(self) -> Any:
-        return self.cleaned_data.get("filters") or {}
-
-    def clean_delivery(self) -> Any:
-        stored = self.instance.delivery if self.instance.pk is not None else None
-        return unmask(self.cleaned_data.get("delivery"), stored)
-
-    def clean_concurrency(self) -> int | None:
-        value: int | None = self.cleaned_data.get("concurrency")
-        try:
-            services.validate_concurrency(value)
-        except ServiceError as exc:
-            raise forms.ValidationError(exc.message) from None
-        return value
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -420,7 +405,7 @@ class ExportItemAdmin(ReadOnlyAdminMixin, AccountOwnedAdmin):
 
 class ExportAttemptInline(RecordInline):
     model = ExportAttempt
-    fields = ["number", "ok", "status_code", "error", "duration_ms", "started_at"]
+    fields = ["number", "ok", "status_code", "error", "duration_ms", "started_at", "sent", "answer"]
 
 
 @admin.register(ExportDelivery)

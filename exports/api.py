@@ -108,6 +108,9 @@ EXPORT_LOG_EXAMPLE: dict[str, Any] = {
             "error": "HTTP 500: internal error",
             "duration_ms": 84,
             "started_at": "2025-01-15T09:30:01Z",
+            "sent": "POST https://erp.example.com/********, 1,234 bytes application/json; headers X-Shop: ********; "
+            "signed",
+            "answer": "internal error",
         }
     ],
 }

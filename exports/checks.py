@@ -7,6 +7,9 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 
+from exports.deliveries import REGISTRY
+from exports.services import RECORD_MARGIN_SECONDS
+
 
 @register()
 def delivery_time_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -32,9 +35,6 @@ def sends_per_task(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     """A delivery task starts a send only while what is left of its time covers the send's configured timeouts
     (less the margin kept to record outcomes). A soft time limit shorter than a kind's default timeouts leaves
     each task one send: it sends, hands the rest to a new task, and the queue's sends go one at a time."""
-    from exports.deliveries import REGISTRY
-    from exports.services import RECORD_MARGIN_SECONDS
-
     soft = settings.EXPORT_TASK_SOFT_TIME_LIMIT
     left = soft - min(RECORD_MARGIN_SECONDS, soft * 0.2)
     short = sorted(code for code, kind in REGISTRY.items() if left < kind.time_budget({}))

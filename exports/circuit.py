@@ -211,7 +211,7 @@ def note_outcomes(outcomes: Iterable[tuple[ExportQueue, DeliveryResult]]) -> lis
 
 
 def disable_queue(*, queue: ExportQueue, reason: str, actor: audit.Actor | None = None) -> bool:
-    """Issue 12 (as Svix disables an endpoint): turn the queue off with ``reason``; its pending items end as
+    """Turn the queue off (as Svix disables an endpoint) with ``reason``; its pending items end as
     failures carrying the reason (the queue's ``retry`` sends them again). False when it was off already.
     Recorded in the audit trail as ``disabled`` by ``actor`` (``note_outcomes``: the system)."""
     now = timezone.now()
@@ -257,7 +257,7 @@ def close_breaker(queue: ExportQueue) -> None:
 
 
 def enable_queue(*, account: Account, queue: ExportQueue) -> ExportQueue:
-    """Issue 12: turn a queue on again (after an automatic disable: staff say its destination works): the reason
+    """Turn a queue on again (after an automatic disable: staff say its destination works): the reason
     is cleared and the endpoint's breaker closed, so the next delivery is sent at once. Recorded in the audit
     trail as ``enabled`` (nothing when it was on already)."""
     if queue.account_id != account.pk:

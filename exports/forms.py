@@ -550,6 +550,22 @@ class QueueConfigForm(forms.ModelForm):
         """For the page's script: each typed field's group and the types it is shown for."""
         return {f.name: {"group": f.group, "types": list(f.types)} for f in CONFIG_FIELDS if f.group != "filters"}
 
+    def clean_filters(self) -> Any:
+        # The typed fields' cleaning, the same on the admin's form and the back-office's.
+        return self.cleaned_data.get("filters") or {}
+
+    def clean_delivery(self) -> Any:
+        stored = self.instance.delivery if self.instance.pk is not None else None
+        return unmask(self.cleaned_data.get("delivery"), stored)
+
+    def clean_concurrency(self) -> int | None:
+        value: int | None = self.cleaned_data.get("concurrency")
+        try:
+            services.validate_concurrency(value)
+        except ServiceError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return value
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         if self.json_mode:
@@ -667,21 +683,6 @@ class QueueForm(QueueConfigForm):
         if not value.isdigit():
             raise forms.ValidationError(gettext("Type the id of a stored entity (digits), or leave it empty."))
         return int(value)
-
-    def clean_filters(self) -> Any:
-        return self.cleaned_data.get("filters") or {}
-
-    def clean_delivery(self) -> Any:
-        stored = self.instance.delivery if self.instance.pk is not None else None
-        return unmask(self.cleaned_data.get("delivery"), stored)
-
-    def clean_concurrency(self) -> int | None:
-        value: int | None = self.cleaned_data.get("concurrency")
-        try:
-            services.validate_concurrency(value)
-        except ServiceError as exc:
-            raise forms.ValidationError(exc.message) from None
-        return value
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

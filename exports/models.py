@@ -61,7 +61,7 @@ class ExportQueue(AccountOwned):
         validators=[MinValueValidator(1)],
         help_text="Deliveries sent at the same time (empty: the service's default). 1 keeps them in order.",
     )
-    # Auto-disable (issue 12, as Svix does): the first failed delivery since the last success, and why and when
+    # Auto-disable (as Svix does, docs/breaker.md): the first failed delivery since the last success, and why and when
     # the service turned ``enabled`` off after EXPORT_QUEUE_DISABLE_AFTER_DAYS of failures (empty: it did not).
     failing_since = models.DateTimeField(null=True, blank=True, editable=False)
     disabled_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -85,7 +85,7 @@ class ExportDelivery(AccountOwned):
     delivery a worker is sending right now (taken just before its send, longer than the task's hard time limit);
     one whose lease ran out (the worker was killed) is taken up again. ``handed_off_at`` is when a task for it
     was last published (or is due to run, for a retry handed over with a countdown): the sweeper publishes it
-    again only once that hand-off is older than its grace period (issue 12).
+    again only once that hand-off is older than its grace period.
     """
 
     queue = models.ForeignKey(ExportQueue, on_delete=models.CASCADE, related_name="deliveries")
@@ -166,7 +166,7 @@ class ExportItem(AccountOwned):
 
 
 class ExportAttempt(AccountOwned):
-    """One try of a delivery: what the destination answered."""
+    """One try of a delivery: what was sent, in short, and what the destination answered."""
 
     delivery = models.ForeignKey(ExportDelivery, on_delete=models.CASCADE, related_name="attempt_log")
     number = models.PositiveIntegerField()
@@ -175,6 +175,12 @@ class ExportAttempt(AccountOwned):
     error = models.TextField(blank=True)
     duration_ms = models.PositiveIntegerField()
     started_at = models.DateTimeField()
+    # Cut to ``exports.deliveries.base.SENT_CHARS`` and ``ANSWER_BYTES`` before they are stored. A default in the
+    # database too: adding the columns rewrites no row, and rows written without them read as "".
+    sent = models.TextField(blank=True, default="", db_default="", help_text="What was sent, in short, no secret.")
+    answer = models.TextField(
+        blank=True, default="", db_default="", help_text="The start of the destination's answer (512 bytes at most)."
+    )
 
     class Meta:
         ordering = ["delivery", "number"]

@@ -1,5 +1,5 @@
 """Replaying the exports of a time window for one queue: disaster recovery for an integrator who lost data
-(issue 7, section 3).
+(docs/operations.md, Replay).
 
 What is replayed is the queue's export items created in the window, so exactly what was exported (the same
 entities, in their current form, through the queue's current transform and delivery) arrives again, with new
@@ -42,7 +42,7 @@ def replay(
     dry_run: bool = False,
     batch: int = REPLAY_BATCH,
 ) -> ReplayResult:
-    """Issue 7, section 3: send again every export item of ``queue`` created in [start, end), in batches, each
+    """Send again every export item of ``queue`` created in [start, end), in batches, each
     batch in its own transaction (a crash midway leaves whole batches replayed, and a second run replays again)."""
     if queue.account_id != account.pk:
         raise ValueError("the queue belongs to another account")

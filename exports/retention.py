@@ -1,4 +1,4 @@
-"""Retention of the export log (issue 7, section 3): items, deliveries and attempts, never the entities.
+"""Retention of the export log: items, deliveries and attempts, never the entities.
 
 What goes, and when (settings ``RETENTION_SUCCESS_DAYS``, default 14, and ``RETENTION_FAILURE_DAYS``, default 90):
 - an export item that succeeded or was skipped, counted from the end of its delivery; one that failed, likewise
@@ -30,7 +30,7 @@ def prune_export_logs(
     failure_days: int | None = None,
     batch: int | None = None,
 ) -> dict[str, int]:
-    """Issue 7, section 3 (retention): delete export log rows past their period, in batches.
+    """Delete export log rows past their period, in batches.
 
     Runs every day from beat (``exports.tasks.prune_export_logs``). Returns what was deleted per kind of row.
     """

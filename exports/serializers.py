@@ -280,7 +280,20 @@ class ExportLogFilterSerializer(serializers.Serializer):
 
 
 class ExportAttemptSerializer(serializers.ModelSerializer):
-    Meta = read_only_meta(ExportAttempt, ["number", "ok", "status_code", "error", "duration_ms", "started_at"])
+    sent = serializers.CharField(
+        read_only=True,
+        help_text="What was sent, in short, secrets masked (at most 500 characters): a web hook's method, URL, size "
+        "and content type; an e-mail's recipient count, subject and attachment; a file's server, path and size.",
+    )
+    answer = serializers.CharField(
+        read_only=True,
+        help_text="The start of the answer (at most 512 bytes of its text): a web hook's body, whatever its "
+        "status; an FTP or SMTP server's last reply line; an SFTP server's identification line.",
+    )
+
+    Meta = read_only_meta(
+        ExportAttempt, ["number", "ok", "status_code", "error", "duration_ms", "started_at", "sent", "answer"]
+    )
 
 
 class ExportLogOutputSerializer(serializers.ModelSerializer):

@@ -47,7 +47,7 @@ from core.errors import Conflict, ServiceError
 from core.jsonenc import DecimalJSONDecoder
 from exports import circuit, retry, trail
 from exports.deliveries import REGISTRY as DELIVERIES
-from exports.deliveries.base import DeliveryResult
+from exports.deliveries.base import DeliveryResult, short_answer, short_sent
 from exports.entities import REGISTRY as ENTITIES
 from exports.entities.base import EntityDefinition
 from exports.models import (
@@ -1017,6 +1017,8 @@ def _record(outcomes: Sequence[_Outcome]) -> None:
                     error=o.result.error[:2000],
                     duration_ms=o.duration_ms,
                     started_at=o.started,
+                    sent=short_sent(o.result.sent),
+                    answer=short_answer(o.result.answer),
                 )
                 for o in outcomes
                 if not o.paused

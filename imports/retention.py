@@ -1,4 +1,4 @@
-"""Retention of the import log (issue 7, section 3): the items posted to /imports/, never what they created.
+"""Retention of the import log: the items posted to /imports/, never what they created.
 
 An item of any outcome (success, failure, rejected) goes ``RETENTION_IMPORT_DAYS`` (default 30) after it was
 posted; a pending one, not yet materialised, is never deleted. The orders and campaigns it created are kept.
@@ -16,7 +16,7 @@ from imports.models import ImportItem, ImportStatus
 
 
 def prune_import_logs(*, now: datetime | None = None, days: int | None = None, batch: int | None = None) -> int:
-    """Issue 7, section 3 (retention): delete import items past their period, in batches; returns how many.
+    """Delete import items past their period, in batches; returns how many.
 
     Runs every day from beat (``imports.tasks.prune_import_logs``).
     """

@@ -4,15 +4,14 @@ each change in the audit trail) and their call log.
 Query parameters and headers are tables of name/value rows (``core.widgets.RowsWidget``, which posts the JSON the
 REST API takes); the body and the declared secret places are JSON text areas in a monospace font; the chosen
 kind's placeholders are listed beside the URL. Secrets are masked in the form and a masked value submitted back
-keeps the stored one, by the same rule as the REST API (``services.unmasked``); the form is checked by the
-service's own ``configuration_errors``. "Test this integration" calls the integrator with sample values and shows
-the answer field by field. The call log is a record: view-only.
+keeps the stored one, by the same rule as the REST API (``services.unmasked``); the form (``integrations.forms``,
+the back-office's too) is checked by the service's own ``configuration_errors``. "Test this integration" calls the
+integrator with sample values and shows the answer field by field. The call log is a record: view-only.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from django import forms
@@ -29,11 +28,11 @@ from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
 from core.secrets import MASK
 from core.widgets import RowsWidget
+from integrations import forms as integration_forms
 from integrations import runtime, services
 from integrations.kinds import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
 
-_JSON_WIDGET = forms.Textarea(attrs={"rows": 6, "cols": 90, "class": "vLargeTextField json-config config-code"})
 _QUERY_WIDGET = RowsWidget(
     shape="object",
     add_label="Add a parameter",
@@ -48,64 +47,17 @@ _HEADERS_WIDGET = RowsWidget(
 )
 
 
-class RuntimeIntegrationForm(forms.ModelForm):
-    class Meta:
-        model = RuntimeIntegration
+class RuntimeIntegrationForm(integration_forms.RuntimeIntegrationForm):
+    """The shared form (``integrations.forms``) with the account to choose on add and rows for the query and the
+    headers."""
+
+    class Meta(integration_forms.RuntimeIntegrationForm.Meta):
         fields = ["account", *services.FIELDS]
         widgets = {
+            **integration_forms.RuntimeIntegrationForm.Meta.widgets,
             "query": _QUERY_WIDGET,
             "headers": _HEADERS_WIDGET,
-            "body": _JSON_WIDGET,
-            "secret_fields": _JSON_WIDGET,
         }
-        labels = {"url": "URL"}
-        help_texts = {
-            "url": "A template, e.g. https://erp.example.com/giftcards/{code}. The chosen kind's placeholders are "
-            "listed beside it; they work in the query, the headers and the body too.",
-            "query": "Name and value template of each query parameter, e.g. q = {search_term}.",
-            "headers": "E.g. Authorization = Bearer your-key. Values (but Accept, Content-Type, User-Agent...) show "
-            "as ******** and are kept when saved back unchanged, unless the URL's host changes.",
-            "secret_fields": 'E.g. ["query.k", "body.card.pin", "url.path"]: these values show as ******** and stay '
-            "out of logs. Left empty on a new integration: names that look secret are filled in.",
-            "body": 'A JSON template, e.g. {"amount": "{amount}"} (a string that is exactly one placeholder keeps '
-            "the value's type), or null.",
-        }
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.instance.pk is not None:
-            self.initial.update(services.masked(self.instance))
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean() or {}
-        if self.errors:
-            return cleaned
-        data = {name: cleaned.get(name) for name in services.FIELDS}
-        if data["secret_fields"] is None:
-            del data["secret_fields"]  # left empty: the suggestion
-        # self.instance still holds the stored configuration here (the form's values go in after clean()).
-        config = services.unmasked(data, self.instance if self.instance.pk is not None else None)
-        cleaned.update(config)
-        for error in services.configuration_errors(config):
-            head = re.split(r"[.\[]", error["field"], maxsplit=1)[0]
-            rest = error["field"][len(head) :].lstrip(".")
-            message = f"{rest}: {error['message']}" if rest else error["message"]
-            self.add_error(head if head in self.fields else None, message)
-        account_id = (
-            self.instance.account_id if self.instance.pk is not None else getattr(cleaned.get("account"), "pk", None)
-        )
-        if (
-            account_id
-            and RuntimeIntegration.objects.filter(account_id=account_id, kind=cleaned.get("kind"))
-            .exclude(pk=self.instance.pk)
-            .exists()
-        ):
-            self.add_error("kind", "This account already has an integration of this kind: change that one.")
-        return cleaned
-
-    def validate_unique(self) -> None:
-        # (account, kind) is checked by the service with a field-named error; the account is read-only on change.
-        pass
 
 
 @admin.register(RuntimeIntegration)

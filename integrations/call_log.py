@@ -1,5 +1,6 @@
 """The call log's writer: a runtime integration call's ``IntegrationCall`` row is written after the answer, off
-the call's path (issue 16: the INSERT and its commit were most of what a call added to the integrator's own time).
+the call's path: the INSERT and its commit were most of what a call added to the integrator's own time
+(docs/benchmarks.md).
 
 ``record(row)`` stamps the row's ``created_at`` (the end of the call) and hands it to this process's writer, a
 thread that inserts what has come in, in the order it came, in batches (one ``INSERT`` for every row recorded

@@ -33,3 +33,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "customer_account_read": ("customer_id", "currency_code", "shop_id"),
     "customer_account_pay": ("customer_id", "amount", "currency_code", "purchase_amount", "payment_type", "shop_id"),
 }
+
+# The kinds whose call may move money on the integrator's side (a card activated with an amount, a card or a
+# customer account paid from): a test of one runs only once a person confirms it.
+MOVES_MONEY: frozenset[str] = frozenset({"giftcard_activate", "giftcard_pay", "customer_account_pay"})

@@ -92,8 +92,8 @@ class IntegrationCall(AccountOwned):
 
 
 class CustomerDiscountsAnswer(AccountOwned):
-    """The last answer of the account's ``customer_discounts`` integration for one customer, market and currency
-    (issue 12): basket changes within ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS`` are priced with it instead of
+    """The last answer of the account's ``customer_discounts`` integration for one customer, market and currency:
+    basket changes within ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS`` are priced with it instead of
     asking the integrator again. In the database so that every web worker on every machine shares it and the
     embedded setup needs no cache server. Valid only for the configuration that gave it (``integration``, saved
     at ``integration_updated_at``): a changed or disabled configuration is asked afresh."""

@@ -129,7 +129,7 @@ class ShippingOptionsView(PosView):
         return Response({"results": found})
 
 
-# Fixed paths (issue 6), with and without the trailing slash.
+# Fixed paths, with and without the trailing slash.
 pos_urls = optional_slash_paths(
     ("pos/products/search", ProductSearchView, "pos-products-search"),
     ("pos/products/lookup", ProductLookupView, "pos-products-lookup"),

@@ -1,8 +1,8 @@
-"""Retention of the runtime-integration call log (issue 7, section 3) and of remembered customer discounts.
+"""Retention of the runtime-integration call log and of remembered customer discounts.
 
 A successful call goes after ``RETENTION_SUCCESS_DAYS`` (default 14), a failed one after
 ``RETENTION_FAILURE_DAYS`` (default 90): the same periods as the export log, whose outcomes they resemble. A
-remembered answer of a customer's discounts (issue 12) goes once it is older than
+remembered answer of a customer's discounts goes once it is older than
 ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS``: it is never used again.
 """
 
@@ -24,7 +24,7 @@ def prune_integration_calls(
     failure_days: int | None = None,
     batch: int | None = None,
 ) -> int:
-    """Issue 7, section 3 (retention): delete call log rows past their period, in batches; returns how many.
+    """Delete call log rows past their period, in batches; returns how many.
 
     Runs every day from beat (``integrations.tasks.prune_integration_calls``).
     """

@@ -17,6 +17,7 @@ HTTP).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import time
 from collections.abc import Mapping
@@ -33,7 +34,7 @@ from accounts import audit
 from accounts import selectors as account_selectors
 from accounts.models import Account, Market, StockLocation
 from accounts.services import delete_owned, unique_in_account
-from core import destinations, secrets
+from core import destinations, outbound, secrets
 from core.errors import InvalidInput, NotFound, ServiceError
 from integrations import answers, customers, runtime, selectors, templates
 from integrations.definitions import ShippingAddress
@@ -201,6 +202,30 @@ def _body_strings(value: Any, path: str) -> list[tuple[str, str]]:
     return []
 
 
+def destination_problem(url: str) -> str | None:
+    """Why the outbound guard (``core.outbound``) would refuse every call to the URL template's host, judged
+    without a look-up: a literal address (``localhost`` read as 127.0.0.1) that is not public and not inside
+    ``OUTBOUND_ALLOWED_NETWORKS``, or plain http to one outside them. None for a host name (the guard judges the
+    addresses it resolves to on each call) and for a URL ``configuration_errors`` refuses on its own."""
+    try:
+        parts = destinations.split_url(re.sub(r"\{[^{}]*\}", "x", url.strip()))
+    except destinations.BadUrl:
+        return None
+    host = (parts.hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        host = "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    reason = outbound.refusal(address)
+    if reason:
+        return f"the host {host} is refused for outgoing calls: {reason} (see OUTBOUND_ALLOWED_NETWORKS)"
+    if parts.scheme == "http" and not outbound.inside_allowed_networks(address):
+        return "plain http is only sent to addresses inside OUTBOUND_ALLOWED_NETWORKS: use https"
+    return None
+
+
 def masked(integration: RuntimeIntegration) -> dict[str, Any]:
     """``url``, ``query``, ``headers`` and ``body`` as they read: every secret masked."""
     return secrets.integration_view(
@@ -364,7 +389,7 @@ def customer_discounts_answer(*, account: Account, customer_id: str, market: Mar
     """Spec: Customer-specific discounts: the ``customer_discounts`` integration's answer (after its transform)
     for the customer in ``market`` and its base currency, not yet checked against the spec model.
 
-    Issue 12: an answer is remembered for ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS`` per account, customer, market
+    An answer is remembered for ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS`` per account, customer, market
     and currency (``CustomerDiscountsAnswer``, shared by every process), so the basket changes of a sale ask the
     integrator once. ``refresh`` asks it anyway and remembers the new answer (the POS endpoint of a customer's
     discounts does: attaching a customer fetches them fresh). A failure is not remembered: the next basket asks

@@ -1,4 +1,4 @@
-"""The operations dashboard in the admin (spec issue 7, Observability): export backlog per queue, failures in the
+"""The operations dashboard in the admin (docs/operations.md, Observability): export backlog per queue, failures in the
 last 24 hours, slowest runtime integrations. Linked from the admin index; read from ``ops.selectors``.
 
 The heartbeat row is bookkeeping and stays out of the admin (``/health/ready`` shows its age).

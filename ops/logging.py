@@ -1,4 +1,4 @@
-"""Structured logs: the request id, the JSON formatter and the redaction of secrets (spec issue 7, Observability).
+"""Structured logs: the request id, the JSON formatter and the redaction of secrets (docs/operations.md, Observability).
 
 Every log line carries the id of the request (or Celery task) it belongs to. ``LOG_FORMAT=json`` writes one JSON
 object a line (for a log shipper); the default ``text`` is for a developer's terminal. Both redact: an API key

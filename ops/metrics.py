@@ -1,4 +1,4 @@
-"""Prometheus metrics at ``/metrics`` (spec issue 7, Observability).
+"""Prometheus metrics at ``/metrics`` (docs/operations.md, Observability).
 
 Two kinds, on purpose:
 

@@ -1,4 +1,4 @@
-"""Request id and request metrics middleware (spec issue 7, Observability); the Content-Security-Policy of the
+"""Request id and request metrics middleware (docs/operations.md, Observability); the Content-Security-Policy of the
 HTML pages."""
 
 from __future__ import annotations

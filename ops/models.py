@@ -1,4 +1,4 @@
-"""Operational bookkeeping: the beat heartbeat (spec issue 7, Observability)."""
+"""Operational bookkeeping: the beat heartbeat (docs/operations.md, Observability)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reads of the ops app: operational aggregates over every account (spec issue 7, Observability).
+"""Reads of the ops app: operational aggregates over every account (docs/operations.md, Observability).
 
 These are the operator's view of the platform, not a tenant's, so unlike the other apps' selectors they take no
 account: they answer "how is the service doing", grouped by account where that helps. They are cheap aggregate

@@ -1,4 +1,4 @@
-"""Writes of the ops app (spec issue 7, Observability): the beat heartbeat, the beat lease, housekeeping."""
+"""Writes of the ops app (docs/operations.md, Observability): the beat heartbeat, the beat lease, housekeeping."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Health and metrics endpoints (spec issue 7, Observability). No session, no API key: see the README."""
+"""Health and metrics endpoints (docs/operations.md, Observability). No session, no API key: see the README."""
 
 from __future__ import annotations
 

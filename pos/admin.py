@@ -1,4 +1,4 @@
-"""The admin's "Price a basket" page (issue 5, section 3): staff try the market's campaigns and product rules on
+"""The admin's "Price a basket" page: staff try the market's campaigns and product rules on
 a basket, as ``POST /api/v1/pos/baskets/price?explain=true`` prices it. Nothing is stored.
 
 It lives below the campaigns' admin (``/admin/campaigns/campaign/price-basket/``, linked from the campaign list),
@@ -9,7 +9,6 @@ catalog and the integrations, which campaigns may not import (docs/architecture.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -19,12 +18,11 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from accounts.models import Account
-from campaigns import selectors
 from campaigns.admin import CampaignAdmin, CampaignTool, register_tool
 from core import jsonparse
 from core.errors import InvalidInput, ServiceError
 from core.jsonenc import DecimalJSONEncoder
-from pos import baskets
+from pos import pricing_view
 
 # The demo account's campaign (20% off tag "coffee") and deposit rule (tag "pant-a") apply to these lines, so a
 # newcomer's first "Price" shows a discount and a deposit (examples/discount_campaigns.json, product_rules.json).
@@ -65,80 +63,6 @@ class PriceBasketForm(forms.Form):
             raise forms.ValidationError(f"not valid JSON: {detail}") from None
 
 
-def _text(value: Any) -> str:
-    """An L10nString for display: the string, or its first language's text."""
-    if isinstance(value, Mapping):
-        return str(next(iter(value.values()), ""))
-    return "" if value is None else str(value)
-
-
-def _units(application: Mapping[str, Any], line: Mapping[str, Any]) -> str:
-    """Which units of the line a Discount Summary covers, 1-based for staff ("units 1-2 of 3")."""
-    ranges = application.get("line_items")
-    if not isinstance(ranges, Mapping):
-        return "all units"
-    item = ranges.get(line.get("line_item_id"))
-    if not isinstance(item, Mapping):
-        return "all units"
-    if "index" in item:
-        return f"unit {int(item['index']) + 1} of {line.get('quantity')}"
-    return f"units {int(item['start_index']) + 1}-{int(item['end_index']) + 1} of {line.get('quantity')}"
-
-
-def priced_lines(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The answer's line items shaped for the page's table (discounts with campaign, amount and units)."""
-    rows = []
-    for line in summary.get("line_items", []):
-        behavior = line.get("behavior") or {}
-        rows.append(
-            {
-                "line": line,
-                "name": _text(line.get("name")),
-                "kind": "deposit" if "container_deposit" in behavior else "shipping" if "shipping" in behavior else "",
-                "discounts": [
-                    {
-                        "campaign_id": d.get("discount", {}).get("id", ""),
-                        "name": _text(d.get("discount", {}).get("name")),
-                        "amount": d.get("amount"),
-                        "type": json.dumps(d.get("discount", {}).get("type"), cls=DecimalJSONEncoder),
-                        "units": _units(d.get("discount", {}).get("application", {}), line),
-                    }
-                    for d in line.get("discounts") or []
-                ],
-            }
-        )
-    return rows
-
-
-def _changed_units(units: Any) -> list[str]:
-    """The engine's ``units`` (``[{line_item_id, index, before, after}]``) grouped per line and price change,
-    1-based for staff: ``li-1 units 1, 2, 3: 9.95 → 8.46``."""
-    groups: dict[tuple[str, str, str], list[str]] = {}
-    for unit in units if isinstance(units, list) else []:
-        if not isinstance(unit, Mapping):
-            continue
-        key = (str(unit.get("line_item_id", "")), str(unit.get("before", "")), str(unit.get("after", "")))
-        index = unit.get("index")
-        groups.setdefault(key, []).append(str(index + 1) if isinstance(index, int) else "?")
-    return [
-        f"{line} unit{'s' if len(indexes) > 1 else ''} {', '.join(indexes)}: {before} → {after}"
-        for (line, before, after), indexes in groups.items()
-    ]
-
-
-def explanation_rows(explanation: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
-    return [{**entry, "changed_units": _changed_units(entry.get("units"))} for entry in explanation or []]
-
-
-def unpriced_rule_warnings(*, account: Account, market: str) -> list[str]:
-    """Rules whose MarketPrice has no entry for the market add no deposit there (issue 5, section 2)."""
-    return [
-        f"Product rule '{rule.rule_id}' (tag '{rule.tag}') has no price for market '{market}': it adds no deposit."
-        for rule in selectors.product_rules(account=account, market=market)
-        if isinstance(rule.price, Mapping) and rule.price.get(market) is None
-    ]
-
-
 def price_basket_view(model_admin: CampaignAdmin, request: HttpRequest) -> HttpResponse:
     """Price a basket as the POS endpoint would, with the explanation; nothing is stored."""
     if not model_admin.has_view_permission(request):
@@ -159,19 +83,18 @@ def price_basket_view(model_admin: CampaignAdmin, request: HttpRequest) -> HttpR
         if form.cleaned_data["customer"]:
             body["customer"] = {"identifier": form.cleaned_data["customer"]}
         try:
-            basket = baskets.validate_basket(body)
-            result = baskets.price_basket_request(account=account, basket=basket, explain=True)
+            priced = pricing_view.price_for_page(account=account, body=body)
         except InvalidInput as exc:
             context["errors"] = exc.errors()
         except ServiceError as exc:
             context["errors"] = exc.errors() or [{"field": "", "message": exc.message}]
         else:
             context.update(
-                summary=result.summary,
-                lines=priced_lines(result.summary),
-                explanation=explanation_rows(result.explanation),
-                warnings=unpriced_rule_warnings(account=account, market=basket["market"]),
-                answer=json.dumps(result.summary, indent=2, ensure_ascii=False, cls=DecimalJSONEncoder),
+                summary=priced.summary,
+                lines=priced.lines,
+                explanation=priced.explanation,
+                warnings=priced.rule_warnings,
+                answer=json.dumps(priced.summary, indent=2, ensure_ascii=False, cls=DecimalJSONEncoder),
             )
     return TemplateResponse(request, "admin/campaigns/campaign/price_basket.html", context)
 

@@ -1,4 +1,4 @@
-"""Pricing a basket on request (issue 5, spec: Discount campaign, Product rule, Product, sale ``summary``).
+"""Pricing a basket on request (spec: Discount campaign, Product rule, Product, sale ``summary``).
 
 The POS endpoint ``POST /api/v1/pos/baskets/price`` and the admin's "Price a basket" page share this module:
 ``Basket`` validates the request body (errors name the exact field) and is its request schema,
@@ -209,7 +209,7 @@ def customer_discounts_for_pricing(
 
 
 def price_basket_request(*, account: Account, basket: dict[str, Any], explain: bool = False) -> PricingResult:
-    """Price a validated basket (``validate_basket``) in one of the account's markets (issue 5, section 1).
+    """Price a validated basket (``validate_basket``) in one of the account's markets.
 
     Raises ServiceError naming ``market`` for a market the account does not have, and InvalidInput naming
     ``line_items[i].unit_price`` for each line without a price in the body nor a retail price for the market.

@@ -1,5 +1,5 @@
 """The POS API of campaigns (``/api/v1/pos/...``, keys with the ``pos`` scope): the shop app prices a basket
-on every change (issue 5; spec: Discount campaign, Product rule, Discount Summary, Tax Summary, sale ``summary``).
+on every change (spec: Discount campaign, Product rule, Discount Summary, Tax Summary, sale ``summary``).
 
 The view reads the body, validates it with ``pos.baskets.Basket``, calls one service and answers the
 priced basket: the spec's sale ``summary`` object itself, plus ``explanation`` with ``?explain=true``.

@@ -14,6 +14,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     account = request.member.account  # type: ignore[attr-defined]
     queues = selectors.queue_health(account=account)
     context = {
+        "notices": selectors.notices(account=account),
         "queues": queues,
         "unhealthy": [q for q in queues if not q.healthy],
         "failures": selectors.export_failure_reasons(account=account),

@@ -1,4 +1,4 @@
-"""The pricing engine: discount campaigns and product rules applied to a basket (issue 5).
+"""The pricing engine: discount campaigns and product rules applied to a basket.
 
 One module per campaign family, each declaring its pricing and its import schema; ``registry`` registers each
 spec type code once (and ``campaigns.models.Campaign.type`` takes its choices from it). ``engine.price_basket``

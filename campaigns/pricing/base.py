@@ -1,6 +1,6 @@
 """The pieces every campaign family shares: the basket's units, a compiled campaign, an outcome.
 
-Prices live per unit (issue 5, section 2): each unit of a line carries its own price and its own lock, so
+Prices live per unit: each unit of a line carries its own price and its own lock, so
 part of a line can be discounted (and later returned) at exactly its price.
 """
 
@@ -24,7 +24,7 @@ Rounding = Callable[[Decimal], Decimal]
 def rounding(currency: str) -> Rounding:
     """``accounts.money.quantize`` (half-up to the currency's minor unit) as one function per currency, the unit
     looked up once: pricing rounds every unit at every step (about 600 times for a 50-line basket), and the
-    lookup per call, then the keyword argument, were most of the engine's time (measured, issue 16)."""
+    lookup per call, then the keyword argument, were most of the engine's time (measured: docs/notes/pricing.md)."""
     quantum = Decimal(1).scaleb(-minor_unit(currency))
 
     def round_half_up(amount: Decimal) -> Decimal:

@@ -1,4 +1,4 @@
-"""The applicator loop: a basket priced against a market's campaigns and product rules (issue 5; spec: Discount
+"""The applicator loop: a basket priced against a market's campaigns and product rules (spec: Discount
 campaign, Customer-specific discount, Product rule, Discount Summary, Tax Summary, Sale ``summary``).
 
 A market's campaigns are compiled once into an index by product id and tag (a campaign for products and tags
@@ -137,7 +137,7 @@ VERSION_SQL = "SELECT version FROM campaigns_pricingversion WHERE market_id = %s
 def pricing_version(*, market: Market) -> str | None:
     """The market's pricing version as a token (None: never written through campaigns.services). Plain SQL: it
     is read on every call, and building this one-row query through the ORM took three times its round trip
-    (measured on PostgreSQL, issue 16)."""
+    (measured on PostgreSQL: docs/notes/pricing.md)."""
     alias = router.db_for_read(PricingVersion)
     with connections[alias].cursor() as cursor:
         cursor.execute(VERSION_SQL, [market.pk])
@@ -187,7 +187,7 @@ class PricingOptions(TypedDict, total=False):
 def price_basket(
     *, account: Account, market: Market, lines: Sequence[PricingLine], **options: Unpack[PricingOptions]
 ) -> PricingResult:
-    """Price a basket in a market (issue 5, section 2), with the stored campaigns compiled once per market."""
+    """Price a basket in a market, with the stored campaigns compiled once per market."""
     if market.account_id != account.pk:
         raise NotFound("no such market in this account", field="market")
     return evaluate(compiled=compiled_for(account=account, market=market), market=market, lines=lines, **options)

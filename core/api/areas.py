@@ -2,10 +2,10 @@
 declared once: its selector, serializers and example on the class, its description the class's docstring, its
 list filters one table of the area.
 
-Before, every read-only view set named its output serializer twice (the reads and the schema) and wrote its
-query parameters out beside the filter serializer that validates them, so the two could drift. Here the query
-parameters are the filter serializer's fields, described by the area's table (the enum of a choice or boolean
-field from the field): a filter field without a description fails at import.
+A view set names its output serializer once, for the reads and the schema alike, and its query parameters are
+not written out beside the filter serializer that validates them (the two could drift): they are its fields,
+described by the area's table (the enum of a choice or boolean field from the field); a filter field without a
+description fails at import.
 """
 
 from __future__ import annotations

@@ -133,6 +133,6 @@ def reads(
 
 
 def optional_slash_paths(*routes: tuple[str, type[View], str]) -> list[URLPattern]:
-    """Fixed paths (issue 6) answered with and without the trailing slash: each ``(regex, view, name)``, the regex
+    """Fixed paths answered with and without the trailing slash: each ``(regex, view, name)``, the regex
     without its ``^`` and ``/?$``. One table a module, rather than one ``re_path`` call a route written out."""
     return [re_path(rf"^{regex}/?$", view.as_view(), name=name) for regex, view, name in routes]

@@ -21,9 +21,26 @@ from core import outbound
 from core.secrets import MASK, searchable
 from exports.transforms.base import ConfigError, RenderContext, Rendered
 
-__all__ = ["ConfigError", "Delivery", "DeliveryResult", "RenderContext", "Rendered", "Send", "unreachable"]
+__all__ = [
+    "ANSWER_BYTES",
+    "SENT_CHARS",
+    "ConfigError",
+    "Delivery",
+    "DeliveryResult",
+    "RenderContext",
+    "Rendered",
+    "Send",
+    "last_line",
+    "short_answer",
+    "short_sent",
+    "unreachable",
+]
 
 DEFAULT_TIME_BUDGET_SECONDS = 60.0
+
+# What an attempt keeps of what was sent (characters) and of the answer (bytes of its UTF-8 text).
+SENT_CHARS = 500
+ANSWER_BYTES = 512
 
 MASKED = (
     f"is masked ({MASK}): give the value. A stored secret is kept only at its own place and for the same "
@@ -49,7 +66,11 @@ class DeliveryResult:
     # not an attempt: the delivery waits until then, keeping its place and its retry budget.
     paused_until: datetime | None = None
 
-    # The first bytes of what the destination answered on success (a web hook's body), for a test delivery.
+    # What was sent, in short and without a secret (``SENT_CHARS`` at most): a web hook's method, URL (its secrets
+    # masked), size and content type; an e-mail's recipients, subject and attachment; a file's remote path and size.
+    sent: str = ""
+    # The start of what the destination answered (``ANSWER_BYTES`` at most, secrets it echoes redacted): a web
+    # hook's body, whatever its status; an FTP or SMTP server's last reply line; an SFTP server's identification.
     answer: str = ""
 
 
@@ -70,6 +91,24 @@ class Send:
         SMTP): that, or what the send has left if that is less, as the one timeout policy decides
         (``core.outbound.timeouts``). The task's time limit bounds the whole send."""
         return outbound.timeouts(connect=configured, read=configured, total=configured, left=self.timeout).read
+
+
+def short_sent(text: str) -> str:
+    """``text`` within ``SENT_CHARS`` characters, ``…`` marking a cut."""
+    return text if len(text) <= SENT_CHARS else text[: SENT_CHARS - 1] + "…"
+
+
+def short_answer(text: str) -> str:
+    """The start of ``text`` whose UTF-8 form is at most ``ANSWER_BYTES`` bytes (a character cut in two is left
+    out)."""
+    raw = text.encode("utf-8", errors="replace")
+    return text if len(raw) <= ANSWER_BYTES else raw[:ANSWER_BYTES].decode("utf-8", errors="ignore")
+
+
+def last_line(reply: str) -> str:
+    """The last non-empty line of a (multi-line) server reply, within ``ANSWER_BYTES``."""
+    lines = [line.strip() for line in reply.splitlines() if line.strip()]
+    return short_answer(lines[-1] if lines else "")
 
 
 def unreachable(exc: BaseException, *, connecting: bool = False) -> bool:

@@ -22,7 +22,9 @@ never as the From; refusing it would make every later save of such a queue fail,
 
 The SMTP server is the operator's, not the integrator's: it comes from Django's settings (``EMAIL_BACKEND``,
 ``EMAIL_HOST``, ``EMAIL_PORT``, ``EMAIL_HOST_USER``/``PASSWORD``, ``EMAIL_USE_TLS``/``SSL``, ``EMAIL_TIMEOUT``)
-through ``django.core.mail.get_connection``, so no outbound address guard applies here.
+through ``django.core.mail.get_connection``, so no outbound address guard applies here. With Django's own SMTP
+backend, the connection is ``RelayBackend``, the same backend keeping the server's reply to the message (the
+attempt's answer, such as ``250 2.0.0 Ok: queued as 4F1A``); any other backend sends as it is, with no answer.
 
 Each message carries ``X-Delivery-Id`` and a Message-ID derived from the delivery id, so a resend of the same
 delivery has the same Message-ID and a receiver (or a mail client's duplicate filter) can drop the repeat.
@@ -44,6 +46,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.mail import BadHeaderError, EmailMessage, get_connection
+from django.core.mail.backends import smtp
 from django.core.mail.utils import DNS_NAME
 from django.core.validators import validate_email
 
@@ -55,7 +58,9 @@ from exports.deliveries.base import (
     RenderContext,
     Rendered,
     Send,
+    last_line,
     render_path,
+    short_sent,
     unreachable,
 )
 from exports.transforms.base import TransformError
@@ -112,7 +117,7 @@ def _check_address(config: dict[str, Any], field: str) -> None:
 
 
 def _check_sender(config: dict[str, Any]) -> None:
-    """``from_name`` and ``reply_to`` (and the legacy ``from_email``, a Reply-To now) can go into a header as they
+    """``from_name`` and ``reply_to`` (and the legacy ``from_email``, sent as Reply-To) can go into a header as they
     are: one line, and a display name that cannot pass for an address."""
     name = config.get("from_name")
     if name is not None:
@@ -154,6 +159,40 @@ def sender(config: dict[str, Any]) -> str:
 def reply_to(config: dict[str, Any]) -> list[str]:
     address = config.get("reply_to") or config.get("from_email")
     return [address] if address else []
+
+
+SMTP_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+
+
+class _KeepsReply(smtplib.SMTP):
+    """An SMTP client that keeps the server's reply to the message it sent (the end of DATA)."""
+
+    reply = ""
+
+    def data(self, msg: Any) -> tuple[int, bytes]:
+        code, text = super().data(msg)
+        self.reply = f"{code} {text.decode('utf-8', 'replace')}"
+        return code, text
+
+
+class _KeepsReplySsl(_KeepsReply, smtplib.SMTP_SSL):
+    pass
+
+
+class RelayBackend(smtp.EmailBackend):
+    """Django's SMTP backend; ``reply`` is the server's last line to the message sent last, kept when the
+    connection closes."""
+
+    reply = ""
+
+    @property
+    def connection_class(self) -> type[smtplib.SMTP]:
+        return _KeepsReplySsl if self.use_ssl else _KeepsReply
+
+    def close(self) -> None:
+        if isinstance(self.connection, _KeepsReply) and self.connection.reply:
+            self.reply = last_line(self.connection.reply)
+        super().close()
 
 
 def message_id(delivery_id: str) -> str:
@@ -207,6 +246,11 @@ class EmailDelivery(Delivery):
             from_email = sender(config)
         except ConfigError as exc:
             return DeliveryResult(ok=False, error=f"{exc.field}: {exc.message}")
+        recipients = list(config["recipients"])
+        sent = short_sent(
+            f"{len(recipients)} recipient{'' if len(recipients) == 1 else 's'}, subject {subject!r}, "
+            f"attachment {attachment_name!r} ({rendered.size():,} bytes {rendered.content_type})"
+        )
         body = config.get("body")
         if body is None:
             body = DEFAULT_BODY.format(delivery_id=delivery_id)
@@ -214,25 +258,35 @@ class EmailDelivery(Delivery):
             subject=subject,
             body=body,
             from_email=from_email,
-            to=list(config["recipients"]),
+            to=recipients,
             reply_to=reply_to(config),
             headers={"X-Delivery-Id": delivery_id, "Message-ID": message_id(delivery_id)},
         )
         try:
             message.attach(_attachment(rendered, attachment_name))
         except TransformError as exc:
-            return _failed(str(exc))
+            return _failed(str(exc), sent=sent)
         timeout = job.within(getattr(settings, "EMAIL_TIMEOUT", None) or DEFAULT_TIMEOUT_SECONDS)
         try:
-            connection = get_connection(fail_silently=False, timeout=timeout)
-            sent = connection.send_messages([message])
+            connection = (
+                RelayBackend(fail_silently=False, timeout=timeout)
+                if settings.EMAIL_BACKEND == SMTP_BACKEND
+                else get_connection(fail_silently=False, timeout=timeout)
+            )
+            count = connection.send_messages([message])
         except smtplib.SMTPRecipientsRefused as exc:
             refused = ", ".join(f"{address}: {code}" for address, (code, _) in exc.recipients.items())
-            return _failed(f"SMTP server refused the recipients ({refused})")
+            replies = [f"{code} {_text(reply)}" for code, reply in exc.recipients.values()]
+            return _failed(f"SMTP server refused the recipients ({refused})", sent=sent, answer=last_line(replies[-1]))
         except smtplib.SMTPResponseException as exc:
-            reply = exc.smtp_error.decode("utf-8", "replace") if isinstance(exc.smtp_error, bytes) else exc.smtp_error
+            reply = _text(exc.smtp_error)
             # 4xx: the server cannot take mail now (421 closing, 451 local error): it, not this message, failed.
-            return _failed(f"SMTP error {exc.smtp_code}: {reply}", down=400 <= exc.smtp_code < 500)
+            return _failed(
+                f"SMTP error {exc.smtp_code}: {reply}",
+                down=400 <= exc.smtp_code < 500,
+                sent=sent,
+                answer=last_line(f"{exc.smtp_code} {reply}"),
+            )
         except (smtplib.SMTPException, OSError, BadHeaderError, ValueError) as exc:
             # No connection to the relay at all (refused, timed out, its greeting refused): the relay's failure.
             plain_os_error = isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
@@ -242,10 +296,17 @@ class EmailDelivery(Delivery):
             down = isinstance(exc, smtplib.SMTPServerDisconnected | smtplib.SMTPConnectError) or unreachable(
                 exc, connecting=isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
             )
-            return _failed(f"email not sent: {exc.__class__.__name__}: {exc}", down=down, connecting=connecting)
-        if not sent:
-            return _failed("email not sent: the mail backend sent no message")
-        return DeliveryResult(ok=True)
+            return _failed(
+                f"email not sent: {exc.__class__.__name__}: {exc}", down=down, connecting=connecting, sent=sent
+            )
+        answer = connection.reply if isinstance(connection, RelayBackend) else ""
+        if not count:
+            return _failed("email not sent: the mail backend sent no message", sent=sent, answer=answer)
+        return DeliveryResult(ok=True, sent=sent, answer=answer)
+
+
+def _text(reply: bytes | str) -> str:
+    return reply.decode("utf-8", "replace") if isinstance(reply, bytes) else reply
 
 
 def _attachment(rendered: Rendered, filename: str) -> MIMEBase:
@@ -262,9 +323,19 @@ def _attachment(rendered: Rendered, filename: str) -> MIMEBase:
     return part
 
 
-def _failed(error: str, *, down: bool = False, connecting: bool = False) -> DeliveryResult:
+def _failed(
+    error: str, *, down: bool = False, connecting: bool = False, sent: str = "", answer: str = ""
+) -> DeliveryResult:
     # A server reply never should echo the SMTP password, but the message goes to logs shown to staff.
     password = getattr(settings, "EMAIL_HOST_PASSWORD", "")
     if password:
-        error = error.replace(password, "***")
-    return DeliveryResult(ok=False, error=error, retryable=False, unreachable=down, connecting=connecting and down)
+        error, answer = error.replace(password, "***"), answer.replace(password, "***")
+    return DeliveryResult(
+        ok=False,
+        error=error,
+        retryable=False,
+        unreachable=down,
+        connecting=connecting and down,
+        sent=sent,
+        answer=answer,
+    )

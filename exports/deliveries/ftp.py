@@ -46,8 +46,10 @@ from exports.deliveries.base import (
     DeliveryResult,
     RenderContext,
     Send,
+    last_line,
     refuse_masked,
     render_path,
+    short_sent,
     unreachable,
 )
 
@@ -156,6 +158,13 @@ def remote_address(job: Send, *, default_port: int) -> tuple[str, int, str, floa
     return host, port, address, job.within(float(job.config.get("timeout") or DEFAULT_TIMEOUT_SECONDS))
 
 
+def remote_sent(scheme: str, host: str, port: int, absolute: bool, directories: list[str], name: str, size: int) -> str:
+    """What an upload sends, in short: the server, the remote file (relative to the login directory unless it
+    starts with ``/``) and its size, as ``ftp://host:21 exports/x.json, 1,234 bytes``."""
+    path = ("/" if absolute else "") + "/".join([*directories, name])
+    return short_sent(f"{scheme}://{host}:{port} {path}, {size:,} bytes")
+
+
 class RemoteRefused(Exception):
     """A send refused before connecting (its path, its configuration, its destination): the error to return."""
 
@@ -224,6 +233,7 @@ class FtpDelivery(Delivery):
         except RemoteRefused as exc:
             return exc.result()
         tls = bool(config.get("tls"))
+        sent = remote_sent("ftps" if tls else "ftp", host, port, absolute, directories, name, job.rendered.size())
         # Plain FTP is what many integrators run; FTPS ("tls": true) is offered and verified.
         client: ftplib.FTP = (
             ftplib.FTP_TLS(context=_tls_context(config), timeout=timeout)  # noqa: S321
@@ -232,6 +242,7 @@ class FtpDelivery(Delivery):
         )
         temporary = f".{name}.part"
         stage = "connect"
+        reply = ""
         try:
             client.connect(address, port, timeout=timeout)
             if isinstance(client, ftplib.FTP_TLS):
@@ -256,27 +267,31 @@ class FtpDelivery(Delivery):
             client.storbinary(f"STOR {temporary}", job.rendered.open(), blocksize=UPLOAD_BLOCK_BYTES)
             stage = "rename"
             try:
-                client.rename(temporary, name)
+                reply = client.rename(temporary, name)
             except ftplib.error_perm:
                 # Some servers refuse to rename over an existing file: replace it.
                 with contextlib.suppress(ftplib.error_perm):
                     client.delete(name)
-                client.rename(temporary, name)
+                reply = client.rename(temporary, name)
         except ftplib.all_errors as exc:
             if stage in ("upload", "rename"):
                 _remove_quietly(client, temporary)
             message = str(exc) or exc.__class__.__name__
             connecting = stage == "connect" and unreachable(exc, connecting=True)  # the server never spoke
             down = isinstance(exc, ftplib.error_temp) or unreachable(exc, connecting=stage == "connect")
+            # The server's reply that refused (an ftplib error is its reply line); none when the connection failed.
+            answer = last_line(redact(str(exc), secrets)) if isinstance(exc, ftplib.Error) else ""
             return DeliveryResult(
                 ok=False,
                 error=redact(f"FTP {stage} failed: {message}", secrets),
                 unreachable=down,
                 connecting=connecting,
+                sent=sent,
+                answer=answer,
             )
         finally:
             _close(client)
-        return DeliveryResult(ok=True)
+        return DeliveryResult(ok=True, sent=sent, answer=last_line(redact(reply, secrets)))
 
 
 def _remove_quietly(client: ftplib.FTP, name: str) -> None:

@@ -50,6 +50,7 @@ from exports.deliveries.base import (
     Delivery,
     DeliveryResult,
     Send,
+    short_answer,
     unreachable,
 )
 from exports.deliveries.ftp import (
@@ -58,6 +59,7 @@ from exports.deliveries.ftp import (
     redact,
     remote_address,
     remote_path,
+    remote_sent,
     validate_bool,
     validate_path,
     validate_remote,
@@ -151,9 +153,10 @@ class SftpDelivery(Delivery):
         try:
             absolute, directories, name = remote_path(job)
             expected_keys, private_key = _keys(config)
-            _host, port, address, timeout = remote_address(job, default_port=22)
+            host, port, address, timeout = remote_address(job, default_port=22)
         except RemoteRefused as exc:
             return exc.result()
+        sent = remote_sent("sftp", host, port, absolute, directories, name, job.rendered.size())
         stage = "connect"
         sock: socket.socket | None = None
         transport: paramiko.Transport | None = None
@@ -209,10 +212,15 @@ class SftpDelivery(Delivery):
                     _remove_quietly(client, temporary)
                     raise
         except HostKeyMismatch as exc:
-            return DeliveryResult(ok=False, error=f"SFTP host key check failed: {exc}")
+            return DeliveryResult(
+                ok=False, error=f"SFTP host key check failed: {exc}", sent=sent, answer=_answer(transport)
+            )
         except paramiko.AuthenticationException as exc:
             return DeliveryResult(
-                ok=False, error=redact(f"SFTP {stage} failed: {str(exc) or 'authentication failed'}", secrets)
+                ok=False,
+                error=redact(f"SFTP {stage} failed: {str(exc) or 'authentication failed'}", secrets),
+                sent=sent,
+                answer=_answer(transport),
             )
         except (OSError, EOFError, paramiko.SSHException) as exc:
             message = str(exc) or exc.__class__.__name__
@@ -224,13 +232,21 @@ class SftpDelivery(Delivery):
                 error=redact(f"SFTP {stage} failed: {message}", secrets),
                 unreachable=down,
                 connecting=connecting and down,
+                sent=sent,
+                answer=_answer(transport),
             )
         finally:
             if transport is not None:
                 transport.close()
             elif sock is not None:
                 sock.close()
-        return DeliveryResult(ok=True)
+        return DeliveryResult(ok=True, sent=sent, answer=_answer(transport))
+
+
+def _answer(transport: paramiko.Transport | None) -> str:
+    """What an attempt keeps of the server's answer: SFTP has no reply lines, so its SSH identification line
+    (``SSH-2.0-OpenSSH_9.6``), once it sent one; a refusal's message is in the error."""
+    return short_answer(transport.remote_version if transport is not None and transport.remote_version else "")
 
 
 def _keys(config: dict[str, Any]) -> tuple[list[paramiko.PKey] | None, paramiko.PKey | None]:

@@ -51,14 +51,24 @@ from core.secrets import (
     unmask_url,
     url_secrets,
 )
-from exports.deliveries.base import MASKED, ConfigError, Delivery, DeliveryResult, Send
+from exports.deliveries.base import (
+    ANSWER_BYTES,
+    MASKED,
+    ConfigError,
+    Delivery,
+    DeliveryResult,
+    Send,
+    short_answer,
+    short_sent,
+)
 from exports.transforms.base import TransformError
 
 RETRYABLE_STATUS = frozenset({503, 522, 524})
 # What a test delivery shows of a receiver's successful answer, and an attempt's error of a refusal.
 ANSWER_CHARS = 500
 ERROR_CHARS = 500
-# What is read of a receiver's answer at most (the rest is not waited for).
+# What is read of a receiver's answer at most (the rest is not waited for): more than is kept (``ANSWER_CHARS``,
+# ``base.ANSWER_BYTES``), so that a secret the receiver echoes across the cut is redacted whole before it.
 ANSWER_READ_BYTES = 64 * 1024
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format prefix, not a secret
 MAX_TIMEOUT = 60.0
@@ -227,7 +237,24 @@ class WebhookDelivery(Delivery):
         with hidden(secrets):
             result = self._deliver(job, secrets=secrets)
         # A receiver may echo what it got (a token, the URL) in its answer, which becomes the attempt's error.
-        return replace(result, error=redact(result.error, secrets)) if result.error else result
+        return replace(result, error=redact(result.error, secrets), sent=redact(result.sent, secrets))
+
+    def sent(self, config: dict[str, Any], *, size: int, content_type: str) -> str:
+        """The request in short: ``POST`` and the URL as it reads (its secrets masked), the body's size and type,
+        the configured headers (secret values masked) and how it was authenticated and signed."""
+        url = mask_url(str(config.get("url", "")), path_secret=_path_secret(config), placeholders=False)
+        text = f"POST {url}, {size:,} bytes {content_type}"
+        headers = config.get("headers")
+        if isinstance(headers, dict) and headers:
+            # By name: a stored configuration's order is the database's (PostgreSQL's jsonb sorts its own way).
+            shown = sorted(mask_headers(headers).items())
+            text += "; headers " + ", ".join(f"{name}: {value}" for name, value in shown)
+        auth = config.get("auth")
+        if isinstance(auth, dict) and auth.get("type"):
+            text += f"; {auth['type']} authorization {MASK}"
+        if config.get("secret"):
+            text += "; signed"
+        return short_sent(text)
 
     def _deliver(self, job: Send, *, secrets: list[str]) -> DeliveryResult:
         rendered, config, delivery_id = job.rendered, job.config, job.delivery_id
@@ -236,6 +263,7 @@ class WebhookDelivery(Delivery):
             body = rendered.body()
         except TransformError as exc:
             return DeliveryResult(ok=False, error=str(exc))
+        sent = self.sent(config, size=len(body), content_type=rendered.content_type)
         timestamp = int(time.time())
         headers = {
             **config.get("headers", {}),
@@ -270,17 +298,21 @@ class WebhookDelivery(Delivery):
                 # Only the answer's start is shown; a receiver cannot make a worker hold an endless answer.
                 content = outbound.read_answer(response, ANSWER_READ_BYTES, truncate=True)
             except outbound.FAILURES as exc:
-                return _failed(outbound.classify(exc, expired=cutoff.expired, answering=status is not None))
+                failed = _failed(outbound.classify(exc, expired=cutoff.expired, answering=status is not None))
+                return replace(failed, sent=sent)
         # Redacted before it is cut short, so that no part of a secret the receiver echoes is left.
         text = redact(content.decode(response.encoding or "utf-8", errors="replace"), secrets)
+        answer = short_answer(text[:ANSWER_BYTES])  # a character is a byte at least
         if 200 <= response.status_code < 300:
-            return DeliveryResult(ok=True, status_code=response.status_code, answer=text[:ANSWER_CHARS])
+            return DeliveryResult(ok=True, status_code=response.status_code, sent=sent, answer=answer)
         return DeliveryResult(
             ok=False,
             status_code=response.status_code,
             error=f"HTTP {response.status_code}: {text[:ERROR_CHARS]}",
             retryable=response.status_code in RETRYABLE_STATUS,
             unreachable=response.status_code >= 500,
+            sent=sent,
+            answer=answer,
         )
 
 

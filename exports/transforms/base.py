@@ -69,6 +69,12 @@ class Rendered:
         self.file.seek(0)
         return self.file
 
+    def size(self) -> int:
+        """The output's length in bytes, without reading it."""
+        if self.file is None:
+            return len(self.content)
+        return self.file.seek(0, io.SEEK_END)
+
     def body(self) -> bytes:
         """The whole output in memory (web hooks sign it, e-mail attaches it), at most ``MAX_OUTPUT_BYTES``."""
         if self.file is None:

@@ -1,4 +1,4 @@
-"""Amounts in the platform's meaning (issue 14, docs/amounts.md), and the warnings stored with a checkout.
+"""Amounts in the platform's meaning (docs/amounts.md), and the warnings stored with a checkout.
 
 Before: a line's ``retail_price`` and ``cost_price`` were per unit, ``margin`` a ratio and ``margin_total`` the
 profit amount. After: ``retail_price`` and ``cost_price`` are the line's (quantity x unit), ``margin`` is the profit

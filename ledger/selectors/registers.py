@@ -7,11 +7,13 @@ The figures of a statement come from a handful of GROUP BY queries over the rows
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
 from django.db.models import Aggregate, Case, CharField, Count, Q, QuerySet, Sum, Value, When
+from django.db.models.fields.json import KT, KeyTextTransform, KeyTransform
 
 from accounts.models import Account, Register
 from ledger.models import RegisterCloseStatement, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax
@@ -129,6 +131,38 @@ def register_close_statements(
     if stock_location:
         queryset = queryset.filter(Q(document__source__shop_id=stock_location))
     return queryset.order_by("-reconciliation_time", "-id")
+
+
+class _NumberText(KeyTextTransform):
+    """A number in a JSON column as the text it is stored as (``"500.00"``), never through a float: PostgreSQL's
+    ``->>`` gives that text; SQLite's would give a REAL, so there the JSON text of the value is read (``->``)."""
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra_context: Any) -> tuple[str, tuple[str | int, ...]]:
+        lhs, params, keys = self.preprocess_lhs(compiler, connection)
+        return f"({lhs} -> %s)", (*params, "$" + "".join(f".{json.dumps(key)}" for key in keys))
+
+
+def _number_in(column: str, *path: str) -> _NumberText:
+    lhs: Any = column
+    for key in path[:-1]:
+        lhs = KeyTransform(key, lhs)
+    return _NumberText(path[-1], lhs)
+
+
+def statements_in_short(*, account: Account, register: str | None = None) -> QuerySet[RegisterCloseStatement]:
+    """Statements of the account without their document (a list's rows: ``register_close_statements``), each
+    with the few values of it a list shows, as text: ``shop`` (``source.shop_id``), ``base_currency_code``,
+    ``total`` (of sales, returns and expenses) and ``sale_count``; ``register`` is an identifier."""
+    return (
+        register_close_statements(account=account, register=register)
+        .defer("document")
+        .annotate(
+            shop=KT("document__source__shop_id"),
+            base_currency_code=KT("document__base_currency_code"),
+            total=_number_in("document", "register_summary", "all", "total"),
+            sale_count=_number_in("document", "register_summary", "sales", "count"),
+        )
+    )
 
 
 def statement_by_identifier(*, account: Account, register: Register, identifier: str) -> RegisterCloseStatement | None:

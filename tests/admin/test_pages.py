@@ -40,6 +40,8 @@ NOT_IN_THE_ADMIN = {
     "core.RateWindow",  # bookkeeping: try-outs of the current window (core.ratelimit), a minute long
     "campaigns.PricingVersion",  # bookkeeping: the pricing cache's version token per market
     "integrations.CustomerDiscountsAnswer",  # a cache of integrator answers, seconds long
+    "accounts.NotificationPreference",  # each member's own choice, set on their back-office page
+    "accounts.PersonPreference",  # each person's own choice (the language), set with the back-office's chooser
     # Shown inline on their parent's page (the export log item, the sale).
     "exports.ExportAttempt",
     "ledger.SaleLine",

@@ -13,9 +13,14 @@ from django.test import Client
 
 from accounts.models import AuditEntry
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
+from integrations import services as integration_services
+from integrations.models import RuntimeIntegration
+from ledger.models import RegisterCloseStatement
+from ledger.services.registers import close_register, open_register
 from tests.backoffice.conftest import SignIn
 from tests.exports.conftest import make_queue
 from tests.exports.test_outbox import import_orders
+from tests.factories import RegisterFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -83,12 +88,30 @@ def crawl(client: Client) -> tuple[list[str], list[tuple[str, dict[str, object]]
 
 @pytest.fixture
 def first_account(tenant, client, settings):
-    """Account A with data on every page: a queue, an export log of delivered, failed and waiting items."""
+    """Account A with data on every page: a queue, an export log of delivered, failed and waiting items, a runtime
+    integration of a kind that may move money (so its test page asks to confirm rather than calls), a register close
+    statement."""
     queue = make_queue(tenant, "https://example.com/a-hook", name="a-queue-7f3e")
+    integration_services.save_runtime_integration(
+        account=tenant.account,
+        data={
+            "kind": "giftcard_pay",
+            "method": "POST",
+            "url": "https://erp-a-7f3e.example.com/giftcards/{code}/pay",
+            "headers": {"Authorization": "Bearer a-secret-7f3e"},
+            "body": {"amount": "{amount}"},
+        },
+    )
     import_orders(client, tenant, "a-order-1", "a-order-2", "a-order-3")
     items = list(ExportItem.objects.filter(queue=queue).order_by("pk"))
     ExportItem.objects.filter(pk=items[0].pk).update(status=ExportStatus.FAILURE, message="HTTP 503")
     ExportItem.objects.filter(pk=items[1].pk).update(status=ExportStatus.SUCCESS)
+    RegisterFactory(account=tenant.account, stock_location=tenant.stock_location, identifier="a-register-7f3e")
+    open_register(account=tenant.account, register_identifier="a-register-7f3e")
+    counted = [{"payment_type_identifier": "cash", "counted": 0}]
+    close_register(
+        account=tenant.account, register_identifier="a-register-7f3e", counted=counted, identifier="a-close-7f3e"
+    )
     return tenant
 
 
@@ -96,7 +119,9 @@ def a_markers(tenant) -> list[bytes]:
     """Text only account A's pages show."""
     names = list(ExportQueue.objects.filter(account=tenant.account).values_list("name", flat=True))
     keys = list(ExportItem.objects.filter(account=tenant.account).values_list("element_key", flat=True))
-    return [value.encode() for value in [*names, *keys] if value]
+    hosts = ["erp-a-7f3e.example.com", "a-secret-7f3e"]
+    closes = list(RegisterCloseStatement.objects.filter(account=tenant.account).values_list("identifier", flat=True))
+    return [value.encode() for value in [*names, *keys, *hosts, *closes, "a-register-7f3e"] if value]
 
 
 def state(tenant) -> tuple[object, ...]:
@@ -105,6 +130,7 @@ def state(tenant) -> tuple[object, ...]:
         sorted(ExportQueue.objects.values_list("pk", "enabled", "name")),
         sorted(ExportItem.objects.values_list("pk", "status", "delivery_id")),
         ExportDelivery.objects.count(),
+        sorted(RuntimeIntegration.objects.values_list("pk", "kind", "url", "timeout", "enabled")),
     )
 
 
@@ -131,7 +157,7 @@ def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_vie
         # Done in their own account (a redirect), refused as a form (400, naming the field), or not found.
         assert answer.status_code in (302, 400, 403, 404), (action, answer.status_code)
     # A stranger's posts may change their own account (the switcher); nothing of account A.
-    assert state(first_account)[1:3] == before[1:3]
+    assert state(first_account)[1:3] == before[1:3] and state(first_account)[4] == before[4]
 
     viewer = sign_in(first_account.account, "viewer")
     before = state(first_account)
@@ -140,6 +166,10 @@ def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_vie
         answer = viewer.post(action, fields)
         if path in OWN_CHOICES:
             continue  # choosing one's own account or one's own notifications is not a write of the account
+        if path.startswith("/backoffice/security/"):
+            # One's own sign-in, not the account's: every member may; without a right code, a form error.
+            assert answer.status_code == 400, (action, answer.status_code)
+            continue
         assert answer.status_code in (403, 405), (action, answer.status_code)
     assert state(first_account) == before
     visited = b" ".join(p.encode() for p in pages)
@@ -151,3 +181,9 @@ def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_vie
     assert "/backoffice/exports/queues/new/" in posted
     assert any(re.fullmatch(r"/backoffice/exports/queues/\d+/(edit|delete)/", path) for path in posted)
     assert "/backoffice/notifications/" in pages
+    # The owner's own pages: the account's settings and their security page (two-factor sign-in).
+    assert {"/backoffice/settings/", "/backoffice/security/"} <= set(pages)
+    assert {"/backoffice/settings/", "/backoffice/security/"} <= set(posted)
+    for new in (rb"/integrations/new/", rb"/integrations/\d+/edit/", rb"/integrations/\d+/test/", rb"/pricing/"):
+        assert re.search(new, visited), new
+    assert "/backoffice/statements/" in pages and re.search(rb"/backoffice/statements/\d+/", visited)

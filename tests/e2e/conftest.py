@@ -6,7 +6,8 @@ this run alone (``CELERY_TASK_DEFAULT_QUEUE``), so that a worker of another run 
 these tasks; the tasks a test sends go to that queue only while the test uses the fixture. Tests that use it
 are marked ``celery_worker`` and ``django_db(transaction=True)``: their data must be committed for the worker to
 see it. ``celery_worker_pool`` is a second worker, with two processes
-that take tasks at the same time as in production, for the tests about concurrency.
+that take tasks at the same time as in production, for the tests about concurrency. ``demo_service`` is ``make
+run``'s service (``tests/support/demo_service.py``), one for the session.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import pytest
 from django.conf import settings
 
 from tests.e2e.waiting import wait_until as _wait_until
+from tests.support.demo_service import DemoService
+from tests.support.demo_service import demo_service as started_demo_service
 
 WORKER_READY_TIMEOUT_SECONDS = 60.0
 WORKER_STOP_TIMEOUT_SECONDS = 20.0
@@ -207,6 +210,15 @@ def celery_worker_pool(_celery_worker_pool_session: CeleryWorkerProcess) -> Iter
         yield _celery_worker_pool_session
     finally:
         restore_queue()
+
+
+@pytest.fixture(scope="session")
+def demo_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoService]:
+    """``make run``'s service on the embedded default (SQLite and the embedded broker in a scratch ``VAR_DIR``,
+    whatever the suite itself runs on), on a free port; stopped at the end of the session, which fails unless it
+    exits 0. Shared: a test finds the other tests' orders and queues in it."""
+    with started_demo_service(tmp_path_factory.mktemp("demo-service")) as service:
+        yield service
 
 
 @pytest.fixture

@@ -30,6 +30,8 @@ class Receiver:
     delay: float = 0.0
     # Paths answered with one status every time, whatever the script (one endpoint of the host broken).
     always: dict[str, int] = field(default_factory=dict)
+    # The body of every answer but an echo.
+    body: bytes = b"ok"
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_answer(self, path: str = "") -> int | str:
@@ -48,7 +50,7 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             with receiver.lock:
                 receiver.received.append(Received(self.path, dict(self.headers.items()), body, time.time()))
             answer = receiver.next_answer(self.path)
-            reply = b"ok"
+            reply = receiver.body
             if isinstance(answer, str) and answer.startswith("sleep:"):
                 time.sleep(float(answer.split(":")[1]))
                 answer = 200

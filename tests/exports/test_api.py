@@ -496,8 +496,9 @@ def test_the_export_log_shows_the_delivery_outcome_and_attempts(
     detail = api.get(f"export-logs/{exported.pk}").json()
     assert set(detail) == LOG_FIELDS
     (attempt,) = detail["attempt_log"]
-    assert set(attempt) == {"number", "ok", "status_code", "error", "duration_ms", "started_at"}
+    assert set(attempt) == {"number", "ok", "status_code", "error", "duration_ms", "started_at", "sent", "answer"}
     assert (attempt["number"], attempt["ok"], attempt["status_code"]) == (1, False, 500)
+    assert attempt["sent"].startswith("POST http://127.0.0.1:") and attempt["answer"] == "ok"
 
 
 def test_a_cron_item_waiting_for_its_window_has_no_delivery_yet(api: AdminApi) -> None:

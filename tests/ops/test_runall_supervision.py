@@ -2,7 +2,7 @@
 to a cap, while the web server keeps serving; SIGTERM stops everything, the embedded broker last.
 
 The end-to-end tests run a real runall on the embedded default (SQLite and the embedded broker in a scratch
-VAR_DIR, whatever the suite itself runs on), as tests/e2e/test_runall.py does.
+VAR_DIR, whatever the suite itself runs on), as tests/support/demo_service.py prepares it.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from ops.management.commands.runall import Child, Command, RestartPolicy
-from tests.e2e.test_runall import ORDER, ROOT, embedded_env, manage  # noqa: F401 - embedded_env is a fixture
 from tests.e2e.waiting import wait_until
+from tests.support.demo_service import ORDER, ROOT, demo_env, manage
 
 STARTED = re.compile(r"runall: (?:re)?started (\w+) \(pid (\d+)\)")
 
@@ -88,7 +88,12 @@ class Runall:
 
 
 @pytest.fixture
-def runall(embedded_env: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Runall]:  # noqa: F811
+def embedded_env(tmp_path: Path) -> dict[str, str]:
+    return demo_env(tmp_path)
+
+
+@pytest.fixture
+def runall(embedded_env: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Runall]:
     """runall on the embedded default, up (worker ready, web listening); extra environment from the test's
     ``runall_env`` mark. Stopped with SIGTERM at the end, which must end it with status 0."""
     marker = request.node.get_closest_marker("runall_env")

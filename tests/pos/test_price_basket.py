@@ -16,37 +16,12 @@ from django.urls import reverse
 from campaigns.models import Campaign
 from tests.admin.conftest import admin_url
 from tests.conftest import Tenant
-from tests.factories import CampaignFactory, ProductRuleFactory
+from tests.factories import ProductRuleFactory
+from tests.support.campaigns import JEANS_10, TSHIRTS_15, stored_campaign
 
 pytestmark = pytest.mark.django_db
 
 PAGE = "admin:campaigns_campaign_price_basket"
-TSHIRTS_15 = {
-    "id": "tshirts-15",
-    "type": "percentage_discount-count_or_more-single_product",
-    "name": "T-shirts 15%",
-    "display_name": "15% on 3",
-    "priority": 10,
-    "product_id": "tshirt",
-    "percentage": 0.15,
-    "count": 3,
-}
-JEANS_10 = {**TSHIRTS_15, "id": "jeans-10", "name": "Jeans", "display_name": "10% jeans", "product_id": "jeans"}
-
-
-def stored(tenant: Tenant, definition: dict[str, Any]) -> Campaign:
-    """A campaign row as the import stores it: the columns mirror the definition."""
-    return CampaignFactory(
-        account=tenant.account,
-        market=tenant.market,
-        campaign_id=definition["id"],
-        type=definition["type"],
-        name=definition["name"],
-        display_name=definition["display_name"],
-        priority=definition["priority"],
-        members_only=definition.get("members_only", False),
-        definition=definition,
-    )
 
 
 def submit(client: Client, tenant: Tenant, lines: Any, **fields: str) -> HttpResponse:
@@ -78,7 +53,7 @@ def test_the_page_shows_a_form_with_an_example_basket(admin_client: Client, tena
 
 
 def test_a_basket_shows_its_priced_lines_and_totals(admin_client: Client, tenant: Tenant) -> None:
-    stored(tenant, TSHIRTS_15)
+    stored_campaign(tenant, TSHIRTS_15)
 
     response = submit(admin_client, tenant, THREE_TSHIRTS)
 
@@ -93,8 +68,8 @@ def test_a_basket_shows_its_priced_lines_and_totals(admin_client: Client, tenant
 
 
 def test_the_explanation_shows_what_fired_on_which_units_and_why_not(admin_client: Client, tenant: Tenant) -> None:
-    stored(tenant, TSHIRTS_15)
-    stored(tenant, JEANS_10)
+    stored_campaign(tenant, TSHIRTS_15)
+    stored_campaign(tenant, JEANS_10)
     lines = [*THREE_TSHIRTS, {"line_item_id": "j", "id": "jeans", "quantity": 1, "unit_price": 500}]
 
     response = submit(admin_client, tenant, lines)
@@ -107,7 +82,7 @@ def test_the_explanation_shows_what_fired_on_which_units_and_why_not(admin_clien
 
 
 def test_a_members_only_campaign_fires_with_a_customer_identifier(admin_client: Client, tenant: Tenant) -> None:
-    stored(tenant, {**TSHIRTS_15, "members_only": True})
+    stored_campaign(tenant, {**TSHIRTS_15, "members_only": True})
 
     anonymous = submit(admin_client, tenant, THREE_TSHIRTS)
     member = submit(admin_client, tenant, THREE_TSHIRTS, customer="C-42")
@@ -167,7 +142,7 @@ def test_an_unknown_account_is_a_form_error(admin_client: Client, tenant: Tenant
 
 
 def test_the_market_is_looked_up_in_the_chosen_account(admin_client: Client, tenant: Tenant, other_tenant) -> None:
-    stored(tenant, TSHIRTS_15)
+    stored_campaign(tenant, TSHIRTS_15)
 
     response = submit(admin_client, tenant, THREE_TSHIRTS, account=other_tenant.account.identifier)
 

@@ -1,4 +1,4 @@
-"""``manage.py replay_exports``: send again what one export queue exported in a time window (issue 7, section 3).
+"""``manage.py replay_exports``: send again what one export queue exported in a time window.
 
     manage.py replay_exports --account acme --queue "ERP sales" --from 2026-03-01T00:00Z --to 2026-03-02T00:00Z
     manage.py replay_exports --account acme --queue 12 --from 2026-03-01 --to 2026-03-02 --dry-run

@@ -1,0 +1,117 @@
+"""``make run``'s service for end-to-end tests: migrate, ``bootstrap_demo`` and ``runall`` (web, worker, beat and
+the embedded broker) on a scratch ``VAR_DIR`` and a free port, whatever database and broker the suite itself uses.
+
+``demo_service(root)`` prepares the service's state under ``root`` as ``make run`` does, starts ``runall`` in a
+process group of its own, returns once the web server listens and the worker consumes, and stops it with SIGTERM
+when the block ends, failing if it does not exit 0. ``tests/e2e/conftest.py`` shares one for the session.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.e2e.waiting import wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+# One order for the demo's shop, as an integrator posts it (the curl bootstrap_demo prints posts the same shape).
+ORDER = {
+    "orders": [
+        {
+            "order_identifier": "runall-1",
+            "basket": {
+                "currency": "DKK",
+                "line_items": [{"product_identifier": "p1", "name": "Coffee", "quantity": 1, "price": 25.0}],
+            },
+        }
+    ]
+}
+READY_TIMEOUT_SECONDS = 60.0
+STOP_TIMEOUT_SECONDS = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def demo_env(root: Path) -> dict[str, str]:
+    """The environment of ``make run``'s service with its state under ``root`` and a port of its own."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DATABASE_NAME")}
+    env.update(
+        VAR_DIR=str(root / "var"),
+        STATIC_ROOT=str(root / "static"),
+        RUN_BIND=f"127.0.0.1:{free_port()}",
+        WEB_CONCURRENCY="1",
+        WORKER_CONCURRENCY="1",
+        PYTHONUNBUFFERED="1",
+        OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",  # as `make run` sets it: the demo queue delivers to the service
+    )
+    return env
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    """``manage.py`` with ``args`` in ``env``; its standard output. Fails the test when it exits non-zero."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@dataclass
+class DemoService:
+    env: dict[str, str]
+    bootstrap_output: str  # what ``bootstrap_demo`` printed: sign-ins, the key, a curl that imports an order
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.env['RUN_BIND']}"
+
+    @property
+    def api_key(self) -> str:
+        return (Path(self.env["VAR_DIR"]) / "demo-api-key").read_text().strip()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@contextmanager
+def demo_service(root: Path) -> Iterator[DemoService]:
+    env = demo_env(root)
+    manage(env, "migrate", "--noinput", "-v0")
+    bootstrap_output = manage(env, "bootstrap_demo")
+    log_path = root / "runall.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "runall"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    service = DemoService(env=env, bootstrap_output=bootstrap_output, process=process, log_path=log_path)
+    try:
+        wait_until(
+            lambda: process.poll() is not None or (" ready." in service.log() and "Listening at" in service.log()),
+            timeout=READY_TIMEOUT_SECONDS,
+            message="the worker and the web server to start",
+        )
+        assert process.poll() is None, f"runall exited with {process.returncode}:\n{service.log()[-5000:]}"
+        yield service
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+        code = process.wait(timeout=STOP_TIMEOUT_SECONDS)
+    assert code == 0, service.log()[-5000:]
