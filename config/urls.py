@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from integrations.callbacks import IntegratorSchemaView
 from ops.admin import dashboard
 from ops.views import live, prometheus, ready
 
@@ -19,6 +20,8 @@ urlpatterns = [
     path("imports/", include("imports.urls")),
     path("api/v1/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    # The runtime integrations' callbacks as a document of the integrator's server alone (docs/callbacks.md).
+    path("api/schema/integrator/", IntegratorSchemaView.as_view(), name="schema-integrator"),
     # The split view: the page's start-up script is a file of its own (``?script=``), not inline, as the
     # Content-Security-Policy requires.
     path(

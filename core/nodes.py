@@ -533,7 +533,8 @@ class OneOfBy(Node):
             # allOf: drf-spectacular would make a named enum component of a bare ``enum``, one per choice.
             properties = components.schemas[target.rsplit("/", 1)[-1]]["properties"]
             key = properties[self.key]
-            properties[self.key] = {**key, "allOf": [*key.get("allOf", ()), {"enum": names}]}
+            if {"enum": names} not in key.get("allOf", ()):  # built once per document, however often referred to
+                properties[self.key] = {**key, "allOf": [*key.get("allOf", ()), {"enum": names}]}
         return {
             "oneOf": list({ref["$ref"]: ref for ref in refs.values()}.values()),
             "discriminator": {"propertyName": self.key, "mapping": {name: ref["$ref"] for name, ref in refs.items()}},

@@ -21,7 +21,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from campaigns.pricing.registry import check_campaign
+from campaigns.pricing.registry import CAMPAIGN, check_campaign
 from core.decimals import floats_as_decimals
 from core.declare import Body, optional
 from core.nodes import (
@@ -29,13 +29,16 @@ from core.nodes import (
     AnyObject,
     Arr,
     Bool,
+    Components,
     Currency,
     L10nString,
     Node,
     Num,
     Report,
+    Schema,
     Str,
     join,
+    nullable,
 )
 from integrations.errors import BadAnswer
 from ledger.serializers.catalog import PRODUCT, TAXES
@@ -44,6 +47,9 @@ from ledger.serializers.catalog import PRODUCT, TAXES
 MAX_ELEMENTS = 1000
 
 Problems = list[dict[str, str]]
+
+# What a blank text is to ``Blankable`` (``str.strip()`` leaves nothing), as a schema pattern.
+BLANK = r"^\s*$"
 
 
 class Blankable(Node):
@@ -57,6 +63,9 @@ class Blankable(Node):
         if isinstance(value, str) and not value.strip():
             return value
         return self.inner.check(value, path, report)
+
+    def json_schema(self, components: Components) -> Schema:
+        return {"anyOf": [self.inner.json_schema(components), {"type": "string", "pattern": BLANK}]}
 
 
 class OneOf(Node):
@@ -74,6 +83,9 @@ class OneOf(Node):
         if value not in self.values:
             return report.error(path, f"must be one of {self.meaning}", "invalid_choice")
         return value
+
+    def json_schema(self, components: Components) -> Schema:
+        return {"type": "integer", "enum": list(self.values), "description": f"One of {self.meaning}."}
 
 
 class DeprecatedBalance(Body, schema_name="IntegratorCustomerBalance"):
@@ -96,6 +108,9 @@ class Balance(Node):
         if isinstance(value, bool) or not isinstance(value, int | Decimal):
             return self.wrong_type("a number or an object {identifier, balance}", value, path, report)
         return self.number.check(value, path, report)
+
+    def json_schema(self, components: Components) -> Schema:
+        return {"oneOf": [self.number.json_schema(components), self.deprecated.json_schema(components)]}
 
 
 TEXT = Blankable(Str(max_length=1000))
@@ -193,6 +208,16 @@ class CustomerDiscount(Node):
                     )
         return cleaned if len(report.errors) == before else INVALID
 
+    def json_schema(self, components: Components) -> Schema:
+        """A campaign (``CAMPAIGN``, by its ``type``) whose prices, at the top and in its steps, are numbers."""
+        numbers = {name: nullable({"type": "number"}) for name in PRICE_FIELDS}
+        steps = nullable({"type": "array", "items": {"type": "object", "properties": numbers}})
+        return {
+            "allOf": [CAMPAIGN.json_schema(components), {"properties": {**numbers, "steps": steps}}],
+            "description": "A discount campaign (as imported) whose prices are plain numbers: customer discounts "
+            "are asked for one market and currency.",
+        }
+
 
 # The spec model of each kind: an element node for the array kinds, an object node for the others.
 ARRAY_KINDS: dict[str, Node] = {
@@ -257,3 +282,17 @@ def require_valid(kind: str, data: Any) -> Any:
             field=field or "answer",
         )
     return cleaned
+
+
+def declaration(kind: str) -> Node:
+    """The node that declares the answer of ``kind``: its spec model (an array of at most ``MAX_ELEMENTS`` of
+    it for an array kind). ``validate`` checks with the same model; this node is what the OpenAPI document
+    publishes as the answer of the kind's callback (``integrations.callbacks``)."""
+    if kind in ARRAY_KINDS:
+        return Arr(ARRAY_KINDS[kind], max_items=MAX_ELEMENTS)
+    return OBJECT_KINDS[kind]
+
+
+def answer_schema(kind: str, components: Components) -> Schema:
+    """The answer of ``kind`` as an OpenAPI 3.0 schema, the components it refers to added to ``components``."""
+    return declaration(kind).json_schema(components)
