@@ -32,11 +32,12 @@ class QueueHealth:
     pending: int
     oldest_pending: datetime | None
     failed_recently: int
-    breaker: str  # the destination's breaker, as words ("closed", "open until ...")
+    breaker: str  # the destination's breaker, as words in the request's language ("closed", "open until ...")
+    breaker_closed: bool
 
     @property
     def healthy(self) -> bool:
-        return self.queue.enabled and not self.failed_recently and self.breaker.startswith("closed")
+        return self.queue.enabled and not self.failed_recently and self.breaker_closed
 
 
 def queue_health(*, account: Account, now: datetime | None = None) -> list[QueueHealth]:
@@ -65,6 +66,7 @@ def queue_health(*, account: Account, now: datetime | None = None) -> list[Queue
             oldest_pending=pending.get(queue.pk, (0, None))[1],
             failed_recently=failed.get(queue.pk, 0),
             breaker=circuit.describe(queue),
+            breaker_closed=circuit.closed(queue),
         )
         for queue in queues
     ]

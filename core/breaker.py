@@ -42,6 +42,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from core.models import BreakerState, CircuitBreaker
 
@@ -361,25 +362,35 @@ def describe(target: Endpoint | None) -> str:
     """The breakers of ``target`` in words (admin pages): its own, then its host's connections when they failed,
     with the keys to find them among the breakers."""
     if target is None:
-        return "no breaker: the configuration names no host"
-    text = f"{_words(target.key)} (breaker {target.key})"
+        return gettext("no breaker: the configuration names no host")
+    text = gettext("%(state)s (breaker %(key)s)") % {"state": _words(target.key), "key": target.key}
     host = state_of(target.host)
     if host is not None and (host.state != BreakerState.CLOSED or host.failures):
-        text += f"; connections to the host: {_words(target.host)} (breaker {target.host})"
+        text += gettext("; connections to the host: %(state)s (breaker %(key)s)") % {
+            "state": _words(target.host),
+            "key": target.host,
+        }
     return text
 
 
 def _words(key: str) -> str:
     state = state_of(key)
     if state is None or (state.state == BreakerState.CLOSED and not state.failures):
-        text = "closed: no failure since the last success"
+        text = gettext("closed: no failure since the last success")
     elif state.state == BreakerState.CLOSED:
-        text = f"closed: {state.failures} failure(s) in a row (last: {state.last_error})"
+        text = gettext("closed: %(failures)s failure(s) in a row (last: %(error)s)") % {
+            "failures": state.failures,
+            "error": state.last_error,
+        }
     elif state.state == BreakerState.HALF_OPEN:
-        text = "half-open: one trial call decides whether it closes"
+        text = gettext("half-open: one trial call decides whether it closes")
     else:
         until = state.open_until.isoformat(timespec="seconds") if state.open_until else "?"
-        text = f"open until {until} after {state.failures} failure(s) in a row (last: {state.last_error})"
+        text = gettext("open until %(until)s after %(failures)s failure(s) in a row (last: %(error)s)") % {
+            "until": until,
+            "failures": state.failures,
+            "error": state.last_error,
+        }
     return text
 
 

@@ -35,6 +35,7 @@ from accounts import audit
 from accounts.models import Account
 from core import breaker
 from core.errors import ServiceError
+from core.models import BreakerState
 from exports import trail
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult, RenderContext, Rendered
@@ -143,6 +144,15 @@ def deliver(
 def describe(queue: ExportQueue) -> str:
     """The state of the queue's endpoint breaker (and its host's), in words (the admin's queue page)."""
     return breaker.describe(target_of(queue))
+
+
+def closed(queue: ExportQueue) -> bool:
+    """Whether the queue's endpoint breaker lets calls through (closed, or never opened); False without a host."""
+    target = target_of(queue)
+    if target is None:
+        return False
+    state = breaker.state_of(target.key)
+    return state is None or state.state == BreakerState.CLOSED
 
 
 def paused(queue: ExportQueue) -> DeliveryResult | None:
