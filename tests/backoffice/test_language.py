@@ -86,6 +86,9 @@ def test_the_queue_form_is_danish_with_the_exports_apps_own_texts(tenant, sign_i
     page = text(client.get("/backoffice/exports/queues/new/", HTTP_ACCEPT_LANGUAGE="da"))
     assert "Ny eksportkø" in page and "Opret køen" in page
     assert "Entitets-id" in page  # exports/forms.py, translated in exports/locale/
+    assert "Kun lagersteder" in page and "Signeringshemmelighed" in page  # the typed fields' labels
+    assert "Hvordan entiteterne bliver til filen eller indholdet:" in page  # the transform's help
+    assert "Only stock locations" not in page
 
 
 def test_the_export_log_shows_the_statuses_in_danish(tenant, sign_in: SignIn):

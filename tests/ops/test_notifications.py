@@ -89,8 +89,8 @@ def test_a_member_who_chose_danish_is_mailed_in_danish_and_the_others_in_english
 
     mails = {message["To"]: message for message in relay.messages()}
     danish, english = mails["manager@acme.example"], mails["owner@acme.example"]
-    assert danish["Subject"].strip() == "[acme] Eksportkøen 'erp-sales' blev slået fra"  # encoded, then folded
-    assert "blev slået fra af systemet" in danish.get_content()
+    assert danish["Subject"].strip() == "[acme] Eksportkøen 'erp-sales' blev deaktiveret"  # encoded, then folded
+    assert "blev deaktiveret af systemet" in danish.get_content()
     assert "Årsag: every delivery has failed for 5 days" in danish.get_content()
     assert english["Subject"] == "[acme] Export queue 'erp-sales' was disabled"
     assert "disabled by the system" in english.get_content()
