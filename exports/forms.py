@@ -47,7 +47,7 @@ FORMATTED = ("csv", "mustache", "handlebars", "simple_json")
 FILE = ("ftp", "sftp")
 _CODE = {"class": "vLargeTextField config-code", "rows": 10, "cols": 90, "spellcheck": "false"}
 _SECRET = forms.PasswordInput(render_value=True, attrs={"autocomplete": "new-password"})
-_DEFAULT = ("", "(default)")
+_DEFAULT = ("", gettext_lazy("(default)"))
 ANSWER_CHARS = 500
 
 
@@ -63,7 +63,7 @@ class ConfigField:
     label: StrOrPromise
     help: StrOrPromise = ""
     default: Any = None  # a bool equal to its default is left out of the JSON
-    choices: tuple[tuple[str, str], ...] = ()
+    choices: tuple[tuple[str, StrOrPromise], ...] = ()
     widget: forms.Widget | None = None
     placeholder: str = ""
 
@@ -149,6 +149,16 @@ def _pairs_widget(name: str, value: str, add: str) -> RowsWidget:
         columns=[{"key": "name", "label": name}, {"key": "value", "label": value}],
     )
 
+
+# The CSV transform's row modes (transforms.csv.ROW_MODES) as the form offers them.
+ROW_LABELS: dict[str, StrOrPromise] = {
+    "entity": gettext_lazy("entity"),
+    "line_items": gettext_lazy("line items"),
+    "line_items_grouped": gettext_lazy("line items grouped"),
+    "payments_grouped": gettext_lazy("payments grouped"),
+    "reconciliations": gettext_lazy("reconciliations"),
+    "tax_summaries": gettext_lazy("tax summaries"),
+}
 
 TYPE_HELP = {
     "identity": gettext_lazy("The entity as it is: {element_key: entity} as JSON."),
@@ -239,7 +249,7 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
             "One row per entity (default), per line item, per group of line items, per payment type and currency, per "
             "reconciliation or per tax summary. A column's path is relative to the row."
         ),
-        choices=tuple((mode, mode.replace("_", " ")) for mode in ROW_MODES),
+        choices=tuple((mode, ROW_LABELS.get(mode, mode.replace("_", " "))) for mode in ROW_MODES),
     ),
     ConfigField(
         "transform",
@@ -279,7 +289,7 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "choice",
         gettext_lazy("Decimal separator"),
         gettext_lazy("For money and numbers. Default: , in CSV, . otherwise."),
-        choices=((",", ", (comma)"), (".", ". (point)")),
+        choices=((",", gettext_lazy(", (comma)")), (".", gettext_lazy(". (point)"))),
     ),
     ConfigField(
         "transform",
@@ -407,7 +417,10 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "choice",
         gettext_lazy("Authentication"),
         gettext_lazy("None (default), HTTP basic, or a bearer token."),
-        choices=(("basic", "basic (user name and password)"), ("bearer", "bearer token")),
+        choices=(
+            ("basic", gettext_lazy("basic (user name and password)")),
+            ("bearer", gettext_lazy("bearer token")),
+        ),
     ),
     ConfigField(
         "delivery",
@@ -787,6 +800,24 @@ class QueueForm(QueueConfigForm):
         widgets = {
             name: forms.Textarea(attrs={"rows": 6, "cols": 80, "spellcheck": "false"})
             for name in ("filters", "transform", "delivery")
+        }
+        # The model's own words are the admin's; the back-office's are translated.
+        labels: dict[str, Any] = {
+            "name": gettext_lazy("Name"),
+            "entity_type": gettext_lazy("Entity type"),
+            "enabled": gettext_lazy("Enabled"),
+            "trigger": gettext_lazy("Trigger"),
+            "daily_at": gettext_lazy("Daily at"),
+            "concurrency": gettext_lazy("Concurrency"),
+            "filters": gettext_lazy("Filters"),
+            "transform": gettext_lazy("Transform"),
+            "delivery": gettext_lazy("Delivery"),
+        }
+        help_texts: dict[str, Any] = {
+            "daily_at": gettext_lazy("Local time of a daily run (account time zone)."),
+            "concurrency": gettext_lazy(
+                "Deliveries sent at the same time (empty: the service's default). 1 keeps them in order."
+            ),
         }
 
     def __init__(self, *args: Any, account: Account, **kwargs: Any) -> None:
