@@ -65,10 +65,11 @@ def queue_health(*, account: Account, now: datetime | None = None) -> list[Queue
             pending=pending.get(queue.pk, (0, None))[0],
             oldest_pending=pending.get(queue.pk, (0, None))[1],
             failed_recently=failed.get(queue.pk, 0),
-            breaker=circuit.describe(queue),
-            breaker_closed=circuit.closed(queue),
+            breaker=breaker,
+            breaker_closed=closed,
         )
         for queue in queues
+        for breaker, closed in [circuit.explain(queue)]
     ]
 
 

@@ -57,6 +57,7 @@ __all__ = (
     "cooldown",
     "describe",
     "endpoint_key",
+    "explain",
     "host_key",
     "look",
     "origin",
@@ -361,19 +362,26 @@ def state_of(key: str) -> CircuitBreaker | None:
 def describe(target: Endpoint | None) -> str:
     """The breakers of ``target`` in words (admin pages): its own, then its host's connections when they failed,
     with the keys to find them among the breakers."""
+    return explain(target)[0]
+
+
+def explain(target: Endpoint | None) -> tuple[str, bool]:
+    """``describe``'s words, and whether the endpoint's own breaker lets calls through (closed, or never opened;
+    False without a target)."""
     if target is None:
-        return gettext("no breaker: the configuration names no host")
-    text = gettext("%(state)s (breaker %(key)s)") % {"state": _words(target.key), "key": target.key}
+        return gettext("no breaker: the configuration names no host"), False
+    words, closed = _words(target.key)
+    text = gettext("%(state)s (breaker %(key)s)") % {"state": words, "key": target.key}
     host = state_of(target.host)
     if host is not None and (host.state != BreakerState.CLOSED or host.failures):
         text += gettext("; connections to the host: %(state)s (breaker %(key)s)") % {
-            "state": _words(target.host),
+            "state": _words(target.host)[0],
             "key": target.host,
         }
-    return text
+    return text, closed
 
 
-def _words(key: str) -> str:
+def _words(key: str) -> tuple[str, bool]:
     state = state_of(key)
     if state is None or (state.state == BreakerState.CLOSED and not state.failures):
         text = gettext("closed: no failure since the last success")
@@ -391,7 +399,7 @@ def _words(key: str) -> str:
             "failures": state.failures,
             "error": state.last_error,
         }
-    return text
+    return text, state is None or state.state == BreakerState.CLOSED
 
 
 def reset(*, keys: Iterable[str] = (), prefix: str | None = None) -> int:

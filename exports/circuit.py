@@ -35,7 +35,6 @@ from accounts import audit
 from accounts.models import Account
 from core import breaker
 from core.errors import ServiceError
-from core.models import BreakerState
 from exports import trail
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult, RenderContext, Rendered
@@ -48,6 +47,7 @@ __all__ = (
     "disable_queue",
     "enable_queue",
     "endpoint_of",
+    "explain",
     "give_back_attempts",
     "key_of",
     "note_outcomes",
@@ -146,13 +146,9 @@ def describe(queue: ExportQueue) -> str:
     return breaker.describe(target_of(queue))
 
 
-def closed(queue: ExportQueue) -> bool:
-    """Whether the queue's endpoint breaker lets calls through (closed, or never opened); False without a host."""
-    target = target_of(queue)
-    if target is None:
-        return False
-    state = breaker.state_of(target.key)
-    return state is None or state.state == BreakerState.CLOSED
+def explain(queue: ExportQueue) -> tuple[str, bool]:
+    """``describe``'s words, and whether the queue's endpoint breaker lets calls through (False without a host)."""
+    return breaker.explain(target_of(queue))
 
 
 def paused(queue: ExportQueue) -> DeliveryResult | None:
