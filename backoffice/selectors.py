@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Avg, Count, Max, Min, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import Account
 from core.models import BreakerState, CircuitBreaker
@@ -95,7 +96,7 @@ def export_failure_reasons(*, account: Account, now: datetime | None = None) -> 
         FailureReason(
             queue_id=row["delivery__queue_id"],
             queue_name=row["delivery__queue__name"],
-            reason=row["error"] or (f"HTTP {row['status_code']}" if row["status_code"] else "failed"),
+            reason=row["error"] or (f"HTTP {row['status_code']}" if row["status_code"] else gettext("failed")),
             count=row["n"],
             last_at=row["last"],
         )
