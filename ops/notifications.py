@@ -30,6 +30,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -114,7 +115,7 @@ def queue_disabled_notices(*, now: datetime) -> Iterator[Notice]:
             account=queue.account,
             kind=NotificationKind.QUEUE_DISABLED,
             subject_key=f"queue:{queue.pk}:{entry.pk}",
-            compose=lambda queue=queue, entry=entry: _queue_disabled_mail(queue, entry),
+            compose=partial(_queue_disabled_mail, queue, entry),
         )
 
 
@@ -209,7 +210,7 @@ def breaker_notices(*, now: datetime) -> Iterator[Notice]:
             account=account,
             kind=NotificationKind.BREAKER_OPEN,
             subject_key=f"breaker:{row.key}:{started}",
-            compose=lambda account=account, row=row, started=started: _breaker_mail(account, row, started),
+            compose=partial(_breaker_mail, account, row, started),
         )
 
 
@@ -347,7 +348,7 @@ def digest_notices(*, now: datetime) -> Iterator[Notice]:
             account=account,
             kind=NotificationKind.DAILY_DIGEST,
             subject_key=f"digest:{day.isoformat()}",
-            compose=lambda account=account, day=day: _digest_mail(account, day),
+            compose=partial(_digest_mail, account, day),
         )
 
 
