@@ -51,12 +51,14 @@ screenshots: install
 	$(BIN)/python bench/screenshots.py
 
 # Each app whose texts the back-office shows has its own locale/; run from the app's folder, makemessages collects
-# only that app's strings into it.
-MESSAGE_APPS := backoffice exports integrations
+# only that app's strings into it. Django is set up from the project's folder first: set up from core/, Celery's
+# Django fixup would put core/ on sys.path, where core/secrets.py hides the standard library's secrets.
+MESSAGE_APPS := core accounts imports ledger integrations exports backoffice ops
 messages: install-run
 	for app in $(MESSAGE_APPS); do \
-	  (cd $$app && DJANGO_SETTINGS_MODULE=config.settings PYTHONPATH=.. ../$(BIN)/django-admin makemessages --locale da \
-	    && DJANGO_SETTINGS_MODULE=config.settings PYTHONPATH=.. ../$(BIN)/django-admin compilemessages --locale da) \
+	  DJANGO_SETTINGS_MODULE=config.settings $(BIN)/python -c "import os, django; django.setup(); \
+	    from django.core.management import call_command; os.chdir('$$app'); \
+	    call_command('makemessages', locale=['da']); call_command('compilemessages', locale=['da'])" \
 	    || exit 1; \
 	done
 

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from accounts.money import is_currency_code
 from accounts.validation import validate_taxes
@@ -197,9 +198,9 @@ class Integration(Identified):
 
 
 class Scope(models.TextChoices):
-    IMPORTS = "imports", "Imports (/imports/...)"
-    POS = "pos", "POS (/api/v1/pos/...)"
-    ADMIN = "admin", "Back-office (/api/v1/...)"
+    IMPORTS = "imports", _("Imports (/imports/...)")
+    POS = "pos", _("POS (/api/v1/pos/...)")
+    ADMIN = "admin", _("Back-office (/api/v1/...)")
 
 
 class ApiKey(AccountOwned):
@@ -250,9 +251,9 @@ class AuthFailureWindow(models.Model):
 class Role(models.TextChoices):
     """A member's role in one account; what each may do is ``accounts.policy.POLICY``."""
 
-    OWNER = "owner", "Owner"
-    MANAGER = "manager", "Manager"
-    VIEWER = "viewer", "Viewer"
+    OWNER = "owner", _("Owner")
+    MANAGER = "manager", _("Manager")
+    VIEWER = "viewer", _("Viewer")
 
 
 class Membership(AccountOwned):
@@ -276,9 +277,9 @@ class Membership(AccountOwned):
 class NotificationKind(models.TextChoices):
     """What a member may be told by e-mail (``ops.notifications`` sends them)."""
 
-    QUEUE_DISABLED = "queue_disabled", "An export queue was disabled"
-    BREAKER_OPEN = "breaker_open", "A destination has been failing for a while"
-    DAILY_DIGEST = "daily_digest", "The daily digest"
+    QUEUE_DISABLED = "queue_disabled", _("An export queue was disabled")
+    BREAKER_OPEN = "breaker_open", _("A destination has been failing for a while")
+    DAILY_DIGEST = "daily_digest", _("The daily digest")
 
 
 # What a member is told while they have not chosen: owners and managers, who can act on it, get the problems;

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Avg, Count, Max, Min, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import Account
 from core.models import BreakerState, CircuitBreaker
@@ -32,11 +33,12 @@ class QueueHealth:
     pending: int
     oldest_pending: datetime | None
     failed_recently: int
-    breaker: str  # the destination's breaker, as words ("closed", "open until ...")
+    breaker: str  # the destination's breaker, as words in the request's language ("closed", "open until ...")
+    breaker_closed: bool
 
     @property
     def healthy(self) -> bool:
-        return self.queue.enabled and not self.failed_recently and self.breaker.startswith("closed")
+        return self.queue.enabled and not self.failed_recently and self.breaker_closed
 
 
 def queue_health(*, account: Account, now: datetime | None = None) -> list[QueueHealth]:
@@ -64,9 +66,11 @@ def queue_health(*, account: Account, now: datetime | None = None) -> list[Queue
             pending=pending.get(queue.pk, (0, None))[0],
             oldest_pending=pending.get(queue.pk, (0, None))[1],
             failed_recently=failed.get(queue.pk, 0),
-            breaker=circuit.describe(queue),
+            breaker=breaker,
+            breaker_closed=closed,
         )
         for queue in queues
+        for breaker, closed in [circuit.explain(queue)]
     ]
 
 
@@ -92,7 +96,7 @@ def export_failure_reasons(*, account: Account, now: datetime | None = None) -> 
         FailureReason(
             queue_id=row["delivery__queue_id"],
             queue_name=row["delivery__queue__name"],
-            reason=row["error"] or (f"HTTP {row['status_code']}" if row["status_code"] else "failed"),
+            reason=row["error"] or (f"HTTP {row['status_code']}" if row["status_code"] else gettext("failed")),
             count=row["n"],
             last_at=row["last"],
         )

@@ -42,6 +42,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from core.models import BreakerState, CircuitBreaker
 
@@ -56,6 +57,7 @@ __all__ = (
     "cooldown",
     "describe",
     "endpoint_key",
+    "explain",
     "host_key",
     "look",
     "origin",
@@ -360,27 +362,44 @@ def state_of(key: str) -> CircuitBreaker | None:
 def describe(target: Endpoint | None) -> str:
     """The breakers of ``target`` in words (admin pages): its own, then its host's connections when they failed,
     with the keys to find them among the breakers."""
+    return explain(target)[0]
+
+
+def explain(target: Endpoint | None) -> tuple[str, bool]:
+    """``describe``'s words, and whether the endpoint's own breaker lets calls through (closed, or never opened;
+    False without a target)."""
     if target is None:
-        return "no breaker: the configuration names no host"
-    text = f"{_words(target.key)} (breaker {target.key})"
+        return gettext("no breaker: the configuration names no host"), False
+    words, closed = _words(target.key)
+    text = gettext("%(state)s (breaker %(key)s)") % {"state": words, "key": target.key}
     host = state_of(target.host)
     if host is not None and (host.state != BreakerState.CLOSED or host.failures):
-        text += f"; connections to the host: {_words(target.host)} (breaker {target.host})"
-    return text
+        text += gettext("; connections to the host: %(state)s (breaker %(key)s)") % {
+            "state": _words(target.host)[0],
+            "key": target.host,
+        }
+    return text, closed
 
 
-def _words(key: str) -> str:
+def _words(key: str) -> tuple[str, bool]:
     state = state_of(key)
     if state is None or (state.state == BreakerState.CLOSED and not state.failures):
-        text = "closed: no failure since the last success"
+        text = gettext("closed: no failure since the last success")
     elif state.state == BreakerState.CLOSED:
-        text = f"closed: {state.failures} failure(s) in a row (last: {state.last_error})"
+        text = gettext("closed: %(failures)s failure(s) in a row (last: %(error)s)") % {
+            "failures": state.failures,
+            "error": state.last_error,
+        }
     elif state.state == BreakerState.HALF_OPEN:
-        text = "half-open: one trial call decides whether it closes"
+        text = gettext("half-open: one trial call decides whether it closes")
     else:
         until = state.open_until.isoformat(timespec="seconds") if state.open_until else "?"
-        text = f"open until {until} after {state.failures} failure(s) in a row (last: {state.last_error})"
-    return text
+        text = gettext("open until %(until)s after %(failures)s failure(s) in a row (last: %(error)s)") % {
+            "until": until,
+            "failures": state.failures,
+            "error": state.last_error,
+        }
+    return text, state is None or state.state == BreakerState.CLOSED
 
 
 def reset(*, keys: Iterable[str] = (), prefix: str | None = None) -> int:

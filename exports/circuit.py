@@ -47,6 +47,7 @@ __all__ = (
     "disable_queue",
     "enable_queue",
     "endpoint_of",
+    "explain",
     "give_back_attempts",
     "key_of",
     "note_outcomes",
@@ -143,6 +144,11 @@ def deliver(
 def describe(queue: ExportQueue) -> str:
     """The state of the queue's endpoint breaker (and its host's), in words (the admin's queue page)."""
     return breaker.describe(target_of(queue))
+
+
+def explain(queue: ExportQueue) -> tuple[str, bool]:
+    """``describe``'s words, and whether the queue's endpoint breaker lets calls through (False without a host)."""
+    return breaker.explain(target_of(queue))
 
 
 def paused(queue: ExportQueue) -> DeliveryResult | None:

@@ -19,9 +19,10 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
+from django.utils.text import format_lazy
 from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Account
@@ -37,13 +38,16 @@ from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.csv import DERIVED as CSV_DERIVED
 from exports.transforms.csv import ROW_MODES
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 ALL_TRANSFORMS = tuple(sorted(TRANSFORMS))
 TEMPLATED = ("mustache", "handlebars")
 FORMATTED = ("csv", "mustache", "handlebars", "simple_json")
 FILE = ("ftp", "sftp")
 _CODE = {"class": "vLargeTextField config-code", "rows": 10, "cols": 90, "spellcheck": "false"}
 _SECRET = forms.PasswordInput(render_value=True, attrs={"autocomplete": "new-password"})
-_DEFAULT = ("", "(default)")
+_DEFAULT = ("", gettext_lazy("(default)"))
 ANSWER_CHARS = 500
 
 
@@ -56,10 +60,10 @@ class ConfigField:
     key: str
     types: tuple[str, ...]
     kind: str  # text, code, secret, int, bool, choice, list (comma separated), lines, rows
-    label: str
-    help: str = ""
+    label: StrOrPromise
+    help: StrOrPromise = ""
     default: Any = None  # a bool equal to its default is left out of the JSON
-    choices: tuple[tuple[str, str], ...] = ()
+    choices: tuple[tuple[str, StrOrPromise], ...] = ()
     widget: forms.Widget | None = None
     placeholder: str = ""
 
@@ -146,31 +150,53 @@ def _pairs_widget(name: str, value: str, add: str) -> RowsWidget:
     )
 
 
+# The CSV transform's row modes (transforms.csv.ROW_MODES) as the form offers them.
+ROW_LABELS: dict[str, StrOrPromise] = {
+    "entity": gettext_lazy("entity"),
+    "line_items": gettext_lazy("line items"),
+    "line_items_grouped": gettext_lazy("line items grouped"),
+    "payments_grouped": gettext_lazy("payments grouped"),
+    "reconciliations": gettext_lazy("reconciliations"),
+    "tax_summaries": gettext_lazy("tax summaries"),
+}
+
 TYPE_HELP = {
-    "identity": "The entity as it is: {element_key: entity} as JSON.",
-    "mustache": "A Mustache template (logic-less) producing JSON, CSV, XML or text.",
-    "handlebars": "A Handlebars template with the money, date and json helpers.",
-    "csv": "A CSV file: one row per entity (or per line item, payment group ...), the columns you list.",
-    "simple_json": "A flat JSON object per entity: output keys and the value each takes.",
-    "webhook": "POST to an https URL, signed (webhook-id, webhook-timestamp, webhook-signature).",
-    "email": "An e-mail with the export attached, sent through the operator's mail relay.",
-    "ftp": "Upload a file over FTP or FTPS.",
-    "sftp": "Upload a file over SSH (SFTP).",
+    "identity": gettext_lazy("The entity as it is: {element_key: entity} as JSON."),
+    "mustache": gettext_lazy("A Mustache template (logic-less) producing JSON, CSV, XML or text."),
+    "handlebars": gettext_lazy("A Handlebars template with the money, date and json helpers."),
+    "csv": gettext_lazy("A CSV file: one row per entity (or per line item, payment group ...), the columns you list."),
+    "simple_json": gettext_lazy("A flat JSON object per entity: output keys and the value each takes."),
+    "webhook": gettext_lazy("POST to an https URL, signed (webhook-id, webhook-timestamp, webhook-signature)."),
+    "email": gettext_lazy("An e-mail with the export attached, sent through the operator's mail relay."),
+    "ftp": gettext_lazy("Upload a file over FTP or FTPS."),
+    "sftp": gettext_lazy("Upload a file over SSH (SFTP)."),
 }
 
 CONFIG_FIELDS: tuple[ConfigField, ...] = (
     # --- filters ---
     ConfigField(
-        "filters", "stock_locations", (), "list", "Only stock locations", "Identifiers, comma separated; empty: all."
+        "filters",
+        "stock_locations",
+        (),
+        "list",
+        gettext_lazy("Only stock locations"),
+        gettext_lazy("Identifiers, comma separated; empty: all."),
     ),
-    ConfigField("filters", "markets", (), "list", "Only markets", "Market identifiers, comma separated; empty: all."),
+    ConfigField(
+        "filters",
+        "markets",
+        (),
+        "list",
+        gettext_lazy("Only markets"),
+        gettext_lazy("Market identifiers, comma separated; empty: all."),
+    ),
     ConfigField(
         "filters",
         "ignore_stock_event_types",
         (),
         "list",
-        "Ignore stock event types",
-        "Stock events only: types to leave out, comma separated.",
+        gettext_lazy("Ignore stock event types"),
+        gettext_lazy("Stock events only: types to leave out, comma separated."),
     ),
     # --- transform ---
     ConfigField(
@@ -178,28 +204,39 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "template",
         TEMPLATED,
         "code",
-        "Template",
-        "Sees elements (the batch's entities, in real time one), queue, account, now and delivery_id. The entity "
-        "type's fields are listed beside it.",
+        gettext_lazy("Template"),
+        gettext_lazy(
+            "Sees elements (the batch's entities, in real time one), queue, account, now and delivery_id. The entity "
+            "type's fields are listed beside it."
+        ),
     ),
     ConfigField(
         "transform",
         "content_type",
         TEMPLATED,
         "text",
-        "Content type",
-        "text/plain (default), application/json, text/csv, text/html or application/xml; the file extension "
-        "follows it.",
+        gettext_lazy("Content type"),
+        gettext_lazy(
+            "text/plain (default), application/json, text/csv, text/html or application/xml; the file extension "
+            "follows it."
+        ),
         placeholder="text/plain",
     ),
-    ConfigField("transform", "extension", TEMPLATED, "text", "File extension", "Overrides it, without the dot."),
+    ConfigField(
+        "transform",
+        "extension",
+        TEMPLATED,
+        "text",
+        gettext_lazy("File extension"),
+        gettext_lazy("Overrides it, without the dot."),
+    ),
     ConfigField(
         "transform",
         "escape",
         ("mustache",),
         "choice",
-        "Escaping of {{x}}",
-        "Default: html for HTML and XML, json for JSON, none otherwise. {{{x}}} is never escaped.",
+        gettext_lazy("Escaping of {{x}}"),
+        gettext_lazy("Default: html for HTML and XML, json for JSON, none otherwise. {{{x}}} is never escaped."),
         choices=(("html", "html"), ("json", "json"), ("none", "none")),
     ),
     ConfigField(
@@ -207,21 +244,25 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "rows",
         ("csv",),
         "choice",
-        "Rows",
-        "One row per entity (default), per line item, per group of line items, per payment type and currency, per "
-        "reconciliation or per tax summary. A column's path is relative to the row.",
-        choices=tuple((mode, mode.replace("_", " ")) for mode in ROW_MODES),
+        gettext_lazy("Rows"),
+        gettext_lazy(
+            "One row per entity (default), per line item, per group of line items, per payment type and currency, per "
+            "reconciliation or per tax summary. A column's path is relative to the row."
+        ),
+        choices=tuple((mode, ROW_LABELS.get(mode, mode.replace("_", " "))) for mode in ROW_MODES),
     ),
     ConfigField(
         "transform",
         "columns",
         ("csv",),
         "rows",
-        "Columns",
-        "One row per column, in order. Each column takes its value from a value path (e.g. identifier, "
-        "summary.total, entity.identifier: the parent entity from a line item), a constant, or derived (type: the "
-        "sale's type). Aggregate (line items grouped only): first, sum or count (no path). Format: text, number, "
-        "money or date:%Y-%m-%d (any strftime format). A column's language, if set in the JSON, is kept.",
+        gettext_lazy("Columns"),
+        gettext_lazy(
+            "One row per column, in order. Each column takes its value from a value path (e.g. identifier, "
+            "summary.total, entity.identifier: the parent entity from a line item), a constant, or derived (type: the "
+            "sale's type). Aggregate (line items grouped only): first, sum or count (no path). Format: text, number, "
+            "money or date:%Y-%m-%d (any strftime format). A column's language, if set in the JSON, is kept."
+        ),
         widget=_columns_widget(),
     ),
     ConfigField(
@@ -229,16 +270,16 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "group_by",
         ("csv",),
         "list",
-        "Group line items by",
-        "Rows: line items grouped only. Line item paths, comma separated, e.g. taxes[0].rate.",
+        gettext_lazy("Group line items by"),
+        gettext_lazy("Rows: line items grouped only. Line item paths, comma separated, e.g. taxes[0].rate."),
     ),
     ConfigField(
         "transform",
         "separator",
         ("csv",),
         "text",
-        "Separator",
-        "One character; default ;",
+        gettext_lazy("Separator"),
+        gettext_lazy("One character; default ;"),
         placeholder=";",
     ),
     ConfigField(
@@ -246,17 +287,17 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "decimal_separator",
         FORMATTED,
         "choice",
-        "Decimal separator",
-        "For money and numbers. Default: , in CSV, . otherwise.",
-        choices=((",", ", (comma)"), (".", ". (point)")),
+        gettext_lazy("Decimal separator"),
+        gettext_lazy("For money and numbers. Default: , in CSV, . otherwise."),
+        choices=((",", gettext_lazy(", (comma)")), (".", gettext_lazy(". (point)"))),
     ),
     ConfigField(
         "transform",
         "quoting",
         ("csv",),
         "choice",
-        "Quoting",
-        "minimal (default), all, or none (escapes with a backslash).",
+        gettext_lazy("Quoting"),
+        gettext_lazy("minimal (default), all, or none (escapes with a backslash)."),
         choices=(("minimal", "minimal"), ("all", "all"), ("none", "none")),
     ),
     ConfigField(
@@ -264,35 +305,47 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "required_values",
         ("csv",),
         "list",
-        "Required values",
-        "Paths, comma separated (relative to the row, entity. for the entity): a row missing any is left out.",
+        gettext_lazy("Required values"),
+        gettext_lazy(
+            "Paths, comma separated (relative to the row, entity. for the entity): a row missing any is left out."
+        ),
     ),
     ConfigField(
         "transform",
         "language",
         ("csv",),
         "list",
-        "Languages",
-        "For translated texts (L10nString): the first of these languages a text has, e.g. da, en; default: JSON.",
+        gettext_lazy("Languages"),
+        gettext_lazy(
+            "For translated texts (L10nString): the first of these languages a text has, e.g. da, en; default: JSON."
+        ),
     ),
     ConfigField(
         "transform",
         "whole_numbers_as_integers",
         ("csv",),
         "bool",
-        "Whole numbers as integers",
-        "2.0 is written 2.",
+        gettext_lazy("Whole numbers as integers"),
+        gettext_lazy("2.0 is written 2."),
         default=True,
     ),
-    ConfigField("transform", "header", ("csv",), "bool", "Header row", default=True),
-    ConfigField("transform", "bom", ("csv",), "bool", "Byte order mark", "For spreadsheet programs.", default=False),
+    ConfigField("transform", "header", ("csv",), "bool", gettext_lazy("Header row"), default=True),
+    ConfigField(
+        "transform",
+        "bom",
+        ("csv",),
+        "bool",
+        gettext_lazy("Byte order mark"),
+        gettext_lazy("For spreadsheet programs."),
+        default=False,
+    ),
     ConfigField(
         "transform",
         "date_format",
         TEMPLATED,
         "text",
-        "Date format",
-        "strftime format of dates; default %Y-%m-%d %H:%M:%S.",
+        gettext_lazy("Date format"),
+        gettext_lazy("strftime format of dates; default %Y-%m-%d %H:%M:%S."),
         placeholder="%Y-%m-%d %H:%M:%S",
     ),
     ConfigField(
@@ -300,8 +353,8 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "timezone",
         FORMATTED,
         "text",
-        "Time zone",
-        "For dates, e.g. Europe/Copenhagen; default UTC.",
+        gettext_lazy("Time zone"),
+        gettext_lazy("For dates, e.g. Europe/Copenhagen; default UTC."),
         placeholder="UTC",
     ),
     ConfigField(
@@ -309,14 +362,28 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "fields",
         ("simple_json",),
         "rows",
-        "Output keys",
-        "One row per key, in order. Value: {path} keeps the value's JSON type; text with placeholders is a "
-        "string; formats: {summary.total|money}, {timing.timestamp|date:%Y-%m-%d}.",
+        gettext_lazy("Output keys"),
+        gettext_lazy(
+            "One row per key, in order. Value: {path} keeps the value's JSON type; text with placeholders is a "
+            "string; formats: {summary.total|money}, {timing.timestamp|date:%Y-%m-%d}."
+        ),
         widget=_pairs_widget("Key", "Value", "Add a key"),
     ),
-    ConfigField("transform", "drop_empty", ("simple_json",), "bool", "Drop empty keys", "Leave out null values."),
     ConfigField(
-        "transform", "skip_voided", ALL_TRANSFORMS, "bool", "Skip voided entities", "Voided entities are not sent."
+        "transform",
+        "drop_empty",
+        ("simple_json",),
+        "bool",
+        gettext_lazy("Drop empty keys"),
+        gettext_lazy("Leave out null values."),
+    ),
+    ConfigField(
+        "transform",
+        "skip_voided",
+        ALL_TRANSFORMS,
+        "bool",
+        gettext_lazy("Skip voided entities"),
+        gettext_lazy("Voided entities are not sent."),
     ),
     # --- delivery ---
     ConfigField(
@@ -324,8 +391,11 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "url",
         ("webhook",),
         "text",
-        "URL",
-        "https://... Plain http only to addresses inside OUTBOUND_ALLOWED_NETWORKS (a test or on-premises receiver).",
+        gettext_lazy("URL"),
+        gettext_lazy(
+            "https://... Plain http only to addresses inside OUTBOUND_ALLOWED_NETWORKS (a test or on-premises "
+            "receiver)."
+        ),
         placeholder="https://erp.example.com/hooks/orders",
     ),
     ConfigField(
@@ -333,9 +403,11 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "headers",
         ("webhook",),
         "rows",
-        "Headers",
-        "Sent with every request. Values (but Accept, Content-Type, User-Agent ...) are secrets: they show as "
-        "******** and are kept when saved back unchanged while the URL's host stays the same.",
+        gettext_lazy("Headers"),
+        gettext_lazy(
+            "Sent with every request. Values (but Accept, Content-Type, User-Agent ...) are secrets: they show as "
+            "******** and are kept when saved back unchanged while the URL's host stays the same."
+        ),
         widget=_pairs_widget("Header", "Value", "Add a header"),
     ),
     ConfigField(
@@ -343,28 +415,52 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "auth.type",
         ("webhook",),
         "choice",
-        "Authentication",
-        "None (default), HTTP basic, or a bearer token.",
-        choices=(("basic", "basic (user name and password)"), ("bearer", "bearer token")),
+        gettext_lazy("Authentication"),
+        gettext_lazy("None (default), HTTP basic, or a bearer token."),
+        choices=(
+            ("basic", gettext_lazy("basic (user name and password)")),
+            ("bearer", gettext_lazy("bearer token")),
+        ),
     ),
-    ConfigField("delivery", "auth.username", ("webhook",), "text", "User name", "Basic authentication."),
-    ConfigField("delivery", "auth.password", ("webhook",), "secret", "Password", "Basic authentication."),
-    ConfigField("delivery", "auth.token", ("webhook",), "secret", "Bearer token", "Sent as Authorization: Bearer."),
+    ConfigField(
+        "delivery",
+        "auth.username",
+        ("webhook",),
+        "text",
+        gettext_lazy("User name"),
+        gettext_lazy("Basic authentication."),
+    ),
+    ConfigField(
+        "delivery",
+        "auth.password",
+        ("webhook",),
+        "secret",
+        gettext_lazy("Password"),
+        gettext_lazy("Basic authentication."),
+    ),
+    ConfigField(
+        "delivery",
+        "auth.token",
+        ("webhook",),
+        "secret",
+        gettext_lazy("Bearer token"),
+        gettext_lazy("Sent as Authorization: Bearer."),
+    ),
     ConfigField(
         "delivery",
         "secret",
         ("webhook",),
         "secret",
-        "Signing secret",
-        "whsec_ followed by base64. Empty: one is generated and shown once when you save.",
+        gettext_lazy("Signing secret"),
+        gettext_lazy("whsec_ followed by base64. Empty: one is generated and shown once when you save."),
     ),
     ConfigField(
         "delivery",
         "recipients",
         ("email",),
         "lines",
-        "Recipients",
-        "One address a line, at most 10.",
+        gettext_lazy("Recipients"),
+        gettext_lazy("One address a line, at most 10."),
         placeholder="ops@example.com",
     ),
     ConfigField(
@@ -372,67 +468,97 @@ CONFIG_FIELDS: tuple[ConfigField, ...] = (
         "subject",
         ("email",),
         "text",
-        "Subject",
-        "Placeholders {queue}, {date}, {delivery_id}; default: Export {queue} {date}.",
+        gettext_lazy("Subject"),
+        gettext_lazy("Placeholders {queue}, {date}, {delivery_id}; default: Export {queue} {date}."),
         placeholder="Export {queue} {date}",
     ),
     ConfigField(
-        "delivery", "from_name", ("email",), "text", "From name", "Display name; the address is the operator's."
+        "delivery",
+        "from_name",
+        ("email",),
+        "text",
+        gettext_lazy("From name"),
+        gettext_lazy("Display name; the address is the operator's."),
     ),
-    ConfigField("delivery", "reply_to", ("email",), "text", "Reply to", "The address replies go to."),
-    ConfigField("delivery", "body", ("email",), "code", "Message", "Plain text; default: a one-line note."),
-    ConfigField("delivery", "host", FILE, "text", "Host", placeholder="ftp.example.com"),
-    ConfigField("delivery", "port", FILE, "int", "Port", "Default 21 (FTP) or 22 (SFTP)."),
-    ConfigField("delivery", "username", FILE, "text", "User name"),
+    ConfigField(
+        "delivery", "reply_to", ("email",), "text", gettext_lazy("Reply to"), gettext_lazy("The address replies go to.")
+    ),
+    ConfigField(
+        "delivery",
+        "body",
+        ("email",),
+        "code",
+        gettext_lazy("Message"),
+        gettext_lazy("Plain text; default: a one-line note."),
+    ),
+    ConfigField("delivery", "host", FILE, "text", gettext_lazy("Host"), placeholder="ftp.example.com"),
+    ConfigField("delivery", "port", FILE, "int", gettext_lazy("Port"), gettext_lazy("Default 21 (FTP) or 22 (SFTP).")),
+    ConfigField("delivery", "username", FILE, "text", gettext_lazy("User name")),
     ConfigField(
         "delivery",
         "password",
         FILE,
         "secret",
-        "Password",
-        "SFTP: a password or a private key. Shows as ******** once saved; kept when saved back unchanged.",
+        gettext_lazy("Password"),
+        gettext_lazy(
+            "SFTP: a password or a private key. Shows as ******** once saved; kept when saved back unchanged."
+        ),
     ),
     ConfigField(
         "delivery",
         "private_key",
         ("sftp",),
         "code",
-        "Private key",
-        "OpenSSH or PEM text (Ed25519, ECDSA, RSA), instead of a password.",
+        gettext_lazy("Private key"),
+        gettext_lazy("OpenSSH or PEM text (Ed25519, ECDSA, RSA), instead of a password."),
     ),
-    ConfigField("delivery", "private_key_passphrase", ("sftp",), "secret", "Key passphrase"),
+    ConfigField("delivery", "private_key_passphrase", ("sftp",), "secret", gettext_lazy("Key passphrase")),
     ConfigField(
         "delivery",
         "host_key",
         ("sftp",),
         "code",
-        "Host key",
-        "The server's key, e.g. ssh-ed25519 AAAA... (ssh-keyscan prints it). An unknown key is refused.",
+        gettext_lazy("Host key"),
+        gettext_lazy("The server's key, e.g. ssh-ed25519 AAAA... (ssh-keyscan prints it). An unknown key is refused."),
     ),
     ConfigField(
         "delivery",
         "insecure_accept_any_host_key",
         ("sftp",),
         "bool",
-        "Accept any host key (insecure)",
-        "A man in the middle would get the password and the export.",
+        gettext_lazy("Accept any host key (insecure)"),
+        gettext_lazy("A man in the middle would get the password and the export."),
         default=False,
     ),
-    ConfigField("delivery", "tls", ("ftp",), "bool", "TLS (FTPS)", "Explicit TLS; certificates are verified."),
     ConfigField(
-        "delivery", "ca_certificate", ("ftp",), "code", "CA certificate", "PEM, for a self-signed FTPS server."
+        "delivery",
+        "tls",
+        ("ftp",),
+        "bool",
+        gettext_lazy("TLS (FTPS)"),
+        gettext_lazy("Explicit TLS; certificates are verified."),
     ),
-    ConfigField("delivery", "passive", ("ftp",), "bool", "Passive mode", default=True),
+    ConfigField(
+        "delivery",
+        "ca_certificate",
+        ("ftp",),
+        "code",
+        gettext_lazy("CA certificate"),
+        gettext_lazy("PEM, for a self-signed FTPS server."),
+    ),
+    ConfigField("delivery", "passive", ("ftp",), "bool", gettext_lazy("Passive mode"), default=True),
     ConfigField(
         "delivery",
         "path",
         FILE,
         "text",
-        "Path",
-        "File path template: {queue}, {date}, {delivery_id}, {ext}. Relative to the login directory.",
+        gettext_lazy("Path"),
+        gettext_lazy("File path template: {queue}, {date}, {delivery_id}, {ext}. Relative to the login directory."),
         placeholder="exports/{queue}/{date}/{delivery_id}.{ext}",
     ),
-    ConfigField("delivery", "timeout", FILE, "int", "Timeout", "Seconds, 1 to 300; default 30."),
+    ConfigField(
+        "delivery", "timeout", FILE, "int", gettext_lazy("Timeout"), gettext_lazy("Seconds, 1 to 300; default 30.")
+    ),
 )
 FIELDS_BY_NAME = {field.name: field for field in CONFIG_FIELDS}
 TYPE_FIELDS = ("transform__type", "delivery__type")
@@ -489,13 +615,20 @@ def _nice_rest(rest: str) -> str:
     return re.sub(r"^\[(\d+)\]\.?", lambda m: f"row {int(m.group(1)) + 1}: ", rest).rstrip(": ")
 
 
-def _type_field(label: str, registry: Mapping[str, object], lead: str) -> forms.ChoiceField:
+def _type_field(label: StrOrPromise, registry: Mapping[str, object], lead: StrOrPromise) -> forms.ChoiceField:
     """The choice of a transform or a delivery: the registry's codes, each explained in the help text."""
     return forms.ChoiceField(
         required=False,
         label=label,
         choices=[(code, code) for code in sorted(registry)],
-        help_text=" ".join([lead, *(f"{code}: {text}" for code, text in TYPE_HELP.items() if code in registry)]),
+        help_text=format_lazy(
+            "{} {}",
+            lead,
+            format_lazy(
+                " ".join(f"{code}: {{}}" for code in TYPE_HELP if code in registry),
+                *(text for code, text in TYPE_HELP.items() if code in registry),
+            ),
+        ),
     )
 
 
@@ -520,12 +653,16 @@ class QueueConfigForm(forms.ModelForm):
 
     edit_json = forms.BooleanField(
         required=False,
-        label="Edit the JSON instead",
-        help_text="Ticked: the JSON below is saved as typed and the fields above are ignored. The JSON is what the "
-        "REST API takes (docs/exports.md).",
+        label=gettext_lazy("Edit the JSON instead"),
+        help_text=gettext_lazy(
+            "Ticked: the JSON below is saved as typed and the fields above are ignored. The JSON is what the "
+            "REST API takes (docs/exports.md)."
+        ),
     )
-    transform__type = _type_field("Transform", TRANSFORMS, "How entities become the file or body:")
-    delivery__type = _type_field("Delivery", DELIVERIES, "Where it goes:")
+    transform__type = _type_field(
+        gettext_lazy("Transform"), TRANSFORMS, gettext_lazy("How entities become the file or body:")
+    )
+    delivery__type = _type_field(gettext_lazy("Delivery"), DELIVERIES, gettext_lazy("Where it goes:"))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -663,6 +800,24 @@ class QueueForm(QueueConfigForm):
         widgets = {
             name: forms.Textarea(attrs={"rows": 6, "cols": 80, "spellcheck": "false"})
             for name in ("filters", "transform", "delivery")
+        }
+        # The model's own words are the admin's; the back-office's are translated.
+        labels: dict[str, Any] = {
+            "name": gettext_lazy("Name"),
+            "entity_type": gettext_lazy("Entity type"),
+            "enabled": gettext_lazy("Enabled"),
+            "trigger": gettext_lazy("Trigger"),
+            "daily_at": gettext_lazy("Daily at"),
+            "concurrency": gettext_lazy("Concurrency"),
+            "filters": gettext_lazy("Filters"),
+            "transform": gettext_lazy("Transform"),
+            "delivery": gettext_lazy("Delivery"),
+        }
+        help_texts: dict[str, Any] = {
+            "daily_at": gettext_lazy("Local time of a daily run (account time zone)."),
+            "concurrency": gettext_lazy(
+                "Deliveries sent at the same time (empty: the service's default). 1 keeps them in order."
+            ),
         }
 
     def __init__(self, *args: Any, account: Account, **kwargs: Any) -> None:

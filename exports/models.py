@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import AccountOwned
 from core import outbox
@@ -15,27 +16,27 @@ class EntityType(models.TextChoices):
     """The eight exportable entities of the spec (Events, Exportable entities)."""
 
     # The codes are core.outbox's, which the domain apps offer their entities under.
-    CHECKOUTS = outbox.CHECKOUTS
-    SALES = outbox.SALES
-    REGISTER_CLOSE_STATEMENTS = outbox.REGISTER_CLOSE_STATEMENTS
-    PRODUCT_EDIT_EVENTS = outbox.PRODUCT_EDIT_EVENTS
-    NEWSLETTER_SIGNUPS = outbox.NEWSLETTER_SIGNUPS
-    STOCK_EVENTS = outbox.STOCK_EVENTS
-    INCOMING_ORDER_STATE_CHANGES = outbox.INCOMING_ORDER_STATE_CHANGES
-    OUTGOING_ORDERS = outbox.OUTGOING_ORDERS
+    CHECKOUTS = outbox.CHECKOUTS, _("Checkouts")
+    SALES = outbox.SALES, _("Sales")
+    REGISTER_CLOSE_STATEMENTS = outbox.REGISTER_CLOSE_STATEMENTS, _("Register Close Statements")
+    PRODUCT_EDIT_EVENTS = outbox.PRODUCT_EDIT_EVENTS, _("Product Edit Events")
+    NEWSLETTER_SIGNUPS = outbox.NEWSLETTER_SIGNUPS, _("Newsletter Signups")
+    STOCK_EVENTS = outbox.STOCK_EVENTS, _("Stock Events")
+    INCOMING_ORDER_STATE_CHANGES = outbox.INCOMING_ORDER_STATE_CHANGES, _("Incoming Order State Changes")
+    OUTGOING_ORDERS = outbox.OUTGOING_ORDERS, _("Outgoing Orders")
 
 
 class Trigger(models.TextChoices):
-    REALTIME = "realtime"
-    HOURLY = "hourly"
-    DAILY = "daily"
+    REALTIME = "realtime", _("Realtime")
+    HOURLY = "hourly", _("Hourly")
+    DAILY = "daily", _("Daily")
 
 
 class ExportStatus(models.TextChoices):
-    PENDING = "pending"
-    SUCCESS = "success"
-    FAILURE = "failure"
-    SKIPPED = "skipped"
+    PENDING = "pending", _("Pending")
+    SUCCESS = "success", _("Success")
+    FAILURE = "failure", _("Failure")
+    SKIPPED = "skipped", _("Skipped")
 
 
 class ExportQueue(AccountOwned):

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Account, AccountOwned, Integration, StockLocation
 from core.jsonenc import DecimalJSONField
 
 
 class ImportKind(models.TextChoices):
-    INCOMING_ORDER = "incoming_order"
-    EXTERNAL_ORDER = "external_order"
-    OUTGOING_ORDER_STATE_CHANGE = "outgoing_order_state_change"
-    DISCOUNT_CAMPAIGN = "discount_campaign"
-    DISCOUNT_CAMPAIGN_DELETION = "discount_campaign_deletion"
-    PRODUCT_RULE = "product_rule"
-    PRODUCT_RULE_DELETION = "product_rule_deletion"
-    STOCK_EVENT = "stock_event"  # an external_reset, applied in the request
+    INCOMING_ORDER = "incoming_order", _("Incoming Order")
+    EXTERNAL_ORDER = "external_order", _("External Order")
+    OUTGOING_ORDER_STATE_CHANGE = "outgoing_order_state_change", _("Outgoing Order State Change")
+    DISCOUNT_CAMPAIGN = "discount_campaign", _("Discount Campaign")
+    DISCOUNT_CAMPAIGN_DELETION = "discount_campaign_deletion", _("Discount Campaign Deletion")
+    PRODUCT_RULE = "product_rule", _("Product Rule")
+    PRODUCT_RULE_DELETION = "product_rule_deletion", _("Product Rule Deletion")
+    STOCK_EVENT = "stock_event", _("Stock Event")  # an external_reset, applied in the request
 
 
 QUEUED_KINDS = (
@@ -27,10 +28,10 @@ QUEUED_KINDS = (
 
 
 class ImportStatus(models.TextChoices):
-    PENDING = "pending"  # queued, not yet materialised
-    SUCCESS = "success"
-    FAILURE = "failure"  # queued, then failed when materialised (duplicate, unknown order, ...)
-    REJECTED = "rejected"  # refused by validation in the request, never queued
+    PENDING = "pending", _("Pending")  # queued, not yet materialised
+    SUCCESS = "success", _("Success")
+    FAILURE = "failure", _("Failure")  # queued, then failed when materialised (duplicate, unknown order, ...)
+    REJECTED = "rejected", _("Rejected")  # refused by validation in the request, never queued
 
 
 class ImportItem(AccountOwned):

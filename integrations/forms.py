@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from integrations import services
@@ -77,7 +78,7 @@ class RuntimeIntegrationForm(forms.ModelForm):
             .exclude(pk=self.instance.pk)
             .exists()
         ):
-            self.add_error("kind", "This account already has an integration of this kind: change that one.")
+            self.add_error("kind", gettext("This account already has an integration of this kind: change that one."))
         return cleaned
 
     def validate_unique(self) -> None:

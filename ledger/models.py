@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import AccountOwned, Identified, Register, StockLocation
 from core.constraints import exactly_one_not_null
@@ -178,9 +179,9 @@ class Checkout(RegisterDocument):
 
 
 class SaleKind(models.TextChoices):
-    SALE = "sale"
-    RETURN = "return"
-    EXPENSE = "expense"
+    SALE = "sale", _("Sale")
+    RETURN = "return", _("Return")
+    EXPENSE = "expense", _("Expense")
 
 
 class Sale(RegisterDocument):

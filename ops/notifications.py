@@ -27,19 +27,22 @@ from __future__ import annotations
 import logging
 import smtplib
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 
 from accounts.models import Account, AuditEntry, Membership, NotificationKind, NotificationPreference
 from accounts.selectors import members_notified
+from accounts.services import language_of
 from core.models import BreakerState, CircuitBreaker
 from exports import circuit
 from exports.models import ExportAttempt, ExportDelivery, ExportQueue, ExportStatus
@@ -62,13 +65,13 @@ _QUEUE = "export_queue"
 
 @dataclass(frozen=True)
 class Notice:
-    """One thing to tell an account's members of ``kind``: ``subject_key`` names it for ``NotificationSent``."""
+    """One thing to tell an account's members of ``kind``: ``subject_key`` names it for ``NotificationSent``;
+    ``compose`` writes its subject and body in the active language (called once per recipient language)."""
 
     account: Account
     kind: str
     subject_key: str
-    subject: str
-    body: str
+    compose: Callable[[], tuple[str, str]]
 
 
 @dataclass
@@ -108,22 +111,43 @@ def queue_disabled_notices(*, now: datetime) -> Iterator[Notice]:
         entry = next((e for e in entries if _disabled(e)), None)
         if entry is None:
             continue
-        reason = queue.disabled_reason or "turned off"
-        by = "the system" if entry.actor_kind == "system" else entry.actor
         yield Notice(
             account=queue.account,
             kind=NotificationKind.QUEUE_DISABLED,
             subject_key=f"queue:{queue.pk}:{entry.pk}",
-            subject=f"[{queue.account.identifier}] Export queue '{queue.name}' was disabled",
-            body=(
-                f"The export queue '{queue.name}' of the account {queue.account.name} ({queue.account.identifier}) "
-                f"was disabled by {by} at {entry.at.isoformat(timespec='seconds')}.\n\n"
-                f"Reason: {reason}\n\n"
-                "Nothing new is queued for it; its pending items ended as failures that can be sent again once it "
-                "is enabled.\n"
-                f"The queue: /backoffice/exports/queues/{queue.pk}/\n"
-            ),
+            compose=partial(_queue_disabled_mail, queue, entry),
         )
+
+
+def _queue_disabled_mail(queue: ExportQueue, entry: AuditEntry) -> tuple[str, str]:
+    """The subject and body telling of the queue's disable ``entry``, in the active language."""
+    values = {
+        "identifier": queue.account.identifier,
+        "account": queue.account.name,
+        "queue": queue.name,
+        "pk": queue.pk,
+        "by": gettext("the system") if entry.actor_kind == "system" else entry.actor,
+        "at": entry.at.isoformat(timespec="seconds"),
+        "reason": queue.disabled_reason or gettext("turned off"),
+    }
+    subject = gettext("[%(identifier)s] Export queue '%(queue)s' was disabled") % values
+    body = (
+        gettext(
+            "The export queue '%(queue)s' of the account %(account)s (%(identifier)s) was disabled by %(by)s at %(at)s."
+        )
+        % values
+        + "\n\n"
+        + gettext("Reason: %(reason)s") % values
+        + "\n\n"
+        + gettext(
+            "Nothing new is queued for it; its pending items ended as failures that can be sent again once it is "
+            "enabled."
+        )
+        + "\n"
+        + gettext("The queue: /backoffice/exports/queues/%(pk)s/") % values
+        + "\n"
+    )
+    return subject, body
 
 
 def _account_of(key: str) -> int | None:
@@ -142,11 +166,17 @@ def _users_of(account: Account, key: str) -> list[str]:
     for queue in ExportQueue.objects.filter(account=account).order_by("name"):
         target = circuit.target_of(queue)
         if target is not None and key in (target.key, target.host):
-            users.append(f"export queue '{queue.name}' (/backoffice/exports/queues/{queue.pk}/)")
+            users.append(
+                gettext("export queue '%(name)s' (/backoffice/exports/queues/%(pk)s/)")
+                % {"name": queue.name, "pk": queue.pk}
+            )
     for integration in RuntimeIntegration.objects.filter(account=account).order_by("kind"):
         found = runtime.breaker_target(account, integration.url)
         if found is not None and key in (found.key, found.host):
-            users.append(f"runtime integration '{integration.kind}' (/backoffice/integrations/{integration.pk}/)")
+            users.append(
+                gettext("runtime integration '%(kind)s' (/backoffice/integrations/%(pk)s/)")
+                % {"kind": integration.kind, "pk": integration.pk}
+            )
     return users
 
 
@@ -154,7 +184,7 @@ def _where(key: str) -> str:
     """The breaker key's destination as shown: its origin (``https://erp.example.com:443``), never the digest."""
     parts = key.split("|")[1:]
     if parts and parts[-1] == "host":
-        return f"connections to {parts[-2]}" if len(parts) >= 2 else key
+        return gettext("connections to %(host)s") % {"host": parts[-2]} if len(parts) >= 2 else key
     origin = next((part for part in parts if "://" in part), "")
     return origin or key
 
@@ -175,25 +205,49 @@ def breaker_notices(*, now: datetime) -> Iterator[Notice]:
         account = accounts[account_id]
         if account is None or row.failing_since is None:
             continue
-        where = _where(row.key)
-        users = _users_of(account, row.key)
-        used_by = "".join(f"  - {user}\n" for user in users) or "  - (nothing of the account uses it any more)\n"
         started = row.failing_since.isoformat(timespec="seconds")
         yield Notice(
             account=account,
             kind=NotificationKind.BREAKER_OPEN,
             subject_key=f"breaker:{row.key}:{started}",
-            subject=f"[{account.identifier}] {where} has been failing since {started}",
-            body=(
-                f"Calls of the account {account.name} ({account.identifier}) to {where} have been failing since "
-                f"{started}; its circuit breaker is open, so nothing is sent there until a trial call succeeds "
-                f"(deliveries wait, they are not lost).\n\n"
-                f"Last error: {row.last_error or '-'}\n"
-                f"Failures in a row: {row.failures}\n\n"
-                f"Used by:\n{used_by}\n"
-                "You are told once while it stays open; a success closes it.\n"
-            ),
+            compose=partial(_breaker_mail, account, row, started),
         )
+
+
+def _breaker_mail(account: Account, row: CircuitBreaker, started: str) -> tuple[str, str]:
+    """The subject and body telling that the breaker ``row`` has been open since ``started``, in the active
+    language."""
+    users = _users_of(account, row.key)
+    nothing = gettext("(nothing of the account uses it any more)")
+    values = {
+        "identifier": account.identifier,
+        "account": account.name,
+        "where": _where(row.key),
+        "started": started,
+        "error": row.last_error or "-",
+        "failures": row.failures,
+    }
+    subject = gettext("[%(identifier)s] %(where)s has been failing since %(started)s") % values
+    body = (
+        gettext(
+            "Calls of the account %(account)s (%(identifier)s) to %(where)s have been failing since %(started)s; "
+            "its circuit breaker is open, so nothing is sent there until a trial call succeeds (deliveries wait, "
+            "they are not lost)."
+        )
+        % values
+        + "\n\n"
+        + gettext("Last error: %(error)s") % values
+        + "\n"
+        + gettext("Failures in a row: %(failures)s") % values
+        + "\n\n"
+        + gettext("Used by:")
+        + "\n"
+        + ("".join(f"  - {user}\n" for user in users) or f"  - {nothing}\n")
+        + "\n"
+        + gettext("You are told once while it stays open; a success closes it.")
+        + "\n"
+    )
+    return subject, body
 
 
 # --- The daily digest ------------------------------------------------------------------------------------------
@@ -246,23 +300,33 @@ def digest_body(*, account: Account, day: date) -> str:
         .filter(failed__gt=0)
         .order_by("-failed", "kind")[:DIGEST_ROWS]
     )
-    lines = [f"The account {account.name} ({account.identifier}) on {day.isoformat()} (UTC).", "", "Deliveries:"]
+    none = "  " + gettext("none")
+    heading = gettext("The account %(account)s (%(identifier)s) on %(day)s (UTC).") % {
+        "account": account.name,
+        "identifier": account.identifier,
+        "day": day.isoformat(),
+    }
+    lines = [heading, "", gettext("Deliveries:")]
     lines += [
-        f"  {name}: {counts['ok']} sent, {counts['failed']} failed" for name, counts in sorted(per_queue.items())
-    ] or ["  none finished"]
-    lines += ["", "Failed attempts by reason:"]
-    lines += [f"  {row['delivery__queue__name']}: {row['n']} x {_reason(row)}" for row in reasons] or ["  none"]
-    lines += ["", "Import errors:"]
-    lines += [f"  {row['kind']}: {row['n']} {row['status']}" for row in imports] or ["  none"]
-    lines += ["", "Runtime integration failures:"]
-    lines += [f"  {row['kind']}: {row['failed']} of {row['n']} calls failed" for row in calls] or ["  none"]
-    lines += ["", "The dashboard: /backoffice/ · the export log: /backoffice/exports/log/", ""]
+        f"  {name}: " + gettext("%(ok)s sent, %(failed)s failed") % {"ok": counts["ok"], "failed": counts["failed"]}
+        for name, counts in sorted(per_queue.items())
+    ] or ["  " + gettext("none finished")]
+    lines += ["", gettext("Failed attempts by reason:")]
+    lines += [f"  {row['delivery__queue__name']}: {row['n']} x {_reason(row)}" for row in reasons] or [none]
+    lines += ["", gettext("Import errors:")]
+    lines += [f"  {row['kind']}: {row['n']} {row['status']}" for row in imports] or [none]
+    lines += ["", gettext("Runtime integration failures:")]
+    lines += [
+        f"  {row['kind']}: " + gettext("%(failed)s of %(n)s calls failed") % {"failed": row["failed"], "n": row["n"]}
+        for row in calls
+    ] or [none]
+    lines += ["", gettext("The dashboard: /backoffice/ · the export log: /backoffice/exports/log/"), ""]
     return "\n".join(lines)
 
 
 def _reason(row: Mapping[str, Any]) -> str:
     status = row["status_code"]
-    return str(row["error"] or (f"HTTP {status}" if status else "failed"))[:200]
+    return str(row["error"] or (f"HTTP {status}" if status else gettext("failed")))[:200]
 
 
 def _digest_day(now: datetime) -> date | None:
@@ -284,16 +348,21 @@ def digest_notices(*, now: datetime) -> Iterator[Notice]:
             account=account,
             kind=NotificationKind.DAILY_DIGEST,
             subject_key=f"digest:{day.isoformat()}",
-            subject=f"[{account.identifier}] Daily digest of {day.isoformat()}",
-            body="",  # written when a member still needs it (``_body``)
+            compose=partial(_digest_mail, account, day),
         )
 
 
-def _body(notice: Notice) -> str:
-    if notice.kind == NotificationKind.DAILY_DIGEST and not notice.body:
-        day = date.fromisoformat(notice.subject_key.removeprefix("digest:"))
-        return digest_body(account=notice.account, day=day)
-    return notice.body
+def _digest_mail(account: Account, day: date) -> tuple[str, str]:
+    subject = gettext("[%(identifier)s] Daily digest of %(day)s") % {
+        "identifier": account.identifier,
+        "day": day.isoformat(),
+    }
+    return subject, digest_body(account=account, day=day)
+
+
+def _language(membership: Membership) -> str:
+    """The language of the member's mails: the one they chose for the back-office, else ``LANGUAGE_CODE``."""
+    return language_of(user=membership.user) or str(settings.LANGUAGE_CODE)
 
 
 # --- Sending ---------------------------------------------------------------------------------------------------
@@ -323,7 +392,7 @@ def _send_all(notices: Iterable[Notice]) -> Run:
                     membership__in=members, kind=notice.kind, subject_key=notice.subject_key
                 ).values_list("membership_id", flat=True)
             )
-            body: str | None = None
+            written: dict[str, tuple[str, str]] = {}  # each language's subject and body, written once
             for membership in members:
                 address = str(membership.user.email or membership.user.get_username())
                 if membership.pk in had or "@" not in address:
@@ -334,8 +403,12 @@ def _send_all(notices: Iterable[Notice]) -> Run:
                 claim = _claim(notice, membership)
                 if claim is None:
                     continue
-                body = body if body is not None else _body(notice)
-                message = EmailMessage(subject=notice.subject, body=body, to=[address], connection=connection)
+                language = _language(membership)
+                if language not in written:
+                    with translation.override(language):
+                        written[language] = notice.compose()
+                subject, body = written[language]
+                message = EmailMessage(subject=subject, body=body, to=[address], connection=connection)
                 try:
                     message.send()
                 except (smtplib.SMTPResponseException, smtplib.SMTPRecipientsRefused) as exc:

@@ -6,7 +6,9 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from exports.models import ExportStatus
 from tests.backoffice.conftest import SignIn
+from tests.ops.conftest import make_item, make_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -84,3 +86,36 @@ def test_the_queue_form_is_danish_with_the_exports_apps_own_texts(tenant, sign_i
     page = text(client.get("/backoffice/exports/queues/new/", HTTP_ACCEPT_LANGUAGE="da"))
     assert "Ny eksportkø" in page and "Opret køen" in page
     assert "Entitets-id" in page  # exports/forms.py, translated in exports/locale/
+    assert "Kun lagersteder" in page and "Signeringshemmelighed" in page  # the typed fields' labels
+    assert "Hvordan entiteterne bliver til filen eller indholdet:" in page  # the transform's help
+    assert "Only stock locations" not in page
+
+
+def test_the_export_log_shows_the_statuses_in_danish(tenant, sign_in: SignIn):
+    queue = make_queue(tenant.account)
+    make_item(queue, status=ExportStatus.SUCCESS)
+    make_item(queue, status=ExportStatus.FAILURE)
+    client = sign_in(tenant.account, "viewer")
+    page = text(client.get("/backoffice/exports/log/", HTTP_ACCEPT_LANGUAGE="da"))
+    assert '<span class="status success">Gennemført</span>' in page
+    assert '<span class="status failure">Fejlet</span>' in page
+    assert ">Success</span>" not in page
+    assert '<span class="status success">Success</span>' in text(client.get("/backoffice/exports/log/"))
+
+
+def test_the_members_page_shows_the_roles_in_danish(tenant, sign_in: SignIn):
+    client = sign_in(tenant.account, "owner")
+    page = text(client.get("/backoffice/members/", HTTP_ACCEPT_LANGUAGE="da"))
+    assert 'value="owner" selected>Ejer</option>' in page
+    assert ">Leder</option>" in page and ">Læser</option>" in page
+    assert ">Owner</option>" not in page
+    assert 'value="owner" selected>Owner</option>' in text(client.get("/backoffice/members/"))
+
+
+def test_the_dashboard_tells_the_breaker_in_danish(tenant, sign_in: SignIn):
+    make_queue(tenant.account)
+    client = sign_in(tenant.account, "viewer")
+    page = text(client.get("/backoffice/", HTTP_ACCEPT_LANGUAGE="da"))
+    assert "lukket: ingen fejl siden seneste succes (afbryder " in page
+    assert "closed: no failure" not in page
+    assert "closed: no failure since the last success (breaker " in text(client.get("/backoffice/"))

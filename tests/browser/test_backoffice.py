@@ -207,3 +207,30 @@ def test_a_person_in_two_accounts_switches_between_them_and_chooses_danish(page:
     page.get_by_role("button", name="Change").click()
     expect(page.locator("h1")).to_have_text("Oversigt")
     expect(page.get_by_label("Konto")).to_have_value("acme")  # the same account, in Danish
+
+
+# Each input of the pricing page's basket lines that runs out of its line (its row, a card on a phone) or the window.
+LINE_INPUTS_OUTSIDE = """() => {
+  const outside = [];
+  for (const input of document.querySelectorAll("table.basket-lines tbody input:not([type=hidden])")) {
+    const box = input.getBoundingClientRect();
+    const row = input.closest("tr").getBoundingClientRect();
+    if (box.width <= 0 || box.left < row.left || box.right > row.right + 0.5 || box.right > window.innerWidth + 0.5)
+      outside.push(input.name);
+  }
+  return outside;
+}"""
+
+
+def test_the_pricing_page_s_line_inputs_fit_their_lines_at_desktop_and_phone_width(page: Page, acme: Tenant) -> None:
+    showcase.sign_in_member(acme, email=EMAIL, password=PASSWORD)
+    page.set_viewport_size(DESKTOP)
+    sign_in(page)
+    for size in (DESKTOP, PHONE):
+        page.set_viewport_size(size)
+        page.goto("/backoffice/pricing/")
+        expect(page.locator("h1")).to_contain_text("Price a basket")
+        assert page.locator("table.basket-lines tbody input").count() > 0
+        assert_no_sideways_scroll(page)
+        assert page.evaluate(LINE_INPUTS_OUTSIDE) == [], size
+    assert_rows_are_cards(page)

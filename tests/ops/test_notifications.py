@@ -80,6 +80,22 @@ def test_a_queue_disabled_by_a_person_is_mailed_to_owners_and_managers_once(tena
     assert f"/backoffice/exports/queues/{queue.pk}/" in message.get_content()
 
 
+def test_a_member_who_chose_danish_is_mailed_in_danish_and_the_others_in_english(tenant, staff, relay):
+    account_services.set_language(user=staff["manager"].user, language="da")
+    queue = make_queue(tenant.account, name="erp-sales")
+    assert circuit.disable_queue(queue=queue, reason="every delivery has failed for 5 days", actor=audit.SYSTEM)
+
+    assert notifications.notify_problems().sent == 2
+
+    mails = {message["To"]: message for message in relay.messages()}
+    danish, english = mails["manager@acme.example"], mails["owner@acme.example"]
+    assert danish["Subject"].strip() == "[acme] Eksportkøen 'erp-sales' blev deaktiveret"  # encoded, then folded
+    assert "blev deaktiveret af systemet" in danish.get_content()
+    assert "Årsag: every delivery has failed for 5 days" in danish.get_content()
+    assert english["Subject"] == "[acme] Export queue 'erp-sales' was disabled"
+    assert "disabled by the system" in english.get_content()
+
+
 def test_a_queue_disabled_by_the_system_is_mailed_with_its_reason(tenant, staff, relay):
     queue = make_queue(tenant.account)
     assert circuit.disable_queue(queue=queue, reason="every delivery has failed for 5 days", actor=audit.SYSTEM)
