@@ -24,19 +24,19 @@ class Campaign(Body, schema_name="DiscountCampaign"):
 
     id = Field(
         Str(forbidden=CAMPAIGN_ID_FORBIDDEN),
-        description=("Unique in the account; posting the same id overwrites. 1-255 characters, none of `./#$*[]`."),
+        description="Unique in the account; posting the same id overwrites. 1-255 characters, none of `./#$*[]`.",
     )
     # Which registered type: it picks the type's body (``campaigns.pricing.registry``).
     type = Field(Str(), description="The campaign type, which decides the other fields.")
     name = Field(Str(max_length=1000), description="The internal name (1-1000 characters).")
     display_name = Field(
         Str(max_length=1000),
-        description=("The name shown on the discounted line item in the basket (1-1000 characters)."),
+        description="The name shown on the discounted line item in the basket (1-1000 characters).",
     )
     priority = Field(Num(), description="Higher first; ties by `id`.")
     members_only = optional(
         Bool(),
-        description=("True: applies only when a customer is attached to the sale. Default false."),
+        description="True: applies only when a customer is attached to the sale. Default false.",
     )
     continue_evaluation = optional(Bool(), description="Units it discounts stay open for later campaigns.")
 

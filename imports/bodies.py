@@ -32,7 +32,7 @@ class IncomingOrdersRequest(Body, schema_name="IncomingOrders"):
 
     orders = Field(
         Arr(IncomingOrder, min_items=1, max_items=MAX_ITEMS),
-        description=("The incoming orders (1 to `IMPORT_MAX_ITEMS`)."),
+        description="The incoming orders (1 to `IMPORT_MAX_ITEMS`).",
     )
 
 
@@ -42,7 +42,7 @@ class ExternalOrdersRequest(Body, schema_name="ExternalOrders"):
 
     external_orders = Field(
         Arr(ExternalOrder, min_items=1, max_items=MAX_ITEMS),
-        description=("The external orders (1 to `IMPORT_MAX_ITEMS`)."),
+        description="The external orders (1 to `IMPORT_MAX_ITEMS`).",
     )
 
 
@@ -59,7 +59,7 @@ class CampaignsRequest(Body, schema_name="DiscountCampaigns"):
 
     campaigns = Field(
         Arr(CAMPAIGN, max_items=MAX_ITEMS),
-        description=("The campaigns to create or overwrite by `id` (at most `IMPORT_MAX_ITEMS`)."),
+        description="The campaigns to create or overwrite by `id` (at most `IMPORT_MAX_ITEMS`).",
     )
 
 
@@ -69,7 +69,7 @@ class ProductRulesRequest(Body, schema_name="ProductRules"):
 
     product_rules = Field(
         Arr(PRODUCT_RULE, max_items=MAX_ITEMS),
-        description=("The rules to create or overwrite by `id` (at most `IMPORT_MAX_ITEMS`)."),
+        description="The rules to create or overwrite by `id` (at most `IMPORT_MAX_ITEMS`).",
     )
 
 
@@ -79,7 +79,7 @@ class StockEventsRequest(Body, schema_name="StockEvents"):
 
     stock_events = Field(
         Arr(IMPORTED_STOCK_EVENT, min_items=1, max_items=MAX_ITEMS),
-        description=("The events, applied in the order posted (1 to `IMPORT_MAX_ITEMS`)."),
+        description="The events, applied in the order posted (1 to `IMPORT_MAX_ITEMS`).",
     )
 
 
@@ -97,7 +97,8 @@ class DeletionIds(Node):
     def json_schema(self, components: Components) -> Schema:
         ids: Schema = {"type": "array", "items": {"type": "string", "minLength": 1, "pattern": r"\S"}}
         ids["maxItems"] = MAX_ITEMS
-        return {"oneOf": [ids, {"type": "object", "properties": {"ids": ids}, "required": ["ids"]}]}
+        described = {**ids, "description": "The ids to delete."}
+        return {"oneOf": [ids, {"type": "object", "properties": {"ids": described}, "required": ["ids"]}]}
 
 
 DELETION_IDS = DeletionIds()

@@ -113,18 +113,18 @@ class EcommerceProduct(Body, schema_name="IntegratorEcommerceProduct"):
     variant_name = optional(NAME, description="The variant's name (L10nString; blank allowed).")
     description = optional(
         Blankable(L10nString(max_length=10_000)),
-        description=("The description (L10nString, at most 10000 characters; blank allowed)."),
+        description="The description (L10nString, at most 10000 characters; blank allowed).",
     )
     barcode = optional(TEXT, description="EAN, SKU, ISBN or similar (blank allowed).")
     image_url = optional(
         Blankable(Str(max_length=2048)),
-        description=("The image's URL (at most 2048 characters; blank allowed)."),
+        description="The image's URL (at most 2048 characters; blank allowed).",
     )
     product_group = optional(TEXT, description="The product group (blank allowed).")
     retail_price = Field(MONEY, description="The unit price, in the currency's major unit, VAT included; 0 or more.")
     sale_price = optional(
         MONEY,
-        description=("The unit price on sale, in the currency's major unit, VAT included; 0 or more."),
+        description="The unit price on sale, in the currency's major unit, VAT included; 0 or more.",
     )
     cost_price = optional(MONEY, description="The unit cost, in the currency's major unit, for margins; 0 or more.")
     taxes = optional(TAXES, description="The product's taxes; when absent, the market's default tax applies.")
@@ -139,28 +139,28 @@ class Customer(Body, schema_name="IntegratorCustomer"):
     city = optional(TEXT, description="The city (blank allowed, at most 1000 characters).")
     postal_code = optional(
         Blankable(Str(max_length=32)),
-        description=("The postal code (blank allowed, at most 32 characters)."),
+        description="The postal code (blank allowed, at most 32 characters).",
     )
     country = optional(TEXT, description="The country's name (blank allowed, at most 1000 characters).")
     country_code = optional(
         Blankable(Str(max_length=2)),
-        description=("ISO 3166-1 alpha-2 (blank allowed, at most 2 characters)."),
+        description="ISO 3166-1 alpha-2 (blank allowed, at most 2 characters).",
     )
     phone = optional(
         Blankable(Str(max_length=64)),
-        description=("The phone number (blank allowed, at most 64 characters)."),
+        description="The phone number (blank allowed, at most 64 characters).",
     )
     email = optional(
         Blankable(Str(max_length=320)),
-        description=("The e-mail address (blank allowed, at most 320 characters)."),
+        description="The e-mail address (blank allowed, at most 320 characters).",
     )
     additional_info = optional(
         Blankable(Str(max_length=10_000)),
-        description=("Free text shown to the cashier (blank allowed, at most 10000 characters)."),
+        description="Free text shown to the cashier (blank allowed, at most 10000 characters).",
     )
     organization_number = optional(
         Blankable(Str(max_length=64)),
-        description=("Its presence marks a B2B customer (blank allowed, at most 64 characters)."),
+        description="Its presence marks a B2B customer (blank allowed, at most 64 characters).",
     )
     balance = optional(
         Balance(),
@@ -170,7 +170,7 @@ class Customer(Body, schema_name="IntegratorCustomer"):
     )
     balance_overdue = optional(
         Num(),
-        description=("The overdue amount, in the currency's major unit; the cashier is prompted to ask for a deposit."),
+        description="The overdue amount, in the currency's major unit; the cashier is prompted to ask for a deposit.",
     )
     credit_limit = optional(
         Num(minimum=0),
@@ -202,7 +202,7 @@ class GiftCard(Body, schema_name="IntegratorGiftCard"):
     id = Field(Str(), description="The integrator's own id of the card.")
     status = Field(
         OneOf((1, 2, 3), "1 (created), 2 (active), 3 (used)"),
-        description=("1 (created), 2 (active) or 3 (used)."),
+        description="1 (created), 2 (active) or 3 (used).",
     )
     external_giftcard = optional(AnyObject(), description="The integrator's private data; passed back as it came.")
 

@@ -39,6 +39,7 @@ from core.nodes import (
     Url,
     join,
     nullable,
+    with_description,
 )
 from ledger import checks
 from ledger.checks import SaleReport
@@ -87,8 +88,9 @@ class MapOf(Node):
 class OneKeyOf(Node):
     """An object with exactly one key out of ``fields`` (spec: ``application``, ``mode``, ``type``)."""
 
-    def __init__(self, fields: dict[str, Node]) -> None:
+    def __init__(self, fields: dict[str, Node], descriptions: dict[str, str]) -> None:
         self.fields = fields
+        self.descriptions = descriptions
 
     def check(self, value: Any, path: str, report: Report) -> Any:
         if not isinstance(value, dict):
@@ -108,7 +110,11 @@ class OneKeyOf(Node):
     def json_schema(self, components: Components) -> Schema:
         return {
             "oneOf": [
-                {"type": "object", "properties": {key: node.json_schema(components)}, "required": [key]}
+                {
+                    "type": "object",
+                    "properties": {key: with_description(node.json_schema(components), self.descriptions[key])},
+                    "required": [key],
+                }
                 for key, node in self.fields.items()
             ],
             "description": f"Exactly one of: {', '.join(f'`{key}`' for key in self.fields)}.",
@@ -154,13 +160,13 @@ class TaxSummary(Body, schema_name="SaleTaxSummary"):
 
     amount = Field(
         AMOUNT,
-        description=("The tax at this rate, in the currency's major unit (e.g. 12.50); negative in a return."),
+        description="The tax at this rate, in the currency's major unit (e.g. 12.50); negative in a return.",
     )
     rate = Field(Num(minimum=0, maximum=100), description="The rate in percent, 0 to 100 (25 is 25%).")
     tax_name = optional(ID, description="The tax's name (1-255 characters). This or `name` is required.")
     name = optional(
         ID,
-        description=("The tax's name as the spec's sale example spells it; accepted in place of `tax_name`."),
+        description="The tax's name as the spec's sale example spells it; accepted in place of `tax_name`.",
     )
     type = Field(TAX_TYPE, description="`vat` (included in the amounts) or `sales_tax` (added on top).")
 
@@ -194,6 +200,14 @@ class ItemRange(Body, schema_name="SaleDiscountItemRange"):
 
 
 DISCOUNT_TYPES = ("amount", "amount_per_item", "percentage", "percentage_with_max", "new_price", "new_price_per_item")
+DISCOUNT_TYPE_VALUES = {
+    "amount": "The amount off all units, in the currency's major unit, VAT included.",
+    "amount_per_item": "The amount off each unit, in the currency's major unit, VAT included.",
+    "percentage": "The percentage off, as the register sends it.",
+    "percentage_with_max": "A percentage with a maximum amount, as the register sends it (kept as sent).",
+    "new_price": "The new price of all units, in the currency's major unit, VAT included.",
+    "new_price_per_item": "The new price of each unit, in the currency's major unit, VAT included.",
+}
 
 
 class AutomaticMode(Body, schema_name="SaleDiscountAutomaticMode"):
@@ -205,14 +219,14 @@ class AutomaticMode(Body, schema_name="SaleDiscountAutomaticMode"):
     )
     identifier = Field(
         ID,
-        description=("The id of the sale price or campaign that gave the discount (1-255 characters)."),
+        description="The id of the sale price or campaign that gave the discount (1-255 characters).",
     )
 
 
 class DiscountTrigger(Body, schema_name="SaleDiscountTrigger"):
     items = Field(
         Enum(("basket", "line_item", "items")),
-        description=("What triggered the promotion: `basket`, `line_item` or `items`."),
+        description="What triggered the promotion: `basket`, `line_item` or `items`.",
     )
     count = optional(Num(minimum=0), description="How many items triggered it (0 or more).")
 
@@ -223,18 +237,28 @@ class Discount(Body, schema_name="SaleDiscount"):
     id = Field(ID, description="The discount's id (1-255 characters).")
     name = optional(L10nString(), description="The name shown on the receipt (L10nString).")
     application = Field(
-        OneKeyOf({"basket": Literal(True), "line_item": ID, "line_items": MapOf(ItemRange)}),
+        OneKeyOf(
+            {"basket": Literal(True), "line_item": ID, "line_items": MapOf(ItemRange)},
+            {
+                "basket": "Always true: the discount is on the whole basket.",
+                "line_item": "The `line_item_id` of the line discounted.",
+                "line_items": "A `line_item_id` to the range of its units discounted (at most 1000 lines).",
+            },
+        ),
         description=(
             "What it applies to: exactly one of `basket` (true), `line_item` (a line item id) or `line_items` "
             "(line item id to an item range)."
         ),
     )
     mode = Field(
-        OneKeyOf({"manual": Literal(True), "automatic": AutomaticMode}),
-        description=("How it was given: exactly one of `manual` (true: added by the cashier) or `automatic`."),
+        OneKeyOf(
+            {"manual": Literal(True), "automatic": AutomaticMode},
+            {"manual": "Always true: added by the cashier.", "automatic": "Given by a sale price or a campaign."},
+        ),
+        description="How it was given: exactly one of `manual` (true: added by the cashier) or `automatic`.",
     )
     type = Field(
-        OneKeyOf({name: NumberOrObject() for name in DISCOUNT_TYPES}),
+        OneKeyOf({name: NumberOrObject() for name in DISCOUNT_TYPES}, DISCOUNT_TYPE_VALUES),
         description=(
             "The kind and its value: exactly one key of `amount`, `amount_per_item`, `percentage`, "
             "`percentage_with_max`, `new_price`, `new_price_per_item`; the value a number (amounts in the major "
@@ -249,7 +273,7 @@ class DiscountSummary(Body, schema_name="SaleDiscountSummary"):
 
     amount = Field(
         AMOUNT,
-        description=("What the discount took off, in the currency's major unit, VAT included (all units of the line)."),
+        description="What the discount took off, in the currency's major unit, VAT included (all units of the line).",
     )
     discount = Field(Discount, description="The discount given.")
 
@@ -259,20 +283,20 @@ class Address(Body, schema_name="SaleShippingAddress"):
     country = optional(OPTIONAL_TEXT, description="The country's name (blank allowed, at most 255 characters).")
     country_code = optional(
         Str(max_length=2, allow_blank=True),
-        description=("ISO 3166-1 alpha-2 code (at most 2 characters, blank allowed)."),
+        description="ISO 3166-1 alpha-2 code (at most 2 characters, blank allowed).",
     )
     name = optional(OPTIONAL_TEXT, description="The recipient's name (blank allowed, at most 255 characters).")
     postal_code = optional(OPTIONAL_TEXT, description="The postal code (blank allowed, at most 255 characters).")
     street = optional(
         Str(max_length=1000, allow_blank=True),
-        description=("The street address (blank allowed, at most 1000 characters)."),
+        description="The street address (blank allowed, at most 1000 characters).",
     )
 
 
 class CustomerInfo(Body, schema_name="SaleShippingCustomerInfo"):
     email = optional(
         OPTIONAL_TEXT,
-        description=("The customer's e-mail address for the delivery (not checked as an address; blank allowed)."),
+        description="The customer's e-mail address for the delivery (not checked as an address; blank allowed).",
     )
     phone = optional(OPTIONAL_TEXT, description="The customer's phone number for the delivery (blank allowed).")
 
@@ -302,7 +326,7 @@ class VoucherBehavior(Body, schema_name="SaleVoucherBehavior"):
     payment_type_id = optional(Enum(VOUCHER_PAYMENT_TYPES), description="Always `voucher.integration`.")
     report = optional(
         AnyObject(),
-        description=("The integration's own data about the voucher; not read, kept as sent."),
+        description="The integration's own data about the voucher; not read, kept as sent.",
     )
 
 
@@ -328,7 +352,7 @@ class ExpenseBehavior(Body, schema_name="SaleExpenseBehavior"):
     identifier = Field(ID, description="The expense type's id.")
     image_urls = Field(
         Arr(Url(), max_items=100),
-        description=("Photos of the receipt (http or https URLs, at most 100)."),
+        description="Photos of the receipt (http or https URLs, at most 100).",
     )
 
 
@@ -356,6 +380,18 @@ BEHAVIORS: dict[str, Node] = {
 }
 
 
+BEHAVIOR_DESCRIPTIONS = {
+    "shipping": "A shipping line: the lines with its `ecom_id` are shipped as it says.",
+    "giftcard": "A gift card sold.",
+    "voucher": "A voucher sold.",
+    "giftcard_use": "A gift card used as payment.",
+    "voucher_use": "A voucher used as payment.",
+    "expense": "An expense paid out of the drawer.",
+    "customer_account_deposit": "A deposit to a customer's account.",
+    "container_deposit": "A container deposit added by a product rule.",
+}
+
+
 class Behavior(Node):
     """Spec: line item ``behavior``, at most one of the 8 keys."""
 
@@ -379,7 +415,10 @@ class Behavior(Node):
     def json_schema(self, components: Components) -> Schema:
         return {
             "type": "object",
-            "properties": {key: nullable(body.json_schema(components)) for key, body in BEHAVIORS.items()},
+            "properties": {
+                key: with_description(nullable(body.json_schema(components)), BEHAVIOR_DESCRIPTIONS[key])
+                for key, body in BEHAVIORS.items()
+            },
             "description": "At most one behavior (a key given as null counts as absent).",
         }
 
@@ -417,11 +456,11 @@ class LineItem(Body, schema_name="SaleLineItem"):
     )
     sales_tax_amount = Field(
         AMOUNT,
-        description=("The sales tax added on top of `sub_total`, in the currency's major unit."),
+        description="The sales tax added on top of `sub_total`, in the currency's major unit.",
     )
     sub_total = Field(
         AMOUNT,
-        description=("The line after discounts, VAT included, sales tax excluded, in the currency's major unit."),
+        description="The line after discounts, VAT included, sales tax excluded, in the currency's major unit.",
     )
     total = Field(
         AMOUNT,
@@ -431,7 +470,7 @@ class LineItem(Body, schema_name="SaleLineItem"):
     )
     total_tax_amount = Field(
         AMOUNT,
-        description=("`vat_amount + sales_tax_amount` (refused otherwise), in the currency's major unit."),
+        description="`vat_amount + sales_tax_amount` (refused otherwise), in the currency's major unit.",
     )
     vat_amount = Field(AMOUNT, description="The VAT included in `sub_total`, in the currency's major unit.")
     quantity = Field(AMOUNT, description="Units; negative in a return. A number (may have decimals, e.g. weight).")
@@ -439,7 +478,7 @@ class LineItem(Body, schema_name="SaleLineItem"):
     barcode = optional(ID, description="EAN, SKU, ISBN or similar.")
     cost_price = optional(
         AMOUNT,
-        description=("The line's cost (quantity x unit cost), in the currency's major unit, VAT excluded."),
+        description="The line's cost (quantity x unit cost), in the currency's major unit, VAT excluded.",
     )
     ecom_id = optional(
         ID,
@@ -451,31 +490,31 @@ class LineItem(Body, schema_name="SaleLineItem"):
     image_url = optional(Url(), description="The product's image (an http or https URL, at most 2048 characters).")
     product_group = optional(
         ID,
-        description=("The product group, for statistics; lines without one fall in `__none__`."),
+        description="The product group, for statistics; lines without one fall in `__none__`.",
     )
     variant_id = optional(ID, description="The variant id, for a variant product.")
     comment = optional(
         TEXT,
-        description=("The cashier's comment on the line (blank allowed, at most 10000 characters)."),
+        description="The cashier's comment on the line (blank allowed, at most 10000 characters).",
     )
     margin = optional(
         AMOUNT,
-        description=("The profit amount: `margin_total - cost_price` where a cost is known, in the major unit."),
+        description="The profit amount: `margin_total - cost_price` where a cost is known, in the major unit.",
     )
     margin_total = optional(
         AMOUNT,
-        description=("The net amount the margin is measured on: `sub_total - vat_amount`, in the major unit."),
+        description="The net amount the margin is measured on: `sub_total - vat_amount`, in the major unit.",
     )
     name = optional(L10nString(), description="The product name shown (L10nString).")
     behavior = optional(
         Behavior(),
-        description=("What the line does besides selling goods: at most one of the 8 behaviors."),
+        description="What the line does besides selling goods: at most one of the 8 behaviors.",
     )
     dimensions = optional(Arr(Dimension, max_items=50), description="The variant's dimensions (at most 50).")
     discounts = optional(Arr(DiscountSummary, max_items=100), description="The discounts on the line (at most 100).")
     tags = optional(
         Arr(ID, max_items=100),
-        description=("The product's tags (at most 100), as campaigns and product rules read them."),
+        description="The product's tags (at most 100), as campaigns and product rules read them.",
     )
     taxes = optional(Arr(TaxSummary, max_items=20), description="The taxes on the line, one per rate (at most 20).")
 
@@ -492,24 +531,24 @@ class SaleCustomer(Body):
     )
     street = optional(
         Str(max_length=1000, allow_blank=True),
-        description=("The street; stored only for a customer with an organization number (at most 1000 characters)."),
+        description="The street; stored only for a customer with an organization number (at most 1000 characters).",
     )
     city = optional(OPTIONAL_TEXT, description="The city; stored only for a customer with an organization number.")
     postal_code = optional(
         OPTIONAL_TEXT,
-        description=("The postal code; stored only for a customer with an organization number."),
+        description="The postal code; stored only for a customer with an organization number.",
     )
     country = optional(
         OPTIONAL_TEXT,
-        description=("The country; stored only for a customer with an organization number."),
+        description="The country; stored only for a customer with an organization number.",
     )
     country_code = optional(
         Str(max_length=2, allow_blank=True),
-        description=("ISO 3166-1 alpha-2 (at most 2 characters)."),
+        description="ISO 3166-1 alpha-2 (at most 2 characters).",
     )
     email = optional(
         Str(max_length=320, allow_blank=True),
-        description=("The e-mail address (at most 320 characters; not checked as an address)."),
+        description="The e-mail address (at most 320 characters; not checked as an address).",
     )
     phone = optional(Str(max_length=64, allow_blank=True), description="The phone number (at most 64 characters).")
     organization_number = optional(OPTIONAL_TEXT, description="Its presence marks a B2B customer.")
@@ -526,41 +565,41 @@ class SaleSummary(Body):
     # The sale's amounts (docs/amounts.md), all required.
     base_price = Field(
         AMOUNT,
-        description=("The sum of the lines' `base_price`, in the currency's major unit, VAT included."),
+        description="The sum of the lines' `base_price`, in the currency's major unit, VAT included.",
     )
     sales_tax_amount = Field(AMOUNT, description="The sum of the lines' sales tax, in the currency's major unit.")
     sub_total = Field(
         AMOUNT,
-        description=("The sum of the lines' `sub_total`: after discounts, VAT included, sales tax excluded."),
+        description="The sum of the lines' `sub_total`: after discounts, VAT included, sales tax excluded.",
     )
     total = Field(
         AMOUNT,
-        description=("What the customer pays: the sum of the lines' `total`, in the currency's major unit."),
+        description="What the customer pays: the sum of the lines' `total`, in the currency's major unit.",
     )
     total_discounts = Field(
         AMOUNT,
-        description=("`base_price - sub_total`, in the currency's major unit (a warning when not)."),
+        description="`base_price - sub_total`, in the currency's major unit (a warning when not).",
     )
     total_tax_amount = Field(
         AMOUNT,
-        description=("`vat_amount + sales_tax_amount`; the `taxes` amounts sum to it (refused otherwise)."),
+        description="`vat_amount + sales_tax_amount`; the `taxes` amounts sum to it (refused otherwise).",
     )
     vat_amount = Field(AMOUNT, description="The VAT included in `sub_total`, in the currency's major unit.")
     comment = optional(
         TEXT,
-        description=("The cashier's comment on the sale (blank allowed, at most 10000 characters)."),
+        description="The cashier's comment on the sale (blank allowed, at most 10000 characters).",
     )
     return_reference = optional(ID, description="In a return: the identifier of the sale returned.")
     customer = optional(SaleCustomer, description="The customer attached to the sale.")
     is_return = Field(
         Bool(),
-        description=("True for a return of goods (negative quantities and amounts); a sale is never both."),
+        description="True for a return of goods (negative quantities and amounts); a sale is never both.",
     )
     line_items = Field(Arr(LineItem, max_items=MAX_LINE_ITEMS), description="The lines (at most 1000).")
     margin = optional(AMOUNT, description="The sale's profit amount, in the currency's major unit (stored as sent).")
     margin_total = optional(
         AMOUNT,
-        description=("The sale's net amount the margin is measured on, in the major unit (stored as sent)."),
+        description="The sale's net amount the margin is measured on, in the major unit (stored as sent).",
     )
     purchase_type = optional(PurchaseType, description="A special price across all products, when one was used.")
     taxes = Field(Arr(TaxSummary, max_items=100), description="The tax per rate over all lines (at most 100).")
@@ -578,11 +617,11 @@ class Payment(Body, schema_name="SalePayment"):
 
     amount = Field(
         AMOUNT,
-        description=("Paid, in the base currency's major unit; negative for cashback and some cash rounding."),
+        description="Paid, in the base currency's major unit; negative for cashback and some cash rounding.",
     )
     foreign_currency = optional(
         Currency(),
-        description=("ISO 4217 code of the currency handed over, when not the base currency."),
+        description="ISO 4217 code of the currency handed over, when not the base currency.",
     )
     foreign_currency_amount = optional(AMOUNT, description="The amount in `foreign_currency`, in its major unit.")
     identifier = Field(ID, description="The payment's id.")
@@ -620,7 +659,7 @@ class Source(Body, schema_name="SaleSource"):
     shop_name = optional(SOURCE_TEXT, description="The shop's name.")
     register_id = Field(
         SOURCE_TEXT,
-        description=("The register's identifier: a register of the account (at most 255 characters)."),
+        description="The register's identifier: a register of the account (at most 255 characters).",
     )
     register_name = optional(SOURCE_TEXT, description="The register's name.")
     cashier_id = optional(SOURCE_TEXT, description="The cashier's identifier.")
@@ -631,16 +670,16 @@ class Timing(Body, schema_name="SaleTiming"):
     timestamp = Field(Num(minimum=0, maximum=MAX_TIMESTAMP), description="Unix seconds.")
     timestamp_string = optional(
         Str(max_length=64),
-        description=("ISO 8601 with time zone, as the register shows it (at most 64 characters)."),
+        description="ISO 8601 with time zone, as the register shows it (at most 64 characters).",
     )
     timezone = optional(Str(max_length=64), description="The tz database name, e.g. `Europe/Copenhagen`.")
     timestamp_date_string = optional(
         Str(max_length=32),
-        description=("Year-month-day-hour-minute in the local time zone."),
+        description="Year-month-day-hour-minute in the local time zone.",
     )
     timestamp_week_string = optional(
         Str(max_length=16),
-        description=("Weekyear-week in the local time zone (the weekyear is not always the year)."),
+        description="Weekyear-week in the local time zone (the weekyear is not always the year).",
     )
 
 
@@ -664,7 +703,7 @@ class SalePart(Body, schema_name="CheckoutSale"):
     identifier = Field(ID, description="The sale's id, unique in the account and within the checkout.")
     sequence_number = Field(
         Int(minimum=0, maximum=MAX_SEQUENCE_NUMBER),
-        description=("The register's running number of the sale, 0 to 2^53-1."),
+        description="The register's running number of the sale, 0 to 2^53-1.",
     )
     basket = Field(SaleSummary, description="The sale's amounts and lines (the sale.summary shape).")
     fiscal_rules_data = optional(AnyValue(), description="Data for fiscal rules; not read, kept as sent.")
@@ -677,23 +716,23 @@ class Checkout(Body):
 
     identifier = Field(
         ID,
-        description=("The checkout's id, unique in the account: posting it again with another body is refused (409)."),
+        description="The checkout's id, unique in the account: posting it again with another body is refused (409).",
     )
     voided = optional(Bool(), description="True if the checkout was voided during payment.")
     timing = Field(Timing, description="When the checkout was made.")
     source = Field(Source, description="Where it was made: the register is required and must be one of the account.")
     base_currency_code = Field(
         Currency(),
-        description=("ISO 4217 code of every amount; amounts compare at its minor unit."),
+        description="ISO 4217 code of every amount; amounts compare at its minor unit.",
     )
     payments = Field(
         PAYMENTS,
-        description=("The payments of the whole checkout (at most 100); the successful ones cover the total."),
+        description="The payments of the whole checkout (at most 100); the successful ones cover the total.",
     )
     receipt_metadata = optional(ReceiptMetadata, description="What the receipt printed.")
     sales = Field(
         Arr(SalePart, min_items=1, max_items=MAX_SALES_PER_CHECKOUT),
-        description=("The sales the checkout yields (1 to 10, at most one a return)."),
+        description="The sales the checkout yields (1 to 10, at most one a return).",
     )
 
     @rule
@@ -750,19 +789,19 @@ class PosNewsletterSignup(Body):
 
     email = Field(
         Email(),
-        description=("The address signed up (at most 320 characters, checked); trimmed, its domain lower-cased."),
+        description="The address signed up (at most 320 characters, checked); trimmed, its domain lower-cased.",
     )
     first_name = optional(
         NAME_PART,
-        description=("The first name (blank allowed, at most 255 characters; a blank is left out)."),
+        description="The first name (blank allowed, at most 255 characters; a blank is left out).",
     )
     last_name = optional(
         NAME_PART,
-        description=("The last name (blank allowed, at most 255 characters; a blank is left out)."),
+        description="The last name (blank allowed, at most 255 characters; a blank is left out).",
     )
     name = optional(
         NAME_PART,
-        description=("The full name (blank allowed, at most 255 characters; a blank is left out)."),
+        description="The full name (blank allowed, at most 255 characters; a blank is left out).",
     )
     register_id = optional(Str(max_length=64), description="A register of the account.")
     shop_id = optional(Str(max_length=64), description="A stock location identifier.")

@@ -72,7 +72,7 @@ class BasketDiscount(LineItemDiscount, schema_name="OrderBasketDiscount"):
 
     type = Field(
         Enum(BASKET_DISCOUNT_TYPES, hints=PER_ITEM_ONLY),
-        description=("`amount`, `percentage` or `new_price` (the per-item types are for line items only)."),
+        description="`amount`, `percentage` or `new_price` (the per-item types are for line items only).",
     )
 
 
@@ -88,7 +88,7 @@ class LineItem(Body, schema_name="OrderLineItem"):
     price = Field(Num(positive=True), description="The unit price, VAT included, before the discounts.")
     discounts = optional(
         Arr(LineItemDiscount, max_items=MAX_DISCOUNTS),
-        description=("The discounts on this line (at most 100)."),
+        description="The discounts on this line (at most 100).",
     )
 
 
@@ -99,7 +99,7 @@ class Basket(Body, schema_name="OrderBasket"):
     line_items = Field(Arr(LineItem, min_items=1, max_items=MAX_LINE_ITEMS), description="The lines (1 to 1000).")
     discounts = optional(
         Arr(BasketDiscount, max_items=MAX_DISCOUNTS),
-        description=("Discounts on the whole basket (at most 100)."),
+        description="Discounts on the whole basket (at most 100).",
     )
 
 
@@ -111,7 +111,7 @@ class IncomingCustomer(Body, schema_name="IncomingOrderCustomer"):
     phone_number = optional(Str(max_length=64), description="Shown to users (at most 64 characters).")
     email = optional(
         Str(max_length=320),
-        description=("Shown to users (at most 320 characters; not checked as an address)."),
+        description="Shown to users (at most 320 characters; not checked as an address).",
     )
 
 
@@ -127,7 +127,7 @@ class Payment(Body, schema_name="OrderPayment"):
 
     reference = Field(
         Str(max_length=1000),
-        description=("The payment's reference in the external system (1-1000 characters)."),
+        description="The payment's reference in the external system (1-1000 characters).",
     )
 
 
@@ -137,21 +137,21 @@ class ShippingAddress(Body, schema_name="OrderShippingAddress"):
 
     street = optional(
         Str(max_length=1000, allow_blank=True),
-        description=("The street (blank allowed, at most 1000 characters)."),
+        description="The street (blank allowed, at most 1000 characters).",
     )
     city = optional(Str(allow_blank=True), description="The city (blank allowed, at most 255 characters).")
     postal_code = optional(
         Str(max_length=32, allow_blank=True),
-        description=("The postal code (blank allowed, at most 32 characters)."),
+        description="The postal code (blank allowed, at most 32 characters).",
     )
     name = optional(
         Str(max_length=1000, allow_blank=True),
-        description=("The recipient's name (blank allowed, at most 1000 characters)."),
+        description="The recipient's name (blank allowed, at most 1000 characters).",
     )
     country = optional(Str(allow_blank=True), description="The country's name (blank allowed).")
     country_code = optional(
         Str(max_length=2, allow_blank=True),
-        description=("ISO 3166-1 alpha-2 (at most 2 characters, blank allowed)."),
+        description="ISO 3166-1 alpha-2 (at most 2 characters, blank allowed).",
     )
 
 
@@ -163,7 +163,7 @@ class Shipping(Body, schema_name="OrderShipping"):
     method_title = optional(L10nString(), description="The delivery method, shown to the order handler (L10nString).")
     method_subtitle = optional(
         L10nString(),
-        description=("More about the delivery method, shown to the order handler (L10nString)."),
+        description="More about the delivery method, shown to the order handler (L10nString).",
     )
 
 
@@ -172,13 +172,13 @@ class IncomingOrder(Body):
 
     order_identifier = Field(
         Str(),
-        description=("Unique across the incoming orders of the stock location (1-255 characters)."),
+        description="Unique across the incoming orders of the stock location (1-255 characters).",
     )
     basket = Field(Basket, description="What is ordered.")
     customer = optional(IncomingCustomer, description="Who ordered.")
     payment = optional(
         Payment,
-        description=("Its presence makes the order pre-paid (Ship from Store); without it, Reserve & Collect."),
+        description="Its presence makes the order pre-paid (Ship from Store); without it, Reserve & Collect.",
     )
     shipping = optional(Shipping, description="How to ship; requires `payment`.")
     shipping_needs_payment = shipping_needs_payment
@@ -189,7 +189,7 @@ class ExternalOrder(Body):
 
     order_identifier = Field(
         Str(),
-        description=("Unique across the external orders of the stock location (1-255 characters)."),
+        description="Unique across the external orders of the stock location (1-255 characters).",
     )
     basket = Field(Basket, description="What is ordered.")
     customer = optional(ExternalCustomer, description="Who ordered.")
@@ -203,16 +203,16 @@ class OutgoingOrderStateChange(Body):
 
     stock_location = Field(
         STOCK_LOCATION_IDENTIFIER,
-        description=("The shop that placed the order (a stock location identifier, 1-64 characters)."),
+        description="The shop that placed the order (a stock location identifier, 1-64 characters).",
     )
     order_identifier = Field(Str(), description="The order's identifier on that stock location.")
     state = Field(
         Choices(OrderState.choices),
-        description=("The new state: `created`, `processing`, `ready`, `completed`, `rejected` or `cancelled`."),
+        description="The new state: `created`, `processing`, `ready`, `completed`, `rejected` or `cancelled`.",
     )
     comment = optional(
         Str(max_length=10_000, allow_blank=True),
-        description=("A comment shown with the state (blank allowed, at most 10000 characters)."),
+        description="A comment shown with the state (blank allowed, at most 10000 characters).",
     )
     cashier = optional(ledger_definitions.CASHIER, description="Who handled the order.")
 
@@ -244,11 +244,11 @@ class IncomingOrderStateChange(Body, schema_name="PosIncomingOrderStateChange"):
 
     state = Field(
         Choices(OrderState.choices),
-        description=("The new state: `created`, `processing`, `ready`, `completed`, `rejected` or `cancelled`."),
+        description="The new state: `created`, `processing`, `ready`, `completed`, `rejected` or `cancelled`.",
     )
     comment = optional(
         Str(max_length=10_000, allow_blank=True),
-        description=("A comment sent with the state (blank allowed, at most 10000 characters)."),
+        description="A comment sent with the state (blank allowed, at most 10000 characters).",
     )
     cashier = optional(CashierOrIdentifier(), description="Who handled the order.")
 
@@ -260,11 +260,11 @@ class OrderShipping(Shipping, schema_name="PosOrderShipping"):
     address = Field(ShippingAddress, description="Where to ship (required in this form).")
     method_title = optional(
         Str(max_length=1000),
-        description=("The delivery method, a plain string (at most 1000 characters)."),
+        description="The delivery method, a plain string (at most 1000 characters).",
     )
     method_subtitle = optional(
         Str(max_length=1000),
-        description=("More about the delivery method, a plain string (at most 1000 characters)."),
+        description="More about the delivery method, a plain string (at most 1000 characters).",
     )
 
 
@@ -273,7 +273,7 @@ class Order(Body, schema_name="PosOrder"):
 
     order_identifier = Field(
         Str(),
-        description=("The order's id, unique per placing stock location (1-255 characters)."),
+        description="The order's id, unique per placing stock location (1-255 characters).",
     )
     basket = Field(ledger_definitions.SALE_SUMMARY, description="What is ordered, in the full sale.summary shape.")
     customer = optional(IncomingCustomer, description="Who ordered.")
@@ -287,7 +287,7 @@ class OutgoingOrder(Body, schema_name="PosOutgoingOrder"):
 
     stock_location = Field(
         STOCK_LOCATION_IDENTIFIER,
-        description=("The shop placing the order (a stock location identifier of the account)."),
+        description="The shop placing the order (a stock location identifier of the account).",
     )
     destination = Field(
         STOCK_LOCATION_IDENTIFIER,

@@ -92,7 +92,7 @@ class Basket(Body):
     customer = optional(BasketCustomer, description="The customer, when one is attached to the sale.")
     line_items = Field(
         Arr(BasketLine, min_items=1, max_items=MAX_LINE_ITEMS),
-        description=("The lines (1 to the basket limit)."),
+        description="The lines (1 to the basket limit).",
     )
 
     @rule

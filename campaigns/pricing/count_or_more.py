@@ -97,7 +97,7 @@ class OnProducts(Body, schema_name="CampaignOnProducts"):
 
     product_ids = Field(
         Arr(STR_ID, min_items=1, max_items=10_000),
-        description=("The products the campaign looks at (1 to 10000 ids); `count` is the total across them."),
+        description="The products the campaign looks at (1 to 10000 ids); `count` is the total across them.",
     )
 
 

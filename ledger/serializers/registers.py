@@ -34,7 +34,13 @@ EventCounts = BodyMeta(
     (Body,),
     {
         "__doc__": "Spec: Events counted, each a count of the period.",
-        **dict.fromkeys(EVENT_COUNT_KEYS, optional(EVENT_COUNT)),
+        **{
+            key: optional(
+                EVENT_COUNT,
+                description=f"How many `{key}` events the register counted in the period (0 to 10^9).",
+            )
+            for key in EVENT_COUNT_KEYS
+        },
     },
 )
 
@@ -42,10 +48,13 @@ EventCounts = BodyMeta(
 class CloseRegister(Body):
     """The close of a register period."""
 
-    counted = optional(Arr(CountedAmount, max_items=200))
+    counted = optional(
+        Arr(CountedAmount, max_items=200),
+        description="What was counted, per payment type and currency (at most 200); not counted: the expected.",
+    )
     comment = optional(Str(max_length=10_000, allow_blank=True), description="Reason for a reconciliation difference.")
-    event_counts = optional(EventCounts)
-    cashier = optional(Cashier)
+    event_counts = optional(EventCounts, description="The register's own counts of the period's events.")
+    cashier = optional(Cashier, description="Who closed the register.")
     identifier = optional(
         Str(max_length=255),
         description="The app's own id of this close: closing again with it answers the same statement (200).",

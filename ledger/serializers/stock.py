@@ -123,7 +123,7 @@ class PosStockEvent(Body):
     )
     new_stock_value = optional(
         STOCK_QUANTITY,
-        description=("The new stock level in units, at most 6 decimals. Exactly one of this and `adjustment`."),
+        description="The new stock level in units, at most 6 decimals. Exactly one of this and `adjustment`.",
     )
     stock_count_id = optional(ID, description="The stock count's id; required for `stock_count_reset`.")
     timestamp = optional(Timestamp(), description="Default: now.")
