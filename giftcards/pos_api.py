@@ -152,7 +152,11 @@ def _calls_integrator(
         summary=summary,
         description=description,
         parameters=parameters,
-        responses={status_code: OpenApiResponse(description=answer), **error_responses(*codes), **UPSTREAM},
+        responses={
+            status_code: OpenApiResponse(description=answer),
+            **error_responses(*codes, scope="pos"),
+            **UPSTREAM,
+        },
         examples=examples,
         **request,
     )
