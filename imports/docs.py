@@ -10,9 +10,8 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
 
-from core.api.credentials import INVALID_CREDENTIALS
-
 from campaigns.docs import PRODUCT_RULE_DEFINITION
+from core.api.credentials import INVALID_CREDENTIALS
 from imports import bodies
 
 AUTH_PARAMETERS = [
@@ -131,10 +130,15 @@ class Refusal:
         """The items posted for each example, by its name."""
         return {PARTIAL: [*items, self.item], REFUSED: [self.item]}
 
-    def examples(self, noun: str, verb: str, items: list[Any]) -> list[OpenApiExample]:
+    def examples(self, noun: str, verb: str, items: list[Any], extra: dict[str, Any]) -> list[OpenApiExample]:
+        """The two answers; ``extra`` what the endpoint adds to each (the markets of a definitions import)."""
         failed = [{"index": len(items), "id": self.id, "errors": self.errors}]
-        partial = {"status": "PARTIAL", "message": f"Import of {len(items)} {noun}(s) {verb}; 1 failed (see 'failed')"}
-        refused = {"status": "ERROR", "message": f"No {noun} was accepted: every item failed (see 'failed')"}
+        partial = {
+            "status": "PARTIAL",
+            "message": f"Import of {len(items)} {noun}(s) {verb}; 1 failed (see 'failed')",
+            **extra,
+        }
+        refused = {"status": "ERROR", "message": f"No {noun} was accepted: every item failed (see 'failed')", **extra}
         return [
             OpenApiExample(PARTIAL, value={**partial, "failed": failed}, response_only=True, status_codes=["207"]),
             OpenApiExample(
@@ -212,6 +216,7 @@ def _post(
     *,
     refusal: Refusal,
     params: Sequence[OpenApiParameter] = (),
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The schema of an import's POST: ``request`` its declared body (``body`` an example), ``ok`` the message of
     an answer that took every item, ``refusal`` an item it refuses, ``params`` the query parameters naming where
@@ -227,7 +232,7 @@ def _post(
         "examples": [
             OpenApiExample("Request", value=body, request_only=True),
             _ok(ok),
-            *refusal.examples(noun, verb, items),
+            *refusal.examples(noun, verb, items, extra or {}),
             *COMMON_EXAMPLES,
         ],
     }
@@ -240,7 +245,7 @@ def _orders(summary: str, request: Any, body: Any, ok: str, *, refusal: Refusal)
 
 def _definitions(summary: str, request: Any, body: Any, ok: str, *, refusal: Refusal) -> dict[str, Any]:
     """An import of definitions (campaigns, product rules) into the markets the query names."""
-    return _post(summary, request, body, ok, refusal=refusal, params=[MARKETS])
+    return _post(summary, request, body, ok, refusal=refusal, params=[MARKETS], extra={"markets": ["dk"]})
 
 
 def _delete(noun: str, ids: list[str]) -> dict[str, Any]:
