@@ -540,6 +540,8 @@ SPECTACULAR_SETTINGS = {
     },
     "SECURITY": [{"apikey": []}, {"bearer": []}],
     "PREPROCESSING_HOOKS": ["imports.docs.hide_trailing_slash_twins"],
+    # The identity exports' schemas (docs/events.md), then the enum hook drf-spectacular runs by default.
+    "POSTPROCESSING_HOOKS": ["exports.schemas.publish", "drf_spectacular.hooks.postprocess_schema_enums"],
     # Two models have a "kind": name their enums apart instead of letting a hash decide.
     "ENUM_NAME_OVERRIDES": {
         "StockLocationKindEnum": "accounts.models.StockLocation.Kind",
