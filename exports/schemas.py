@@ -18,7 +18,7 @@ from typing import Any
 
 from drf_spectacular.plumbing import ResolvedComponent
 
-from core.declare import Body, BodyMeta, Field, optional
+from core.declare import Body, BodyMeta, Choices, Field, optional
 from core.nodes import (
     AnyObject,
     AnyValue,
@@ -35,10 +35,10 @@ from core.nodes import (
 from ledger import definitions as sale
 from ledger.serializers.catalog import PRODUCT
 from orders import definitions as orders
+from orders.models import OrderState
 
 TEXT = Str(max_length=10_000, allow_blank=True)
 ID = Str()
-ORDER_STATES = ("created", "processing", "ready", "completed", "rejected", "cancelled")
 STOCK_EVENT_TYPES = ("sale", "return", "received", "stock_count_reset", "external_reset")
 
 
@@ -167,7 +167,7 @@ class ShopInfo(Body, schema_name="ExportStatementShopInfo"):
 class StatementTiming(Body, schema_name="ExportStatementTiming"):
     """When the register was closed, in UTC."""
 
-    timestamp = Field(Num(minimum=0), description="Milliseconds since the epoch.")
+    timestamp = Field(Int(minimum=0, maximum=sale.MAX_SEQUENCE_NUMBER), description="Milliseconds since the epoch.")
     timestamp_string = Field(TEXT, description="ISO 8601 in UTC.")
     timezone = Field(TEXT, description="Always `UTC`.")
     timestamp_date_string = Field(TEXT, description="Year-month-day-hour-minute, UTC.")
@@ -243,14 +243,14 @@ class ExportedStockEvent(Body, schema_name="ExportStockEventsElement"):
 # --- Orders -------------------------------------------------------------------------------------------------
 
 
-class OrderState(Body, schema_name="ExportOrderState"):
+class ExportedOrderState(Body, schema_name="ExportOrderState"):
     """Spec: Order state."""
 
     created = Field(Num(minimum=0), description="When the order was created, Unix seconds.")
     last_change = Field(Num(minimum=0), description="When it took this state, Unix seconds.")
     last_change_by = optional(AnyValue(), description="Who moved it: a Cashier, or the cashier's identifier.")
     last_change_comment = optional(TEXT, description="The comment sent with the state.")
-    order_state = Field(Enum(ORDER_STATES), description="The state the order is in now.")
+    order_state = Field(Choices(OrderState.choices), description="The state the order is in now.")
 
 
 class ImportedOrder(Body, schema_name="ExportIncomingOrder"):
@@ -267,7 +267,7 @@ class ExportedStateChange(Body, schema_name="ExportIncomingOrderStateChangesElem
     """Spec: Events, incoming order state change: an order imported into a shop changed state there."""
 
     order = Field(ImportedOrder, description="The order.")
-    state = Field(OrderState, description="Its state after the change.")
+    state = Field(ExportedOrderState, description="Its state after the change.")
 
 
 class ExportedOutgoingOrder(Body, schema_name="ExportOutgoingOrdersElement"):
