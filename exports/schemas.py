@@ -193,7 +193,7 @@ class ExportedStatement(Body, schema_name="ExportRegisterCloseStatementsElement"
 
 
 class ExportedProductEvent(Body, schema_name="ExportProductEditEventsElement"):
-    """A product created, changed or deleted (the spec does not show it: decided, docs/events.md)."""
+    """A product created, changed or deleted (the spec does not show it: the shape is decided by this service)."""
 
     event = Field(Enum(("create", "update", "delete")), description="What happened to the product.")
     product = Field(PRODUCT, description="The product after the event (before it, for a delete): spec Product.")
@@ -213,7 +213,7 @@ class SignupSource(Body, schema_name="ExportNewsletterSignupSource"):
 
 
 class ExportedSignup(Body, schema_name="ExportNewsletterSignupsElement"):
-    """A newsletter signup (the spec does not show it: decided, docs/events.md). Each signup is an element,
+    """A newsletter signup (the spec does not show it: the shape is decided by this service). Each signup is an element,
     the same address twice included."""
 
     email = Field(Str(max_length=320), description="The address signed up; its domain lower-cased.")
