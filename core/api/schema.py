@@ -23,7 +23,7 @@ from core.api.credentials import INVALID_CREDENTIALS
 
 class ErrorItemSerializer(serializers.Serializer):
     field = serializers.CharField(help_text='The offending input, e.g. "currency" or "default_taxes".')
-    message = serializers.CharField()
+    message = serializers.CharField(help_text="What is wrong with it, for a person.")
     code = serializers.CharField(required=False, help_text="Present on errors raised by the services.")
 
 
@@ -31,9 +31,11 @@ class ErrorOutputSerializer(serializers.Serializer):
     """The JSON body of every refused request (``core.errors.error_body``)."""
 
     status = serializers.CharField(help_text="Always ERROR.")
-    message = serializers.CharField()
+    message = serializers.CharField(help_text="What went wrong, for a person.")
     # A declared field shadows Serializer.errors only in the type stubs: DRF pops fields off the class.
-    errors = ErrorItemSerializer(many=True, required=False)  # type: ignore[assignment]
+    errors = ErrorItemSerializer(  # type: ignore[assignment]
+        many=True, required=False, help_text="One entry per fault, each naming its field (absent: no one field)."
+    )
 
     class Meta:
         ref_name = "Error"
