@@ -29,7 +29,7 @@ IDS = OpenApiParameter(
     "ids", str, required=False, description="Comma-separated ids to delete (or send them in the body)."
 )
 
-ORDER = {
+ORDER: dict[str, Any] = {
     "order_identifier": "web-10042",
     "basket": {
         "currency": "DKK",
@@ -61,7 +61,7 @@ ORDER = {
         "method_subtitle": "1-2 days",
     },
 }
-EXTERNAL_ORDER = {
+EXTERNAL_ORDER: dict[str, Any] = {
     "order_identifier": "erp-5531",
     "basket": {
         "currency": "DKK",
