@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 
 from core.declare import Body, BodyMeta, Payload
 
@@ -44,12 +43,9 @@ def undescribed(schema: Any, at: str) -> Iterator[str]:
             yield from undescribed(schema[keyword], at)
 
 
-@pytest.fixture(scope="module")
-def document(django_db_setup: None, django_db_blocker: Any) -> dict:
-    from django.test import Client
-
-    with django_db_blocker.unblock():
-        return yaml.safe_load(Client().get("/api/schema/").content)
+@pytest.fixture
+def document(openapi_document: dict) -> dict:
+    return openapi_document
 
 
 def test_every_property_of_every_declared_body_is_described(document: dict) -> None:

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import yaml
 from django.test import Client
 
 from accounts.models import Register
@@ -24,10 +23,9 @@ CHECKOUTS = "/api/v1/pos/checkouts/"
 Call = Callable[[Client, Tenant], Any]
 
 
-@pytest.fixture(scope="module")
-def document(django_db_setup: None, django_db_blocker: Any) -> dict:
-    with django_db_blocker.unblock():
-        return yaml.safe_load(Client().get("/api/schema/").content)
+@pytest.fixture
+def document(openapi_document: dict) -> dict:
+    return openapi_document
 
 
 def declared_errors(document: dict, route: str, method: str = "post") -> dict[str, tuple[int, dict]]:
