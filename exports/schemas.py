@@ -80,7 +80,7 @@ class TaxTotal(Body, schema_name="ExportStatementTaxSummary"):
     """The tax of one rate over the period."""
 
     amount = Field(AMOUNT, description="In the base currency's major unit.")
-    rate = Field(Num(minimum=0, maximum=100), description="In percent.")
+    rate = Field(Num(minimum=0, maximum=100), description="As the sales gave it (0.25 for 25%).")
     name = Field(TEXT, description="The tax's name.")
     type = Field(sale.TAX_TYPE, description="`vat` (included) or `sales_tax` (added on top).")
 

@@ -162,7 +162,10 @@ class TaxSummary(Body, schema_name="SaleTaxSummary"):
         AMOUNT,
         description="The tax at this rate, in the currency's major unit (e.g. 12.50); negative in a return.",
     )
-    rate = Field(Num(minimum=0, maximum=100), description="The rate in percent, 0 to 100 (25 is 25%).")
+    rate = Field(
+        Num(minimum=0, maximum=100),
+        description="A fraction as in the examples (0.25 for 25%), as the register sends it; 0 to 100 accepted.",
+    )
     tax_name = optional(ID, description="The tax's name (1-255 characters). This or `name` is required.")
     name = optional(
         ID,
