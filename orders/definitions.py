@@ -178,7 +178,7 @@ class IncomingOrder(Body):
     customer = optional(IncomingCustomer, description="Who ordered.")
     payment = optional(
         Payment,
-        description="Its presence makes the order pre-paid (Ship from Store); without it, Reserve & Collect.",
+        description="Pre-paid: Click & Collect, or Ship from Store with `shipping`; without it, Reserve & Collect.",
     )
     shipping = optional(Shipping, description="How to ship; requires `payment`.")
     shipping_needs_payment = shipping_needs_payment
