@@ -9,9 +9,11 @@ from typing import Any
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
+from rest_framework import serializers
 
 from campaigns.docs import PRODUCT_RULE_DEFINITION
 from core.api.credentials import INVALID_CREDENTIALS
+from core.api.schema import ErrorOutputSerializer
 from imports import bodies
 
 AUTH_PARAMETERS = [
@@ -196,14 +198,65 @@ FORBIDDEN = OpenApiExample(
     status_codes=["403"],
 )
 
+
+class ItemErrorSerializer(serializers.Serializer):
+    field = serializers.CharField(help_text="The path of the fault inside the item, e.g. `basket.line_items[0].price`.")
+    message = serializers.CharField(help_text="What is wrong, for a person.")
+    code = serializers.CharField(help_text="A stable code, e.g. `required`, `out_of_range`, `duplicate`.")
+
+    class Meta:
+        ref_name = "ImportItemError"
+
+
+class FailedItemSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="The item's position in the posted list, from 0.")
+    id = serializers.CharField(
+        allow_null=True, help_text="The item's identifier (`order_identifier`, `id`, `product_id`), when it has one."
+    )
+    errors = ItemErrorSerializer(many=True, help_text="Every fault of the item.")  # type: ignore[assignment]
+
+    class Meta:
+        ref_name = "ImportFailedItem"
+
+
+class ItemWarningSerializer(ItemErrorSerializer):
+    index = serializers.IntegerField(help_text="The item's position in the posted list, from 0.")
+
+    class Meta:
+        ref_name = "ImportItemWarning"
+
+
+class ImportResultSerializer(serializers.Serializer):
+    """The answer of an import (``imports.services.Outcome``), or of a request that could not be read."""
+
+    status = serializers.ChoiceField(
+        choices=["OK", "PARTIAL", "ERROR"],
+        help_text="`OK`: every item accepted; `PARTIAL`: some (207); `ERROR`: none, or the request was refused.",
+    )
+    message = serializers.CharField(help_text="What happened, for a person, e.g. `Import of 2 order(s) initiated`.")
+    failed = FailedItemSerializer(many=True, required=False, help_text="The items refused, each with its faults.")
+    warnings = ItemWarningSerializer(
+        many=True, required=False, help_text="What was accepted but ignored (an unknown field), by item."
+    )
+    markets = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Campaigns and product rules: the markets written."
+    )
+    errors = ItemErrorSerializer(  # type: ignore[assignment]
+        many=True, required=False, help_text="A request that could not be read: the fault (`field` `body`)."
+    )
+
+    class Meta:
+        ref_name = "ImportResult"
+
+
 RESULT_RESPONSES = {
-    200: OpenApiResponse(OpenApiTypes.OBJECT, description="All items accepted."),
-    207: OpenApiResponse(OpenApiTypes.OBJECT, description="Some items accepted; the others are listed in `failed`."),
-    400: OpenApiResponse(OpenApiTypes.OBJECT, description="No item accepted, or the request could not be read."),
-    401: OpenApiResponse(OpenApiTypes.OBJECT, description="Invalid credentials."),
-    403: OpenApiResponse(OpenApiTypes.OBJECT, description="The key lacks the `imports` scope."),
-    413: OpenApiResponse(OpenApiTypes.OBJECT, description="Body or item count over the limit."),
-    415: OpenApiResponse(OpenApiTypes.OBJECT, description="Not application/json."),
+    200: OpenApiResponse(ImportResultSerializer, description="All items accepted."),
+    207: OpenApiResponse(ImportResultSerializer, description="Some items accepted; the others are listed in `failed`."),
+    400: OpenApiResponse(ImportResultSerializer, description="No item accepted, or the request could not be read."),
+    401: OpenApiResponse(ErrorOutputSerializer, description="Invalid credentials."),
+    403: OpenApiResponse(ErrorOutputSerializer, description="The key lacks the `imports` scope."),
+    413: OpenApiResponse(ErrorOutputSerializer, description="Body or item count over the limit."),
+    415: OpenApiResponse(ErrorOutputSerializer, description="Not application/json."),
 }
 COMMON_EXAMPLES = [UNREADABLE, NOT_JSON, UNAUTHORIZED, FORBIDDEN]
 
