@@ -14,7 +14,7 @@ from core.nodes import Bool, Int, L10nString, MarketPrice, Num, Report, Str, exa
 
 CAMPAIGN_ID_FORBIDDEN = "./#$*[]"
 PERCENTAGE = Field(Num(minimum=0, maximum=1), description="A fraction of the price: 0.15 is 15% off.")
-COUNT = Int(minimum=1)
+COUNT = Field(Int(minimum=1), description="The number of eligible units needed (a positive integer).")
 NEW_PRICE = MarketPrice()
 STR_ID = Str()
 
@@ -22,49 +22,74 @@ STR_ID = Str()
 class Campaign(Body, schema_name="DiscountCampaign"):
     """Spec: Discount campaign, the fields every type has; the type's own fields come with its `type`."""
 
-    id = Str(forbidden=CAMPAIGN_ID_FORBIDDEN)
+    id = Field(
+        Str(forbidden=CAMPAIGN_ID_FORBIDDEN),
+        description="Unique in the account; posting the same id overwrites. 1-255 characters, none of `./#$*[]`.",
+    )
     # Which registered type: it picks the type's body (``campaigns.pricing.registry``).
     type = Field(Str(), description="The campaign type, which decides the other fields.")
-    name = Str(max_length=1000)
-    display_name = Str(max_length=1000)
+    name = Field(Str(max_length=1000), description="The internal name (1-1000 characters).")
+    display_name = Field(
+        Str(max_length=1000),
+        description="The name shown on the discounted line item in the basket (1-1000 characters).",
+    )
     priority = Field(Num(), description="Higher first; ties by `id`.")
-    members_only = optional(Bool())
+    members_only = optional(
+        Bool(),
+        description="True: applies only when a customer is attached to the sale. Default false.",
+    )
     continue_evaluation = optional(Bool(), description="Units it discounts stay open for later campaigns.")
 
 
 class OnProduct(Body, schema_name="CampaignOnProduct"):
     """The product a campaign looks at (the bases of a type's body give its fields in order)."""
 
-    product_id = STR_ID
+    product_id = Field(STR_ID, description="The product the campaign looks at.")
 
 
 class OnTag(Body, schema_name="CampaignOnTag"):
     """The tag a campaign looks at."""
 
-    tag = STR_ID
+    tag = Field(STR_ID, description="The products carrying this tag are the ones the campaign looks at.")
 
 
 class ProductRule(Body):
     """Spec: Product rule, the fields every type has; the type's own fields come with its `type`."""
 
-    id = Str()
+    id = Field(Str(), description="Unique in the account; posting the same id overwrites (1-255 characters).")
     type = Field(Str(), description="The product rule type, which decides the other fields.")
-    name = Str(max_length=1000)
-    display_name = L10nString()
+    name = Field(Str(max_length=1000), description="The administrative name (1-1000 characters).")
+    display_name = Field(L10nString(), description="The name used in the basket and on receipts (L10nString).")
 
 
 class NewPrices(Body, schema_name="CampaignNewPrices"):
     """Spec rule 2: a new price per unit, always or only where it is cheaper (exactly one of the two)."""
 
-    new_price_per_item = optional(NEW_PRICE)
-    new_price_per_item_if_cheaper = optional(NEW_PRICE)
+    new_price_per_item = optional(
+        NEW_PRICE,
+        description=(
+            "The new unit price, VAT included, in the currency's major unit: a number, or a market identifier to "
+            "a number. Exactly one of this and `new_price_per_item_if_cheaper`."
+        ),
+    )
+    new_price_per_item_if_cheaper = optional(
+        NEW_PRICE,
+        description=(
+            "As `new_price_per_item`, applied only where it is lower than the price already calculated for the unit."
+        ),
+    )
     one_new_price = rule(exactly_one_of("new_price_per_item", "new_price_per_item_if_cheaper"))
 
 
 class Step(Body, schema_name="CampaignStep"):
     """A step of a stair: from `count` eligible units on (up to the next step's count)."""
 
-    count = COUNT
+    count = Field(
+        COUNT.node,
+        description=(
+            "The number of eligible units from which this step applies (a positive integer, distinct per step)."
+        ),
+    )
 
 
 class StairCampaign(Campaign):

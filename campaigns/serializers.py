@@ -90,19 +90,19 @@ class _DiscountSummarySerializer(serializers.Serializer):
 
 
 class PricedLineSerializer(serializers.Serializer):
-    line_item_id = serializers.CharField()
-    id = serializers.CharField(required=False)
-    quantity = serializers.IntegerField()
+    line_item_id = serializers.CharField(help_text="The line's `line_item_id`, as posted.")
+    id = serializers.CharField(required=False, help_text="The product id, as posted.")
+    quantity = serializers.IntegerField(help_text="Whole units, as posted.")
     unit_price = _money(PER_UNIT + " Before discounts (the pricing API's own field; a sale has no unit price).")
     retail_price = _money(PER_LINE + " unit_price x quantity, before discounts (as a sale's line retail_price).")
     base_price = _money(PER_LINE + " unit_price x quantity, before discounts.")
-    discounts = _DiscountSummarySerializer(many=True, required=False)
+    discounts = _DiscountSummarySerializer(many=True, required=False, help_text="What each campaign took off.")
     sub_total = _money(PER_LINE + " After discounts, before sales tax.")
     total = _money(PER_LINE + " After discounts, with sales tax: the sum of the line's discounted unit prices.")
     vat_amount = _money(PER_LINE)
     sales_tax_amount = _money(PER_LINE)
     total_tax_amount = _money(PER_LINE)
-    taxes = _TaxSummarySerializer(many=True, required=False)
+    taxes = _TaxSummarySerializer(many=True, required=False, help_text="The line's tax per rate.")
 
 
 class PricedBasketSerializer(serializers.Serializer):
@@ -113,9 +113,9 @@ class PricedBasketSerializer(serializers.Serializer):
     vat_amount = _money("VAT included in the prices.")
     sales_tax_amount = _money("Sales tax added on top.")
     total_tax_amount = _money("vat_amount + sales_tax_amount.")
-    is_return = serializers.BooleanField()
+    is_return = serializers.BooleanField(help_text="Always false: a priced basket is a sale.")
     line_items = PricedLineSerializer(many=True, help_text="The lines, then any container-deposit lines.")
-    taxes = _TaxSummarySerializer(many=True)
+    taxes = _TaxSummarySerializer(many=True, help_text="The basket's tax per rate, over all lines.")
     explanation = JSONField(
         required=False,
         help_text=(

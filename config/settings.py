@@ -593,8 +593,13 @@ SPECTACULAR_SETTINGS = {
     },
     "SECURITY": [{"apikey": []}, {"bearer": []}],
     "PREPROCESSING_HOOKS": ["imports.docs.hide_trailing_slash_twins"],
-    # The runtime integrations as callbacks of the operation that registers them (after the enums are named).
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "integrations.callbacks.publish"],
+    # The identity exports' schemas (docs/events.md), the enum hook drf-spectacular runs by default, then the
+    # runtime integrations as callbacks of the operation that registers them (after the enums are named).
+    "POSTPROCESSING_HOOKS": [
+        "exports.schemas.publish",
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "integrations.callbacks.publish",
+    ],
     # Two models have a "kind": name their enums apart instead of letting a hash decide.
     "ENUM_NAME_OVERRIDES": {
         "StockLocationKindEnum": "accounts.models.StockLocation.Kind",

@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 
 from campaigns.pricing.registry import CAMPAIGN, PRODUCT_RULE
-from core.declare import Body, payload
+from core.declare import Body, Field, payload
 from core.nodes import Arr, Components, Node, Report, Schema, join
 from ledger.serializers import stock
 from orders.definitions import ExternalOrder, IncomingOrder, OutgoingOrderStateChange
@@ -30,14 +30,20 @@ class IncomingOrdersRequest(Body, schema_name="IncomingOrders"):
     """Spec: Endpoints A, incoming orders. Each order is checked on its own: the valid ones are queued, the
     others listed in `failed`."""
 
-    orders = Arr(IncomingOrder, min_items=1, max_items=MAX_ITEMS)
+    orders = Field(
+        Arr(IncomingOrder, min_items=1, max_items=MAX_ITEMS),
+        description="The incoming orders (1 to `IMPORT_MAX_ITEMS`).",
+    )
 
 
 class ExternalOrdersRequest(Body, schema_name="ExternalOrders"):
     """Spec: Endpoints A, external orders. Each order is checked on its own: the valid ones are queued, the
     others listed in `failed`."""
 
-    external_orders = Arr(ExternalOrder, min_items=1, max_items=MAX_ITEMS)
+    external_orders = Field(
+        Arr(ExternalOrder, min_items=1, max_items=MAX_ITEMS),
+        description="The external orders (1 to `IMPORT_MAX_ITEMS`).",
+    )
 
 
 OutgoingOrderStateChangesRequest = payload(
@@ -51,21 +57,30 @@ class CampaignsRequest(Body, schema_name="DiscountCampaigns"):
     """Spec: Discount campaign. Each campaign has the fields of its `type`; an empty list changes nothing. Each
     campaign is checked on its own: the valid ones are stored, the others listed in `failed`."""
 
-    campaigns = Arr(CAMPAIGN, max_items=MAX_ITEMS)
+    campaigns = Field(
+        Arr(CAMPAIGN, max_items=MAX_ITEMS),
+        description="The campaigns to create or overwrite by `id` (at most `IMPORT_MAX_ITEMS`).",
+    )
 
 
 class ProductRulesRequest(Body, schema_name="ProductRules"):
     """Spec: Product rule; an empty list changes nothing. Each rule is checked on its own: the valid ones are
     stored, the others listed in `failed`."""
 
-    product_rules = Arr(PRODUCT_RULE, max_items=MAX_ITEMS)
+    product_rules = Field(
+        Arr(PRODUCT_RULE, max_items=MAX_ITEMS),
+        description="The rules to create or overwrite by `id` (at most `IMPORT_MAX_ITEMS`).",
+    )
 
 
 class StockEventsRequest(Body, schema_name="StockEvents"):
     """Spec: Stock event, `external_reset`, applied in the order posted. Each event is checked on its own: the
     valid ones are applied, the others listed in `failed`."""
 
-    stock_events = Arr(IMPORTED_STOCK_EVENT, min_items=1, max_items=MAX_ITEMS)
+    stock_events = Field(
+        Arr(IMPORTED_STOCK_EVENT, min_items=1, max_items=MAX_ITEMS),
+        description="The events, applied in the order posted (1 to `IMPORT_MAX_ITEMS`).",
+    )
 
 
 class DeletionIds(Node):
@@ -82,7 +97,8 @@ class DeletionIds(Node):
     def json_schema(self, components: Components) -> Schema:
         ids: Schema = {"type": "array", "items": {"type": "string", "minLength": 1, "pattern": r"\S"}}
         ids["maxItems"] = MAX_ITEMS
-        return {"oneOf": [ids, {"type": "object", "properties": {"ids": ids}, "required": ["ids"]}]}
+        described = {**ids, "description": "The ids to delete."}
+        return {"oneOf": [ids, {"type": "object", "properties": {"ids": described}, "required": ["ids"]}]}
 
 
 DELETION_IDS = DeletionIds()

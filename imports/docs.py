@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
+from rest_framework import serializers
 
 from campaigns.docs import PRODUCT_RULE_DEFINITION
+from core.api.credentials import INVALID_CREDENTIALS
+from core.api.schema import ErrorOutputSerializer
 from imports import bodies
 
 AUTH_PARAMETERS = [
@@ -27,7 +31,7 @@ IDS = OpenApiParameter(
     "ids", str, required=False, description="Comma-separated ids to delete (or send them in the body)."
 )
 
-ORDER = {
+ORDER: dict[str, Any] = {
     "order_identifier": "web-10042",
     "basket": {
         "currency": "DKK",
@@ -59,7 +63,7 @@ ORDER = {
         "method_subtitle": "1-2 days",
     },
 }
-EXTERNAL_ORDER = {
+EXTERNAL_ORDER: dict[str, Any] = {
     "order_identifier": "erp-5531",
     "basket": {
         "currency": "DKK",
@@ -114,97 +118,187 @@ def _ok(message: str) -> OpenApiExample:
     )
 
 
-PARTIAL = OpenApiExample(
-    "Some items refused",
-    value={
-        "status": "PARTIAL",
-        "message": "Import of 1 order(s) initiated; 1 failed (see 'failed')",
-        "failed": [
-            {
-                "index": 1,
-                "id": "web-10043",
-                "errors": [
-                    {"field": "basket.line_items[0].price", "message": "must be positive", "code": "out_of_range"}
-                ],
-            }
-        ],
-    },
-    response_only=True,
-    status_codes=["207"],
-)
-ERROR = OpenApiExample(
-    "Nothing queued",
+@dataclass(frozen=True)
+class Refusal:
+    """An item an endpoint refuses and the errors it answers for it: the endpoint's examples of a partial import
+    (the request's example items, then this one) and of a refused one (this one alone). The item's identifier
+    is echoed as the failed item's `id`."""
+
+    item: Any
+    id: str | None
+    errors: list[dict[str, str]]
+
+    def requests(self, items: list[Any]) -> dict[str, list[Any]]:
+        """The items posted for each example, by its name."""
+        return {PARTIAL: [*items, self.item], REFUSED: [self.item]}
+
+    def examples(self, noun: str, verb: str, items: list[Any], extra: dict[str, Any]) -> list[OpenApiExample]:
+        """The two answers; ``extra`` what the endpoint adds to each (the markets of a definitions import)."""
+        failed = [{"index": len(items), "id": self.id, "errors": self.errors}]
+        partial = {
+            "status": "PARTIAL",
+            "message": f"Import of {len(items)} {noun}(s) {verb}; 1 failed (see 'failed')",
+            **extra,
+        }
+        refused = {"status": "ERROR", "message": f"No {noun} was accepted: every item failed (see 'failed')", **extra}
+        return [
+            OpenApiExample(PARTIAL, value={**partial, "failed": failed}, response_only=True, status_codes=["207"]),
+            OpenApiExample(
+                REFUSED,
+                value={**refused, "failed": [{**failed[0], "index": 0}]},
+                response_only=True,
+                status_codes=["400"],
+            ),
+        ]
+
+
+PARTIAL, REFUSED = "Some items refused", "Nothing accepted"
+UNREADABLE = OpenApiExample(
+    "Unreadable request",
     value={
         "status": "ERROR",
-        "message": "No order was accepted: every item failed (see 'failed')",
-        "failed": [
+        "message": "The body is not valid JSON: Expecting ',' delimiter: line 1 column 42 (char 41)",
+        "errors": [
             {
-                "index": 0,
-                "id": "web-10042",
-                "errors": [
-                    {
-                        "field": "order_identifier",
-                        "message": "duplicate: order_identifier 'web-10042' is already used on this stock location",
-                        "code": "duplicate",
-                    }
-                ],
+                "field": "body",
+                "message": "The body is not valid JSON: Expecting ',' delimiter: line 1 column 42 (char 41)",
+                "code": "invalid_json",
             }
         ],
     },
     response_only=True,
     status_codes=["400"],
 )
-REQUEST_ERROR = OpenApiExample(
-    "Unreadable request",
+NOT_JSON = OpenApiExample(
+    "Not JSON",
     value={
         "status": "ERROR",
-        "message": "The body is not valid JSON: Expecting ',' delimiter: line 1 column 42 (char 41)",
-        "errors": [{"field": "body", "message": "The body is not valid JSON: …", "code": "invalid_json"}],
+        "message": "Content-Type must be application/json",
+        "errors": [
+            {
+                "field": "Content-Type",
+                "message": "Content-Type must be application/json",
+                "code": "unsupported_media_type",
+            }
+        ],
     },
     response_only=True,
-    status_codes=["400", "413", "415"],
+    status_codes=["415"],
 )
 UNAUTHORIZED = OpenApiExample(
     "Bad credentials",
-    value={"status": "ERROR", "message": "Invalid credentials: check the account, integration and apikey parameters."},
+    value={"status": "ERROR", "message": INVALID_CREDENTIALS},
     response_only=True,
     status_codes=["401"],
 )
+FORBIDDEN = OpenApiExample(
+    "Missing scope",
+    value={"status": "ERROR", "message": "This API key lacks the 'imports' scope."},
+    response_only=True,
+    status_codes=["403"],
+)
+
+
+class ItemErrorSerializer(serializers.Serializer):
+    field = serializers.CharField(help_text="The path of the fault inside the item, e.g. `basket.line_items[0].price`.")
+    message = serializers.CharField(help_text="What is wrong, for a person.")
+    code = serializers.CharField(help_text="A stable code, e.g. `required`, `out_of_range`, `duplicate`.")
+
+    class Meta:
+        ref_name = "ImportItemError"
+
+
+class FailedItemSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="The item's position in the posted list, from 0.")
+    id = serializers.CharField(
+        allow_null=True, help_text="The item's identifier (`order_identifier`, `id`, `product_id`), when it has one."
+    )
+    errors = ItemErrorSerializer(many=True, help_text="Every fault of the item.")  # type: ignore[assignment]
+
+    class Meta:
+        ref_name = "ImportFailedItem"
+
+
+class ItemWarningSerializer(ItemErrorSerializer):
+    index = serializers.IntegerField(help_text="The item's position in the posted list, from 0.")
+
+    class Meta:
+        ref_name = "ImportItemWarning"
+
+
+class ImportResultSerializer(serializers.Serializer):
+    """The answer of an import (``imports.services.Outcome``), or of a request that could not be read."""
+
+    status = serializers.ChoiceField(
+        choices=["OK", "PARTIAL", "ERROR"],
+        help_text="`OK`: every item accepted; `PARTIAL`: some (207); `ERROR`: none, or the request was refused.",
+    )
+    message = serializers.CharField(help_text="What happened, for a person, e.g. `Import of 2 order(s) initiated`.")
+    failed = FailedItemSerializer(many=True, required=False, help_text="The items refused, each with its faults.")
+    warnings = ItemWarningSerializer(
+        many=True, required=False, help_text="What was accepted but ignored (an unknown field), by item."
+    )
+    markets = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Campaigns and product rules: the markets written."
+    )
+    errors = ItemErrorSerializer(  # type: ignore[assignment]
+        many=True, required=False, help_text="A request that could not be read: the fault (`field` `body`)."
+    )
+
+    class Meta:
+        ref_name = "ImportResult"
+
 
 RESULT_RESPONSES = {
-    200: OpenApiResponse(OpenApiTypes.OBJECT, description="All items accepted."),
-    207: OpenApiResponse(OpenApiTypes.OBJECT, description="Some items accepted; the others are listed in `failed`."),
-    400: OpenApiResponse(OpenApiTypes.OBJECT, description="No item accepted, or the request could not be read."),
-    401: OpenApiResponse(OpenApiTypes.OBJECT, description="Invalid credentials."),
-    403: OpenApiResponse(OpenApiTypes.OBJECT, description="The key lacks the `imports` scope."),
-    413: OpenApiResponse(OpenApiTypes.OBJECT, description="Body or item count over the limit."),
-    415: OpenApiResponse(OpenApiTypes.OBJECT, description="Not application/json."),
+    200: OpenApiResponse(ImportResultSerializer, description="All items accepted."),
+    207: OpenApiResponse(ImportResultSerializer, description="Some items accepted; the others are listed in `failed`."),
+    400: OpenApiResponse(ImportResultSerializer, description="No item accepted, or the request could not be read."),
+    401: OpenApiResponse(ErrorOutputSerializer, description="Invalid credentials."),
+    403: OpenApiResponse(ErrorOutputSerializer, description="The key lacks the `imports` scope."),
+    413: OpenApiResponse(ErrorOutputSerializer, description="Body or item count over the limit."),
+    415: OpenApiResponse(ErrorOutputSerializer, description="Not application/json."),
 }
-COMMON_EXAMPLES = [PARTIAL, ERROR, REQUEST_ERROR, UNAUTHORIZED]
+COMMON_EXAMPLES = [UNREADABLE, NOT_JSON, UNAUTHORIZED, FORBIDDEN]
 
 
-def _post(summary: str, request: Any, body: Any, ok: str, *, params: Sequence[OpenApiParameter] = ()) -> dict[str, Any]:
+def _post(
+    summary: str,
+    request: Any,
+    body: Any,
+    ok: str,
+    *,
+    refusal: Refusal,
+    params: Sequence[OpenApiParameter] = (),
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The schema of an import's POST: ``request`` its declared body (``body`` an example), ``ok`` the message of
-    an answer that took every item, ``params`` the query parameters naming where the items go; the description is
-    the view's docstring."""
+    an answer that took every item, ``refusal`` an item it refuses, ``params`` the query parameters naming where
+    the items go; the description is the view's docstring."""
+    noun, verb = ok.removeprefix("Import of ").split("(s) ")[0].split(" ", 1)[1], ok.rsplit(" ", 1)[1]
+    items = body if isinstance(body, list) else next(iter(body.values()))
     return {
         "summary": summary,
         "tags": ["imports"],
         "parameters": [*params, *AUTH_PARAMETERS],
         "request": {"application/json": request},
         "responses": RESULT_RESPONSES,
-        "examples": [OpenApiExample("Request", value=body, request_only=True), _ok(ok), *COMMON_EXAMPLES],
+        "examples": [
+            OpenApiExample("Request", value=body, request_only=True),
+            _ok(ok),
+            *refusal.examples(noun, verb, items, extra or {}),
+            *COMMON_EXAMPLES,
+        ],
     }
 
 
-def _orders(summary: str, request: Any, body: Any, ok: str) -> dict[str, Any]:
+def _orders(summary: str, request: Any, body: Any, ok: str, *, refusal: Refusal) -> dict[str, Any]:
     """An import of orders for the stock location the query names."""
-    return _post(summary, request, body, ok, params=[STOCK_LOCATION])
+    return _post(summary, request, body, ok, refusal=refusal, params=[STOCK_LOCATION])
 
 
-def _definitions(summary: str, request: Any, body: Any, ok: str) -> dict[str, Any]:
+def _definitions(summary: str, request: Any, body: Any, ok: str, *, refusal: Refusal) -> dict[str, Any]:
     """An import of definitions (campaigns, product rules) into the markets the query names."""
-    return _post(summary, request, body, ok, params=[MARKETS])
+    return _post(summary, request, body, ok, refusal=refusal, params=[MARKETS], extra={"markets": ["dk"]})
 
 
 def _delete(noun: str, ids: list[str]) -> dict[str, Any]:
@@ -237,26 +331,83 @@ def _delete(noun: str, ids: list[str]) -> dict[str, Any]:
     }
 
 
+def _error(field: str, message: str, code: str) -> dict[str, str]:
+    return {"field": field, "message": message, "code": code}
+
+
+BAD_ORDER = {**ORDER, "order_identifier": "web-10043"}
+BAD_ORDER["basket"] = {**ORDER["basket"], "line_items": [{**ORDER["basket"]["line_items"][0], "price": -149.95}]}
+BAD_EXTERNAL_ORDER = {**EXTERNAL_ORDER, "order_identifier": "erp-5532"}
+BAD_EXTERNAL_ORDER["basket"] = {
+    **EXTERNAL_ORDER["basket"],
+    "line_items": [{**EXTERNAL_ORDER["basket"]["line_items"][0], "quantity": 0}],
+}
+ORDER_REFUSED = Refusal(
+    BAD_ORDER, "web-10043", [_error("basket.line_items[0].price", "must be positive", "out_of_range")]
+)
+EXTERNAL_ORDER_REFUSED = Refusal(
+    BAD_EXTERNAL_ORDER, "erp-5532", [_error("basket.line_items[0].quantity", "must be positive", "out_of_range")]
+)
+STATE_CHANGE_REFUSED = Refusal(
+    {**STATE_CHANGE, "order_identifier": "out-2292", "state": "shipped"},
+    "out-2292",
+    [
+        _error(
+            "state",
+            "'shipped' is not one of: created, processing, ready, completed, rejected, cancelled",
+            "invalid_choice",
+        )
+    ],
+)
+CAMPAIGN_REFUSED = Refusal(
+    {**CAMPAIGN, "id": "autumn-tees", "percentage": 15},
+    "autumn-tees",
+    [_error("percentage", "must be at most 1", "out_of_range")],
+)
+RULE_REFUSED = Refusal(
+    {**PRODUCT_RULE_DEFINITION, "id": "pant-b", "tag": ""}, "pant-b", [_error("tag", "must not be blank", "blank")]
+)
+STOCK_REFUSED = Refusal(
+    {**STOCK_RESET, "type": "sale"},
+    "1001",
+    [_error("type", "only external_reset events can be imported", "not_allowed")],
+)
+REFUSALS = {
+    "/imports/incoming_orders": ORDER_REFUSED,
+    "/imports/external_orders": EXTERNAL_ORDER_REFUSED,
+    "/imports/outgoing_order_state_changes": STATE_CHANGE_REFUSED,
+    "/imports/discount_campaigns": CAMPAIGN_REFUSED,
+    "/imports/product_rules": RULE_REFUSED,
+    "/imports/stock_events": STOCK_REFUSED,
+}
+
 INCOMING_ORDERS = _orders(
-    "Import incoming orders", bodies.IncomingOrdersRequest, {"orders": [ORDER]}, "Import of 1 order(s) initiated"
+    "Import incoming orders",
+    bodies.IncomingOrdersRequest,
+    {"orders": [ORDER]},
+    "Import of 1 order(s) initiated",
+    refusal=ORDER_REFUSED,
 )
 EXTERNAL_ORDERS = _orders(
     "Import external orders",
     bodies.ExternalOrdersRequest,
     {"external_orders": [EXTERNAL_ORDER]},
     "Import of 1 external order(s) initiated",
+    refusal=EXTERNAL_ORDER_REFUSED,
 )
 STATE_CHANGES = _post(
     "Import outgoing order state changes",
     bodies.OutgoingOrderStateChangesRequest,
     [STATE_CHANGE],
     "Import of 1 outgoing order state change(s) initiated",
+    refusal=STATE_CHANGE_REFUSED,
 )
 CAMPAIGNS_POST = _definitions(
     "Import discount campaigns",
     bodies.CampaignsRequest,
     {"campaigns": [CAMPAIGN, STAIR_CAMPAIGN]},
     "Import of 2 campaign(s) completed",
+    refusal=CAMPAIGN_REFUSED,
 )
 CAMPAIGNS_DELETE = _delete("campaign", ["summer-tees", "no-such-campaign"])
 RULES_POST = _definitions(
@@ -264,6 +415,7 @@ RULES_POST = _definitions(
     bodies.ProductRulesRequest,
     {"product_rules": [PRODUCT_RULE_DEFINITION]},
     "Import of 1 product rule(s) completed",
+    refusal=RULE_REFUSED,
 )
 RULES_DELETE = _delete("product rule", ["pant-a", "no-such-rule"])
 STOCK_EVENTS = _post(
@@ -271,6 +423,7 @@ STOCK_EVENTS = _post(
     bodies.StockEventsRequest,
     {"stock_events": [STOCK_RESET, {"product_id": "2002", "stock_location_id": "shop-1", "adjustment": -3}]},
     "Import of 2 stock event(s) completed",
+    refusal=STOCK_REFUSED,
 )
 
 

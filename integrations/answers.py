@@ -23,7 +23,7 @@ from typing import Any
 
 from campaigns.pricing.registry import CAMPAIGN, check_campaign
 from core.decimals import floats_as_decimals
-from core.declare import Body, optional
+from core.declare import Body, Field, optional
 from core.nodes import (
     INVALID,
     AnyObject,
@@ -91,8 +91,8 @@ class OneOf(Node):
 class DeprecatedBalance(Body, schema_name="IntegratorCustomerBalance"):
     """Spec: Customer ``balance``, the deprecated object form."""
 
-    identifier = Str()
-    balance = Num()
+    identifier = Field(Str(), description="The account's id (required in this form).")
+    balance = Field(Num(), description="The balance, in the currency's major unit (required in this form).")
 
 
 class Balance(Node):
@@ -122,64 +122,117 @@ class EcommerceProduct(Body, schema_name="IntegratorEcommerceProduct"):
     """Spec: E-commerce product. No variants: each element is a concrete product or variant; only the price is
     required (a POS cannot sell what it cannot price)."""
 
-    id = variant_id = optional(TEXT)
-    name = variant_name = optional(NAME)
-    description = optional(Blankable(L10nString(max_length=10_000)))
-    barcode = optional(TEXT)
-    image_url = optional(Blankable(Str(max_length=2048)))
-    product_group = optional(TEXT)
-    retail_price = MONEY
-    sale_price = optional(MONEY)
-    cost_price = optional(MONEY)
-    taxes = optional(TAXES)
+    id = optional(TEXT, description="The product's id (blank allowed, at most 1000 characters).")
+    variant_id = optional(TEXT, description="The variant's id (blank allowed).")
+    name = optional(NAME, description="The product's name (L10nString; blank allowed).")
+    variant_name = optional(NAME, description="The variant's name (L10nString; blank allowed).")
+    description = optional(
+        Blankable(L10nString(max_length=10_000)),
+        description="The description (L10nString, at most 10000 characters; blank allowed).",
+    )
+    barcode = optional(TEXT, description="EAN, SKU, ISBN or similar (blank allowed).")
+    image_url = optional(
+        Blankable(Str(max_length=2048)),
+        description="The image's URL (at most 2048 characters; blank allowed).",
+    )
+    product_group = optional(TEXT, description="The product group (blank allowed).")
+    retail_price = Field(MONEY, description="The unit price, in the currency's major unit, VAT included; 0 or more.")
+    sale_price = optional(
+        MONEY,
+        description="The unit price on sale, in the currency's major unit, VAT included; 0 or more.",
+    )
+    cost_price = optional(MONEY, description="The unit cost, in the currency's major unit, for margins; 0 or more.")
+    taxes = optional(TAXES, description="The product's taxes; when absent, the market's default tax applies.")
 
 
 class Customer(Body, schema_name="IntegratorCustomer"):
     """Spec: Customer (lookup and general model). Only ``identifier`` is required."""
 
-    identifier = Str()
-    name = street = city = optional(TEXT)
-    postal_code = optional(Blankable(Str(max_length=32)))
-    country = optional(TEXT)
-    country_code = optional(Blankable(Str(max_length=2)))
-    phone = optional(Blankable(Str(max_length=64)))
-    email = optional(Blankable(Str(max_length=320)))
-    additional_info = optional(Blankable(Str(max_length=10_000)))
-    organization_number = optional(Blankable(Str(max_length=64)))
-    balance = optional(Balance())
-    balance_overdue = optional(Num())
-    credit_limit = optional(Num(minimum=0))
-    block_sales = optional(Bool())
+    identifier = Field(Str(), description="The customer's id in the integrated system (1-255 characters).")
+    name = optional(TEXT, description="The name (blank allowed, at most 1000 characters).")
+    street = optional(TEXT, description="The street (blank allowed, at most 1000 characters).")
+    city = optional(TEXT, description="The city (blank allowed, at most 1000 characters).")
+    postal_code = optional(
+        Blankable(Str(max_length=32)),
+        description="The postal code (blank allowed, at most 32 characters).",
+    )
+    country = optional(TEXT, description="The country's name (blank allowed, at most 1000 characters).")
+    country_code = optional(
+        Blankable(Str(max_length=2)),
+        description="ISO 3166-1 alpha-2 (blank allowed, at most 2 characters).",
+    )
+    phone = optional(
+        Blankable(Str(max_length=64)),
+        description="The phone number (blank allowed, at most 64 characters).",
+    )
+    email = optional(
+        Blankable(Str(max_length=320)),
+        description="The e-mail address (blank allowed, at most 320 characters).",
+    )
+    additional_info = optional(
+        Blankable(Str(max_length=10_000)),
+        description="Free text shown to the cashier (blank allowed, at most 10000 characters).",
+    )
+    organization_number = optional(
+        Blankable(Str(max_length=64)),
+        description="Its presence marks a B2B customer (blank allowed, at most 64 characters).",
+    )
+    balance = optional(
+        Balance(),
+        description=(
+            "The customer account's balance, in the currency's major unit: a number, or the deprecated object."
+        ),
+    )
+    balance_overdue = optional(
+        Num(),
+        description="The overdue amount, in the currency's major unit; the cashier is prompted to ask for a deposit.",
+    )
+    credit_limit = optional(
+        Num(minimum=0),
+        description=(
+            "In the currency's major unit, 0 or more: a purchase on account beyond balance plus this is blocked."
+        ),
+    )
+    block_sales = optional(Bool(), description="True: sales to the customer are refused.")
 
 
 class ShippingOption(Body, schema_name="IntegratorShippingOption"):
     """Spec: Shipping option. All four fields are required; the subtitle may be empty. Titles are shown as they
     come and copied into the sale's shipping behavior, whose ``method_title`` is an L10nString: accepted too."""
 
-    id = Str()
-    price = MONEY
-    title = L10nString()
-    subtitle = Blankable(L10nString())
+    id = Field(Str(), description="The option's id, the integrator's choice (1-255 characters).")
+    price = Field(MONEY, description="The shipping price, in the currency's major unit, VAT included; 0 or more.")
+    title = Field(L10nString(), description="The option's title, shown to the cashier (L10nString).")
+    subtitle = Field(Blankable(L10nString()), description="More about the option (L10nString; may be blank).")
 
 
 class GiftCard(Body, schema_name="IntegratorGiftCard"):
     """Spec: Gift card entity, returned in full by all four gift card actions."""
 
-    amount = MONEY
-    code = Str()
-    create_date = Num(minimum=0)
-    currency_code = Currency()
-    expiry_date = Num(minimum=0)
-    id = Str()
-    status = OneOf((1, 2, 3), "1 (created), 2 (active), 3 (used)")
-    external_giftcard = optional(AnyObject())
+    amount = Field(MONEY, description="The amount available now, in the card currency's major unit; 0 or more.")
+    code = Field(Str(), description="The customer-displayed code, used for bar codes (1-255 characters).")
+    create_date = Field(Num(minimum=0), description="Unix seconds (with decimals) when the card was created.")
+    currency_code = Field(Currency(), description="ISO 4217: the card is refused in another currency.")
+    expiry_date = Field(Num(minimum=0), description="Unix seconds (with decimals) when the card expires.")
+    id = Field(Str(), description="The integrator's own id of the card.")
+    status = Field(
+        OneOf((1, 2, 3), "1 (created), 2 (active), 3 (used)"),
+        description="1 (created), 2 (active) or 3 (used).",
+    )
+    external_giftcard = optional(AnyObject(), description="The integrator's private data; passed back as it came.")
 
 
 class CustomerAccount(Body, schema_name="IntegratorCustomerAccount"):
     """Spec: Customer account payment entity: the balance (read) or the amount actually used (pay). A balance
     may be negative (the customer owes), so no minimum here; the payment service checks what it asked for."""
 
-    amount = Num()
+    amount = Field(
+        Num(),
+        description=(
+            "In the currency's major unit: for a read, the balance (may be negative); for a pay, the amount "
+            "actually used."
+        ),
+    )
 
 
 # Campaign price fields that the spec's customer-specific discount gives as plain numbers (one market, one

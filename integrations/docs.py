@@ -38,7 +38,7 @@ _ERRORS_EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {
 
 
 def _responses(ok: Any, *codes: int) -> dict[int, Any]:
-    out: dict[int, Any] = {200: ok, **error_responses(*codes)}
+    out: dict[int, Any] = {200: ok, **error_responses(*codes, scope="pos")}
     for code, (summary, value) in _ERRORS_EXAMPLES.items():
         example = response_example(summary, value, status_code=code)
         out[code] = OpenApiResponse(ErrorOutputSerializer, description=summary, examples=[example])

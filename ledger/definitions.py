@@ -39,6 +39,7 @@ from core.nodes import (
     Url,
     join,
     nullable,
+    with_description,
 )
 from ledger import checks
 from ledger.checks import SaleReport
@@ -87,8 +88,9 @@ class MapOf(Node):
 class OneKeyOf(Node):
     """An object with exactly one key out of ``fields`` (spec: ``application``, ``mode``, ``type``)."""
 
-    def __init__(self, fields: dict[str, Node]) -> None:
+    def __init__(self, fields: dict[str, Node], descriptions: dict[str, str]) -> None:
         self.fields = fields
+        self.descriptions = descriptions
 
     def check(self, value: Any, path: str, report: Report) -> Any:
         if not isinstance(value, dict):
@@ -108,7 +110,11 @@ class OneKeyOf(Node):
     def json_schema(self, components: Components) -> Schema:
         return {
             "oneOf": [
-                {"type": "object", "properties": {key: node.json_schema(components)}, "required": [key]}
+                {
+                    "type": "object",
+                    "properties": {key: with_description(node.json_schema(components), self.descriptions[key])},
+                    "required": [key],
+                }
                 for key, node in self.fields.items()
             ],
             "description": f"Exactly one of: {', '.join(f'`{key}`' for key in self.fields)}.",
@@ -152,11 +158,20 @@ VOUCHER_PAYMENT_TYPES = ("voucher.integration",)
 class TaxSummary(Body, schema_name="SaleTaxSummary"):
     """Spec: Tax Summary."""
 
-    amount = AMOUNT
-    rate = Num(minimum=0, maximum=100)
-    tax_name = optional(ID)
-    name = optional(ID)
-    type = TAX_TYPE
+    amount = Field(
+        AMOUNT,
+        description="The tax at this rate, in the currency's major unit (e.g. 12.50); negative in a return.",
+    )
+    rate = Field(
+        Num(minimum=0, maximum=100),
+        description="A fraction as in the examples (0.25 for 25%), as the register sends it; 0 to 100 accepted.",
+    )
+    tax_name = optional(ID, description="The tax's name (1-255 characters). This or `name` is required.")
+    name = optional(
+        ID,
+        description="The tax's name as the spec's sale example spells it; accepted in place of `tax_name`.",
+    )
+    type = Field(TAX_TYPE, description="`vat` (included in the amounts) or `sales_tax` (added on top).")
 
     @rule
     def tax_name_required(obj: dict[str, Any], path: str, report: Report) -> None:
@@ -171,9 +186,9 @@ INDEX = Int(minimum=0, maximum=1_000_000)
 class ItemRange(Body, schema_name="SaleDiscountItemRange"):
     """The line items a discount applies to: one `index`, or `start_index` to `end_index`."""
 
-    index = optional(INDEX)
-    start_index = optional(INDEX)
-    end_index = optional(INDEX)
+    index = optional(INDEX, description="The index of one unit within the line item (0 or more).")
+    start_index = optional(INDEX, description="The first unit's index of a range (0 or more); needs `end_index`.")
+    end_index = optional(INDEX, description="The last unit's index of a range, not less than `start_index`.")
 
     @rule
     def index_or_range(obj: dict[str, Any], path: str, report: Report) -> None:
@@ -188,109 +203,172 @@ class ItemRange(Body, schema_name="SaleDiscountItemRange"):
 
 
 DISCOUNT_TYPES = ("amount", "amount_per_item", "percentage", "percentage_with_max", "new_price", "new_price_per_item")
+DISCOUNT_TYPE_VALUES = {
+    "amount": "The amount off all units, in the currency's major unit, VAT included.",
+    "amount_per_item": "The amount off each unit, in the currency's major unit, VAT included.",
+    "percentage": "The percentage off, as the register sends it.",
+    "percentage_with_max": "A percentage with a maximum amount, as the register sends it (kept as sent).",
+    "new_price": "The new price of all units, in the currency's major unit, VAT included.",
+    "new_price_per_item": "The new price of each unit, in the currency's major unit, VAT included.",
+}
 
 
 class AutomaticMode(Body, schema_name="SaleDiscountAutomaticMode"):
-    domain = Enum(("KX_SALE_PRICE_DOMAIN", "KX_PROMOTION_DOMAIN"))
-    identifier = ID
+    domain = Field(
+        Enum(("KX_SALE_PRICE_DOMAIN", "KX_PROMOTION_DOMAIN")),
+        description=(
+            "`KX_SALE_PRICE_DOMAIN` (a product's sale price) or `KX_PROMOTION_DOMAIN` (a promotion campaign)."
+        ),
+    )
+    identifier = Field(
+        ID,
+        description="The id of the sale price or campaign that gave the discount (1-255 characters).",
+    )
 
 
 class DiscountTrigger(Body, schema_name="SaleDiscountTrigger"):
-    items = Enum(("basket", "line_item", "items"))
-    count = optional(Num(minimum=0))
+    items = Field(
+        Enum(("basket", "line_item", "items")),
+        description="What triggered the promotion: `basket`, `line_item` or `items`.",
+    )
+    count = optional(Num(minimum=0), description="How many items triggered it (0 or more).")
 
 
 class Discount(Body, schema_name="SaleDiscount"):
     """Spec: Discount Summary, `discount`."""
 
-    id = ID
-    name = optional(L10nString())
-    application = OneKeyOf({"basket": Literal(True), "line_item": ID, "line_items": MapOf(ItemRange)})
-    mode = OneKeyOf({"manual": Literal(True), "automatic": AutomaticMode})
-    type = OneKeyOf({name: NumberOrObject() for name in DISCOUNT_TYPES})
-    trigger = optional(DiscountTrigger)
+    id = Field(ID, description="The discount's id (1-255 characters).")
+    name = optional(L10nString(), description="The name shown on the receipt (L10nString).")
+    application = Field(
+        OneKeyOf(
+            {"basket": Literal(True), "line_item": ID, "line_items": MapOf(ItemRange)},
+            {
+                "basket": "Always true: the discount is on the whole basket.",
+                "line_item": "The `line_item_id` of the line discounted.",
+                "line_items": "A `line_item_id` to the range of its units discounted (at most 1000 lines).",
+            },
+        ),
+        description=(
+            "What it applies to: exactly one of `basket` (true), `line_item` (a line item id) or `line_items` "
+            "(line item id to an item range)."
+        ),
+    )
+    mode = Field(
+        OneKeyOf(
+            {"manual": Literal(True), "automatic": AutomaticMode},
+            {"manual": "Always true: added by the cashier.", "automatic": "Given by a sale price or a campaign."},
+        ),
+        description="How it was given: exactly one of `manual` (true: added by the cashier) or `automatic`.",
+    )
+    type = Field(
+        OneKeyOf({name: NumberOrObject() for name in DISCOUNT_TYPES}, DISCOUNT_TYPE_VALUES),
+        description=(
+            "The kind and its value: exactly one key of `amount`, `amount_per_item`, `percentage`, "
+            "`percentage_with_max`, `new_price`, `new_price_per_item`; the value a number (amounts in the major "
+            "unit) or an object, kept as sent."
+        ),
+    )
+    trigger = optional(DiscountTrigger, description="Present when a promotion campaign triggered the discount.")
 
 
 class DiscountSummary(Body, schema_name="SaleDiscountSummary"):
     """Spec: Discount Summary."""
 
-    amount = AMOUNT
-    discount = Discount
+    amount = Field(
+        AMOUNT,
+        description="What the discount took off, in the currency's major unit, VAT included (all units of the line).",
+    )
+    discount = Field(Discount, description="The discount given.")
 
 
 class Address(Body, schema_name="SaleShippingAddress"):
-    city = optional(OPTIONAL_TEXT)
-    country = optional(OPTIONAL_TEXT)
-    country_code = optional(Str(max_length=2, allow_blank=True))
-    name = optional(OPTIONAL_TEXT)
-    postal_code = optional(OPTIONAL_TEXT)
-    street = optional(Str(max_length=1000, allow_blank=True))
+    city = optional(OPTIONAL_TEXT, description="The city (blank allowed, at most 255 characters).")
+    country = optional(OPTIONAL_TEXT, description="The country's name (blank allowed, at most 255 characters).")
+    country_code = optional(
+        Str(max_length=2, allow_blank=True),
+        description="ISO 3166-1 alpha-2 code (at most 2 characters, blank allowed).",
+    )
+    name = optional(OPTIONAL_TEXT, description="The recipient's name (blank allowed, at most 255 characters).")
+    postal_code = optional(OPTIONAL_TEXT, description="The postal code (blank allowed, at most 255 characters).")
+    street = optional(
+        Str(max_length=1000, allow_blank=True),
+        description="The street address (blank allowed, at most 1000 characters).",
+    )
 
 
 class CustomerInfo(Body, schema_name="SaleShippingCustomerInfo"):
-    email = optional(OPTIONAL_TEXT)
-    phone = optional(OPTIONAL_TEXT)
+    email = optional(
+        OPTIONAL_TEXT,
+        description="The customer's e-mail address for the delivery (not checked as an address; blank allowed).",
+    )
+    phone = optional(OPTIONAL_TEXT, description="The customer's phone number for the delivery (blank allowed).")
 
 
 class ShippingBehavior(Body, schema_name="SaleShippingBehavior"):
     """A shipping line: the items with its `ecom_id` are shipped to `address`."""
 
-    address = optional(Address)
-    customer_info = optional(CustomerInfo)
-    method_id = optional(ID)
+    address = optional(Address, description="Where the items of this `ecom_id` are shipped.")
+    customer_info = optional(CustomerInfo, description="How to reach the customer about the delivery.")
+    method_id = optional(ID, description="The shipping option's `id` (from the shipping options integration).")
 
 
 class GiftcardBehavior(Body, schema_name="SaleGiftcardBehavior"):
     """A gift card sold."""
 
-    code = ID
-    integration_id = ID
-    payment_type_id = optional(Enum(GIFTCARD_PAYMENT_TYPES))
-    report = optional(AnyObject())
+    code = Field(ID, description="The code of the gift card sold (printed as a bar code).")
+    integration_id = Field(ID, description="The runtime integration that issued the card.")
+    payment_type_id = optional(Enum(GIFTCARD_PAYMENT_TYPES), description="Always `giftcard.integration`.")
+    report = optional(AnyObject(), description="The integration's own data about the card; not read, kept as sent.")
 
 
 class VoucherBehavior(Body, schema_name="SaleVoucherBehavior"):
     """A voucher sold."""
 
-    code = ID
-    integration_id = ID
-    payment_type_id = optional(Enum(VOUCHER_PAYMENT_TYPES))
-    report = optional(AnyObject())
+    code = Field(ID, description="The code of the voucher sold.")
+    integration_id = Field(ID, description="The runtime integration that issued the voucher.")
+    payment_type_id = optional(Enum(VOUCHER_PAYMENT_TYPES), description="Always `voucher.integration`.")
+    report = optional(
+        AnyObject(),
+        description="The integration's own data about the voucher; not read, kept as sent.",
+    )
 
 
 class GiftcardUseBehavior(Body, schema_name="SaleGiftcardUseBehavior"):
     """A gift card used."""
 
-    code = ID
-    integration_id = ID
-    payment_type_id = optional(Enum(GIFTCARD_PAYMENT_TYPES))
+    code = Field(ID, description="The code of the gift card used.")
+    integration_id = Field(ID, description="The runtime integration that holds the card.")
+    payment_type_id = optional(Enum(GIFTCARD_PAYMENT_TYPES), description="Always `giftcard.integration`.")
 
 
 class VoucherUseBehavior(Body, schema_name="SaleVoucherUseBehavior"):
     """A voucher used."""
 
-    code = ID
-    integration_id = ID
-    payment_type_id = optional(Enum(VOUCHER_PAYMENT_TYPES))
+    code = Field(ID, description="The code of the voucher used.")
+    integration_id = Field(ID, description="The runtime integration that holds the voucher.")
+    payment_type_id = optional(Enum(VOUCHER_PAYMENT_TYPES), description="Always `voucher.integration`.")
 
 
 class ExpenseBehavior(Body, schema_name="SaleExpenseBehavior"):
     """An expense paid out of the drawer."""
 
-    identifier = ID
-    image_urls = Arr(Url(), max_items=100)
+    identifier = Field(ID, description="The expense type's id.")
+    image_urls = Field(
+        Arr(Url(), max_items=100),
+        description="Photos of the receipt (http or https URLs, at most 100).",
+    )
 
 
 class CustomerAccountDepositBehavior(Body, schema_name="SaleCustomerAccountDepositBehavior"):
-    customer_id = ID
-    payment_type_id = ID
+    customer_id = Field(ID, description="The customer whose account receives the deposit.")
+    payment_type_id = Field(ID, description="The customer account payment type.")
 
 
 class ContainerDepositBehavior(Body, schema_name="SaleContainerDepositBehavior"):
-    product_id = ID
-    tag = ID
-    rule_id = ID
-    parent_line_item_id = ID
+    product_id = Field(ID, description="The deposit's product id.")
+    tag = Field(ID, description="The tag that made the product rule apply.")
+    rule_id = Field(ID, description="The product rule's `id`.")
+    parent_line_item_id = Field(ID, description="The `line_item_id` of the line the deposit belongs to.")
 
 
 BEHAVIORS: dict[str, Node] = {
@@ -302,6 +380,18 @@ BEHAVIORS: dict[str, Node] = {
     "expense": ExpenseBehavior,
     "customer_account_deposit": CustomerAccountDepositBehavior,
     "container_deposit": ContainerDepositBehavior,
+}
+
+
+BEHAVIOR_DESCRIPTIONS = {
+    "shipping": "A shipping line: the lines with its `ecom_id` are shipped as it says.",
+    "giftcard": "A gift card sold.",
+    "voucher": "A voucher sold.",
+    "giftcard_use": "A gift card used as payment.",
+    "voucher_use": "A voucher used as payment.",
+    "expense": "An expense paid out of the drawer.",
+    "customer_account_deposit": "A deposit to a customer's account.",
+    "container_deposit": "A container deposit added by a product rule.",
 }
 
 
@@ -328,84 +418,194 @@ class Behavior(Node):
     def json_schema(self, components: Components) -> Schema:
         return {
             "type": "object",
-            "properties": {key: nullable(body.json_schema(components)) for key, body in BEHAVIORS.items()},
+            "properties": {
+                key: with_description(nullable(body.json_schema(components)), BEHAVIOR_DESCRIPTIONS[key])
+                for key, body in BEHAVIORS.items()
+            },
             "description": "At most one behavior (a key given as null counts as absent).",
         }
 
 
 class DimensionValue(Body, schema_name="SaleDimensionValue"):
-    id = ID
-    name = L10nString()
-    color = optional(Str(max_length=7))
+    id = Field(ID, description="The value's id.")
+    name = Field(L10nString(), description="The value shown (L10nString), e.g. `XL`.")
+    color = optional(Str(max_length=7), description="A colour as hex `#AABBCC` (at most 7 characters).")
 
 
 class Dimension(Body, schema_name="SaleDimension"):
     """A variant's dimension (size, colour) and its value."""
 
-    id = ID
-    name = optional(L10nString())
-    value = optional(DimensionValue)
+    id = Field(ID, description="The dimension's id, e.g. `size`.")
+    name = optional(L10nString(), description="The dimension shown (L10nString), e.g. `Size`.")
+    value = optional(DimensionValue, description="The variant's value of the dimension.")
 
 
 class LineItem(Body, schema_name="SaleLineItem"):
     """Spec: Sale, line item. Amounts are the line's (docs/amounts.md)."""
 
-    # The line's amounts, all required (a chain declares them in this order).
-    base_price = retail_price = sales_tax_amount = sub_total = total = total_tax_amount = vat_amount = AMOUNT
-    quantity = AMOUNT
-    line_item_id = ID
-    barcode = optional(ID)
-    cost_price = optional(AMOUNT)
-    ecom_id = optional(ID)
-    id = optional(ID)
-    image_url = optional(Url())
-    product_group = optional(ID)
-    variant_id = optional(ID)
-    comment = optional(TEXT)
-    margin = optional(AMOUNT)
-    margin_total = optional(AMOUNT)
-    name = optional(L10nString())
-    behavior = optional(Behavior())
-    dimensions = optional(Arr(Dimension, max_items=50))
-    discounts = optional(Arr(DiscountSummary, max_items=100))
-    tags = optional(Arr(ID, max_items=100))
-    taxes = optional(Arr(TaxSummary, max_items=20))
+    # The line's amounts (docs/amounts.md), all required.
+    base_price = Field(
+        AMOUNT,
+        description=(
+            "The line's price before discounts (quantity x unit price), in the currency's major unit, VAT "
+            "included; equal to `retail_price`."
+        ),
+    )
+    retail_price = Field(
+        AMOUNT,
+        description=(
+            "The line's price before discounts: quantity x unit price, in the currency's major unit, VAT included."
+        ),
+    )
+    sales_tax_amount = Field(
+        AMOUNT,
+        description="The sales tax added on top of `sub_total`, in the currency's major unit.",
+    )
+    sub_total = Field(
+        AMOUNT,
+        description="The line after discounts, VAT included, sales tax excluded, in the currency's major unit.",
+    )
+    total = Field(
+        AMOUNT,
+        description=(
+            "What the customer pays for the line: `sub_total + sales_tax_amount`, in the currency's major unit."
+        ),
+    )
+    total_tax_amount = Field(
+        AMOUNT,
+        description="`vat_amount + sales_tax_amount` (refused otherwise), in the currency's major unit.",
+    )
+    vat_amount = Field(AMOUNT, description="The VAT included in `sub_total`, in the currency's major unit.")
+    quantity = Field(AMOUNT, description="Units; negative in a return. A number (may have decimals, e.g. weight).")
+    line_item_id = Field(ID, description="The line's id, unique within the sale.")
+    barcode = optional(ID, description="EAN, SKU, ISBN or similar.")
+    cost_price = optional(
+        AMOUNT,
+        description="The line's cost (quantity x unit cost), in the currency's major unit, VAT excluded.",
+    )
+    ecom_id = optional(
+        ID,
+        description=(
+            "Groups the line with others shipped together; each group has one line with a `shipping` behavior."
+        ),
+    )
+    id = optional(ID, description="The product id.")
+    image_url = optional(Url(), description="The product's image (an http or https URL, at most 2048 characters).")
+    product_group = optional(
+        ID,
+        description="The product group, for statistics; lines without one fall in `__none__`.",
+    )
+    variant_id = optional(ID, description="The variant id, for a variant product.")
+    comment = optional(
+        TEXT,
+        description="The cashier's comment on the line (blank allowed, at most 10000 characters).",
+    )
+    margin = optional(
+        AMOUNT,
+        description="The profit amount: `margin_total - cost_price` where a cost is known, in the major unit.",
+    )
+    margin_total = optional(
+        AMOUNT,
+        description="The net amount the margin is measured on: `sub_total - vat_amount`, in the major unit.",
+    )
+    name = optional(L10nString(), description="The product name shown (L10nString).")
+    behavior = optional(
+        Behavior(),
+        description="What the line does besides selling goods: at most one of the 8 behaviors.",
+    )
+    dimensions = optional(Arr(Dimension, max_items=50), description="The variant's dimensions (at most 50).")
+    discounts = optional(Arr(DiscountSummary, max_items=100), description="The discounts on the line (at most 100).")
+    tags = optional(
+        Arr(ID, max_items=100),
+        description="The product's tags (at most 100), as campaigns and product rules read them.",
+    )
+    taxes = optional(Arr(TaxSummary, max_items=20), description="The taxes on the line, one per rate (at most 20).")
 
 
 class SaleCustomer(Body):
     """Spec: Sale, customer."""
 
-    identifier = ID
-    name = optional(Str(max_length=1000, allow_blank=True))
-    street = optional(Str(max_length=1000, allow_blank=True))
-    city = optional(OPTIONAL_TEXT)
-    postal_code = optional(OPTIONAL_TEXT)
-    country = optional(OPTIONAL_TEXT)
-    country_code = optional(Str(max_length=2, allow_blank=True))
-    email = optional(Str(max_length=320, allow_blank=True))
-    phone = optional(Str(max_length=64, allow_blank=True))
-    organization_number = optional(OPTIONAL_TEXT)
+    identifier = Field(ID, description="The customer's identifier in the integrated system.")
+    name = optional(
+        Str(max_length=1000, allow_blank=True),
+        description=(
+            "The name; stored only for a customer with an organization number (blank allowed, at most 1000 characters)."
+        ),
+    )
+    street = optional(
+        Str(max_length=1000, allow_blank=True),
+        description="The street; stored only for a customer with an organization number (at most 1000 characters).",
+    )
+    city = optional(OPTIONAL_TEXT, description="The city; stored only for a customer with an organization number.")
+    postal_code = optional(
+        OPTIONAL_TEXT,
+        description="The postal code; stored only for a customer with an organization number.",
+    )
+    country = optional(
+        OPTIONAL_TEXT,
+        description="The country; stored only for a customer with an organization number.",
+    )
+    country_code = optional(
+        Str(max_length=2, allow_blank=True),
+        description="ISO 3166-1 alpha-2 (at most 2 characters).",
+    )
+    email = optional(
+        Str(max_length=320, allow_blank=True),
+        description="The e-mail address (at most 320 characters; not checked as an address).",
+    )
+    phone = optional(Str(max_length=64, allow_blank=True), description="The phone number (at most 64 characters).")
+    organization_number = optional(OPTIONAL_TEXT, description="Its presence marks a B2B customer.")
 
 
 class PurchaseType(Body, schema_name="SalePurchaseType"):
-    name = ID
-    identifier = ID
+    name = Field(ID, description="The purchase type's name, e.g. `Staff`.")
+    identifier = Field(ID, description="The purchase type's id: a special price across all products.")
 
 
 class SaleSummary(Body):
     """Spec: Sale, summary: the sale's amounts and its line items."""
 
-    # The sale's amounts, all required (a chain declares them in this order).
-    base_price = sales_tax_amount = sub_total = total = total_discounts = total_tax_amount = vat_amount = AMOUNT
-    comment = optional(TEXT)
-    return_reference = optional(ID)
-    customer = optional(SaleCustomer)
-    is_return = Bool()
-    line_items = Arr(LineItem, max_items=MAX_LINE_ITEMS)
-    margin = optional(AMOUNT)
-    margin_total = optional(AMOUNT)
-    purchase_type = optional(PurchaseType)
-    taxes = Arr(TaxSummary, max_items=100)
+    # The sale's amounts (docs/amounts.md), all required.
+    base_price = Field(
+        AMOUNT,
+        description="The sum of the lines' `base_price`, in the currency's major unit, VAT included.",
+    )
+    sales_tax_amount = Field(AMOUNT, description="The sum of the lines' sales tax, in the currency's major unit.")
+    sub_total = Field(
+        AMOUNT,
+        description="The sum of the lines' `sub_total`: after discounts, VAT included, sales tax excluded.",
+    )
+    total = Field(
+        AMOUNT,
+        description="What the customer pays: the sum of the lines' `total`, in the currency's major unit.",
+    )
+    total_discounts = Field(
+        AMOUNT,
+        description="`base_price - sub_total`, in the currency's major unit (a warning when not).",
+    )
+    total_tax_amount = Field(
+        AMOUNT,
+        description="`vat_amount + sales_tax_amount`; the `taxes` amounts sum to it (refused otherwise).",
+    )
+    vat_amount = Field(AMOUNT, description="The VAT included in `sub_total`, in the currency's major unit.")
+    comment = optional(
+        TEXT,
+        description="The cashier's comment on the sale (blank allowed, at most 10000 characters).",
+    )
+    return_reference = optional(ID, description="In a return: the identifier of the sale returned.")
+    customer = optional(SaleCustomer, description="The customer attached to the sale.")
+    is_return = Field(
+        Bool(),
+        description="True for a return of goods (negative quantities and amounts); a sale is never both.",
+    )
+    line_items = Field(Arr(LineItem, max_items=MAX_LINE_ITEMS), description="The lines (at most 1000).")
+    margin = optional(AMOUNT, description="The sale's profit amount, in the currency's major unit (stored as sent).")
+    margin_total = optional(
+        AMOUNT,
+        description="The sale's net amount the margin is measured on, in the major unit (stored as sent).",
+    )
+    purchase_type = optional(PurchaseType, description="A special price across all products, when one was used.")
+    taxes = Field(Arr(TaxSummary, max_items=100), description="The tax per rate over all lines (at most 100).")
 
     sale_or_return = rule(checks.sale_or_return)
     expense = rule(checks.expense)
@@ -418,29 +618,35 @@ class Payment(Body, schema_name="SalePayment"):
     """Spec: Sale, payment: a successful entry counts towards the total (cash rounding and cashback are signed
     entries)."""
 
-    amount = AMOUNT
-    foreign_currency = optional(Currency())
-    foreign_currency_amount = optional(AMOUNT)
-    identifier = ID
-    payment_type = ID
-    success = Bool()
-    error = optional(TEXT)
-    metadata = optional(AnyObject())
-    receipts = optional(AnyArray())
+    amount = Field(
+        AMOUNT,
+        description="Paid, in the base currency's major unit; negative for cashback and some cash rounding.",
+    )
+    foreign_currency = optional(
+        Currency(),
+        description="ISO 4217 code of the currency handed over, when not the base currency.",
+    )
+    foreign_currency_amount = optional(AMOUNT, description="The amount in `foreign_currency`, in its major unit.")
+    identifier = Field(ID, description="The payment's id.")
+    payment_type = Field(ID, description="E.g. `cash`, `card.external`, `cash.rounding`, `giftcard.integration`.")
+    success = Field(Bool(), description="Only successful payments count towards the total.")
+    error = optional(TEXT, description="Why the payment failed, when `success` is false (at most 10000 characters).")
+    metadata = optional(AnyObject(), description="The payment provider's data; not read, kept as sent.")
+    receipts = optional(AnyArray(), description="The provider's receipts; not read, kept as sent.")
 
 
 class ShopAddress(Body, schema_name="ReceiptShopAddress"):
-    city = optional(OPTIONAL_TEXT)
-    name = optional(OPTIONAL_TEXT)
-    street = optional(OPTIONAL_TEXT)
-    zip = optional(OPTIONAL_TEXT)
+    city = optional(OPTIONAL_TEXT, description="The shop's city.")
+    name = optional(OPTIONAL_TEXT, description="The shop's name.")
+    street = optional(OPTIONAL_TEXT, description="The shop's street.")
+    zip = optional(OPTIONAL_TEXT, description="The shop's postal code.")
 
 
 class ReceiptMetadata(Body):
-    footer = optional(TEXT)
-    header = optional(TEXT)
-    shop_address = optional(ShopAddress)
-    vat_number = optional(OPTIONAL_TEXT)
+    footer = optional(TEXT, description="Text printed at the receipt's foot (at most 10000 characters).")
+    header = optional(TEXT, description="Text printed at the receipt's head (at most 10000 characters).")
+    shop_address = optional(ShopAddress, description="The shop's address as printed.")
+    vat_number = optional(OPTIONAL_TEXT, description="The shop's VAT number as printed.")
 
 
 SOURCE_TEXT = Str(max_length=255)
@@ -450,26 +656,43 @@ class Source(Body, schema_name="SaleSource"):
     """Where the sale was made: the register (required) and, as the app knows them, its market, shop and
     cashier."""
 
-    market_id = market_name = shop_id = shop_name = optional(SOURCE_TEXT)
-    register_id = SOURCE_TEXT
-    register_name = cashier_id = cashier_name = optional(SOURCE_TEXT)
+    market_id = optional(SOURCE_TEXT, description="The market's identifier, e.g. `dk` (at most 255 characters).")
+    market_name = optional(SOURCE_TEXT, description="The market's name.")
+    shop_id = optional(SOURCE_TEXT, description="The shop's stock location identifier.")
+    shop_name = optional(SOURCE_TEXT, description="The shop's name.")
+    register_id = Field(
+        SOURCE_TEXT,
+        description="The register's identifier: a register of the account (at most 255 characters).",
+    )
+    register_name = optional(SOURCE_TEXT, description="The register's name.")
+    cashier_id = optional(SOURCE_TEXT, description="The cashier's identifier.")
+    cashier_name = optional(SOURCE_TEXT, description="The cashier's name.")
 
 
 class Timing(Body, schema_name="SaleTiming"):
     timestamp = Field(Num(minimum=0, maximum=MAX_TIMESTAMP), description="Unix seconds.")
-    timestamp_string = optional(Str(max_length=64))
-    timezone = optional(Str(max_length=64))
-    timestamp_date_string = optional(Str(max_length=32))
-    timestamp_week_string = optional(Str(max_length=16))
+    timestamp_string = optional(
+        Str(max_length=64),
+        description="ISO 8601 with time zone, as the register shows it (at most 64 characters).",
+    )
+    timezone = optional(Str(max_length=64), description="The tz database name, e.g. `Europe/Copenhagen`.")
+    timestamp_date_string = optional(
+        Str(max_length=32),
+        description="Year-month-day-hour-minute in the local time zone.",
+    )
+    timestamp_week_string = optional(
+        Str(max_length=16),
+        description="Weekyear-week in the local time zone (the weekyear is not always the year).",
+    )
 
 
 class Cashier(Body, schema_name="RegisterCashier"):
     """The cashier, as the register shows them."""
 
-    display_name = Str(max_length=64)
-    full_name = optional(Str(max_length=1000))
-    identifier = ID
-    image_url = optional(Url(https_only=True))
+    display_name = Field(Str(max_length=64), description="Usually initials (1-64 characters).")
+    full_name = optional(Str(max_length=1000), description="The full name (at most 1000 characters).")
+    identifier = Field(ID, description="The cashier's id (1-255 characters).")
+    image_url = optional(Url(https_only=True), description="An image of the store associate (an https URL).")
 
 
 # --- Checkout (spec: Checkout) -------------------------------------------------------------------------
@@ -480,10 +703,13 @@ PAYMENTS = Arr(Payment, max_items=MAX_PAYMENTS)
 class SalePart(Body, schema_name="CheckoutSale"):
     """One sale of a checkout."""
 
-    identifier = ID
-    sequence_number = Int(minimum=0, maximum=MAX_SEQUENCE_NUMBER)
-    basket = SaleSummary
-    fiscal_rules_data = optional(AnyValue())
+    identifier = Field(ID, description="The sale's id, unique in the account and within the checkout.")
+    sequence_number = Field(
+        Int(minimum=0, maximum=MAX_SEQUENCE_NUMBER),
+        description="The register's running number of the sale, 0 to 2^53-1.",
+    )
+    basket = Field(SaleSummary, description="The sale's amounts and lines (the sale.summary shape).")
+    fiscal_rules_data = optional(AnyValue(), description="Data for fiscal rules; not read, kept as sent.")
     # Extension (decided): in a checkout of several sales each part carries its own payments.
     payments = optional(PAYMENTS, description="In a checkout of several sales, this sale's own payments.")
 
@@ -491,14 +717,26 @@ class SalePart(Body, schema_name="CheckoutSale"):
 class Checkout(Body):
     """Spec: Checkout. Its amounts compare at the minor unit of `base_currency_code`."""
 
-    identifier = ID
-    voided = optional(Bool())
-    timing = Timing
-    source = Source
-    base_currency_code = Currency()
-    payments = PAYMENTS
-    receipt_metadata = optional(ReceiptMetadata)
-    sales = Arr(SalePart, min_items=1, max_items=MAX_SALES_PER_CHECKOUT)
+    identifier = Field(
+        ID,
+        description="The checkout's id, unique in the account: posting it again with another body is refused (409).",
+    )
+    voided = optional(Bool(), description="True if the checkout was voided during payment.")
+    timing = Field(Timing, description="When the checkout was made.")
+    source = Field(Source, description="Where it was made: the register is required and must be one of the account.")
+    base_currency_code = Field(
+        Currency(),
+        description="ISO 4217 code of every amount; amounts compare at its minor unit.",
+    )
+    payments = Field(
+        PAYMENTS,
+        description="The payments of the whole checkout (at most 100); the successful ones cover the total.",
+    )
+    receipt_metadata = optional(ReceiptMetadata, description="What the receipt printed.")
+    sales = Field(
+        Arr(SalePart, min_items=1, max_items=MAX_SALES_PER_CHECKOUT),
+        description="The sales the checkout yields (1 to 10, at most one a return).",
+    )
 
     @rule
     def one_return_at_most(checkout: dict[str, Any], path: str, report: Report) -> None:
@@ -552,10 +790,22 @@ class PosNewsletterSignup(Body):
     """A newsletter signup from the POS or a second-screen app (declared once: it validates and is the
     request schema)."""
 
-    email = Email()
-    first_name = optional(NAME_PART)
-    last_name = optional(NAME_PART)
-    name = optional(NAME_PART)
+    email = Field(
+        Email(),
+        description="The address signed up (at most 320 characters, checked); trimmed, its domain lower-cased.",
+    )
+    first_name = optional(
+        NAME_PART,
+        description="The first name (blank allowed, at most 255 characters; a blank is left out).",
+    )
+    last_name = optional(
+        NAME_PART,
+        description="The last name (blank allowed, at most 255 characters; a blank is left out).",
+    )
+    name = optional(
+        NAME_PART,
+        description="The full name (blank allowed, at most 255 characters; a blank is left out).",
+    )
     register_id = optional(Str(max_length=64), description="A register of the account.")
     shop_id = optional(Str(max_length=64), description="A stock location identifier.")
     timestamp = optional(Num(minimum=0), description="Unix seconds; now if absent.")

@@ -34,10 +34,10 @@ class JsonObjectField(JSONField):
 class CashierRefSerializer(serializers.Serializer):
     """The spec's Cashier as recorded on a state change."""
 
-    identifier = serializers.CharField()
-    display_name = serializers.CharField()
-    full_name = serializers.CharField(required=False)
-    image_url = serializers.URLField(required=False)
+    identifier = serializers.CharField(help_text="The cashier's id.")
+    display_name = serializers.CharField(help_text="Usually initials.")
+    full_name = serializers.CharField(required=False, help_text="The full name.")
+    image_url = serializers.URLField(required=False, help_text="An image of the store associate (https).")
 
     class Meta:
         ref_name = "StateChangeCashier"
@@ -45,9 +45,18 @@ class CashierRefSerializer(serializers.Serializer):
 
 class OrderStateChangeOutputSerializer(serializers.ModelSerializer):
     previous_state = serializers.SerializerMethodField()
-    cashier = CashierRefSerializer(read_only=True, allow_null=True)
+    cashier = CashierRefSerializer(read_only=True, allow_null=True, help_text="Who moved the order, when known.")
 
-    Meta = read_only_meta(OrderStateChange, ["state", "previous_state", "comment", "cashier", "source", "created_at"])
+    Meta = read_only_meta(
+        OrderStateChange,
+        ["state", "previous_state", "comment", "cashier", "source", "created_at"],
+        extra_kwargs={
+            "state": {"help_text": "The state the order moved to."},
+            "comment": {"help_text": "The comment sent with the state (blank: none)."},
+            "source": {"help_text": "Who moved it: an import by the integrator, or a shop through the POS API."},
+            "created_at": {"help_text": "When it moved."},
+        },
+    )
 
     @extend_schema_field(
         {"type": "string", "enum": OrderState.values, "nullable": True, "description": "null on the first change."}
@@ -57,6 +66,13 @@ class OrderStateChangeOutputSerializer(serializers.ModelSerializer):
 
 
 # The fields an incoming and an outgoing order both answer, after their identity, in this order.
+ORDER_HELP = {
+    "id": {"help_text": "The order's id in the API."},
+    "order_identifier": {"help_text": "The order's identifier, unique on its stock location."},
+    "state": {"help_text": "The order's state now."},
+    "created_at": {"help_text": "When the service stored the order."},
+    "last_change_at": {"help_text": "When the state last changed."},
+}
 ORDER_CONTENT_FIELDS = [
     "basket",
     "customer",
@@ -71,14 +87,25 @@ ORDER_CONTENT_FIELDS = [
 
 
 class IncomingOrderOutputSerializer(serializers.ModelSerializer):
-    stock_location = by_identifier()
-    basket = JsonObjectField(read_only=True)
-    customer = JsonObjectField(read_only=True, allow_null=True)
-    payment = JsonObjectField(read_only=True, allow_null=True)
-    shipping = JsonObjectField(read_only=True, allow_null=True)
-    history = OrderStateChangeOutputSerializer(source="state_changes", many=True, read_only=True)
+    stock_location = by_identifier(help_text="The identifier of the shop that handles the order.")
+    basket = JsonObjectField(read_only=True, help_text="As imported (spec: Basket), or the full sale.summary shape.")
+    customer = JsonObjectField(read_only=True, allow_null=True, help_text="As imported; null when none.")
+    payment = JsonObjectField(read_only=True, allow_null=True, help_text="As imported; null: not pre-paid.")
+    shipping = JsonObjectField(read_only=True, allow_null=True, help_text="As imported; null when none.")
+    history = OrderStateChangeOutputSerializer(
+        source="state_changes", many=True, read_only=True, help_text="Every state change, oldest first."
+    )
 
-    Meta = read_only_meta(IncomingOrder, ["id", "order_identifier", "stock_location", *ORDER_CONTENT_FIELDS])
+    Meta = read_only_meta(
+        IncomingOrder,
+        ["id", "order_identifier", "stock_location", *ORDER_CONTENT_FIELDS],
+        extra_kwargs={
+            **ORDER_HELP,
+            "handling_type": {
+                "help_text": "From payment and shipping: Reserve & Collect, Click & Collect, Ship from Store."
+            },
+        },
+    )
 
 
 class ExternalOrderOutputSerializer(serializers.ModelSerializer):
@@ -94,24 +121,24 @@ class ExternalOrderOutputSerializer(serializers.ModelSerializer):
 class ReceivingOrderSerializer(serializers.Serializer):
     """The incoming order an internal outgoing order became on its destination."""
 
-    id = serializers.IntegerField()
-    stock_location = serializers.CharField(source="stock_location.identifier")
-    order_identifier = serializers.CharField()
+    id = serializers.IntegerField(help_text="The incoming order's id.")
+    stock_location = serializers.CharField(source="stock_location.identifier", help_text="The receiving shop.")
+    order_identifier = serializers.CharField(help_text="Its identifier there (the outgoing order's).")
 
     class Meta:
         ref_name = "ReceivingIncomingOrder"
 
 
 class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
-    stock_location = by_identifier()
+    stock_location = by_identifier(help_text="The identifier of the shop that placed the order.")
     destination = by_identifier(
         allow_null=True,
         help_text="The receiving stock location of the account, or null for an external system.",
     )
     basket = JsonObjectField(read_only=True, help_text="The full sale.summary shape.")
-    customer = JsonObjectField(read_only=True, allow_null=True)
-    payment = JsonObjectField(read_only=True, allow_null=True)
-    shipping = JsonObjectField(read_only=True, allow_null=True)
+    customer = JsonObjectField(read_only=True, allow_null=True, help_text="As posted; null when none.")
+    payment = JsonObjectField(read_only=True, allow_null=True, help_text="As posted; null: not pre-paid.")
+    shipping = JsonObjectField(read_only=True, allow_null=True, help_text="As posted; null when none.")
     handling_type = serializers.ChoiceField(
         choices=HandlingType.choices,
         read_only=True,
@@ -121,11 +148,14 @@ class OutgoingOrderOutputSerializer(serializers.ModelSerializer):
     incoming_order = serializers.SerializerMethodField(
         help_text="For an order placed with another shop: the incoming order it became there; null when external."
     )
-    history = OrderStateChangeOutputSerializer(source="state_changes", many=True, read_only=True)
+    history = OrderStateChangeOutputSerializer(
+        source="state_changes", many=True, read_only=True, help_text="Every state change, oldest first."
+    )
 
     Meta = read_only_meta(
         OutgoingOrder,
         ["id", "order_identifier", "stock_location", "destination", "incoming_order", *ORDER_CONTENT_FIELDS],
+        extra_kwargs=ORDER_HELP,
     )
 
     @extend_schema_field(ReceivingOrderSerializer(allow_null=True))

@@ -55,7 +55,7 @@ class WholeUnits(Node):
 class BasketTax(Body):
     """A tax of the line (spec: Product `taxes`)."""
 
-    name = ID
+    name = Field(ID, description="The tax's name (1-255 characters).")
     rate = Field(Num(minimum=0, maximum=1), description="A fraction: 0.25 for 25%.")
     type = Field(Enum(("vat", "sales_tax")), description="`vat` (included in prices) or `sales_tax` (added on top).")
 
@@ -69,7 +69,7 @@ class BasketLine(Body):
 
     line_item_id = Field(ID, description="Unique within the basket.")
     id = optional(ID, description="Product id.")
-    variant_id = optional(ID)
+    variant_id = optional(ID, description="The variant's id, for a variant product.")
     quantity = Field(WholeUnits(), description="Whole units (2.0 means 2).")
     unit_price = optional(
         Num(minimum=0),
@@ -77,7 +77,7 @@ class BasketLine(Body):
         "`retail_price` for the market; a product without one (variable price) needs it.",
     )
     name = optional(L10nString(), description="Default: the product's name.")
-    tags = optional(Arr(ID, max_items=100))
+    tags = optional(Arr(ID, max_items=100), description="The product's tags (at most 100); default: the product's.")
     product_group = optional(ID, description="Default: the product's product_group.")
     taxes = optional(
         Arr(BasketTax, max_items=20), description="Default: the product's taxes, else the market's default taxes."
@@ -89,8 +89,11 @@ class Basket(Body):
     """A basket to price (nothing is stored)."""
 
     market = Field(Str(max_length=32), description="Identifier of a market of the account, e.g. `dk`.")
-    customer = optional(BasketCustomer)
-    line_items = Arr(BasketLine, min_items=1, max_items=MAX_LINE_ITEMS)
+    customer = optional(BasketCustomer, description="The customer, when one is attached to the sale.")
+    line_items = Field(
+        Arr(BasketLine, min_items=1, max_items=MAX_LINE_ITEMS),
+        description="The lines (1 to the basket limit).",
+    )
 
     @rule
     def unique_line_item_ids(obj: dict[str, Any], path: str, report: Report) -> None:

@@ -160,7 +160,7 @@ PRICE_DOCS: dict[str, Any] = {
         ),
     ],
     "request": {"application/json": baskets.Basket},
-    "responses": {200: PricedBasketSerializer, **error_responses(400)},
+    "responses": {200: PricedBasketSerializer, **error_responses(400, scope="pos")},
     "examples": [
         request_example("basket", _REQUEST),
         response_example("priced", _ANSWER),

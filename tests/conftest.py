@@ -119,3 +119,13 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 def _forget_integration_configurations() -> None:
     """Nor a runtime integration's configuration remembered by this process (``integrations.runtime``)."""
     runtime.forget_configurations()
+
+
+@pytest.fixture(scope="session")
+def openapi_document() -> dict:
+    """The OpenAPI document ``/api/schema/`` serves, generated once for the session (as a dict, not YAML: the
+    document is the same, reading it back is what costs)."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    document: dict = SchemaGenerator().get_schema(request=None, public=True)
+    return document

@@ -20,7 +20,7 @@ from campaigns.pricing.base import (
     to_decimal,
 )
 from campaigns.schema import COUNT, PERCENTAGE, STR_ID, Campaign, OnProduct, OnTag
-from core.declare import Body
+from core.declare import Body, Field
 from core.nodes import Arr
 
 Units = list[tuple[LineState, int]]
@@ -95,7 +95,10 @@ class PercentageFromCount(Body, schema_name="PercentageFromCount"):
 class OnProducts(Body, schema_name="CampaignOnProducts"):
     """The products a campaign looks at."""
 
-    product_ids = Arr(STR_ID, min_items=1, max_items=10_000)
+    product_ids = Field(
+        Arr(STR_ID, min_items=1, max_items=10_000),
+        description="The products the campaign looks at (1 to 10000 ids); `count` is the total across them.",
+    )
 
 
 class SingleProductBody(

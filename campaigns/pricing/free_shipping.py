@@ -14,6 +14,7 @@ from typing import Any
 
 from campaigns.pricing.base import Basket, CompiledCampaign, Outcome, market_price
 from campaigns.schema import Campaign
+from core.declare import Field
 from core.nodes import MarketPrice
 
 
@@ -52,4 +53,10 @@ class FreeShipping:
 class FreeShippingBody(Campaign, schema_name="FreeShippingByAmountCampaign"):
     """Free shipping once the goods, after the earlier campaigns, cost at least `amount_condition`."""
 
-    amount_condition = MarketPrice()
+    amount_condition = Field(
+        MarketPrice(),
+        description=(
+            "The shipping lines cost 0 once the other lines, after the earlier campaigns, total at least this, "
+            "VAT included, in the currency's major unit: a number, or a market identifier to a number."
+        ),
+    )

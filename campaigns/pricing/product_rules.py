@@ -15,7 +15,7 @@ from typing import Any
 
 from campaigns.pricing.base import PricingLine, market_price
 from campaigns.schema import ProductRule
-from core.declare import optional
+from core.declare import Field, optional
 from core.nodes import MarketPrice, Str
 
 
@@ -87,6 +87,12 @@ class ContainerDeposit:
 class ContainerDepositBody(ProductRule, schema_name="ContainerDepositRule"):
     """A deposit line for each line whose product carries `tag`: `price` per unit, for the market."""
 
-    tag = Str()
+    tag = Field(Str(), description="The rule applies to each line whose product carries this tag.")
     product_group = optional(Str(), description="The deposit line's product group.")
-    price = MarketPrice()
+    price = Field(
+        MarketPrice(),
+        description=(
+            "The deposit per unit, VAT included, in the currency's major unit: a number, or a market identifier "
+            "to a number."
+        ),
+    )

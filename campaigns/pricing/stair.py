@@ -23,6 +23,7 @@ from campaigns.pricing.base import (
 )
 from campaigns.pricing.new_price import apply_new_price, new_price_value
 from campaigns.schema import PERCENTAGE, NewPrices, OnProduct, OnTag, StairCampaign, Step
+from core.declare import Field
 from core.nodes import Arr, MarketPrice
 
 
@@ -101,11 +102,20 @@ class NewPriceStep(Step, NewPrices, schema_name="NewPriceCampaignStep"):
 class AmountStep(Step, schema_name="AmountCampaignStep"):
     """A step of an amount stair: money, so a MarketPrice like new prices (spec rule 3) as well as a number."""
 
-    amount_per_item = MarketPrice(positive=True)
+    amount_per_item = Field(
+        MarketPrice(positive=True),
+        description=(
+            "Taken off each unit, VAT included, in the currency's major unit, above 0: a number, or a market "
+            "identifier to a number."
+        ),
+    )
 
 
-def steps_of(step: type[Step]) -> Arr:
-    return Arr(step, min_items=1, max_items=100)
+def steps_of(step: type[Step]) -> Field:
+    return Field(
+        Arr(step, min_items=1, max_items=100),
+        description="The steps (1 to 100), each from its `count` on; below the lowest, the default price applies.",
+    )
 
 
 class NewPriceSingleProductBody(StairCampaign, OnProduct, schema_name="NewPriceStairSingleProductCampaign"):

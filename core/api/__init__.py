@@ -26,6 +26,7 @@ from core.api.fields import by_identifier
 from core.api.schema import (
     AUTH_PARAMETERS,
     ErrorOutputSerializer,
+    conflict,
     crud_schema,
     error_example,
     error_responses,
@@ -45,6 +46,7 @@ __all__ = [
     "ReadsViewSet",
     "WritesViewSet",
     "by_identifier",
+    "conflict",
     "crud_schema",
     "error_example",
     "error_responses",

@@ -23,7 +23,7 @@ from core.api.credentials import INVALID_CREDENTIALS
 
 class ErrorItemSerializer(serializers.Serializer):
     field = serializers.CharField(help_text='The offending input, e.g. "currency" or "default_taxes".')
-    message = serializers.CharField()
+    message = serializers.CharField(help_text="What is wrong with it, for a person.")
     code = serializers.CharField(required=False, help_text="Present on errors raised by the services.")
 
 
@@ -31,9 +31,11 @@ class ErrorOutputSerializer(serializers.Serializer):
     """The JSON body of every refused request (``core.errors.error_body``)."""
 
     status = serializers.CharField(help_text="Always ERROR.")
-    message = serializers.CharField()
+    message = serializers.CharField(help_text="What went wrong, for a person.")
     # A declared field shadows Serializer.errors only in the type stubs: DRF pops fields off the class.
-    errors = ErrorItemSerializer(many=True, required=False)  # type: ignore[assignment]
+    errors = ErrorItemSerializer(  # type: ignore[assignment]
+        many=True, required=False, help_text="One entry per fault, each naming its field (absent: no one field)."
+    )
 
     class Meta:
         ref_name = "Error"
@@ -82,11 +84,17 @@ _ERROR_EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {
 }
 
 
-def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
-    """OpenAPI responses for these error statuses plus 401 and 403, which every endpoint can answer."""
+def error_responses(
+    *codes: int, scope: str = "admin", examples: Mapping[int, tuple[str, dict[str, Any]]] | None = None
+) -> dict[int, OpenApiResponse]:
+    """OpenAPI responses for these error statuses plus 401 and 403, which every endpoint can answer: the 403 names
+    the ``scope`` the endpoint requires; ``examples`` replaces the generic example of a status by the endpoint's
+    own answer (a 409 is always the endpoint's own)."""
     responses = {}
     for code in sorted({401, 403, *codes}):
-        summary, value = _ERROR_EXAMPLES[code]
+        summary, value = (examples or {}).get(code) or _ERROR_EXAMPLES[code]
+        if code == 403:
+            value = {"status": "ERROR", "message": f"This API key lacks the '{scope}' scope."}
         responses[code] = OpenApiResponse(
             ErrorOutputSerializer,
             description=summary,
@@ -97,6 +105,15 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
 
 def response_example(name: str, value: dict[str, Any], *, status_code: int = 200) -> OpenApiExample:
     return OpenApiExample(name, value=value, status_codes=[status_code], response_only=True)
+
+
+def conflict(summary: str, message: str, *, field: str, code: str) -> tuple[str, dict[str, Any]]:
+    """A 409's example for ``error_responses(examples={409: ...})``: the body ``core.errors.Conflict`` answers."""
+    return summary, {
+        "status": "ERROR",
+        "message": message,
+        "errors": [{"field": field, "message": message, "code": code}],
+    }
 
 
 def error_example(name: str, message: str, *, status_code: int, field: str | None = None) -> OpenApiExample:

@@ -257,7 +257,7 @@ class NewsletterSignupPosView(PosView):
         ),
         parameters=toolkit.AUTH_PARAMETERS,
         request={"application/json": PosNewsletterSignup},
-        responses={201: NewsletterSignupOutputSerializer, **toolkit.error_responses(400)},
+        responses={201: NewsletterSignupOutputSerializer, **toolkit.error_responses(400, scope="pos")},
         examples=[
             toolkit.request_example("newsletter signup", SIGNUP_REQUEST_EXAMPLE),
             toolkit.response_example("newsletter signup", SIGNUP_EXAMPLE, status_code=201),

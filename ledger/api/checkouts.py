@@ -96,6 +96,29 @@ CHECKOUT_EXAMPLE = {
     "document": CHECKOUT_DOCUMENT_EXAMPLE,
 }
 
+# The answer to another body under a used identifier (``ledger.services.checkouts``).
+USED_IDENTIFIER = toolkit.conflict(
+    "Identifier used by another checkout",
+    "The checkout identifier 'co-20250115-0001' is already used by a different checkout",
+    field="identifier",
+    code="duplicate",
+)
+
+INVALID_CURRENCY = (
+    "Invalid input",
+    {
+        "status": "ERROR",
+        "message": "The request is invalid.",
+        "errors": [
+            {
+                "field": "base_currency_code",
+                "message": "'XYZ' is not an ISO 4217 currency code",
+                "code": "invalid_currency",
+            }
+        ],
+    },
+)
+
 CHECKOUTS = toolkit.Area(
     "checkouts",
     filters={
@@ -176,7 +199,7 @@ class CheckoutPosView(PosView):
         responses={
             201: PosCheckoutOutputSerializer,
             200: OpenApiResponse(PosCheckoutOutputSerializer, description="A replay of a stored checkout."),
-            **toolkit.error_responses(400, 409),
+            **toolkit.error_responses(400, 409, scope="pos", examples={400: INVALID_CURRENCY, 409: USED_IDENTIFIER}),
         },
         examples=[
             toolkit.request_example("checkout", CHECKOUT_REQUEST_EXAMPLE),

@@ -148,12 +148,22 @@ _REGISTER_OPERATION: dict[str, Any] = {
 }
 
 
+# The answers to opening an open register and closing a closed one (``ledger.services.registers``).
+ALREADY_OPEN = toolkit.conflict(
+    "Already open", "The register 'reg-1' is already open.", field="register_id", code="already_open"
+)
+NOT_OPEN = toolkit.conflict("Not open", "The register 'reg-1' is not open.", field="register_id", code="not_open")
+
+
 class OpenRegisterView(PosView):
     @extend_schema(
         **_REGISTER_OPERATION,
         summary="Open a register",
         request={"application/json": OpenRegister},
-        responses={201: RegisterPeriodOutputSerializer, **toolkit.error_responses(400, 404, 409)},
+        responses={
+            201: RegisterPeriodOutputSerializer,
+            **toolkit.error_responses(400, 404, 409, scope="pos", examples={409: ALREADY_OPEN}),
+        },
         examples=[
             toolkit.request_example("Open with 1000 in the drawer", {"cash_total_at_open": 1000}),
             toolkit.response_example("Period", PERIOD_EXAMPLE, status_code=201),
@@ -183,7 +193,7 @@ class CloseRegisterView(PosView):
             200: OpenApiResponse(
                 RegisterCloseStatementOutputSerializer, description="A replay of a stored close (same `identifier`)."
             ),
-            **toolkit.error_responses(400, 404, 409),
+            **toolkit.error_responses(400, 404, 409, scope="pos", examples={409: NOT_OPEN}),
         },
         examples=[
             toolkit.request_example("Close", CLOSE_EXAMPLE),

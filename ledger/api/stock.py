@@ -174,7 +174,7 @@ class StockEventsPosView(PosView):
         request={"application/json": POS_STOCK_EVENTS},
         responses={
             201: OpenApiResponse(OpenApiTypes.OBJECT, description="Recorded."),
-            **toolkit.error_responses(400),
+            **toolkit.error_responses(400, scope="pos"),
             413: OpenApiResponse(
                 toolkit.ErrorOutputSerializer,
                 description=f"More than {MAX_EVENTS_PER_REQUEST} events.",

@@ -267,8 +267,18 @@ class SignupDocumentField(JSONField):
 
 class NewsletterSignupOutputSerializer(serializers.ModelSerializer):
     # Null for a signup from a second-screen app that named no shop or register.
-    stock_location = by_identifier(allow_null=True)
-    register = by_identifier(allow_null=True)
-    document = SignupDocumentField(read_only=True)
+    stock_location = by_identifier(allow_null=True, help_text="The shop's identifier, or null.")
+    register = by_identifier(allow_null=True, help_text="The register's identifier, or null.")
+    document = SignupDocumentField(
+        read_only=True, help_text="The signup as exported: `ExportNewsletterSignupsElement`."
+    )
 
-    Meta = read_only_meta(NewsletterSignup, ["id", "email", "stock_location", "register", "document", "created_at"])
+    Meta = read_only_meta(
+        NewsletterSignup,
+        ["id", "email", "stock_location", "register", "document", "created_at"],
+        extra_kwargs={
+            "id": {"help_text": "The signup's id."},
+            "email": {"help_text": "The address, trimmed, its domain lower-cased."},
+            "created_at": {"help_text": "When the service stored it."},
+        },
+    )

@@ -83,14 +83,24 @@ WARNINGS_HELP = "What the spec does not state but looked odd; the checkout was s
 
 
 class CheckoutSaleOutputSerializer(serializers.ModelSerializer):
-    total = amount_field(read_only=True)
+    total = amount_field(read_only=True, help_text="What the customer paid, in the base currency's major unit.")
 
-    Meta = read_only_meta(Sale, ["id", "identifier", "sequence_number", "kind", "total"], ref_name="CheckoutSale")
+    Meta = read_only_meta(
+        Sale,
+        ["id", "identifier", "sequence_number", "kind", "total"],
+        ref_name="CheckoutSale",
+        extra_kwargs={
+            "id": {"help_text": "The sale's id in /api/v1/sales/."},
+            "identifier": {"help_text": "The sale's identifier, as posted."},
+            "sequence_number": {"help_text": "The register's number of the sale, as posted."},
+            "kind": {"help_text": "`sale`, `return` or `expense`, from the sale's lines."},
+        },
+    )
 
 
 class CheckoutOutputSerializer(serializers.ModelSerializer):
-    register = by_identifier()
-    stock_location = by_identifier()
+    register = by_identifier(help_text="The register's identifier (`source.register_id`).")
+    stock_location = by_identifier(help_text="The identifier of the register's shop.")
     period = serializers.IntegerField(
         source="period.sequence_number", read_only=True, help_text="Sequence number of the register period."
     )
@@ -98,7 +108,17 @@ class CheckoutOutputSerializer(serializers.ModelSerializer):
     warnings = WarningSerializer(many=True, read_only=True, help_text=WARNINGS_HELP)
     document = DocumentField(read_only=True, help_text="The exported JSON form (spec: Checkout).")
 
-    Meta = read_only_meta(Checkout, ["id", *CHECKOUT_SHOWN, "sales", "warnings", "document"])
+    Meta = read_only_meta(
+        Checkout,
+        ["id", *CHECKOUT_SHOWN, "sales", "warnings", "document"],
+        extra_kwargs={
+            "id": {"help_text": "The checkout's id in /api/v1/checkouts/."},
+            "identifier": {"help_text": "The checkout's identifier, as posted."},
+            "voided": {"help_text": "As posted (false when left out)."},
+            "timestamp": {"help_text": "`timing.timestamp`, in UTC."},
+            "created_at": {"help_text": "When the service stored it."},
+        },
+    )
 
     @extend_schema_field(CheckoutSaleOutputSerializer(many=True))
     def get_sales(self, checkout: Checkout) -> Any:
@@ -110,7 +130,12 @@ class CheckoutOutputSerializer(serializers.ModelSerializer):
 class PosCheckoutOutputSerializer(CheckoutOutputSerializer):
     created = serializers.SerializerMethodField(help_text="False when the same checkout was posted before.")
 
-    Meta = read_only_meta(Checkout, [*CheckoutOutputSerializer.Meta.fields, "created"], ref_name="PosCheckout")
+    Meta = read_only_meta(
+        Checkout,
+        [*CheckoutOutputSerializer.Meta.fields, "created"],
+        ref_name="PosCheckout",
+        extra_kwargs=CheckoutOutputSerializer.Meta.extra_kwargs,
+    )
 
     def get_created(self, checkout: Checkout) -> bool:
         return bool(self.context.get("created"))

@@ -34,7 +34,13 @@ EventCounts = BodyMeta(
     (Body,),
     {
         "__doc__": "Spec: Events counted, each a count of the period.",
-        **dict.fromkeys(EVENT_COUNT_KEYS, optional(EVENT_COUNT)),
+        **{
+            key: optional(
+                EVENT_COUNT,
+                description=f"How many `{key}` events the register counted in the period (0 to 10^9).",
+            )
+            for key in EVENT_COUNT_KEYS
+        },
     },
 )
 
@@ -42,10 +48,13 @@ EventCounts = BodyMeta(
 class CloseRegister(Body):
     """The close of a register period."""
 
-    counted = optional(Arr(CountedAmount, max_items=200))
+    counted = optional(
+        Arr(CountedAmount, max_items=200),
+        description="What was counted, per payment type and currency (at most 200); not counted: the expected.",
+    )
     comment = optional(Str(max_length=10_000, allow_blank=True), description="Reason for a reconciliation difference.")
-    event_counts = optional(EventCounts)
-    cashier = optional(Cashier)
+    event_counts = optional(EventCounts, description="The register's own counts of the period's events.")
+    cashier = optional(Cashier, description="Who closed the register.")
     identifier = optional(
         Str(max_length=255),
         description="The app's own id of this close: closing again with it answers the same statement (200).",
@@ -64,10 +73,17 @@ class OpenRegister(Body):
 
 
 class RegisterPeriodOutputSerializer(serializers.ModelSerializer):
-    register_id = by_identifier(source="register")
+    register_id = by_identifier(source="register", help_text="The register's identifier.")
 
     Meta = read_only_meta(
-        RegisterPeriod, ["register_id", "sequence_number", "opened_at", "cash_total_at_open", "closed_at"]
+        RegisterPeriod,
+        ["register_id", "sequence_number", "opened_at", "cash_total_at_open", "closed_at"],
+        extra_kwargs={
+            "sequence_number": {"help_text": "The period's number: 1 for the register's first."},
+            "opened_at": {"help_text": "When the register was opened."},
+            "cash_total_at_open": {"help_text": "Cash in the drawer at the opening, in the base currency."},
+            "closed_at": {"help_text": "When it was closed; null while open."},
+        },
     )
 
 
@@ -77,9 +93,11 @@ class StatementDocumentField(JSONField):
 
 
 class RegisterCloseStatementOutputSerializer(serializers.ModelSerializer):
-    register = by_identifier()
+    register = by_identifier(help_text="The register's identifier.")
     stock_location = serializers.SerializerMethodField(help_text="Identifier of the shop it was made in.")
-    document = StatementDocumentField(read_only=True)
+    document = StatementDocumentField(
+        read_only=True, help_text="The statement as exported: `ExportRegisterCloseStatementsElement`."
+    )
 
     Meta = read_only_meta(
         RegisterCloseStatement,
@@ -92,6 +110,12 @@ class RegisterCloseStatementOutputSerializer(serializers.ModelSerializer):
             "created_at",
             "document",
         ],
+        extra_kwargs={
+            "id": {"help_text": "The statement's id in /api/v1/register-close-statements/."},
+            "sequence_number": {"help_text": "The number of the period closed."},
+            "reconciliation_time": {"help_text": "When the register was closed."},
+            "created_at": {"help_text": "When the service stored it."},
+        },
     )
 
     def get_stock_location(self, statement: RegisterCloseStatement) -> str:

@@ -14,7 +14,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api import by_identifier
-from core.declare import Body, OneOrMany, optional, rule
+from core.declare import Body, Field, OneOrMany, optional, rule
 from core.nodes import INVALID, Components, Enum, Node, Num, Report, Schema, Str, join, nullable
 from core.serializers import read_only_meta
 from ledger.models import StockEvent, StockEventType, StockLevel
@@ -105,13 +105,27 @@ class PosStockEvent(Body):
     ``stock_count_expected`` and ``stock_count_diff`` are not read: the service computes them from its own
     level (unknown: ignored)."""
 
-    type = Enum(POS_TYPES, hints={StockEventType.SALE: FROM_SALES, StockEventType.RETURN: FROM_SALES})
-    product_id = ID
-    variant_id = optional(ID)
-    stock_location_id = ID
-    adjustment = optional(STOCK_QUANTITY)
-    new_stock_value = optional(STOCK_QUANTITY)
-    stock_count_id = optional(ID)
+    type = Field(
+        Enum(POS_TYPES, hints={StockEventType.SALE: FROM_SALES, StockEventType.RETURN: FROM_SALES}),
+        description=(
+            "`received` (an adjustment above 0), `stock_count_reset` (the counted `new_stock_value`, 0 or more, "
+            "with `stock_count_id`) or `external_reset`. Sales and returns come from the sales themselves."
+        ),
+    )
+    product_id = Field(ID, description="The product's id (1-255 characters).")
+    variant_id = optional(ID, description="The variant's id, for a variant product.")
+    stock_location_id = Field(ID, description="A stock location identifier of the account.")
+    adjustment = optional(
+        STOCK_QUANTITY,
+        description=(
+            "Units added (or, below 0, removed), at most 6 decimals; not 0. Exactly one of this and `new_stock_value`."
+        ),
+    )
+    new_stock_value = optional(
+        STOCK_QUANTITY,
+        description="The new stock level in units, at most 6 decimals. Exactly one of this and `adjustment`.",
+    )
+    stock_count_id = optional(ID, description="The stock count's id; required for `stock_count_reset`.")
     timestamp = optional(Timestamp(), description="Default: now.")
     identifier = optional(ID, description="The sender's own id of the event: posting it again records nothing.")
 
@@ -121,9 +135,12 @@ class PosStockEvent(Body):
 class ImportedStockEvent(PosStockEvent):
     """Spec: Stock event, imported from an ERP or a warehouse system: an external reset."""
 
-    type = Enum(
-        (StockEventType.EXTERNAL_RESET,),
-        hints={t: ONLY_EXTERNAL for t in StockEventType.values if t != StockEventType.EXTERNAL_RESET},
+    type = Field(
+        Enum(
+            (StockEventType.EXTERNAL_RESET,),
+            hints={t: ONLY_EXTERNAL for t in StockEventType.values if t != StockEventType.EXTERNAL_RESET},
+        ),
+        description="Only `external_reset` (also the default when left out).",
     )
 
 

@@ -45,6 +45,9 @@ def schema() -> dict[str, Any]:
 
 
 def component(schema: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
+    """The component ``ref`` names; a described field's ref is wrapped (``{"allOf": [ref], "description"}``)."""
+    if "allOf" in ref:
+        (ref,) = ref["allOf"]
     found: dict[str, Any] = schema["components"]["schemas"][ref["$ref"].rsplit("/", 1)[-1]]
     return found
 
