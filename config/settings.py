@@ -604,6 +604,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StockLocationKindEnum": "accounts.models.StockLocation.Kind",
         "SaleKindEnum": "ledger.models.SaleKind",
+        "OrderStateEnum": "orders.models.OrderState",
         "RuntimeIntegrationKindEnum": "integrations.models.KIND_CHOICES",
         # The POS bodies' enums (core.declare): a tax's type, a sold or used gift card's and voucher's payment type.
         "TaxTypeEnum": "accounts.validation.TAX_TYPES",

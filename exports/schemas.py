@@ -32,6 +32,7 @@ from core.nodes import (
     Schema,
     Str,
 )
+from exports.entities import REGISTRY
 from ledger import definitions as sale
 from ledger.serializers.catalog import PRODUCT
 from orders import definitions as orders
@@ -337,8 +338,6 @@ def export_components(element_key: dict[str, str]) -> ExportComponents:
 
 
 def element_keys() -> dict[str, str]:
-    from exports.entities import REGISTRY  # the registry loads models: not at settings time
-
     return {code: entity.element_key for code, entity in REGISTRY.items()}
 
 

@@ -15,6 +15,7 @@ from campaigns.docs import PRODUCT_RULE_DEFINITION
 from core.api.credentials import INVALID_CREDENTIALS
 from core.api.schema import ErrorOutputSerializer
 from imports import bodies
+from imports.serializers import ImportErrorSerializer
 
 AUTH_PARAMETERS = [
     OpenApiParameter("account", str, required=True, description="The account identifier."),
@@ -199,27 +200,18 @@ FORBIDDEN = OpenApiExample(
 )
 
 
-class ItemErrorSerializer(serializers.Serializer):
-    field = serializers.CharField(help_text="The path of the fault inside the item, e.g. `basket.line_items[0].price`.")
-    message = serializers.CharField(help_text="What is wrong, for a person.")
-    code = serializers.CharField(help_text="A stable code, e.g. `required`, `out_of_range`, `duplicate`.")
-
-    class Meta:
-        ref_name = "ImportItemError"
-
-
 class FailedItemSerializer(serializers.Serializer):
     index = serializers.IntegerField(help_text="The item's position in the posted list, from 0.")
     id = serializers.CharField(
         allow_null=True, help_text="The item's identifier (`order_identifier`, `id`, `product_id`), when it has one."
     )
-    errors = ItemErrorSerializer(many=True, help_text="Every fault of the item.")  # type: ignore[assignment]
+    errors = ImportErrorSerializer(many=True, help_text="Every fault of the item.")  # type: ignore[assignment]
 
     class Meta:
         ref_name = "ImportFailedItem"
 
 
-class ItemWarningSerializer(ItemErrorSerializer):
+class ItemWarningSerializer(ImportErrorSerializer):
     index = serializers.IntegerField(help_text="The item's position in the posted list, from 0.")
 
     class Meta:
@@ -241,7 +233,7 @@ class ImportResultSerializer(serializers.Serializer):
     markets = serializers.ListField(
         child=serializers.CharField(), required=False, help_text="Campaigns and product rules: the markets written."
     )
-    errors = ItemErrorSerializer(  # type: ignore[assignment]
+    errors = ImportErrorSerializer(  # type: ignore[assignment]
         many=True, required=False, help_text="A request that could not be read: the fault (`field` `body`)."
     )
 

@@ -32,9 +32,11 @@ class PayloadField(JSONField):
 
 
 class ImportErrorSerializer(serializers.Serializer):
-    field = serializers.CharField(help_text='Path into the item, e.g. "basket.line_items[0].price".')
-    message = serializers.CharField()
-    code = serializers.CharField(required=False)
+    field = serializers.CharField(help_text="The path of the fault inside the item, e.g. `basket.line_items[0].price`.")
+    message = serializers.CharField(help_text="What is wrong, for a person.")
+    code = serializers.CharField(
+        required=False, help_text="A stable code, e.g. `required`, `out_of_range`, `duplicate`."
+    )
 
     class Meta:
         ref_name = "ImportItemError"
