@@ -425,11 +425,6 @@ if not 1 <= EXPORT_QUEUE_CONCURRENCY <= EXPORT_QUEUE_CONCURRENCY_MAX:
 # Sends one delivery task runs at once, in threads of its worker process (renders and sends; the task's own thread
 # takes the leases and records the outcomes). 1: one after another, in the task's thread.
 EXPORT_SEND_THREADS = env.int("EXPORT_SEND_THREADS", default=16)
-# A real-time delivery whose entities hold more than EXPORT_HEAVY_ELEMENTS list elements (lines, payments...) is
-# sent, and so rendered, by a send thread whose CPU priority is lower by EXPORT_HEAVY_NICE (0: the same): a
-# tenant's large renders yield the cores to other work (docs/exports-delivery.md).
-EXPORT_HEAVY_ELEMENTS = env.int("EXPORT_HEAVY_ELEMENTS", default=200)
-EXPORT_HEAVY_NICE = env.int("EXPORT_HEAVY_NICE", default=10)
 if EXPORT_SEND_THREADS < 1:
     raise ImproperlyConfigured("EXPORT_SEND_THREADS must be 1 or more")
 # An account's fair share of the worker processes sending real-time deliveries, across all its queues: at most

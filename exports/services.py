@@ -545,58 +545,20 @@ class _Job:
     clock: float
 
 
-_pool_state: dict[bool, tuple[int, int, ThreadPoolExecutor]] = {}
+_pool_state: dict[str, Any] = {}
 _pool_lock = threading.Lock()
 
 
-def _send_pool(*, heavy: bool = False) -> ThreadPoolExecutor:
-    """This process's send threads (EXPORT_SEND_THREADS), made on first use: a forked worker child makes its own.
-    ``heavy``: the pool for heavy deliveries, whose threads run at the lower CPU priority EXPORT_HEAVY_NICE."""
+def _send_pool() -> ThreadPoolExecutor:
+    """This process's send threads (EXPORT_SEND_THREADS), made on first use: a forked worker child makes its own."""
     size = int(settings.EXPORT_SEND_THREADS)
     with _pool_lock:
-        state = _pool_state.get(heavy)
-        if state is None or state[0] != os.getpid() or state[1] != size:
-            pool = ThreadPoolExecutor(
-                max_workers=size,
-                thread_name_prefix="export-send-heavy" if heavy else "export-send",
-                initializer=_lower_priority if heavy else None,
+        if _pool_state.get("pid") != os.getpid() or _pool_state.get("size") != size:
+            _pool_state.update(
+                pid=os.getpid(), size=size, pool=ThreadPoolExecutor(max_workers=size, thread_name_prefix="export-send")
             )
-            state = _pool_state[heavy] = (os.getpid(), size, pool)
-        return state[2]
-
-
-def _lower_priority() -> None:
-    """Lower the calling thread's CPU priority by EXPORT_HEAVY_NICE (Linux gives each thread its own nice value;
-    elsewhere, or where refused, the thread keeps the process's)."""
-    nice = int(settings.EXPORT_HEAVY_NICE)
-    if nice <= 0 or not hasattr(os, "setpriority"):
-        return
-    tid = threading.get_native_id()
-    try:
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
-    except OSError:  # pragma: no cover - a platform without per-thread priorities
-        logger.info("export sends: the heavy send threads keep the process's CPU priority")
-
-
-def _heavy(items: Sequence[ExportItem] | None, entities: Mapping[tuple[str, int], dict[str, Any]]) -> bool:
-    """Whether a real-time delivery's entities hold more than EXPORT_HEAVY_ELEMENTS list elements at any depth
-    (a sale's lines, payments, discounts...): what a template renders over, so what its render costs. The walk
-    stops at the bound."""
-    limit = int(settings.EXPORT_HEAVY_ELEMENTS)
-    if limit <= 0 or not items:
-        return False
-    count = 0
-    stack: list[Any] = [entities.get((item.entity_type, item.object_id)) for item in items]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            stack.extend(v for v in value.values() if isinstance(v, dict | list))
-        elif isinstance(value, list):
-            count += len(value)
-            if count > limit:
-                return True
-            stack.extend(v for v in value if isinstance(v, dict | list))
-    return False
+        pool: ThreadPoolExecutor = _pool_state["pool"]
+        return pool
 
 
 def _in_thread(job: _Job, timeout: float, entities: dict[tuple[str, int], dict[str, Any]]) -> _Outcome:
@@ -762,8 +724,7 @@ class _Sender:
             job = _Job(delivery, items_of.get(delivery.pk), timezone.now(), time.monotonic())
             future: Future[_Outcome]
             if self.threaded:
-                pool = _send_pool(heavy=_heavy(job.items, entities))
-                future = pool.submit(_in_thread, job, timeout, entities)
+                future = _send_pool().submit(_in_thread, job, timeout, entities)
             else:
                 future = Future()
                 future.set_result(_send_one(delivery, timeout=timeout, items=job.items, entities=entities))
