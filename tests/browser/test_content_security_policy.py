@@ -34,7 +34,10 @@ def test_swagger_ui_renders_the_operations_under_the_policy(watched: Page, trans
 
     assert response is not None
     assert "script-src 'self'" in response.headers["content-security-policy"]
-    expect(watched.locator(".swagger-ui .info .title")).to_contain_text("Retail back-office integration API")
+    # The page fetches and lays out the whole document (about 1 MB): a wider wait than the 5 s default.
+    expect(watched.locator(".swagger-ui .info .title")).to_contain_text(
+        "Retail back-office integration API", timeout=30_000
+    )
     expect(watched.locator(".opblock").first).to_be_visible()
     assert violations(watched) == []
 
