@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 
 from exports import services as export_services
 from exports.models import ExportItem, ExportStatus
+from ledger.models import RegisterCloseStatement
 from tests.conftest import Tenant, make_tenant
 from tests.exports.conftest import make_queue
 from tests.exports.receiver import Receiver, running_receiver
@@ -234,3 +235,29 @@ def test_the_pricing_page_s_line_inputs_fit_their_lines_at_desktop_and_phone_wid
         assert_no_sideways_scroll(page)
         assert page.evaluate(LINE_INPUTS_OUTSIDE) == [], size
     assert_rows_are_cards(page)
+
+
+def test_the_other_pages_read_at_desktop_and_phone_width(page: Page, acme: Tenant, receiver: Receiver) -> None:
+    showcase.fill(acme, receiver)
+    showcase.sign_in_member(acme, email=EMAIL, password=PASSWORD)
+    statement = RegisterCloseStatement.objects.filter(account=acme.account).first()
+    assert statement is not None
+    pages = [
+        ("/backoffice/checkouts/", "Checkouts"),
+        ("/backoffice/statements/", "Statements"),
+        (f"/backoffice/statements/{statement.pk}/", "Statement #"),
+        ("/backoffice/integrations/", "Runtime integrations"),
+        ("/backoffice/integrations/new/", "runtime integration"),
+        ("/backoffice/pricing/", "Price a basket"),
+        ("/backoffice/security/", "Security"),
+        ("/backoffice/settings/", "Settings"),
+    ]
+    page.set_viewport_size(DESKTOP)
+    sign_in(page)
+    for size in (DESKTOP, PHONE):
+        page.set_viewport_size(size)
+        for path, heading in pages:
+            answer = page.goto(path)
+            assert answer is not None and answer.status == 200, path
+            expect(page.locator("h1")).to_contain_text(re.compile(re.escape(heading), re.IGNORECASE))
+            assert_no_sideways_scroll(page)
