@@ -33,24 +33,13 @@ from core.errors import ServiceError
 from exports import circuit, selectors, services
 from exports.admin_forms import QueueConfigAdmin
 from exports.entities import REGISTRY
-from exports.forms import QueueConfigForm
+from exports.forms import QUEUE_FIELDS, QueueConfigForm
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import mask
 
 # A "Retry failed items" action hands at most this many items of each selected queue to new deliveries.
 MAX_QUEUE_RETRY = 10_000
 _JSON_WIDGET = forms.Textarea(attrs={"rows": 8, "cols": 90, "class": "vLargeTextField json-config"})
-QUEUE_FIELDS = (
-    "name",
-    "entity_type",
-    "enabled",
-    "trigger",
-    "daily_at",
-    "concurrency",
-    "filters",
-    "transform",
-    "delivery",
-)
 
 
 class ExportQueueForm(QueueConfigForm):
