@@ -24,6 +24,8 @@ from ops import services
 
 logger = logging.getLogger(__name__)
 
+HEARTBEAT_ENTRY = "ops-beat-heartbeat"
+
 
 class LeasedScheduler(DatabaseScheduler):
     """``CELERY_BEAT_SCHEDULER``: sends due tasks only while it holds the beat lease."""
@@ -68,6 +70,7 @@ class LeasedScheduler(DatabaseScheduler):
             else:
                 logger.info("beat: active, holding the lease (%s)", self._holder)
             self._reload()
+            self._send_heartbeat()
         elif not state.held and (self._leading or not self._standby_logged):
             logger.warning(
                 "beat: standby; %s sends the periodic tasks, this beat takes over if its lease (%g s) runs out",
@@ -77,6 +80,17 @@ class LeasedScheduler(DatabaseScheduler):
             self._standby_logged = True
         self._leading = state.held
         return state.held
+
+    def _send_heartbeat(self) -> None:
+        """The heartbeat at once when this beat starts leading, rather than an interval later: a fresh machine's
+        ``/health/ready`` (and a takeover's) need not wait ``BEAT_HEARTBEAT_INTERVAL_SECONDS`` for its first one."""
+        entry = settings.CELERY_BEAT_SCHEDULE.get(HEARTBEAT_ENTRY)
+        if entry is None:
+            return
+        try:
+            self.app.send_task(entry["task"], expires=float(entry["schedule"]))
+        except Exception:  # the broker is away: the schedule sends the next one
+            logger.warning("beat: the first heartbeat could not be sent", exc_info=True)
 
     def _reload(self) -> None:
         """Read the schedule again, with the last runs the previous holder saved."""

@@ -90,3 +90,44 @@ def test_pruning_is_scheduled_on_beat(settings) -> None:
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert "ops.tasks.prune_live_processes" in tasks
     assert settings.CELERY_BEAT_SCHEDULER == "ops.beat:LeasedScheduler"
+
+
+def test_a_beat_that_starts_leading_sends_the_heartbeat_at_once(monkeypatch) -> None:
+    from config.celery import app
+    from ops.beat import HEARTBEAT_ENTRY, LeasedScheduler
+
+    sent: list[tuple[str, float]] = []
+    monkeypatch.setattr("ops.beat.close_old_connections", lambda: None)  # the test's connection stays open
+    monkeypatch.setattr(app, "send_task", lambda name, expires: sent.append((name, expires)))
+    scheduler = LeasedScheduler.__new__(LeasedScheduler)  # the lease logic alone: no schedule read, no broker
+    scheduler.app = app
+    scheduler._holder = "a:1"
+    monkeypatch.setattr(scheduler, "_reload", lambda: None)
+
+    assert scheduler._hold()
+    assert scheduler._hold()  # renewing: no second one
+
+    heartbeat = settings_entry(HEARTBEAT_ENTRY)
+    assert sent == [(heartbeat["task"], float(heartbeat["schedule"]))]
+
+
+def test_a_standby_sends_no_heartbeat(monkeypatch) -> None:
+    from config.celery import app
+    from ops.beat import LeasedScheduler
+
+    services.hold_beat_lease(holder="b:2", seconds=30)
+    sent: list[str] = []
+    monkeypatch.setattr("ops.beat.close_old_connections", lambda: None)
+    monkeypatch.setattr(app, "send_task", lambda name, expires: sent.append(name))
+    scheduler = LeasedScheduler.__new__(LeasedScheduler)
+    scheduler.app = app
+    scheduler._holder = "a:1"
+
+    assert not scheduler._hold()
+    assert sent == []
+
+
+def settings_entry(name: str) -> dict:
+    from django.conf import settings
+
+    return settings.CELERY_BEAT_SCHEDULE[name]
