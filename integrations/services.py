@@ -104,92 +104,135 @@ MASKED = (
 )
 
 
+FieldProblem = tuple[str, str]  # (field, message)
+
+
 def configuration_errors(data: Mapping[str, Any]) -> list[dict[str, str]]:
-    """Every problem of a whole configuration (``FIELDS``), each ``{field, message, code}``."""
-    errors: list[dict[str, str]] = []
-
-    def error(field: str, message: str) -> None:
-        errors.append({"field": field, "message": message, "code": "invalid"})
-
+    """Every problem of a whole configuration (``FIELDS``), each ``{field, message, code}``, field by field in the
+    order of ``FIELDS`` (the masked secrets after the places they hide in)."""
     kind = data.get("kind")
     if kind not in KINDS:
-        error("kind", "must be one of: " + ", ".join(KINDS))
-        return errors
+        return [{"field": "kind", "message": "must be one of: " + ", ".join(KINDS), "code": "invalid"}]
     allowed = KINDS[kind]
-    if data.get("method") not in Method.values:
-        error("method", "must be GET or POST")
-    url = data.get("url")
-    if not isinstance(url, str) or not url.strip():
-        error("url", "is required")
-    elif len(url) > 2000:
-        error("url", "must be at most 2000 characters")
-    else:
-        problem = templates.check_url(url.strip(), allowed)
-        if problem:
-            error("url", problem)
     query = data.get("query") or {}
-    if not isinstance(query, dict):
-        error("query", "must be an object of name -> template")
-    else:
-        for name, value in query.items():
-            if not isinstance(value, str):
-                error(f"query.{name}", "must be a string template")
-            elif problem := templates.check_text(value, allowed):
-                error(f"query.{name}", problem)
     headers = data.get("headers") or {}
-    if not isinstance(headers, dict):
-        error("headers", "must be an object of name -> value")
-    elif bounded := destinations.header_problem(headers):
-        error(*bounded)
-    else:
-        for name, value in headers.items():
-            if not _HEADER_NAME.fullmatch(str(name)):
-                error(f"headers.{name}", "is not a valid header name")
-            elif str(name).lower() in _RESERVED_HEADERS:
-                error(f"headers.{name}", "is set by the service and cannot be configured")
-            elif not isinstance(value, str):
-                error(f"headers.{name}", "must be a string")
-            elif "\r" in value or "\n" in value:
-                error(f"headers.{name}", "must not contain line breaks")
-            elif problem := templates.check_text(value, allowed):
-                error(f"headers.{name}", problem)
     body = data.get("body")
-    if body is not None:
-        if data.get("method") == Method.GET:
-            error("body", "a GET request has no body: use POST or leave body null")
-        for path, value in _body_strings(body, "body"):
-            if problem := templates.check_text(value, allowed):
-                error(path, problem)
-    declared = data.get("secret_fields") or []
+    found: list[FieldProblem] = [
+        *_method_errors(data.get("method")),
+        *_url_errors(data.get("url"), allowed),
+        *_query_errors(query, allowed),
+        *_header_errors(headers, allowed),
+        *_body_errors(body, data.get("method"), allowed),
+        *_secret_field_errors(data.get("secret_fields") or [], query, body),
+        *_masked_errors(data.get("url"), query, headers, body),
+        *_timeout_errors(data.get("timeout")),
+        *_transform_errors(data.get("transform") or ""),
+    ]
+    return [{"field": field, "message": message, "code": "invalid"} for field, message in found]
+
+
+def _method_errors(method: Any) -> list[FieldProblem]:
+    return [] if method in Method.values else [("method", "must be GET or POST")]
+
+
+def _url_errors(url: Any, allowed: Any) -> list[FieldProblem]:
+    if not isinstance(url, str) or not url.strip():
+        return [("url", "is required")]
+    if len(url) > 2000:
+        return [("url", "must be at most 2000 characters")]
+    problem = templates.check_url(url.strip(), allowed)
+    return [("url", problem)] if problem else []
+
+
+def _query_errors(query: Any, allowed: Any) -> list[FieldProblem]:
+    if not isinstance(query, dict):
+        return [("query", "must be an object of name -> template")]
+    errors: list[FieldProblem] = []
+    for name, value in query.items():
+        if not isinstance(value, str):
+            errors.append((f"query.{name}", "must be a string template"))
+        elif problem := templates.check_text(value, allowed):
+            errors.append((f"query.{name}", problem))
+    return errors
+
+
+def _header_errors(headers: Any, allowed: Any) -> list[FieldProblem]:
+    if not isinstance(headers, dict):
+        return [("headers", "must be an object of name -> value")]
+    if bounded := destinations.header_problem(headers):
+        return [bounded]
+    errors: list[FieldProblem] = []
+    for name, value in headers.items():
+        if problem := _header_problem(str(name), value, allowed):
+            errors.append((f"headers.{name}", problem))
+    return errors
+
+
+def _header_problem(name: str, value: Any, allowed: Any) -> str | None:
+    if not _HEADER_NAME.fullmatch(name):
+        return "is not a valid header name"
+    if name.lower() in _RESERVED_HEADERS:
+        return "is set by the service and cannot be configured"
+    if not isinstance(value, str):
+        return "must be a string"
+    if "\r" in value or "\n" in value:
+        return "must not contain line breaks"
+    return templates.check_text(value, allowed)
+
+
+def _body_errors(body: Any, method: Any, allowed: Any) -> list[FieldProblem]:
+    if body is None:
+        return []
+    errors: list[FieldProblem] = []
+    if method == Method.GET:
+        errors.append(("body", "a GET request has no body: use POST or leave body null"))
+    for path, value in _body_strings(body, "body"):
+        if problem := templates.check_text(value, allowed):
+            errors.append((path, problem))
+    return errors
+
+
+def _secret_field_errors(declared: Any, query: Any, body: Any) -> list[FieldProblem]:
     if not isinstance(declared, list) or len(declared) > MAX_SECRET_FIELDS:
-        error("secret_fields", f"must be a list of at most {MAX_SECRET_FIELDS} places")
-    else:
-        places = secrets.paths(query, body)
-        for index, place in enumerate(declared):
-            if place not in places:
-                error(
-                    f"secret_fields[{index}]",
-                    "names no place of this configuration: use query.<name>, body.<key>.<key> (body.<key>[0] in a "
-                    f"list) or {secrets.URL_PATH}",
-                )
+        return [("secret_fields", f"must be a list of at most {MAX_SECRET_FIELDS} places")]
+    places = secrets.paths(query, body)
+    return [
+        (
+            f"secret_fields[{index}]",
+            "names no place of this configuration: use query.<name>, body.<key>.<key> (body.<key>[0] in a "
+            f"list) or {secrets.URL_PATH}",
+        )
+        for index, place in enumerate(declared)
+        if place not in places
+    ]
+
+
+def _masked_errors(url: Any, query: Any, headers: Any, body: Any) -> list[FieldProblem]:
+    errors: list[FieldProblem] = []
     if isinstance(url, str) and secrets.MASK in url:
-        error("url", MASKED)
+        errors.append(("url", MASKED))
     for root, values in (("query", query), ("headers", headers), ("body", body)):
         if isinstance(values, dict | list):
-            for place in secrets.masked_places(values, root):
-                error(place, MASKED)
-    timeout = data.get("timeout")
-    if not isinstance(timeout, int | Decimal) or isinstance(timeout, bool) or not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
-        error("timeout", f"must be a number of seconds from {MIN_TIMEOUT} to {MAX_TIMEOUT}")
-    transform = data.get("transform") or ""
-    if not isinstance(transform, str):
-        error("transform", "must be a JMESPath expression or empty")
-    elif transform.strip():
-        try:
-            jmespath.compile(transform)
-        except jmespath.exceptions.JMESPathError as exc:
-            error("transform", f"is not a valid JMESPath expression: {exc}".replace("\n", " "))
+            errors.extend((place, MASKED) for place in secrets.masked_places(values, root))
     return errors
+
+
+def _timeout_errors(timeout: Any) -> list[FieldProblem]:
+    if not isinstance(timeout, int | Decimal) or isinstance(timeout, bool) or not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
+        return [("timeout", f"must be a number of seconds from {MIN_TIMEOUT} to {MAX_TIMEOUT}")]
+    return []
+
+
+def _transform_errors(transform: Any) -> list[FieldProblem]:
+    if not isinstance(transform, str):
+        return [("transform", "must be a JMESPath expression or empty")]
+    if not transform.strip():
+        return []
+    try:
+        jmespath.compile(transform)
+    except jmespath.exceptions.JMESPathError as exc:
+        return [("transform", f"is not a valid JMESPath expression: {exc}".replace("\n", " "))]
+    return []
 
 
 def _body_strings(value: Any, path: str) -> list[tuple[str, str]]:

@@ -263,6 +263,35 @@ def _check_expression(inner: str, segments: _Segments) -> None:
 def check_template(source: object) -> str:
     """Refuse anything outside the whitelist grammar (module docstring). Raises TemplateRefused. Returns the text
     pybars3 will parse (the source after its whitespace control)."""
+    source = _checked_source(source)
+    # Check the exact text pybars3 will parse: its whitespace control runs first and may join braces.
+    text = _Compiler().whitespace_control(source)
+    blocks = _Blocks()
+    segments = _Segments()
+    position = 0
+    tags = 0
+    while (start := text.find("{{", position)) >= 0:
+        tags += 1
+        if tags > MAX_TAGS:
+            raise TemplateRefused(f"must have at most {MAX_TAGS} tags")
+        if text.startswith("{{{{", start):
+            raise TemplateRefused("raw blocks {{{{ }}}} are not allowed")
+        if text.startswith("{{{", start):
+            position = _check_triple(text, start, segments)
+            continue
+        end = text.find("}}", start + 2)
+        if end < 0:
+            raise TemplateRefused("unclosed {{")
+        raw_inner = text[start + 2 : end]
+        position = end + 2
+        if not raw_inner.startswith("!"):  # a comment: pybars3 also ends it at the first }}
+            _check_tag(raw_inner.removeprefix("~").removesuffix("~").strip(_WS), blocks, segments)
+    blocks.check_closed()
+    return text
+
+
+def _checked_source(source: object) -> str:
+    """The source, within the bounds of the whole text, before any parsing."""
     if not isinstance(source, str) or not source:
         raise TemplateRefused("must be a non-empty string")
     if len(source) > MAX_TEMPLATE_LENGTH:
@@ -271,76 +300,75 @@ def check_template(source: object) -> str:
         raise TemplateRefused("must not contain NUL characters")
     if max((len(run) for run in _WHITESPACE_RUN_RE.findall(source)), default=0) > MAX_WHITESPACE_RUN:
         raise TemplateRefused(f"must not hold more than {MAX_WHITESPACE_RUN} whitespace characters in a row")
-    # Check the exact text pybars3 will parse: its whitespace control runs first and may join braces.
-    text = _Compiler().whitespace_control(source)
-    stack: list[str] = []
-    seen_else: list[bool] = []
-    segments = _Segments()
-    position = 0
-    tags = 0
-    while True:
-        start = text.find("{{", position)
-        if start < 0:
-            break
-        tags += 1
-        if tags > MAX_TAGS:
-            raise TemplateRefused(f"must have at most {MAX_TAGS} tags")
-        if text.startswith("{{{{", start):
-            raise TemplateRefused("raw blocks {{{{ }}}} are not allowed")
-        if text.startswith("{{{", start):
-            end = text.find("}}}", start + 3)
-            if end < 0:
-                raise TemplateRefused("unclosed {{{")
-            inner = text[start + 3 : end].strip(_WS)
-            if "{" in inner or "}" in inner:
-                raise TemplateRefused("braces are not allowed inside a tag")
-            _check_expression(inner, segments)
-            position = end + 3
-            continue
-        end = text.find("}}", start + 2)
-        if end < 0:
-            raise TemplateRefused("unclosed {{")
-        raw_inner = text[start + 2 : end]
-        position = end + 2
-        if raw_inner.startswith("!"):
-            continue  # comment: pybars3 also ends it at the first }}
-        inner = raw_inner.removeprefix("~").removesuffix("~").strip(_WS)
-        if "{" in inner or "}" in inner:
-            raise TemplateRefused("braces are not allowed inside a tag")
-        if not inner:
-            raise TemplateRefused("empty tag {{}}")
-        kind, rest = inner[0], inner[1:].strip(_WS)
-        if kind == "#":
-            words = rest.split()
-            if len(words) != 2 or words[0] not in BLOCK_HELPERS or words[1] in RESERVED:
-                raise TemplateRefused(
-                    f"block {{{{#{rest[:40]}}}}} must be one of #each, #if, #unless, #with and a path"
-                )
-            _check_argument(words[1], segments)
-            if rest != f"{words[0]} {words[1]}":
-                raise TemplateRefused(f"block {{{{#{rest[:40]}}}}} must be written with one space")
-            stack.append(words[0])
-            seen_else.append(False)
-            if len(stack) > MAX_NESTING:
-                raise TemplateRefused(f"blocks may be nested at most {MAX_NESTING} deep")
-        elif kind == "/":
-            if not stack or rest != stack[-1]:
-                raise TemplateRefused(f"{{{{/{rest[:40]}}}}} does not close the open block")
-            stack.pop()
-            seen_else.pop()
-        elif inner == "else":
-            if not stack or seen_else[-1]:
-                raise TemplateRefused("{{else}} outside a block or twice in one block")
-            seen_else[-1] = True
-        elif kind == "&":
-            _check_expression(rest, segments)
-        elif kind in "^>=(\"'[\\":
-            raise TemplateRefused(f"{{{{{inner[:40]}}}}} is not allowed (no partials, inverted sections or literals)")
-        else:
-            _check_expression(inner, segments)
-    if stack:
-        raise TemplateRefused(f"{{{{#{stack[-1]}}}}} is not closed")
-    return text
+    return source
+
+
+def _check_triple(text: str, start: int, segments: _Segments) -> int:
+    """A ``{{{expression}}}`` at ``start``; returns the position after it."""
+    end = text.find("}}}", start + 3)
+    if end < 0:
+        raise TemplateRefused("unclosed {{{")
+    inner = text[start + 3 : end].strip(_WS)
+    if "{" in inner or "}" in inner:
+        raise TemplateRefused("braces are not allowed inside a tag")
+    _check_expression(inner, segments)
+    return end + 3
+
+
+class _Blocks:
+    """The open blocks while a template is checked, innermost last, each with whether it had its ``{{else}}``."""
+
+    def __init__(self) -> None:
+        self.open: list[str] = []
+        self.seen_else: list[bool] = []
+
+    def start(self, rest: str, segments: _Segments) -> None:
+        words = rest.split()
+        if len(words) != 2 or words[0] not in BLOCK_HELPERS or words[1] in RESERVED:
+            raise TemplateRefused(f"block {{{{#{rest[:40]}}}}} must be one of #each, #if, #unless, #with and a path")
+        _check_argument(words[1], segments)
+        if rest != f"{words[0]} {words[1]}":
+            raise TemplateRefused(f"block {{{{#{rest[:40]}}}}} must be written with one space")
+        self.open.append(words[0])
+        self.seen_else.append(False)
+        if len(self.open) > MAX_NESTING:
+            raise TemplateRefused(f"blocks may be nested at most {MAX_NESTING} deep")
+
+    def close(self, rest: str) -> None:
+        if not self.open or rest != self.open[-1]:
+            raise TemplateRefused(f"{{{{/{rest[:40]}}}}} does not close the open block")
+        self.open.pop()
+        self.seen_else.pop()
+
+    def otherwise(self) -> None:
+        if not self.open or self.seen_else[-1]:
+            raise TemplateRefused("{{else}} outside a block or twice in one block")
+        self.seen_else[-1] = True
+
+    def check_closed(self) -> None:
+        if self.open:
+            raise TemplateRefused(f"{{{{#{self.open[-1]}}}}} is not closed")
+
+
+def _check_tag(inner: str, blocks: _Blocks, segments: _Segments) -> None:
+    """One ``{{...}}`` tag's content, whitespace control and spaces removed."""
+    if "{" in inner or "}" in inner:
+        raise TemplateRefused("braces are not allowed inside a tag")
+    if not inner:
+        raise TemplateRefused("empty tag {{}}")
+    kind, rest = inner[0], inner[1:].strip(_WS)
+    if kind == "#":
+        blocks.start(rest, segments)
+    elif kind == "/":
+        blocks.close(rest)
+    elif inner == "else":
+        blocks.otherwise()
+    elif kind == "&":
+        _check_expression(rest, segments)
+    elif kind in "^>=(\"'[\\":
+        raise TemplateRefused(f"{{{{{inner[:40]}}}}} is not allowed (no partials, inverted sections or literals)")
+    else:
+        _check_expression(inner, segments)
 
 
 # --- safe data ---------------------------------------------------------------------------------------------------
