@@ -179,48 +179,13 @@ class WebhookDelivery(Delivery):
         return searchable(found)
 
     def validate(self, config: dict[str, Any]) -> None:
-        url = config.get("url")
-        if not isinstance(url, str) or not url:
-            raise ConfigError("url", "is required")
-        declared = config.get("secret_fields")
-        if declared is not None and (not isinstance(declared, list) or any(p != URL_PATH for p in declared)):
-            raise ConfigError(
-                "secret_fields", f'may only list "{URL_PATH}": every other secret of a web hook always is one'
-            )
-        if MASK in url:
-            raise ConfigError("url", MASKED)
-        try:
-            parts = destinations.split_url(url)
-        except destinations.BadUrl as exc:
-            raise ConfigError("url", str(exc)) from None
-        if parts.scheme not in ("https", "http") or not parts.hostname:
-            raise ConfigError("url", "must be an absolute https URL")
-        headers = config.get("headers", {})
-        if not isinstance(headers, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
-        ):
-            raise ConfigError("headers", "must be an object of header name to string value")
-        if bounded := destinations.header_problem(headers):
-            raise ConfigError(*bounded)
-        for name, value in headers.items():
-            if name.lower() in RESERVED_HEADERS:
-                raise ConfigError(f"headers.{name}", "is set by the service")
-            if MASK in value:
-                raise ConfigError(f"headers.{name}", MASKED)
+        _validate_url(config)
+        _validate_headers(config.get("headers", {}))
         if config.get("secret") is not None:
             if config["secret"] == MASK:
                 raise ConfigError("secret", f"{MASKED} Leave it out to have one generated.")
             secret_bytes(str(config["secret"]))
-        auth = config.get("auth")
-        if auth is not None:
-            if not isinstance(auth, dict) or auth.get("type") not in ("basic", "bearer"):
-                raise ConfigError("auth.type", "must be basic or bearer")
-            needed = ("username", "password") if auth["type"] == "basic" else ("token",)
-            for name in needed:
-                if not isinstance(auth.get(name), str) or not auth[name]:
-                    raise ConfigError(f"auth.{name}", "is required")
-                if MASK in auth[name]:
-                    raise ConfigError(f"auth.{name}", MASKED)
+        _validate_auth(config.get("auth"))
         for name in ("connect_timeout", "read_timeout"):
             value = config.get(name)
             if value is not None and (
@@ -353,3 +318,48 @@ def _session() -> requests.Session:
     task's send threads too (urllib3's pools are thread-safe, the session keeps no cookies); each destination's pool
     keeps as many connections as there are send threads."""
     return outbound.http_session(pool_size=max(outbound.DEFAULT_POOL_SIZE, int(settings.EXPORT_SEND_THREADS)))
+
+
+def _validate_url(config: dict[str, Any]) -> None:
+    """The URL, and the one secret place a web hook declares (its path)."""
+    url = config.get("url")
+    if not isinstance(url, str) or not url:
+        raise ConfigError("url", "is required")
+    declared = config.get("secret_fields")
+    if declared is not None and (not isinstance(declared, list) or any(p != URL_PATH for p in declared)):
+        raise ConfigError(
+            "secret_fields", f'may only list "{URL_PATH}": every other secret of a web hook always is one'
+        )
+    if MASK in url:
+        raise ConfigError("url", MASKED)
+    try:
+        parts = destinations.split_url(url)
+    except destinations.BadUrl as exc:
+        raise ConfigError("url", str(exc)) from None
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise ConfigError("url", "must be an absolute https URL")
+
+
+def _validate_headers(headers: Any) -> None:
+    if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+        raise ConfigError("headers", "must be an object of header name to string value")
+    if bounded := destinations.header_problem(headers):
+        raise ConfigError(*bounded)
+    for name, value in headers.items():
+        if name.lower() in RESERVED_HEADERS:
+            raise ConfigError(f"headers.{name}", "is set by the service")
+        if MASK in value:
+            raise ConfigError(f"headers.{name}", MASKED)
+
+
+def _validate_auth(auth: Any) -> None:
+    if auth is None:
+        return
+    if not isinstance(auth, dict) or auth.get("type") not in ("basic", "bearer"):
+        raise ConfigError("auth.type", "must be basic or bearer")
+    needed = ("username", "password") if auth["type"] == "basic" else ("token",)
+    for name in needed:
+        if not isinstance(auth.get(name), str) or not auth[name]:
+            raise ConfigError(f"auth.{name}", "is required")
+        if MASK in auth[name]:
+            raise ConfigError(f"auth.{name}", MASKED)

@@ -226,11 +226,7 @@ def _compile_column(position: int, raw: object, mode: str, languages: tuple[str,
     header = raw.get("header", "")
     if not isinstance(header, str) or len(header) > 200:
         raise ConfigError(f"{field}.header", "must be a string of at most 200 characters")
-    aggregate = raw.get("aggregate", "first")
-    if aggregate != "first" and mode != "line_items_grouped":
-        raise ConfigError(f"{field}.aggregate", "is only allowed with rows line_items_grouped")
-    if aggregate not in ("first", "sum", "count"):
-        raise ConfigError(f"{field}.aggregate", "must be one of first, sum, count")
+    aggregate = _column_aggregate(raw, field, mode)
     sources = [key for key in ("path", "value", "derived") if key in raw]
     if len(sources) > 1:
         raise ConfigError(field, f"has one of path, value and derived, not {' and '.join(sources)}")
@@ -239,28 +235,47 @@ def _compile_column(position: int, raw: object, mode: str, languages: tuple[str,
         raise ConfigError(f"{field}.{source}", f"cannot be combined with aggregate {aggregate}")
     if "language" in raw:
         languages = _languages(raw["language"], f"{field}.language")
-    on_entity = False
-    path: Path = ()
-    constant: Any = None
+    on_entity, path, constant = _column_source(raw, field, source, aggregate)
+    column_format = _column_format(raw, field)
+    return _Column(header, on_entity, path, column_format, aggregate, source, constant, languages)
+
+
+def _column_aggregate(raw: dict[str, Any], field: str, mode: str) -> str:
+    aggregate = raw.get("aggregate", "first")
+    if aggregate != "first" and mode != "line_items_grouped":
+        raise ConfigError(f"{field}.aggregate", "is only allowed with rows line_items_grouped")
+    if aggregate not in ("first", "sum", "count"):
+        raise ConfigError(f"{field}.aggregate", "must be one of first, sum, count")
+    return str(aggregate)
+
+
+def _column_source(raw: dict[str, Any], field: str, source: str, aggregate: str) -> tuple[bool, Path, Any]:
+    """Where a column's values come from: (read on the entity rather than the row, the path, the constant)."""
     if source == "value":
         constant = raw["value"]
         if not (constant is None or isinstance(constant, str | int | float | bool)) or (
             isinstance(constant, str) and len(constant) > 1000
         ):
             raise ConfigError(f"{field}.value", "must be a string (at most 1000 characters), number, boolean or null")
-    elif source == "derived":
+        return False, (), constant
+    if source == "derived":
         if raw["derived"] not in DERIVED:
             raise ConfigError(f"{field}.derived", f"must be one of {', '.join(DERIVED)}")
-    elif aggregate == "count":
+        return False, (), None
+    if aggregate == "count":
         if "path" in raw:
             raise ConfigError(f"{field}.path", "must be left out with aggregate count")
-    else:
-        try:
-            on_entity, path = _parse_column_path(raw.get("path"))
-        except ValueError as error:
-            raise ConfigError(f"{field}.path", str(error)) from error
-        if aggregate == "sum" and on_entity:
-            raise ConfigError(f"{field}.path", "a sum adds up line item values, not entity values")
+        return False, (), None
+    try:
+        on_entity, path = _parse_column_path(raw.get("path"))
+    except ValueError as error:
+        raise ConfigError(f"{field}.path", str(error)) from error
+    if aggregate == "sum" and on_entity:
+        raise ConfigError(f"{field}.path", "a sum adds up line item values, not entity values")
+    return on_entity, path, None
+
+
+def _column_format(raw: dict[str, Any], field: str) -> str:
     column_format = raw.get("format", "text")
     if column_format not in ("text", "number", "money") and not (
         isinstance(column_format, str) and column_format.startswith("date:")
@@ -271,7 +286,7 @@ def _compile_column(position: int, raw: object, mode: str, languages: tuple[str,
             check_date_format(column_format[5:])
         except ValueError as error:
             raise ConfigError(f"{field}.format", f"date format {error}") from error
-    return _Column(header, on_entity, path, column_format, aggregate, source, constant, languages)
+    return str(column_format)
 
 
 def _required_values(config: dict[str, Any]) -> list[tuple[bool, Path]]:
