@@ -167,7 +167,6 @@ def insert_together(*groups: Sequence[Model]) -> None:
         for model, group in zip(models, groups, strict=True):
             model._default_manager.bulk_create(group)
         return
-    quote = connection.ops.quote_name
     # Where each new object is: id(obj) -> (its group, its row number counted from 1).
     where = {id(obj): (g, n) for g, group in enumerate(groups) for n, obj in enumerate(group, start=1)}
     ctes: list[str] = []
@@ -175,49 +174,10 @@ def insert_together(*groups: Sequence[Model]) -> None:
     linked: list[tuple[Model, str, Model]] = []  # (object, foreign key, the new object it names)
     for g, (model, group) in enumerate(zip(models, groups, strict=True)):
         pk, fields = _plain(model)
-        # Foreign keys that name an earlier group's new object: the row carries that object's row number.
-        refs: dict[str, int] = {}
-        for f in fields:
-            if f.is_relation and f.many_to_one:
-                for obj in group:
-                    target = obj._state.fields_cache.get(f.name)
-                    if getattr(obj, f.attname) is None and target is not None and id(target) in where:
-                        refs[str(f.column)] = where[id(target)][0]
-                        break
+        refs = _earlier_group_refs(group, fields, where)
         rows = _rows(group, fields, connection)
-        for column, target_group in refs.items():
-            fk = next(f.name for f in fields if f.column == column)
-            for row, obj in zip(rows, group, strict=True):
-                target = obj._state.fields_cache.get(fk)
-                at = where.get(id(target)) if target is not None and row[column] is None else None
-                if at is not None and at[0] != target_group:
-                    raise ValueError(f"{model.__name__}.{fk} names objects of two groups")
-                row[f"{_REF}{column}"] = at[1] if at is not None else None
-                if at is not None and target is not None:
-                    linked.append((obj, fk, target))
-        quoted = [quote(str(f.column)) for f in fields]
-        ref_names = [quote(f"{_REF}{column}") for column in refs]
-        types = ", ".join(
-            [f"{name} {f.db_type(connection)}" for name, f in zip(quoted, fields, strict=True)]
-            + [f"{name} bigint" for name in ref_names]
-        )
-        values: list[str] = []
-        joins: list[str] = []
-        for f, name in zip(fields, quoted, strict=True):
-            column = str(f.column)
-            if column in refs:
-                alias = f"n{refs[column]}_{len(joins)}"
-                joins.append(f" LEFT JOIN n{refs[column]} AS {alias} ON {alias}.n = r.{quote(_REF + column)}")
-                values.append(f"COALESCE(r.{name}, {alias}.id)")
-            else:
-                values.append(f"r.{name}")
-        # Every name comes from the model and is quoted; the rows are one parameter per group.
-        ctes.append(
-            f"g{g} AS (INSERT INTO {quote(_table(model))} ({', '.join(quoted)}) SELECT {', '.join(values)} "  # noqa: S608
-            f"FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS ({types})) WITH ORDINALITY AS r "
-            f"({', '.join(quoted + ref_names)}, {_ROW_NUMBER}){''.join(joins)} ORDER BY r.{_ROW_NUMBER} "
-            f"RETURNING {quote(str(pk.column))} AS id)"
-        )
+        linked += _number_refs(model, group, fields, rows, refs, where)
+        ctes.append(_insert_cte(g, model, pk, fields, refs, connection))
         params.append(json.dumps(rows, cls=encoders[g]))
         # This group's rows by row number, for a later group's references (a plain WITH that no one reads is
         # not run): its ids ascend in the order its rows were inserted, one sequence read row by row in that
@@ -233,3 +193,72 @@ def insert_together(*groups: Sequence[Model]) -> None:
         _set_pks(group, sorted(ids[g]), connection.alias)
     for obj, fk, target in linked:
         setattr(obj, fk, target)  # its key column too, as bulk_create leaves it
+
+
+Where = dict[int, tuple[int, int]]  # id(new object) -> (its group, its row number counted from 1)
+
+
+def _earlier_group_refs(group: Sequence[Model], fields: list[Any], where: Where) -> dict[str, int]:
+    """Foreign keys of the group that name an earlier group's new object: column -> that group."""
+    refs: dict[str, int] = {}
+    for f in fields:
+        if f.is_relation and f.many_to_one:
+            for obj in group:
+                target = obj._state.fields_cache.get(f.name)
+                if getattr(obj, f.attname) is None and target is not None and id(target) in where:
+                    refs[str(f.column)] = where[id(target)][0]
+                    break
+    return refs
+
+
+def _number_refs(
+    model: type[Model],
+    group: Sequence[Model],
+    fields: list[Any],
+    rows: list[dict[str, Any]],
+    refs: dict[str, int],
+    where: Where,
+) -> list[tuple[Model, str, Model]]:
+    """Each row carries the row number of the new object its reference names; returns (object, foreign key, the
+    new object) to set once the pks are known."""
+    linked: list[tuple[Model, str, Model]] = []
+    for column, target_group in refs.items():
+        fk = next(f.name for f in fields if f.column == column)
+        for row, obj in zip(rows, group, strict=True):
+            target = obj._state.fields_cache.get(fk)
+            at = where.get(id(target)) if target is not None and row[column] is None else None
+            if at is not None and at[0] != target_group:
+                raise ValueError(f"{model.__name__}.{fk} names objects of two groups")
+            row[f"{_REF}{column}"] = at[1] if at is not None else None
+            if at is not None and target is not None:
+                linked.append((obj, fk, target))
+    return linked
+
+
+def _insert_cte(g: int, model: type[Model], pk: Any, fields: list[Any], refs: dict[str, int], connection: Any) -> str:
+    """The data-modifying ``WITH`` of group ``g``: its rows from one JSON parameter, a reference to an earlier
+    group's new object joined to that group's new ids by row number."""
+    quote = connection.ops.quote_name
+    quoted = [quote(str(f.column)) for f in fields]
+    ref_names = [quote(f"{_REF}{column}") for column in refs]
+    types = ", ".join(
+        [f"{name} {f.db_type(connection)}" for name, f in zip(quoted, fields, strict=True)]
+        + [f"{name} bigint" for name in ref_names]
+    )
+    values: list[str] = []
+    joins: list[str] = []
+    for f, name in zip(fields, quoted, strict=True):
+        column = str(f.column)
+        if column in refs:
+            alias = f"n{refs[column]}_{len(joins)}"
+            joins.append(f" LEFT JOIN n{refs[column]} AS {alias} ON {alias}.n = r.{quote(_REF + column)}")
+            values.append(f"COALESCE(r.{name}, {alias}.id)")
+        else:
+            values.append(f"r.{name}")
+    # Every name comes from the model and is quoted; the rows are one parameter per group.
+    return (
+        f"g{g} AS (INSERT INTO {quote(_table(model))} ({', '.join(quoted)}) SELECT {', '.join(values)} "  # noqa: S608
+        f"FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS ({types})) WITH ORDINALITY AS r "
+        f"({', '.join(quoted + ref_names)}, {_ROW_NUMBER}){''.join(joins)} ORDER BY r.{_ROW_NUMBER} "
+        f"RETURNING {quote(str(pk.column))} AS id)"
+    )
