@@ -157,60 +157,20 @@ class SftpDelivery(Delivery):
         except RemoteRefused as exc:
             return exc.result()
         sent = remote_sent("sftp", host, port, absolute, directories, name, job.rendered.size())
-        stage = "connect"
+        at = _Stage()
         sock: socket.socket | None = None
         transport: paramiko.Transport | None = None
         try:
             sock = socket.create_connection((address, port), timeout=timeout)
             transport = paramiko.Transport(sock)
-            transport.banner_timeout = timeout
-            transport.handshake_timeout = timeout
-            transport.auth_timeout = timeout
-            if expected_keys is not None:
-                offered: list[str] = []
-                for key in expected_keys:
-                    for algorithm in _ALGORITHMS.get(key.get_name(), (key.get_name(),)):
-                        if algorithm not in offered:
-                            offered.append(algorithm)
-                transport.get_security_options().key_types = offered
-            stage = "SSH handshake"
-            transport.start_client(timeout=timeout)
-            server_key = transport.get_remote_server_key()
-            if expected_keys is not None and not any(
-                key.get_name() == server_key.get_name() and key.asbytes() == server_key.asbytes()
-                for key in expected_keys
-            ):
-                raise HostKeyMismatch(f"unknown host key {server_key.get_name()} {server_key.fingerprint}; refused")
-            stage = "authentication"
+            _handshake(transport, expected_keys, timeout, at)
+            at.name = "authentication"
             if private_key is not None:
                 transport.auth_publickey(config["username"], private_key)
             else:
                 transport.auth_password(config["username"], config["password"])
-            stage = "SFTP session"
-            client = paramiko.SFTPClient.from_transport(transport)
-            if client is None:
-                raise paramiko.SSHException("the server refused the SFTP subsystem")
-            channel = client.get_channel()
-            if channel is not None:
-                channel.settimeout(timeout)
-            with client:
-                stage = "directory creation"
-                _make_directories(client, absolute, directories)
-                directory = ("/" if absolute else "") + "/".join(directories)
-                final = f"{directory}/{name}" if directory not in ("", "/") else f"{directory}{name}"
-                temporary = final[: len(final) - len(name)] + f".{name}.part"
-                stage = "upload"
-                try:
-                    with client.open(temporary, "wb") as remote_file:
-                        remote_file.set_pipelined(True)
-                        source = job.rendered.open()
-                        while block := source.read(UPLOAD_BLOCK_BYTES):
-                            remote_file.write(block)
-                    stage = "rename"
-                    _rename_over(client, temporary, final)
-                except (OSError, paramiko.SSHException):
-                    _remove_quietly(client, temporary)
-                    raise
+            at.name = "SFTP session"
+            _upload(transport, job, (absolute, directories, name), timeout, at)
         except HostKeyMismatch as exc:
             return DeliveryResult(
                 ok=False, error=f"SFTP host key check failed: {exc}", sent=sent, answer=_answer(transport)
@@ -218,18 +178,18 @@ class SftpDelivery(Delivery):
         except paramiko.AuthenticationException as exc:
             return DeliveryResult(
                 ok=False,
-                error=redact(f"SFTP {stage} failed: {str(exc) or 'authentication failed'}", secrets),
+                error=redact(f"SFTP {at.name} failed: {str(exc) or 'authentication failed'}", secrets),
                 sent=sent,
                 answer=_answer(transport),
             )
         except (OSError, EOFError, paramiko.SSHException) as exc:
             message = str(exc) or exc.__class__.__name__
             # A server that accepts the connection and never speaks fails the handshake (no SSH banner).
-            connecting = stage in ("connect", "SSH handshake")
+            connecting = at.name in ("connect", "SSH handshake")
             down = unreachable(exc, connecting=connecting) or (connecting and isinstance(exc, paramiko.SSHException))
             return DeliveryResult(
                 ok=False,
-                error=redact(f"SFTP {stage} failed: {message}", secrets),
+                error=redact(f"SFTP {at.name} failed: {message}", secrets),
                 unreachable=down,
                 connecting=connecting and down,
                 sent=sent,
@@ -241,6 +201,68 @@ class SftpDelivery(Delivery):
             elif sock is not None:
                 sock.close()
         return DeliveryResult(ok=True, sent=sent, answer=_answer(transport))
+
+
+class _Stage:
+    """Where a send is, for the error that names it."""
+
+    name = "connect"
+
+
+def _handshake(
+    transport: paramiko.Transport, expected_keys: list[paramiko.PKey] | None, timeout: float, at: _Stage
+) -> None:
+    """SSH's handshake, offering only the expected host keys' algorithms, then the key the server showed checked
+    against them. Raises HostKeyMismatch."""
+    transport.banner_timeout = timeout
+    transport.handshake_timeout = timeout
+    transport.auth_timeout = timeout
+    if expected_keys is not None:
+        offered: list[str] = []
+        for key in expected_keys:
+            for algorithm in _ALGORITHMS.get(key.get_name(), (key.get_name(),)):
+                if algorithm not in offered:
+                    offered.append(algorithm)
+        transport.get_security_options().key_types = offered
+    at.name = "SSH handshake"
+    transport.start_client(timeout=timeout)
+    server_key = transport.get_remote_server_key()
+    if expected_keys is not None and not any(
+        key.get_name() == server_key.get_name() and key.asbytes() == server_key.asbytes() for key in expected_keys
+    ):
+        raise HostKeyMismatch(f"unknown host key {server_key.get_name()} {server_key.fingerprint}; refused")
+
+
+def _upload(
+    transport: paramiko.Transport, job: Send, place: tuple[bool, list[str], str], timeout: float, at: _Stage
+) -> None:
+    """The file written under a temporary name in its directories (made when missing), then renamed over the
+    final name, so a reader never sees half a file; the temporary one removed when that fails."""
+    absolute, directories, name = place
+    client = paramiko.SFTPClient.from_transport(transport)
+    if client is None:
+        raise paramiko.SSHException("the server refused the SFTP subsystem")
+    channel = client.get_channel()
+    if channel is not None:
+        channel.settimeout(timeout)
+    with client:
+        at.name = "directory creation"
+        _make_directories(client, absolute, directories)
+        directory = ("/" if absolute else "") + "/".join(directories)
+        final = f"{directory}/{name}" if directory not in ("", "/") else f"{directory}{name}"
+        temporary = final[: len(final) - len(name)] + f".{name}.part"
+        at.name = "upload"
+        try:
+            with client.open(temporary, "wb") as remote_file:
+                remote_file.set_pipelined(True)
+                source = job.rendered.open()
+                while block := source.read(UPLOAD_BLOCK_BYTES):
+                    remote_file.write(block)
+            at.name = "rename"
+            _rename_over(client, temporary, final)
+        except (OSError, paramiko.SSHException):
+            _remove_quietly(client, temporary)
+            raise
 
 
 def _answer(transport: paramiko.Transport | None) -> str:
