@@ -246,7 +246,7 @@ def perform(*, account: Account, integration: RuntimeIntegration, values: Mappin
                 content = outbound.read_answer(response, MAX_ANSWER_BYTES)
             except outbound.FAILURES as exc:
                 failure = outbound.classify(exc, expired=cutoff.expired, answering=status is not None)
-                if failure.kind == outbound.TIMEOUT:
+                if failure.kind == outbound.FailureKind.TIMEOUT:
                     timed_out = _timed_out(limit)
                     timed_out.connecting = failure.connecting  # type: ignore[attr-defined]
                     raise timed_out from None
@@ -332,23 +332,23 @@ def _send(integration: RuntimeIntegration, request: Rendered, timeout: float) ->
 
 def _message(failure: outbound.Failure) -> str:
     """What the cashier reads for a call that failed before its answer was whole (``core.outbound.classify``)."""
-    if failure.kind == outbound.REFUSED:
+    if failure.kind == outbound.FailureKind.REFUSED:
         return f"the integrator's address is refused: {failure.detail}"
-    if failure.kind == outbound.TOO_LARGE:
+    if failure.kind == outbound.FailureKind.TOO_LARGE:
         return f"the integrator's answer is larger than {MAX_ANSWER_BYTES // 1024 // 1024} MB"
-    if failure.kind == outbound.REDIRECT:
+    if failure.kind == outbound.FailureKind.REDIRECT:
         return f"the integrator answered with a redirect (HTTP {failure.status}), which is not followed"
-    if failure.kind == outbound.REQUEST:
+    if failure.kind == outbound.FailureKind.REQUEST:
         return f"the request to the integrator failed ({failure.detail})"
     return _MESSAGES[failure.kind]
 
 
 _MESSAGES = {
-    outbound.TLS: "the integrator's TLS certificate could not be verified",
-    outbound.CONNECTION_REFUSED: "the integrator refused the connection (is its server running?)",
-    outbound.DROPPED: "the integrator closed the connection without an answer",
-    outbound.CONNECTION: "could not connect to the integrator",
-    outbound.CUT_OFF: "the integrator's answer was cut off",
+    outbound.FailureKind.TLS: "the integrator's TLS certificate could not be verified",
+    outbound.FailureKind.CONNECTION_REFUSED: "the integrator refused the connection (is its server running?)",
+    outbound.FailureKind.DROPPED: "the integrator closed the connection without an answer",
+    outbound.FailureKind.CONNECTION: "could not connect to the integrator",
+    outbound.FailureKind.CUT_OFF: "the integrator's answer was cut off",
 }
 
 

@@ -290,13 +290,13 @@ def _configured_timeouts(config: dict[str, Any]) -> tuple[float, float]:
 
 # The attempt's error for each kind of failure (``core.outbound.classify``); the rest is a "request error".
 _ERRORS = {
-    outbound.TIMEOUT: "timeout",
-    outbound.CONNECTION_REFUSED: "connection refused",
-    outbound.DROPPED: "connection error: {detail}",
-    outbound.CONNECTION: "connection error: {detail}",
-    outbound.TLS: "connection error: {detail}",
-    outbound.CUT_OFF: "connection error: {detail}",
-    outbound.REFUSED: "destination refused: {detail}",
+    outbound.FailureKind.TIMEOUT: "timeout",
+    outbound.FailureKind.CONNECTION_REFUSED: "connection refused",
+    outbound.FailureKind.DROPPED: "connection error: {detail}",
+    outbound.FailureKind.CONNECTION: "connection error: {detail}",
+    outbound.FailureKind.TLS: "connection error: {detail}",
+    outbound.FailureKind.CUT_OFF: "connection error: {detail}",
+    outbound.FailureKind.REFUSED: "destination refused: {detail}",
 }
 
 

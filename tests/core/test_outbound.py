@@ -65,7 +65,7 @@ def test_https_to_a_public_address_is_not_held_to_the_plain_http_rule(
         outbound.http_session().get(f"https://{NAME}/", timeout=5)
 
     assert network.connected == [PUBLIC]  # judged allowed, then refused by the test's network
-    assert outbound.classify(caught.value).kind == outbound.CONNECTION_REFUSED
+    assert outbound.classify(caught.value).kind == outbound.FailureKind.CONNECTION_REFUSED
 
 
 def test_the_address_guard_comes_before_the_plain_http_rule(settings: Any) -> None:
@@ -87,7 +87,11 @@ def test_a_refused_connection_is_retryable_and_the_destinations_failure(settings
         outbound.http_session().get(f"http://127.0.0.1:{closed_port()}/", timeout=5)
 
     failure = outbound.classify(caught.value)
-    assert (failure.kind, failure.retryable, failure.unreachable) == (outbound.CONNECTION_REFUSED, True, True)
+    assert (failure.kind, failure.retryable, failure.unreachable) == (
+        outbound.FailureKind.CONNECTION_REFUSED,
+        True,
+        True,
+    )
 
 
 def test_a_connect_timeout_is_a_timeout(monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
@@ -102,7 +106,7 @@ def test_a_connect_timeout_is_a_timeout(monkeypatch: pytest.MonkeyPatch, setting
         outbound.http_session().get(f"https://{PUBLIC}/", timeout=5)
 
     failure = outbound.classify(caught.value)
-    assert (failure.kind, failure.retryable, failure.unreachable) == (outbound.TIMEOUT, True, True)
+    assert (failure.kind, failure.retryable, failure.unreachable) == (outbound.FailureKind.TIMEOUT, True, True)
 
 
 def test_a_guard_refusal_is_neither_retryable_nor_the_destinations_failure(settings: Any) -> None:
@@ -112,25 +116,25 @@ def test_a_guard_refusal_is_neither_retryable_nor_the_destinations_failure(setti
         outbound.http_session().get("https://127.0.0.1/", timeout=5)
 
     failure = outbound.classify(caught.value)
-    assert (failure.kind, failure.retryable, failure.unreachable) == (outbound.REFUSED, False, False)
+    assert (failure.kind, failure.retryable, failure.unreachable) == (outbound.FailureKind.REFUSED, False, False)
     assert "127.0.0.1" in failure.detail
 
 
 def test_any_failure_after_the_deadline_is_a_timeout() -> None:
     failure = outbound.classify(requests.ConnectionError("reset by peer"), expired=True)
 
-    assert (failure.kind, failure.retryable) == (outbound.TIMEOUT, True)
+    assert (failure.kind, failure.retryable) == (outbound.FailureKind.TIMEOUT, True)
 
 
 @pytest.mark.parametrize(
     ("error", "kind", "unreachable"),
     [
-        (requests.exceptions.SSLError("certificate verify failed"), outbound.TLS, False),
-        (requests.exceptions.SSLError("EOF occurred in violation of protocol"), outbound.TLS, True),
-        (requests.ConnectionError(ConnectionResetError(104, "reset")), outbound.DROPPED, True),
-        (requests.exceptions.ChunkedEncodingError("broken"), outbound.CUT_OFF, True),
-        (requests.exceptions.InvalidURL("no host"), outbound.REQUEST, False),
-        (outbound.AnswerTooLarge("the answer is larger than 10 bytes"), outbound.TOO_LARGE, False),
+        (requests.exceptions.SSLError("certificate verify failed"), outbound.FailureKind.TLS, False),
+        (requests.exceptions.SSLError("EOF occurred in violation of protocol"), outbound.FailureKind.TLS, True),
+        (requests.ConnectionError(ConnectionResetError(104, "reset")), outbound.FailureKind.DROPPED, True),
+        (requests.exceptions.ChunkedEncodingError("broken"), outbound.FailureKind.CUT_OFF, True),
+        (requests.exceptions.InvalidURL("no host"), outbound.FailureKind.REQUEST, False),
+        (outbound.AnswerTooLarge("the answer is larger than 10 bytes"), outbound.FailureKind.TOO_LARGE, False),
     ],
 )
 def test_each_failure_has_one_kind(error: BaseException, kind: str, unreachable: bool) -> None:
@@ -142,7 +146,7 @@ def test_each_failure_has_one_kind(error: BaseException, kind: str, unreachable:
 def test_a_broken_connection_while_answering_cut_the_answer_off() -> None:
     failure = outbound.classify(requests.ConnectionError("connection broken"), answering=True)
 
-    assert (failure.kind, failure.unreachable) == (outbound.CUT_OFF, True)
+    assert (failure.kind, failure.unreachable) == (outbound.FailureKind.CUT_OFF, True)
 
 
 # --- one timeout policy ---------------------------------------------------------------------------------------
