@@ -17,7 +17,8 @@ no cookies.
 **One error mapping.** ``classify(exc)`` names what went wrong with a call (``Failure``: the guard refused it, a
 timeout, a refused or dropped connection, TLS, an answer cut off or too large, a redirect...), whether the spec's
 retry rule retries it and whether it is the destination's own failure (its circuit breaker counts those). Each
-caller words the failure its own way.
+caller words the failure its own way. ``classify_transport(exc)`` does the same for the errors of FTP, SFTP and
+SMTP (sockets, ``ftplib``, ``paramiko``, ``smtplib``), into the same kinds.
 
 **One timeout policy.** ``timeouts(connect=, read=, total=, left=)`` decides a call's connect and read timeouts and
 its deadline for the whole exchange from the destination's configured timeouts, what the caller's own budget has
@@ -413,6 +414,43 @@ def _failure(kind: FailureKind, detail: str, *, status: int | None = None) -> Fa
         unreachable=kind in _UNREACHABLE,
         status=status,
     )
+
+
+def classify_transport(exc: BaseException, *, connecting: bool = False, down: bool = False) -> Failure:
+    """The failure a non-HTTP transport's error says (sockets, ``ftplib``, ``smtplib``, ``paramiko``: FTP, SFTP and
+    e-mail deliveries), in the kinds ``classify`` uses.
+
+    A timeout or a broken connection (``TimeoutError``, ``ConnectionError``, ``EOFError``) is the destination's
+    failure at any stage; while ``connecting`` (TCP connect, TLS or SSH handshake, before the server spoke) any
+    ``OSError`` is too. ``down``: the protocol's own word that the destination failed (an FTP server's temporary
+    reply, an SSH handshake broken off, an SMTP relay that hung up), whatever the exception. ``connecting`` stays on
+    the failure only for a failure of the destination (its host's breaker counts it). These transports have no
+    retry rule of their own: ``retryable`` says what the web hooks' rule would."""
+    unreachable = (
+        down or isinstance(exc, TimeoutError | ConnectionError | EOFError) or (connecting and isinstance(exc, OSError))
+    )
+    kind = _transport_kind(exc, connecting=connecting)
+    return Failure(
+        kind,
+        type(exc).__name__,
+        retryable=kind in (FailureKind.TIMEOUT, FailureKind.CONNECTION_REFUSED),
+        unreachable=unreachable,
+        connecting=connecting and unreachable,
+    )
+
+
+def _transport_kind(exc: BaseException, *, connecting: bool) -> FailureKind:
+    if isinstance(exc, TimeoutError):
+        return FailureKind.TIMEOUT
+    if isinstance(exc, ConnectionRefusedError):
+        return FailureKind.CONNECTION_REFUSED
+    if isinstance(exc, ConnectionError | EOFError):  # reset, aborted, a broken pipe, closed before a reply
+        return FailureKind.DROPPED
+    if isinstance(exc, ssl.SSLError):
+        return FailureKind.TLS
+    if connecting and isinstance(exc, OSError):  # no route, no such host, ...
+        return FailureKind.CONNECTION
+    return FailureKind.REQUEST
 
 
 def _timeout(error: BaseException) -> bool:

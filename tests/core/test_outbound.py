@@ -1,15 +1,19 @@
 """``core.outbound``, the one outbound client: plain http is judged by the guarded connection on the one
-resolution it connects with (no DNS-rebinding window); one error mapping (``classify``); one timeout policy
-(``timeouts``)."""
+resolution it connects with (no DNS-rebinding window); one error mapping (``classify``, and ``classify_transport``
+for FTP, SFTP and SMTP); one timeout policy (``timeouts``)."""
 
 from __future__ import annotations
 
+import ftplib
+import smtplib
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
+import paramiko
 import pytest
 import requests
 
@@ -141,6 +145,48 @@ def test_each_failure_has_one_kind(error: BaseException, kind: str, unreachable:
     failure = outbound.classify(error)
 
     assert (failure.kind, failure.unreachable, failure.retryable) == (kind, unreachable, False)
+
+
+K = outbound.FailureKind
+
+
+@pytest.mark.parametrize(
+    ("error", "connecting", "down", "expected"),
+    [
+        # A timeout or a broken connection is the destination's failure at any stage.
+        (TimeoutError("timed out"), False, False, (K.TIMEOUT, True, False)),
+        (TimeoutError("timed out"), True, False, (K.TIMEOUT, True, True)),
+        (ConnectionRefusedError(111, "refused"), True, False, (K.CONNECTION_REFUSED, True, True)),
+        (ConnectionResetError(104, "reset"), False, False, (K.DROPPED, True, False)),
+        (BrokenPipeError(32, "broken pipe"), False, False, (K.DROPPED, True, False)),
+        (ConnectionAbortedError(103, "aborted"), True, False, (K.DROPPED, True, True)),
+        (EOFError(), False, False, (K.DROPPED, True, False)),
+        (EOFError(), True, False, (K.DROPPED, True, True)),
+        # TLS and any other OSError: the destination's failure only while connecting.
+        (ssl.SSLError(1, "handshake failure"), True, False, (K.TLS, True, True)),
+        (ssl.SSLCertVerificationError(1, "certificate verify failed"), False, False, (K.TLS, False, False)),
+        (OSError(113, "no route to host"), True, False, (K.CONNECTION, True, True)),
+        (socket.gaierror(-2, "name unknown"), True, False, (K.CONNECTION, True, True)),
+        (OSError(28, "no space left"), False, False, (K.REQUEST, False, False)),
+        (PermissionError(13, "denied"), False, False, (K.REQUEST, False, False)),
+        # Anything else is a refusal of this call, unless the protocol says the destination failed.
+        (ftplib.error_perm("550 no such directory"), False, False, (K.REQUEST, False, False)),  # noqa: S321
+        (ftplib.error_temp("421 too many users"), False, True, (K.REQUEST, True, False)),  # noqa: S321
+        (smtplib.SMTPServerDisconnected("gone"), False, True, (K.REQUEST, True, False)),
+        (smtplib.SMTPNotSupportedError("no STARTTLS"), False, False, (K.REQUEST, False, False)),
+        (paramiko.SSHException("no banner"), True, True, (K.REQUEST, True, True)),
+        (paramiko.SSHException("no SFTP subsystem"), False, False, (K.REQUEST, False, False)),
+        (ValueError("bad header"), True, False, (K.REQUEST, False, False)),
+    ],
+)
+def test_each_transport_error_has_one_kind(
+    error: BaseException, connecting: bool, down: bool, expected: tuple[outbound.FailureKind, bool, bool]
+) -> None:
+    failure = outbound.classify_transport(error, connecting=connecting, down=down)
+
+    assert (failure.kind, failure.unreachable, failure.connecting) == expected
+    assert failure.detail == type(error).__name__
+    assert failure.retryable == (failure.kind in (K.TIMEOUT, K.CONNECTION_REFUSED))
 
 
 def test_a_broken_connection_while_answering_cut_the_answer_off() -> None:
