@@ -17,7 +17,8 @@ no cookies.
 **One error mapping.** ``classify(exc)`` names what went wrong with a call (``Failure``: the guard refused it, a
 timeout, a refused or dropped connection, TLS, an answer cut off or too large, a redirect...), whether the spec's
 retry rule retries it and whether it is the destination's own failure (its circuit breaker counts those). Each
-caller words the failure its own way.
+caller words the failure its own way. ``classify_transport(exc)`` does the same for the errors of FTP, SFTP and
+SMTP (sockets, ``ftplib``, ``paramiko``, ``smtplib``), into the same kinds.
 
 **One timeout policy.** ``timeouts(connect=, read=, total=, left=)`` decides a call's connect and read timeouts and
 its deadline for the whole exchange from the destination's configured timeouts, what the caller's own budget has
@@ -39,6 +40,7 @@ import socket
 import ssl
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from functools import cache
 from typing import Any
 
@@ -315,23 +317,27 @@ def read_answer(response: requests.Response, max_bytes: int, *, truncate: bool =
 
 # --- one error mapping --------------------------------------------------------------------------------------
 
-REFUSED = "refused"  # the guard refused the destination (its address, plain http): nothing was sent
-TIMEOUT = "timeout"  # no answer in time (a connect or read timeout, the call's deadline)
-CONNECTION_REFUSED = "connection_refused"  # nothing listens there
-DROPPED = "dropped"  # the connection was closed or reset before an answer
-TLS = "tls"  # the TLS handshake failed (certificate not verified, or broken off)
-CONNECTION = "connection"  # no connection for another reason (no route, ...)
-CUT_OFF = "cut_off"  # the answer began and was broken off
-TOO_LARGE = "too_large"  # the answer is larger than the caller reads
-REDIRECT = "redirect"  # a redirect, which is never followed
-REQUEST = "request"  # anything else about the request (a malformed URL or header, ...)
+
+class FailureKind(StrEnum):
+    """What went wrong with one outgoing call (``classify``, ``classify_transport``)."""
+
+    REFUSED = "refused"  # the guard refused the destination (its address, plain http): nothing was sent
+    TIMEOUT = "timeout"  # no answer in time (a connect or read timeout, the call's deadline)
+    CONNECTION_REFUSED = "connection_refused"  # nothing listens there
+    DROPPED = "dropped"  # the connection was closed or reset before an answer
+    TLS = "tls"  # the TLS handshake failed (certificate not verified, or broken off)
+    CONNECTION = "connection"  # no connection for another reason (no route, ...)
+    CUT_OFF = "cut_off"  # the answer began and was broken off
+    TOO_LARGE = "too_large"  # the answer is larger than the caller reads
+    REDIRECT = "redirect"  # a redirect, which is never followed
+    REQUEST = "request"  # anything else about the request (a malformed URL or header, ...)
 
 
 @dataclass(frozen=True)
 class Failure:
     """What went wrong with one outgoing call (``classify``)."""
 
-    kind: str  # one of the names above
+    kind: FailureKind
     # For REFUSED and TOO_LARGE the reason in words (the guard's: it names the host and address); otherwise the
     # name of the exception's class (its text may quote the destination's answer or URL).
     detail: str
@@ -343,7 +349,15 @@ class Failure:
     connecting: bool = False
 
 
-_UNREACHABLE = frozenset({TIMEOUT, CONNECTION_REFUSED, DROPPED, CONNECTION, CUT_OFF})
+_UNREACHABLE = frozenset(
+    {
+        FailureKind.TIMEOUT,
+        FailureKind.CONNECTION_REFUSED,
+        FailureKind.DROPPED,
+        FailureKind.CONNECTION,
+        FailureKind.CUT_OFF,
+    }
+)
 
 # What ``classify`` takes: catch ``FAILURES`` around a call.
 FAILURES: tuple[type[BaseException], ...] = (OutboundError, requests.RequestException)
@@ -359,41 +373,84 @@ def classify(exc: BaseException, *, expired: bool = False, answering: bool = Fal
     broken connection cut the answer off."""
     name = type(exc).__name__
     if isinstance(exc, OutboundRefused):
-        return _failure(REFUSED, str(exc))
+        return _failure(FailureKind.REFUSED, str(exc))
     if isinstance(exc, AnswerTooLarge):
-        return _failure(TOO_LARGE, str(exc))
+        return _failure(FailureKind.TOO_LARGE, str(exc))
     if expired or isinstance(exc, requests.Timeout) or _caused_by(exc, TimeoutError, _timeout):
         connecting = not expired and isinstance(exc, requests.ConnectTimeout)
-        return replace(_failure(TIMEOUT, name), connecting=connecting)
+        return replace(_failure(FailureKind.TIMEOUT, name), connecting=connecting)
     if isinstance(exc, requests.TooManyRedirects):
         status = exc.response.status_code if exc.response is not None else None
-        return _failure(REDIRECT, name, status=status)
+        return _failure(FailureKind.REDIRECT, name, status=status)
     if answering or isinstance(exc, _BROKEN_ANSWER):
-        return _failure(CUT_OFF, name)
+        return _failure(FailureKind.CUT_OFF, name)
     if isinstance(exc, requests.exceptions.SSLError):
         # A certificate that is not verified is the destination's answer (as a 4xx is); a handshake broken off is
         # a dropped connection.
         verify_failed = _caused_by(exc, ssl.SSLCertVerificationError) or "certificate verify failed" in str(exc)
-        return Failure(TLS, name, retryable=False, unreachable=not verify_failed, connecting=not verify_failed)
+        return Failure(
+            FailureKind.TLS, name, retryable=False, unreachable=not verify_failed, connecting=not verify_failed
+        )
     if _caused_by(exc, ConnectionRefusedError):
-        return replace(_failure(CONNECTION_REFUSED, name), connecting=True)
+        return replace(_failure(FailureKind.CONNECTION_REFUSED, name), connecting=True)
     if isinstance(exc, requests.ConnectionError):
         if _caused_by(exc, (ConnectionResetError, ConnectionAbortedError, BrokenPipeError)):  # RemoteDisconnected too
-            return _failure(DROPPED, name)
+            return _failure(FailureKind.DROPPED, name)
         text = repr(exc).lower()  # exceptions made up without a cause (a test double, a proxy's words)
         if "refused" in text:
-            return replace(_failure(CONNECTION_REFUSED, name), connecting=True)
+            return replace(_failure(FailureKind.CONNECTION_REFUSED, name), connecting=True)
         if any(word in text for word in ("reset", "aborted", "remotedisconnected", "without response")):
-            return _failure(DROPPED, name)
+            return _failure(FailureKind.DROPPED, name)
         new_connection = _caused_by(exc, urllib3.exceptions.NewConnectionError)
-        return replace(_failure(CONNECTION, name), connecting=new_connection)
-    return _failure(REQUEST, name)
+        return replace(_failure(FailureKind.CONNECTION, name), connecting=new_connection)
+    return _failure(FailureKind.REQUEST, name)
 
 
-def _failure(kind: str, detail: str, *, status: int | None = None) -> Failure:
+def _failure(kind: FailureKind, detail: str, *, status: int | None = None) -> Failure:
     return Failure(
-        kind, detail, retryable=kind in (TIMEOUT, CONNECTION_REFUSED), unreachable=kind in _UNREACHABLE, status=status
+        kind,
+        detail,
+        retryable=kind in (FailureKind.TIMEOUT, FailureKind.CONNECTION_REFUSED),
+        unreachable=kind in _UNREACHABLE,
+        status=status,
     )
+
+
+def classify_transport(exc: BaseException, *, connecting: bool = False, down: bool = False) -> Failure:
+    """The failure a non-HTTP transport's error says (sockets, ``ftplib``, ``smtplib``, ``paramiko``: FTP, SFTP and
+    e-mail deliveries), in the kinds ``classify`` uses.
+
+    A timeout or a broken connection (``TimeoutError``, ``ConnectionError``, ``EOFError``) is the destination's
+    failure at any stage; while ``connecting`` (TCP connect, TLS or SSH handshake, before the server spoke) any
+    ``OSError`` is too. ``down``: the protocol's own word that the destination failed (an FTP server's temporary
+    reply, an SSH handshake broken off, an SMTP relay that hung up), whatever the exception. ``connecting`` stays on
+    the failure only for a failure of the destination (its host's breaker counts it). These transports have no
+    retry rule of their own: ``retryable`` says what the web hooks' rule would."""
+    unreachable = (
+        down or isinstance(exc, TimeoutError | ConnectionError | EOFError) or (connecting and isinstance(exc, OSError))
+    )
+    kind = _transport_kind(exc, connecting=connecting)
+    return Failure(
+        kind,
+        type(exc).__name__,
+        retryable=kind in (FailureKind.TIMEOUT, FailureKind.CONNECTION_REFUSED),
+        unreachable=unreachable,
+        connecting=connecting and unreachable,
+    )
+
+
+def _transport_kind(exc: BaseException, *, connecting: bool) -> FailureKind:
+    if isinstance(exc, TimeoutError):
+        return FailureKind.TIMEOUT
+    if isinstance(exc, ConnectionRefusedError):
+        return FailureKind.CONNECTION_REFUSED
+    if isinstance(exc, ConnectionError | EOFError):  # reset, aborted, a broken pipe, closed before a reply
+        return FailureKind.DROPPED
+    if isinstance(exc, ssl.SSLError):
+        return FailureKind.TLS
+    if connecting and isinstance(exc, OSError):  # no route, no such host, ...
+        return FailureKind.CONNECTION
+    return FailureKind.REQUEST
 
 
 def _timeout(error: BaseException) -> bool:

@@ -1,13 +1,14 @@
 """Exports behind a circuit breaker per endpoint, and queues disabled after days of failure.
 
-``deliver`` stands between ``exports.services`` and a delivery's ``deliver``: it asks the breaker of the queue's
-endpoint (``core.breaker``; ``endpoint_of`` says what the endpoint is: the web hook's full URL, the FTP/SFTP server
-with its user and directory, the SMTP relay with the recipients), so that one endpoint failing never pauses another
-queue of the account on the same host, and either sends and reports the outcome to the breaker, or sends nothing and
-answers a ``DeliveryResult`` with ``paused_until``: the breaker is open. Such a delivery is **paused**, not failed:
-``pause`` takes its lease's attempt back (the spec's retry rule, ``exports.retry``, counts real attempts only),
-records no attempt, keeps its items pending and makes it due again when the breaker may let a call through. Only
-failures of the destination itself (``DeliveryResult.unreachable``: no connection, a timeout, a 5xx, a temporary
+``deliver`` stands between ``exports.services`` and a delivery's ``deliver``, through the one outbound-call
+lifecycle (``core.calls.guarded_call``): it asks the breaker of the queue's endpoint (``core.breaker``;
+``endpoint_of`` says what the endpoint is: the web hook's full URL, the FTP/SFTP server with its user and
+directory, the SMTP relay with the recipients), so that one endpoint failing never pauses another queue of the
+account on the same host, and either sends and reports the outcome to the breaker, or sends nothing and answers a
+``DeliveryResult`` with ``paused_until``: the breaker is open. Such a delivery is **paused**, not failed: ``pause``
+takes its lease's attempt back (the spec's retry rule, ``exports.retry``, counts real attempts only), records no
+attempt, keeps its items pending and makes it due again when the breaker may let a call through. Only failures of
+the destination itself (``DeliveryResult.unreachable``: no connection, a timeout, a 5xx, a temporary
 server reply) count towards the breaker; any other answer shows the destination is up and closes it.
 
 ``note_outcomes`` keeps each queue's ``failing_since`` (the first failure since its last success). A queue whose
@@ -33,7 +34,7 @@ from django.utils import timezone
 
 from accounts import audit
 from accounts.models import Account
-from core import breaker
+from core import breaker, calls
 from core.errors import ServiceError
 from exports import trail
 from exports.deliveries import REGISTRY as DELIVERIES
@@ -122,23 +123,21 @@ def deliver(
     if queue.disabled_at is not None and not queue.enabled:
         return DeliveryResult(ok=False, error=f"not sent: the export queue is disabled ({queue.disabled_reason})")
     config = queue.delivery
-    target = target_of(queue)
-    ticket = breaker.ask(target) if target is not None else None
-    if ticket is not None and not ticket.decision.allowed:
-        return _paused(ticket)
-    try:
-        result = DELIVERIES[config["type"]].deliver(
+
+    def send(_: calls.Call) -> DeliveryResult:
+        return DELIVERIES[config["type"]].deliver(
             rendered, config=config, delivery_id=delivery_id, context=context, timeout=timeout
         )
-    except BaseException:
-        if ticket is not None:
-            breaker.abandon(ticket)  # no verdict on the destination: the next caller makes the trial
-        raise
-    if target is not None and ticket is not None:
-        # A refusal of this request (a 4xx, a login) is no failure of the destination: it answered.
-        failed = not result.ok and result.unreachable
-        breaker.report(target, ticket, failed=failed, connecting=result.connecting, error=result.error)
-    return result
+
+    outcome = calls.guarded_call(target_of(queue), send, settle=_judged)
+    return _paused(outcome.ticket) if isinstance(outcome, calls.Paused) else outcome
+
+
+def _judged(result: DeliveryResult) -> tuple[DeliveryResult, calls.Verdict]:
+    """The delivery's result and what it says of the destination. A refusal of this request (a 4xx, a login) is
+    no failure of the destination: it answered."""
+    failed = not result.ok and result.unreachable
+    return result, calls.Verdict(failed=failed, connecting=result.connecting, error=result.error)
 
 
 def describe(queue: ExportQueue) -> str:

@@ -19,7 +19,9 @@ POS endpoints, gift cards and customer accounts call it and catch ``IntegrationF
   not made (``IntegrationNotCalled``, a 504). Nor is it while the integrator's circuit breaker is open (it failed
   ``BREAKER_FAILURE_THRESHOLD`` times in a row: ``core.breaker``): the same 504, at once.
 
-Calls go through the one outbound client (``core.outbound``): its guard (plain http only inside
+Calls go through the one outbound-call lifecycle (``core.calls.guarded_call``: breaker, deadline, send, classify,
+record; ``perform`` keeps the cashier's messages and the call log) and the one outbound client
+(``core.outbound``): its guard (plain http only inside
 ``OUTBOUND_ALLOWED_NETWORKS``, judged by the connection on the address it connects to), its error mapping
 (``classify``; ``_message`` words each failure for the cashier) and its timeout policy (``timeouts``). Each
 configuration gets its own guarded ``requests`` session (a connection pool kept alive to the integrator), cached
@@ -58,7 +60,7 @@ import requests
 from django.conf import settings
 
 from accounts.models import Account
-from core import breaker, deadline, jsonparse, outbound
+from core import breaker, calls, jsonparse, outbound
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
 from core.secrets import hidden, integration_secrets, redact, redact_data
@@ -215,72 +217,96 @@ def _destination_failed(exc: IntegrationFailed) -> bool:
 
 
 def perform(*, account: Account, integration: RuntimeIntegration, values: Mapping[str, Any]) -> CallResult:
+    """One call through the outbound-call lifecycle (``core.calls.guarded_call``: the breaker, the deadline, the
+    error mapping, the breaker's verdict); the cashier's messages, the redaction and the call log are kept here."""
     request = render(integration, values)
     limit = time_limit(integration)
     target = breaker_target(account, integration.url)
-    ticket: breaker.Ticket | None = None
+    exchange = _Exchange(integration, request, limit)
     started = time.perf_counter()
-    status: int | None = None
     try:
         if limit.total < MIN_CALL_SECONDS:
             assert limit.budget_seconds is not None  # an own timeout is at least MIN_CALL_SECONDS
             raise IntegrationNotCalled(
                 f"not called: the POS request's {limit.budget_seconds:g} s for integrator calls are spent"
             )
-        if target is not None:
-            asked = breaker.ask(target)
-            if not asked.decision.allowed:
-                decision = asked.decision
-                until = decision.retry_at.strftime("%H:%M:%S UTC") if decision.retry_at else "a moment"
-                what = "connections to the integrator at" if asked.host_refused else "the integrator's endpoint at"
-                raise IntegrationNotCalled(
-                    f"not called: {what} {breaker.origin(request.url)} failed {decision.failures} times in a row "
-                    f"(circuit breaker open); it is tried again after {until}"
-                )
-            ticket = asked
-        # One deadline for the whole exchange: requests' timeouts apply to each socket operation only.
-        with deadline.within(limit.total) as cutoff:
-            try:
-                response = _send(integration, request, limit.read)
-                status = response.status_code
-                content = outbound.read_answer(response, MAX_ANSWER_BYTES)
-            except outbound.FAILURES as exc:
-                failure = outbound.classify(exc, expired=cutoff.expired, answering=status is not None)
-                if failure.kind == outbound.TIMEOUT:
-                    timed_out = _timed_out(limit)
-                    timed_out.connecting = failure.connecting  # type: ignore[attr-defined]
-                    raise timed_out from None
-                _fail(
-                    _message(failure),
-                    status=status or failure.status,
-                    unreachable=failure.unreachable,
-                    connecting=failure.connecting,
-                )
-        data = _parse(response, content, request.secrets)
-        data = _transform(integration.transform, data)
+        outcome = calls.guarded_call(
+            target,
+            exchange.send,
+            settle=exchange.settle,
+            seconds=limit.total,  # one deadline for the whole exchange: requests' timeouts are per operation
+            failed=exchange.failed,
+            verdict_of=exchange.verdict_of,
+        )
+        if isinstance(outcome, calls.Paused):
+            raise _not_called(outcome, request.url)
     except IntegrationFailed as exc:
-        if target is not None and ticket is not None:
-            breaker.report(
-                target,
-                ticket,
-                failed=_destination_failed(exc),
-                connecting=bool(getattr(exc, "connecting", False)),
-                error=redact(exc.message, request.secrets),
-            )
         exc.message = redact(exc.message, request.secrets)
         exc.args = (exc.message,)
         if getattr(exc, "answer", None) is not None:
             exc.answer = redact_data(exc.answer, request.secrets)  # type: ignore[attr-defined]
-        _log(account, integration, ok=False, status=status, started=started, error=exc.message)
+        _log(account, integration, ok=False, status=exchange.status, started=started, error=exc.message)
         raise
-    except BaseException:
-        if ticket is not None:
-            breaker.abandon(ticket)  # no verdict on the integrator (a bug, a time limit): the next caller tries
-        raise
-    if target is not None and ticket is not None:
-        breaker.report(target, ticket, failed=False)
-    duration_ms = _log(account, integration, ok=True, status=status, started=started, error="")
-    return CallResult(data=data, status_code=status, duration_ms=duration_ms)
+    assert exchange.status is not None  # settled: the answer was read
+    duration_ms = _log(account, integration, ok=True, status=exchange.status, started=started, error="")
+    return CallResult(data=outcome, status_code=exchange.status, duration_ms=duration_ms)
+
+
+def _not_called(paused: calls.Paused, url: str) -> IntegrationNotCalled:
+    """The call the open breaker stopped, in the cashier's words."""
+    until = paused.retry_at.strftime("%H:%M:%S UTC") if paused.retry_at else "a moment"
+    what = "connections to the integrator at" if paused.host_refused else "the integrator's endpoint at"
+    return IntegrationNotCalled(
+        f"not called: {what} {breaker.origin(url)} failed {paused.failures} times in a row "
+        f"(circuit breaker open); it is tried again after {until}"
+    )
+
+
+class _Exchange:
+    """What ``perform`` hands the call lifecycle: how to send, word a failure, read the answer and judge it."""
+
+    __slots__ = ("integration", "limit", "request", "status")
+
+    def __init__(self, integration: RuntimeIntegration, request: Rendered, limit: outbound.Timeouts) -> None:
+        self.integration = integration
+        self.request = request
+        self.limit = limit
+        self.status: int | None = None  # the answer's status, once read
+
+    def send(self, call: calls.Call) -> tuple[requests.Response, bytes]:
+        response = _send(self.integration, self.request, self.limit.read)
+        self.status = response.status_code
+        call.answering = True
+        return response, outbound.read_answer(response, MAX_ANSWER_BYTES)
+
+    def failed(self, failure: outbound.Failure) -> NoReturn:
+        """A call that failed before its answer was whole: IntegrationTimeout (a 504) or IntegrationFailed."""
+        if failure.kind == outbound.FailureKind.TIMEOUT:
+            timed_out = _timed_out(self.limit)
+            timed_out.connecting = failure.connecting  # type: ignore[attr-defined]
+            raise timed_out from None
+        _fail(
+            _message(failure),
+            status=self.status or failure.status,
+            unreachable=failure.unreachable,
+            connecting=failure.connecting,
+        )
+
+    def settle(self, answer: tuple[requests.Response, bytes]) -> tuple[Any, calls.Verdict]:
+        """The answer parsed and transformed (IntegrationFailed when it is refused); it shows the integrator is up."""
+        response, content = answer
+        data = _parse(response, content, self.request.secrets)
+        return _transform(self.integration.transform, data), calls.UP
+
+    def verdict_of(self, exc: BaseException) -> calls.Verdict | None:
+        """What a failed call says of the integrator; None (no verdict) for anything but IntegrationFailed."""
+        if not isinstance(exc, IntegrationFailed):
+            return None
+        return calls.Verdict(
+            failed=_destination_failed(exc),
+            connecting=bool(getattr(exc, "connecting", False)),
+            error=redact(exc.message, self.request.secrets),
+        )
 
 
 # --- sending ----------------------------------------------------------------------------------------------
@@ -332,23 +358,23 @@ def _send(integration: RuntimeIntegration, request: Rendered, timeout: float) ->
 
 def _message(failure: outbound.Failure) -> str:
     """What the cashier reads for a call that failed before its answer was whole (``core.outbound.classify``)."""
-    if failure.kind == outbound.REFUSED:
+    if failure.kind == outbound.FailureKind.REFUSED:
         return f"the integrator's address is refused: {failure.detail}"
-    if failure.kind == outbound.TOO_LARGE:
+    if failure.kind == outbound.FailureKind.TOO_LARGE:
         return f"the integrator's answer is larger than {MAX_ANSWER_BYTES // 1024 // 1024} MB"
-    if failure.kind == outbound.REDIRECT:
+    if failure.kind == outbound.FailureKind.REDIRECT:
         return f"the integrator answered with a redirect (HTTP {failure.status}), which is not followed"
-    if failure.kind == outbound.REQUEST:
+    if failure.kind == outbound.FailureKind.REQUEST:
         return f"the request to the integrator failed ({failure.detail})"
     return _MESSAGES[failure.kind]
 
 
 _MESSAGES = {
-    outbound.TLS: "the integrator's TLS certificate could not be verified",
-    outbound.CONNECTION_REFUSED: "the integrator refused the connection (is its server running?)",
-    outbound.DROPPED: "the integrator closed the connection without an answer",
-    outbound.CONNECTION: "could not connect to the integrator",
-    outbound.CUT_OFF: "the integrator's answer was cut off",
+    outbound.FailureKind.TLS: "the integrator's TLS certificate could not be verified",
+    outbound.FailureKind.CONNECTION_REFUSED: "the integrator refused the connection (is its server running?)",
+    outbound.FailureKind.DROPPED: "the integrator closed the connection without an answer",
+    outbound.FailureKind.CONNECTION: "could not connect to the integrator",
+    outbound.FailureKind.CUT_OFF: "the integrator's answer was cut off",
 }
 
 

@@ -33,7 +33,6 @@ __all__ = [
     "last_line",
     "short_answer",
     "short_sent",
-    "unreachable",
 ]
 
 DEFAULT_TIME_BUDGET_SECONDS = 60.0
@@ -109,14 +108,6 @@ def last_line(reply: str) -> str:
     """The last non-empty line of a (multi-line) server reply, within ``ANSWER_BYTES``."""
     lines = [line.strip() for line in reply.splitlines() if line.strip()]
     return short_answer(lines[-1] if lines else "")
-
-
-def unreachable(exc: BaseException, *, connecting: bool = False) -> bool:
-    """Whether a transport error says the destination is down or too slow (not that it refused this request).
-    While ``connecting`` (TCP connect, TLS or SSH handshake), any OSError or EOF is taken as such."""
-    if isinstance(exc, TimeoutError | ConnectionError | EOFError):
-        return True
-    return connecting and isinstance(exc, OSError)
 
 
 class Delivery:

@@ -51,6 +51,7 @@ from django.core.mail.utils import DNS_NAME
 from django.core.validators import validate_email
 
 from core import destinations
+from core.outbound import classify_transport
 from exports.deliveries.base import (
     ConfigError,
     Delivery,
@@ -61,7 +62,6 @@ from exports.deliveries.base import (
     last_line,
     render_path,
     short_sent,
-    unreachable,
 )
 from exports.transforms.base import TransformError
 
@@ -290,14 +290,17 @@ class EmailDelivery(Delivery):
         except (smtplib.SMTPException, OSError, BadHeaderError, ValueError) as exc:
             # No connection to the relay at all (refused, timed out, its greeting refused): the relay's failure.
             plain_os_error = isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
-            connecting = isinstance(exc, smtplib.SMTPConnectError) or (
-                plain_os_error and unreachable(exc, connecting=True)
-            )
-            down = isinstance(exc, smtplib.SMTPServerDisconnected | smtplib.SMTPConnectError) or unreachable(
-                exc, connecting=isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
+            failure = classify_transport(
+                exc,
+                connecting=plain_os_error or isinstance(exc, smtplib.SMTPConnectError),
+                # The relay hung up or refused its greeting: the relay, not this message, failed.
+                down=isinstance(exc, smtplib.SMTPServerDisconnected | smtplib.SMTPConnectError),
             )
             return _failed(
-                f"email not sent: {exc.__class__.__name__}: {exc}", down=down, connecting=connecting, sent=sent
+                f"email not sent: {exc.__class__.__name__}: {exc}",
+                down=failure.unreachable,
+                connecting=failure.connecting,
+                sent=sent,
             )
         answer = connection.reply if isinstance(connection, RelayBackend) else ""
         if not count:

@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core import destinations
-from core.outbound import OutboundRefused, check_address
+from core.outbound import OutboundRefused, check_address, classify_transport
 from exports.deliveries.base import (
     ConfigError,
     Delivery,
@@ -50,7 +50,6 @@ from exports.deliveries.base import (
     refuse_masked,
     render_path,
     short_sent,
-    unreachable,
 )
 
 DEFAULT_PATH = "exports/{queue}/{date}/{delivery_id}.{ext}"
@@ -277,15 +276,19 @@ class FtpDelivery(Delivery):
             if stage in ("upload", "rename"):
                 _remove_quietly(client, temporary)
             message = str(exc) or exc.__class__.__name__
-            connecting = stage == "connect" and unreachable(exc, connecting=True)  # the server never spoke
-            down = isinstance(exc, ftplib.error_temp) or unreachable(exc, connecting=stage == "connect")
+            failure = classify_transport(
+                exc,
+                # Connecting until the server spoke: an ftplib error is its reply.
+                connecting=stage == "connect" and not isinstance(exc, ftplib.Error),
+                down=isinstance(exc, ftplib.error_temp),  # a temporary reply (4xx): the server cannot take it now
+            )
             # The server's reply that refused (an ftplib error is its reply line); none when the connection failed.
             answer = last_line(redact(str(exc), secrets)) if isinstance(exc, ftplib.Error) else ""
             return DeliveryResult(
                 ok=False,
                 error=redact(f"FTP {stage} failed: {message}", secrets),
-                unreachable=down,
-                connecting=connecting,
+                unreachable=failure.unreachable,
+                connecting=failure.connecting,
                 sent=sent,
                 answer=answer,
             )

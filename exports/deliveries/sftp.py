@@ -45,13 +45,13 @@ from typing import Any
 
 import paramiko
 
+from core.outbound import classify_transport
 from exports.deliveries.base import (
     ConfigError,
     Delivery,
     DeliveryResult,
     Send,
     short_answer,
-    unreachable,
 )
 from exports.deliveries.ftp import (
     UPLOAD_BLOCK_BYTES,
@@ -186,12 +186,14 @@ class SftpDelivery(Delivery):
             message = str(exc) or exc.__class__.__name__
             # A server that accepts the connection and never speaks fails the handshake (no SSH banner).
             connecting = at.name in ("connect", "SSH handshake")
-            down = unreachable(exc, connecting=connecting) or (connecting and isinstance(exc, paramiko.SSHException))
+            failure = classify_transport(
+                exc, connecting=connecting, down=connecting and isinstance(exc, paramiko.SSHException)
+            )
             return DeliveryResult(
                 ok=False,
                 error=redact(f"SFTP {at.name} failed: {message}", secrets),
-                unreachable=down,
-                connecting=connecting and down,
+                unreachable=failure.unreachable,
+                connecting=failure.connecting,
                 sent=sent,
                 answer=_answer(transport),
             )

@@ -9,7 +9,8 @@ and ``webhook-signature`` (``v1,`` + base64 HMAC-SHA256 over ``id.timestamp.body
 bytes). 2xx is success. Retryable, per the spec's rule: 503, 522, 524, a timeout, a refused connection.
 Redirects are not followed. Plain http only to an address inside ``OUTBOUND_ALLOWED_NETWORKS`` (judged by the
 guarded connection on the address it connects to). Sent through the one outbound client (``core.outbound``):
-its guard, its error mapping (``classify``) and its timeout policy (``timeouts``).
+its guard, its error mapping (``classify``) and its timeout policy (``timeouts``), within the call lifecycle's
+deadline (``core.calls.exchange``; ``exports.circuit`` asks the breaker before).
 
 Secrets (``core.secrets``): the signing ``secret``, every ``auth`` value, every header value (but the
 few public headers: Accept, Content-Type, ...), the URL's userinfo and query values, and its path unless
@@ -36,7 +37,7 @@ from urllib.parse import unquote, urlsplit
 import requests
 from django.conf import settings
 
-from core import deadline, destinations, outbound
+from core import calls, destinations, outbound
 from core.secrets import (
     MASK,
     URL_PATH,
@@ -247,24 +248,25 @@ class WebhookDelivery(Delivery):
         # that trickles its answer a byte at a time would never trip them (core.deadline cuts it off).
         connect, read = _configured_timeouts(config)
         limits = outbound.timeouts(connect=connect, read=read, left=job.timeout)
-        with deadline.within(limits.total) as cutoff:
-            status: int | None = None
-            try:
-                response = _session().post(
-                    url,
-                    data=body,
-                    headers=headers,
-                    auth=basic,
-                    timeout=limits.per_operation,
-                    allow_redirects=False,
-                    stream=True,
-                )
-                status = response.status_code
-                # Only the answer's start is shown; a receiver cannot make a worker hold an endless answer.
-                content = outbound.read_answer(response, ANSWER_READ_BYTES, truncate=True)
-            except outbound.FAILURES as exc:
-                failed = _failed(outbound.classify(exc, expired=cutoff.expired, answering=status is not None))
-                return replace(failed, sent=sent)
+
+        def post(call: calls.Call) -> tuple[requests.Response, bytes] | DeliveryResult:
+            response = _session().post(
+                url,
+                data=body,
+                headers=headers,
+                auth=basic,
+                timeout=limits.per_operation,
+                allow_redirects=False,
+                stream=True,
+            )
+            call.answering = True
+            # Only the answer's start is shown; a receiver cannot make a worker hold an endless answer.
+            return response, outbound.read_answer(response, ANSWER_READ_BYTES, truncate=True)
+
+        answered = calls.exchange(post, seconds=limits.total, failed=_failed)
+        if isinstance(answered, DeliveryResult):
+            return replace(answered, sent=sent)
+        response, content = answered
         # Redacted before it is cut short, so that no part of a secret the receiver echoes is left.
         text = redact(content.decode(response.encoding or "utf-8", errors="replace"), secrets)
         answer = short_answer(text[:ANSWER_BYTES])  # a character is a byte at least
@@ -290,13 +292,13 @@ def _configured_timeouts(config: dict[str, Any]) -> tuple[float, float]:
 
 # The attempt's error for each kind of failure (``core.outbound.classify``); the rest is a "request error".
 _ERRORS = {
-    outbound.TIMEOUT: "timeout",
-    outbound.CONNECTION_REFUSED: "connection refused",
-    outbound.DROPPED: "connection error: {detail}",
-    outbound.CONNECTION: "connection error: {detail}",
-    outbound.TLS: "connection error: {detail}",
-    outbound.CUT_OFF: "connection error: {detail}",
-    outbound.REFUSED: "destination refused: {detail}",
+    outbound.FailureKind.TIMEOUT: "timeout",
+    outbound.FailureKind.CONNECTION_REFUSED: "connection refused",
+    outbound.FailureKind.DROPPED: "connection error: {detail}",
+    outbound.FailureKind.CONNECTION: "connection error: {detail}",
+    outbound.FailureKind.TLS: "connection error: {detail}",
+    outbound.FailureKind.CUT_OFF: "connection error: {detail}",
+    outbound.FailureKind.REFUSED: "destination refused: {detail}",
 }
 
 

@@ -1,15 +1,19 @@
 """``core.outbound``, the one outbound client: plain http is judged by the guarded connection on the one
-resolution it connects with (no DNS-rebinding window); one error mapping (``classify``); one timeout policy
-(``timeouts``)."""
+resolution it connects with (no DNS-rebinding window); one error mapping (``classify``, and ``classify_transport``
+for FTP, SFTP and SMTP); one timeout policy (``timeouts``)."""
 
 from __future__ import annotations
 
+import ftplib
+import smtplib
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
+import paramiko
 import pytest
 import requests
 
@@ -65,7 +69,7 @@ def test_https_to_a_public_address_is_not_held_to_the_plain_http_rule(
         outbound.http_session().get(f"https://{NAME}/", timeout=5)
 
     assert network.connected == [PUBLIC]  # judged allowed, then refused by the test's network
-    assert outbound.classify(caught.value).kind == outbound.CONNECTION_REFUSED
+    assert outbound.classify(caught.value).kind == outbound.FailureKind.CONNECTION_REFUSED
 
 
 def test_the_address_guard_comes_before_the_plain_http_rule(settings: Any) -> None:
@@ -87,7 +91,11 @@ def test_a_refused_connection_is_retryable_and_the_destinations_failure(settings
         outbound.http_session().get(f"http://127.0.0.1:{closed_port()}/", timeout=5)
 
     failure = outbound.classify(caught.value)
-    assert (failure.kind, failure.retryable, failure.unreachable) == (outbound.CONNECTION_REFUSED, True, True)
+    assert (failure.kind, failure.retryable, failure.unreachable) == (
+        outbound.FailureKind.CONNECTION_REFUSED,
+        True,
+        True,
+    )
 
 
 def test_a_connect_timeout_is_a_timeout(monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
@@ -102,7 +110,7 @@ def test_a_connect_timeout_is_a_timeout(monkeypatch: pytest.MonkeyPatch, setting
         outbound.http_session().get(f"https://{PUBLIC}/", timeout=5)
 
     failure = outbound.classify(caught.value)
-    assert (failure.kind, failure.retryable, failure.unreachable) == (outbound.TIMEOUT, True, True)
+    assert (failure.kind, failure.retryable, failure.unreachable) == (outbound.FailureKind.TIMEOUT, True, True)
 
 
 def test_a_guard_refusal_is_neither_retryable_nor_the_destinations_failure(settings: Any) -> None:
@@ -112,25 +120,25 @@ def test_a_guard_refusal_is_neither_retryable_nor_the_destinations_failure(setti
         outbound.http_session().get("https://127.0.0.1/", timeout=5)
 
     failure = outbound.classify(caught.value)
-    assert (failure.kind, failure.retryable, failure.unreachable) == (outbound.REFUSED, False, False)
+    assert (failure.kind, failure.retryable, failure.unreachable) == (outbound.FailureKind.REFUSED, False, False)
     assert "127.0.0.1" in failure.detail
 
 
 def test_any_failure_after_the_deadline_is_a_timeout() -> None:
     failure = outbound.classify(requests.ConnectionError("reset by peer"), expired=True)
 
-    assert (failure.kind, failure.retryable) == (outbound.TIMEOUT, True)
+    assert (failure.kind, failure.retryable) == (outbound.FailureKind.TIMEOUT, True)
 
 
 @pytest.mark.parametrize(
     ("error", "kind", "unreachable"),
     [
-        (requests.exceptions.SSLError("certificate verify failed"), outbound.TLS, False),
-        (requests.exceptions.SSLError("EOF occurred in violation of protocol"), outbound.TLS, True),
-        (requests.ConnectionError(ConnectionResetError(104, "reset")), outbound.DROPPED, True),
-        (requests.exceptions.ChunkedEncodingError("broken"), outbound.CUT_OFF, True),
-        (requests.exceptions.InvalidURL("no host"), outbound.REQUEST, False),
-        (outbound.AnswerTooLarge("the answer is larger than 10 bytes"), outbound.TOO_LARGE, False),
+        (requests.exceptions.SSLError("certificate verify failed"), outbound.FailureKind.TLS, False),
+        (requests.exceptions.SSLError("EOF occurred in violation of protocol"), outbound.FailureKind.TLS, True),
+        (requests.ConnectionError(ConnectionResetError(104, "reset")), outbound.FailureKind.DROPPED, True),
+        (requests.exceptions.ChunkedEncodingError("broken"), outbound.FailureKind.CUT_OFF, True),
+        (requests.exceptions.InvalidURL("no host"), outbound.FailureKind.REQUEST, False),
+        (outbound.AnswerTooLarge("the answer is larger than 10 bytes"), outbound.FailureKind.TOO_LARGE, False),
     ],
 )
 def test_each_failure_has_one_kind(error: BaseException, kind: str, unreachable: bool) -> None:
@@ -139,10 +147,52 @@ def test_each_failure_has_one_kind(error: BaseException, kind: str, unreachable:
     assert (failure.kind, failure.unreachable, failure.retryable) == (kind, unreachable, False)
 
 
+K = outbound.FailureKind
+
+
+@pytest.mark.parametrize(
+    ("error", "connecting", "down", "expected"),
+    [
+        # A timeout or a broken connection is the destination's failure at any stage.
+        (TimeoutError("timed out"), False, False, (K.TIMEOUT, True, False)),
+        (TimeoutError("timed out"), True, False, (K.TIMEOUT, True, True)),
+        (ConnectionRefusedError(111, "refused"), True, False, (K.CONNECTION_REFUSED, True, True)),
+        (ConnectionResetError(104, "reset"), False, False, (K.DROPPED, True, False)),
+        (BrokenPipeError(32, "broken pipe"), False, False, (K.DROPPED, True, False)),
+        (ConnectionAbortedError(103, "aborted"), True, False, (K.DROPPED, True, True)),
+        (EOFError(), False, False, (K.DROPPED, True, False)),
+        (EOFError(), True, False, (K.DROPPED, True, True)),
+        # TLS and any other OSError: the destination's failure only while connecting.
+        (ssl.SSLError(1, "handshake failure"), True, False, (K.TLS, True, True)),
+        (ssl.SSLCertVerificationError(1, "certificate verify failed"), False, False, (K.TLS, False, False)),
+        (OSError(113, "no route to host"), True, False, (K.CONNECTION, True, True)),
+        (socket.gaierror(-2, "name unknown"), True, False, (K.CONNECTION, True, True)),
+        (OSError(28, "no space left"), False, False, (K.REQUEST, False, False)),
+        (PermissionError(13, "denied"), False, False, (K.REQUEST, False, False)),
+        # Anything else is a refusal of this call, unless the protocol says the destination failed.
+        (ftplib.error_perm("550 no such directory"), False, False, (K.REQUEST, False, False)),  # noqa: S321
+        (ftplib.error_temp("421 too many users"), False, True, (K.REQUEST, True, False)),  # noqa: S321
+        (smtplib.SMTPServerDisconnected("gone"), False, True, (K.REQUEST, True, False)),
+        (smtplib.SMTPNotSupportedError("no STARTTLS"), False, False, (K.REQUEST, False, False)),
+        (paramiko.SSHException("no banner"), True, True, (K.REQUEST, True, True)),
+        (paramiko.SSHException("no SFTP subsystem"), False, False, (K.REQUEST, False, False)),
+        (ValueError("bad header"), True, False, (K.REQUEST, False, False)),
+    ],
+)
+def test_each_transport_error_has_one_kind(
+    error: BaseException, connecting: bool, down: bool, expected: tuple[outbound.FailureKind, bool, bool]
+) -> None:
+    failure = outbound.classify_transport(error, connecting=connecting, down=down)
+
+    assert (failure.kind, failure.unreachable, failure.connecting) == expected
+    assert failure.detail == type(error).__name__
+    assert failure.retryable == (failure.kind in (K.TIMEOUT, K.CONNECTION_REFUSED))
+
+
 def test_a_broken_connection_while_answering_cut_the_answer_off() -> None:
     failure = outbound.classify(requests.ConnectionError("connection broken"), answering=True)
 
-    assert (failure.kind, failure.unreachable) == (outbound.CUT_OFF, True)
+    assert (failure.kind, failure.unreachable) == (outbound.FailureKind.CUT_OFF, True)
 
 
 # --- one timeout policy ---------------------------------------------------------------------------------------
