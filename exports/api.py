@@ -118,7 +118,11 @@ _NOTHING_TO_PREVIEW = error_example(
     "Nothing to preview", "no stored entity of this type to preview", field="object_id", status_code=400
 )
 _STILL_PENDING = error_example(
-    "Still pending", "The item is still pending; it can be retried once it has an outcome.", status_code=409
+    "Still pending",
+    "a pending item can be retried once it has an outcome",
+    field="status",
+    code="pending",
+    status_code=409,
 )
 _INVALID_CONFIG = error_example(
     "Invalid configuration", "must be an absolute https URL", field="delivery.url", status_code=400

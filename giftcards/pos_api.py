@@ -25,6 +25,7 @@ from core.errors import InvalidInput
 from core.nodes import INVALID, Currency, Num, Report, Str
 from giftcards import services
 from giftcards.models import CustomerAccountPayment
+from integrations.docs import not_configured_example
 
 SHOP_ID = Str(max_length=64)
 IDENTIFIER = Str()
@@ -143,9 +144,11 @@ def _calls_integrator(
     parameters: list[OpenApiParameter] = AUTH_PARAMETERS,
     status_code: int = 200,
     examples: list[Any],
+    kind: str,
 ) -> Any:
-    """``extend_schema`` of a view that calls the integrator: its answer, its own errors (``codes``) and the
-    integrator's (``UPSTREAM``), which every such view shares."""
+    """``extend_schema`` of a view that calls the integrator of ``kind``: its answer, its own errors (``codes``; a
+    404 when the account has no such integration) and the integrator's (``UPSTREAM``), which every such view
+    shares."""
     request: dict[str, Any] = {} if body is None else {"request": {"application/json": body}}
     return extend_schema(
         tags=["pos"],
@@ -154,7 +157,7 @@ def _calls_integrator(
         parameters=parameters,
         responses={
             status_code: OpenApiResponse(description=answer),
-            **error_responses(*codes, scope="pos"),
+            **error_responses(*codes, scope="pos", examples={404: not_configured_example(kind)}),
             **UPSTREAM,
         },
         examples=examples,
@@ -172,6 +175,7 @@ class GiftCardCreateView(IntegrationPosView):
         (400, 404),
         body=CreateGiftCard,
         status_code=201,
+        kind="giftcard_create",
         examples=[
             request_example("create", {"amount": 500, "currency_code": "DKK", "shop_id": "shop-1"}),
             response_example("created", GIFTCARD_EXAMPLE, status_code=201),
@@ -201,6 +205,7 @@ class GiftCardActivateView(IntegrationPosView):
         "The Gift card entity.",
         (400, 404, 409),
         body=ActivateGiftCard,
+        kind="giftcard_activate",
         examples=[
             request_example("activate", {"sale_id": "sale-20250115-0001"}),
             response_example("activated", {**GIFTCARD_EXAMPLE, "status": 2}),
@@ -224,6 +229,7 @@ class GiftCardReadView(IntegrationPosView):
         "The Gift card entity.",
         (400, 404),
         parameters=[*AUTH_PARAMETERS, SHOP_PARAMETER],
+        kind="giftcard_read",
         examples=[response_example("read", {**GIFTCARD_EXAMPLE, "status": 2})],
     )
     def get(self, request: Request, code: str) -> Response:
@@ -247,6 +253,7 @@ class GiftCardPayView(IntegrationPosView):
         "The card after the payment.",
         (400, 404, 409),
         body=PayWithGiftCard,
+        kind="giftcard_pay",
         examples=[
             request_example("pay", {"amount": 200, "currency_code": "DKK", "identifier": "pay-7", "sale_id": "s-9"}),
             response_example(
@@ -297,6 +304,7 @@ class CustomerAccountReadView(IntegrationPosView):
             OpenApiParameter("currency_code", OpenApiTypes.STR, OpenApiParameter.QUERY, required=True),
             SHOP_PARAMETER,
         ],
+        kind="customer_account_read",
         examples=[response_example("balance", {"customer_id": "c-1", "currency_code": "DKK", "amount": 1000})],
     )
     def get(self, request: Request, customer_id: str) -> Response:
@@ -333,6 +341,7 @@ class CustomerAccountPayView(IntegrationPosView):
         "The payment.",
         (400, 404, 409),
         body=PayFromCustomerAccount,
+        kind="customer_account_pay",
         examples=[
             request_example(
                 "pay",
