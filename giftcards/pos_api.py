@@ -19,7 +19,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.scoping import PosView
-from core.api import AUTH_PARAMETERS, error_responses, optional_slash_paths, request_example, response_example
+from core.api import (
+    AUTH_PARAMETERS,
+    Example,
+    error_responses,
+    optional_slash_paths,
+    request_example,
+    response_example,
+)
 from core.declare import Body, Field, optional
 from core.errors import InvalidInput
 from core.nodes import INVALID, Currency, Num, Report, Str
@@ -134,6 +141,12 @@ UPSTREAM = {
 SHOP_PARAMETER = OpenApiParameter("shop_id", OpenApiTypes.STR, OpenApiParameter.QUERY, description="Shop (optional).")
 
 
+def _unknown_card(message: str) -> Example:
+    """The 404 of a card the service has no record of (``giftcards.services``)."""
+    error = {"field": "code", "message": message, "code": "unknown_giftcard"}
+    return "Unknown gift card", {"status": "ERROR", "message": message, "errors": [error]}
+
+
 def _calls_integrator(
     summary: str,
     description: str,
@@ -145,10 +158,11 @@ def _calls_integrator(
     status_code: int = 200,
     examples: list[Any],
     kind: str,
+    not_found: Example | None = None,
 ) -> Any:
     """``extend_schema`` of a view that calls the integrator of ``kind``: its answer, its own errors (``codes``; a
-    404 when the account has no such integration) and the integrator's (``UPSTREAM``), which every such view
-    shares."""
+    404's example ``not_found``, by default the account's having no such integration) and the integrator's
+    (``UPSTREAM``), which every such view shares."""
     request: dict[str, Any] = {} if body is None else {"request": {"application/json": body}}
     return extend_schema(
         tags=["pos"],
@@ -157,7 +171,7 @@ def _calls_integrator(
         parameters=parameters,
         responses={
             status_code: OpenApiResponse(description=answer),
-            **error_responses(*codes, scope="pos", examples={404: not_configured_example(kind)}),
+            **error_responses(*codes, scope="pos", examples={404: not_found or not_configured_example(kind)}),
             **UPSTREAM,
         },
         examples=examples,
@@ -206,6 +220,7 @@ class GiftCardActivateView(IntegrationPosView):
         (400, 404, 409),
         body=ActivateGiftCard,
         kind="giftcard_activate",
+        not_found=_unknown_card("No gift card 'GC000001' was created here"),
         examples=[
             request_example("activate", {"sale_id": "sale-20250115-0001"}),
             response_example("activated", {**GIFTCARD_EXAMPLE, "status": 2}),
@@ -254,6 +269,7 @@ class GiftCardPayView(IntegrationPosView):
         (400, 404, 409),
         body=PayWithGiftCard,
         kind="giftcard_pay",
+        not_found=_unknown_card("Gift card 'GC000001' is not known here: read it first"),
         examples=[
             request_example("pay", {"amount": 200, "currency_code": "DKK", "identifier": "pay-7", "sale_id": "s-9"}),
             response_example(

@@ -97,7 +97,10 @@ def _write(summary: str, created: bool = False) -> Any:
     list=extend_schema(
         summary="List runtime integrations",
         parameters=toolkit.AUTH_PARAMETERS,
-        responses={200: RuntimeIntegrationOutputSerializer(many=True), **toolkit.error_responses(400)},
+        responses={
+            200: RuntimeIntegrationOutputSerializer(many=True),
+            **toolkit.error_responses(400, examples={400: toolkit.INVALID_PAGE}),
+        },
         examples=[toolkit.response_example("Runtime integration", EXAMPLE)],
     ),
     retrieve=extend_schema(

@@ -399,6 +399,8 @@ SHARED["Not configured"] = ask
 SHARED["The integrator failed"] = integrator_failed
 INTEGRATORS: dict[Key, Producer] = {
     ("/api/v1/pos/products/search", "get", "An answer of the wrong shape"): answered_without_a_price,
+    ("/api/v1/pos/giftcards/{code}/activate", "post", "Unknown gift card"): ask,
+    ("/api/v1/pos/giftcards/{code}/pay", "post", "Unknown gift card"): ask,
 }
 
 
