@@ -121,16 +121,6 @@ def too_many(call: Call) -> Any:
         call.settings.PREVIEW_RATE_LIMIT_PER_KEY = previous
 
 
-# The examples every endpoint of a kind shares (``core.api.error_responses``), by name.
-SHARED: dict[str, Producer] = {
-    "Invalid credentials": lambda call: call.send({}, key="wrong"),
-    "Missing scope": lambda call: call.send({}, key=call.unscoped_key()),
-    "Not found": lambda call: call.send(call.request_example if call.method != "get" else None),
-    "Invalid page": lambda call: call.send(limit="0"),
-    "Too many requests": too_many,
-}
-
-
 # --- The POS checkout -----------------------------------------------------------------------------------------
 
 CHECKOUTS = "/api/v1/pos/checkouts/"
@@ -395,8 +385,6 @@ def answered_without_a_price(call: Call) -> Any:
     return ask(call)
 
 
-SHARED["Not configured"] = ask
-SHARED["The integrator failed"] = integrator_failed
 INTEGRATORS: dict[Key, Producer] = {
     ("/api/v1/pos/products/search", "get", "An answer of the wrong shape"): answered_without_a_price,
     ("/api/v1/pos/giftcards/{code}/activate", "post", "Unknown gift card"): ask,
@@ -404,7 +392,20 @@ INTEGRATORS: dict[Key, Producer] = {
 }
 
 
-# --- Every producer of an example of its own -------------------------------------------------------------------
+# --- Every producer ----------------------------------------------------------------------------------------------
+
+# The examples every endpoint of a kind shares (``core.api.error_responses``, ``integrations.docs``), by name.
+SHARED: dict[str, Producer] = {
+    "Invalid credentials": lambda call: call.send({}, key="wrong"),
+    "Missing scope": lambda call: call.send({}, key=call.unscoped_key()),
+    "Not found": lambda call: call.send(call.request_example if call.method != "get" else None),
+    "Invalid page": lambda call: call.send(limit="0"),
+    "Too many requests": too_many,
+    "Not configured": ask,
+    "The integrator failed": integrator_failed,
+}
+
+# The examples of one operation, by path, method and name.
 
 PRODUCERS: dict[Key, Producer] = {**POS, **IMPORTS, **CONFIGURATION, **ORDERS, **EXPORTS, **INTEGRATORS}
 
