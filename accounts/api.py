@@ -50,6 +50,7 @@ from core.api import (
     invalid,
     read_operations,
     reads,
+    refusal,
     request_example,
     response_example,
 )
@@ -202,7 +203,9 @@ REGISTER_EXAMPLE = {
     RegisterInputSerializer,
     RegisterOutputSerializer,
     REGISTER_EXAMPLE,
-    refused=invalid("Unknown stock location", ("stock_location", "TODO", None)),
+    refused=refusal(
+        "Unknown stock location", "Unknown stock location 'nowhere'.", field="stock_location", code="unknown"
+    ),
 )
 class RegisterViewSet(ConfigViewSet):
     """Registers, by identifier; ``stock_location`` is a stock location identifier."""

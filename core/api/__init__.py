@@ -36,6 +36,7 @@ from core.api.schema import (
     invalid,
     missing_scope,
     read_operations,
+    refusal,
     request_example,
     response_example,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "read_json_body",
     "read_operations",
     "reads",
+    "refusal",
     "request_example",
     "response_example",
 ]

@@ -128,13 +128,19 @@ def response_example(name: str, value: dict[str, Any], *, status_code: int = 200
     return OpenApiExample(name, value=value, status_codes=[status_code], response_only=True)
 
 
-def conflict(summary: str, message: str, *, field: str | None = None, code: str = "conflict") -> Example:
-    """A 409's example for ``error_responses(examples={409: ...})``: the body ``core.errors.Conflict`` answers
-    (an error naming the ``field`` where it has one)."""
+def refusal(summary: str, message: str, *, field: str | None = None, code: str = "invalid") -> Example:
+    """An example for ``error_responses(examples=...)``: the body a ``core.errors.ServiceError`` answers (an error
+    naming the ``field`` where it has one)."""
     body: dict[str, Any] = {"status": "ERROR", "message": message}
     if field is not None:
         body["errors"] = [{"field": field, "message": message, "code": code}]
     return summary, body
+
+
+def conflict(summary: str, message: str, *, field: str | None = None, code: str = "conflict") -> Example:
+    """A 409's example for ``error_responses(examples={409: ...})``: the body ``core.errors.Conflict`` answers
+    (an error naming the ``field`` where it has one)."""
+    return refusal(summary, message, field=field, code=code)
 
 
 def error_example(

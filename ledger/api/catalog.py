@@ -191,7 +191,7 @@ PRODUCT_EXAMPLE = {**PRODUCT_REQUEST_EXAMPLE, "created_at": _AT, "updated_at": _
     ProductRequestSerializer,
     ProductOutputSerializer,
     (PRODUCT_REQUEST_EXAMPLE, PRODUCT_EXAMPLE),
-    refused=toolkit.invalid("Negative cost price", ("cost_price", "TODO", "TODO")),
+    refused=toolkit.invalid("Negative cost price", ("cost_price", "must be at least 0", "out_of_range")),
     filters=ProductFilterSerializer,
     model=Product,
 )
@@ -217,7 +217,7 @@ EXPENSE_EXAMPLE = {**EXPENSE_REQUEST_EXAMPLE, "created_at": _AT}
     ExpenseRequestSerializer,
     ExpenseOutputSerializer,
     (EXPENSE_REQUEST_EXAMPLE, EXPENSE_EXAMPLE),
-    refused=toolkit.invalid("Tax rate above 1", ("taxes.dk[0].rate", "TODO", "TODO")),
+    refused=toolkit.invalid("Tax rate above 1", ("taxes.dk[0].rate", "must be at most 1", "out_of_range")),
 )
 class ExpenseViewSet(CatalogViewSet):
     """Expenses a register can book, e.g. coffee paid from the cash drawer (spec: Expense)."""
