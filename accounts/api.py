@@ -94,13 +94,14 @@ def configures(
     *,
     refused: Example,
     still_used: Example | None = None,
+    delete_conflict: bool = True,
 ) -> Callable[[type[ConfigViewSet]], type[ConfigViewSet]]:
     """Class decorator of a ``ConfigViewSet`` of one model (the output serializer's): reads through ``selector``
     (``core.api.reads``), saves through ``save``, an accounts service that takes the row under the model's name
     (``save_stock_location(account=..., stock_location=..., data=...)``), and its schema: tagged with the model's
     plural, examples for every response shape (``example`` as the view answers it; as a request, without
-    ``created_at``; ``refused`` a body it refuses, as every write answers it). Every configured object can be in
-    use by another, so a delete may answer 409 (``still_used``, its answer)."""
+    ``created_at``; ``refused`` a body it refuses, as every write answers it). A delete of an object another one
+    may use answers 409 while it does (``delete_conflict``; ``still_used``, that answer)."""
     model: type[Model] = output_serializer.Meta.model
     keyword = re.sub(r"(?<!^)(?=[A-Z])", "_", model.__name__).lower()
     noun = str(model._meta.verbose_name)
@@ -112,7 +113,7 @@ def configures(
         example=example,
         request={k: v for k, v in example.items() if k != "created_at"},
         descriptions={"update": "Optional fields left out are reset to their defaults."},
-        delete_conflict=True,
+        delete_conflict=delete_conflict,
         article="a",  # as the configuration pages have always been summarised ("Get a integration")
         errors={
             **{write: {400: refused} for write in ("create", "update", "partial_update")},
@@ -206,6 +207,7 @@ REGISTER_EXAMPLE = {
     refused=refusal(
         "Unknown stock location", "Unknown stock location 'nowhere'.", field="stock_location", code="unknown"
     ),
+    # A register in use has periods, which the answer names by their ids: no one example.
 )
 class RegisterViewSet(ConfigViewSet):
     """Registers, by identifier; ``stock_location`` is a stock location identifier."""
@@ -227,6 +229,7 @@ CASHIER_EXAMPLE = {
     CashierOutputSerializer,
     CASHIER_EXAMPLE,
     refused=invalid("Not an https image", ("image_url", "Use an https URL.", None)),
+    delete_conflict=False,  # nothing refers to a cashier row
 )
 class CashierViewSet(ConfigViewSet):
     """Cashiers (store associates), by identifier (spec: Cashier)."""

@@ -23,6 +23,7 @@ from core.api import (
     AUTH_PARAMETERS,
     Example,
     error_responses,
+    invalid,
     optional_slash_paths,
     request_example,
     response_example,
@@ -159,9 +160,11 @@ def _calls_integrator(
     examples: list[Any],
     kind: str,
     not_found: Example | None = None,
+    refused: Example | None = None,
 ) -> Any:
     """``extend_schema`` of a view that calls the integrator of ``kind``: its answer, its own errors (``codes``; a
-    404's example ``not_found``, by default the account's having no such integration) and the integrator's
+    404's example ``not_found``, by default the account's having no such integration; a 400's ``refused``) and the
+    integrator's
     (``UPSTREAM``), which every such view shares."""
     request: dict[str, Any] = {} if body is None else {"request": {"application/json": body}}
     return extend_schema(
@@ -171,7 +174,11 @@ def _calls_integrator(
         parameters=parameters,
         responses={
             status_code: OpenApiResponse(description=answer),
-            **error_responses(*codes, scope="pos", examples={404: not_found or not_configured_example(kind)}),
+            **error_responses(
+                *codes,
+                scope="pos",
+                examples={404: not_found or not_configured_example(kind), **({400: refused} if refused else {})},
+            ),
             **UPSTREAM,
         },
         examples=examples,
@@ -321,6 +328,7 @@ class CustomerAccountReadView(IntegrationPosView):
             SHOP_PARAMETER,
         ],
         kind="customer_account_read",
+        refused=invalid("Without currency_code", ("currency_code", "is required", "required")),
         examples=[response_example("balance", {"customer_id": "c-1", "currency_code": "DKK", "amount": 1000})],
     )
     def get(self, request: Request, customer_id: str) -> Response:

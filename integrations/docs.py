@@ -15,6 +15,7 @@ from core.api import (
     ErrorOutputSerializer,
     Example,
     error_responses,
+    refusal,
     request_example,
     response_example,
 )
@@ -33,12 +34,15 @@ def not_configured_example(kind: str) -> Example:
     return "Not configured", error_body(missing.message, missing.errors())
 
 
-def _failures(kind: str, *, bad_answer: tuple[str, str] | None = None) -> dict[int, Any]:
+def _failures(kind: str, *, bad_answer: tuple[str, str] | None = None, required: str | None = None) -> dict[int, Any]:
     """The errors of a view asking the integrator of ``kind``: no integration of the kind (404), an integrator
     answering an error status (502; ``bad_answer``: the field and message of an answer of the wrong shape, a 502
-    too), a slow one (504)."""
+    too), a slow one (504); ``required``: a query parameter the view requires, whose absence is its 400."""
     failed = "the integrator answered HTTP 503"
-    out: dict[int, Any] = error_responses(400, 404, scope="pos", examples={404: not_configured_example(kind)})
+    examples = {404: not_configured_example(kind)}
+    if required is not None:
+        examples[400] = refusal(f"Without {required}", "is required", field=required, code="required")
+    out: dict[int, Any] = error_responses(400, 404, scope="pos", examples=examples)
     failures = [response_example("The integrator failed", {"status": "ERROR", "message": failed}, status_code=502)]
     if bad_answer is not None:
         field, problem = bad_answer
@@ -52,7 +56,7 @@ def _failures(kind: str, *, bad_answer: tuple[str, str] | None = None) -> dict[i
     out[502] = OpenApiResponse(
         ErrorOutputSerializer, description="The integrator failed or answered the wrong shape", examples=failures
     )
-    out[504] = OpenApiResponse(ErrorOutputSerializer, description="The integrator did not answer in time")
+    out[504] = OpenApiResponse(description="The integrator did not answer within the integration's timeout.")
     return out
 
 
@@ -160,6 +164,7 @@ def _asks(
     *,
     kind: str,
     bad_answer: tuple[str, str] | None = None,
+    required: str | None = None,
     **rest: Any,
 ) -> Callable[[F], F]:
     """``extend_schema`` of a view that asks the integrator of ``kind``: the POS tag, its answer or the failures
@@ -174,7 +179,7 @@ def _asks(
             summary=summary,
             description=description,
             parameters=parameters,
-            responses={200: answer, **_failures(kind, bad_answer=bad_answer)},
+            responses={200: answer, **_failures(kind, bad_answer=bad_answer, required=required)},
             **rest,
         )
         return schema(view)  # type: ignore[no-any-return]
@@ -191,6 +196,7 @@ PRODUCT_SEARCH = _asks(
     ],
     _results("PosProductSearchResult"),
     kind="product_search",
+    required="q",
     bad_answer=("[0].retail_price", "is required"),
     examples=[response_example("products", _PRODUCTS_EXAMPLE)],
 )
@@ -202,6 +208,7 @@ PRODUCT_LOOKUP = _asks(
         "PosProductLookupResult", {"outcome": serializers.CharField(), "product": ProductOutputSerializer()}
     ),
     kind="product_lookup",
+    required="barcode",
     examples=[response_example("imported", _LOOKUP_EXAMPLE)],
 )
 CUSTOMER_LOOKUP = _asks(
@@ -210,6 +217,7 @@ CUSTOMER_LOOKUP = _asks(
     _params(("q", "The search term.", True), _MARKET, _SHOP),
     _results("PosCustomerLookupResult"),
     kind="customer_lookup",
+    required="q",
     examples=[response_example("customers", _CUSTOMERS_EXAMPLE)],
 )
 CUSTOMER_DISCOUNTS = _asks(

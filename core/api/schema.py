@@ -98,8 +98,11 @@ INVALID_PAGE: Example = (
     {"status": "ERROR", "message": _PAGE, "errors": [{"field": "limit", "message": _PAGE, "code": "invalid"}]},
 )
 
-# The description of an error status without an example.
-_REFUSED = {400: "Invalid input", 409: "Refused by the object's state"}
+# The description of an error status without an example: the body is the error body (``Error``), as every refusal's.
+_REFUSED = {
+    400: "Invalid input: the error body names each invalid field.",
+    409: "Refused by the object's state: the error body says why.",
+}
 
 
 def error_responses(
@@ -107,13 +110,14 @@ def error_responses(
 ) -> dict[int, OpenApiResponse]:
     """OpenAPI responses for these error statuses plus 401 and 403, which every endpoint can answer: the 403 names
     the ``scope`` the endpoint requires; ``examples`` gives the endpoint's own answer of a status. A 400 and a 409
-    have an example only there; a 401, 404 and 429 otherwise have the one every endpoint gives alike."""
+    have an example only there (without one, the status is described, its body the error body of every refusal);
+    a 401, 404 and 429 otherwise have the one every endpoint gives alike."""
     responses = {}
     given = {403: missing_scope(scope), **(examples or {})}
     for code in sorted({401, 403, *codes}):
         found = given.get(code) or _ERROR_EXAMPLES.get(code)
-        if found is None:
-            responses[code] = OpenApiResponse(ErrorOutputSerializer, description=_REFUSED.get(code, "Refused"))
+        if found is None:  # the status without a body of its own: the example of every body is a real answer
+            responses[code] = OpenApiResponse(description=_REFUSED.get(code, "Refused"))
             continue
         summary, value = found
         responses[code] = OpenApiResponse(

@@ -349,8 +349,24 @@ def pending_item(call: Call) -> Any:
     return call.send(None, path=call.url(id=str(item.pk)))
 
 
+def over_the_limit(call: Call) -> Any:
+    """One queue more than the default limit allows (100)."""
+    from exports.models import ExportQueue
+
+    call.settings.EXPORT_QUEUES_PER_ACCOUNT = 100
+    queue = ExportQueue.objects.get(pk=new_queue(call))
+    copies = [ExportQueue(**{**model_fields(queue), "id": None, "name": f"queue {n}"}) for n in range(99)]
+    ExportQueue.objects.bulk_create(copies)
+    return call.send({**call.request_example, "name": "One more"})
+
+
+def model_fields(row: Any) -> dict[str, Any]:
+    return {f.attname: getattr(row, f.attname) for f in row._meta.concrete_fields}
+
+
 EXPORTS: dict[Key, Producer] = {
     (QUEUES, "post", "Invalid configuration"): relative_url,
+    (QUEUES, "post", "Queue limit reached"): over_the_limit,
     (QUEUES + "{id}/", "put", "Invalid configuration"): relative_url,
     (QUEUES + "{id}/", "patch", "Invalid configuration"): relative_url,
     (QUEUES + "{id}/preview/", "post", "Nothing to preview"): lambda call: call.send(
@@ -400,9 +416,23 @@ def answered_without_a_price(call: Call) -> Any:
     return ask(call)
 
 
+def without(parameter: str) -> Producer:
+    """The operation's request without the query ``parameter``."""
+
+    def produce(call: Call) -> Any:
+        query = {k: v for k, v in INTEGRATOR_CALLS[call.path][1].items() if k != parameter}
+        return call.send(path=call.url(customer_id="c-1"), **query)
+
+    return produce
+
+
 INTEGRATORS: dict[Key, Producer] = {
     ("/api/v1/pos/products/search/", "get", "An answer of the wrong shape"): answered_without_a_price,
     ("/api/v1/pos/giftcards/{code}/activate/", "post", "Unknown gift card"): ask,
+    ("/api/v1/pos/products/search/", "get", "Without q"): without("q"),
+    ("/api/v1/pos/customers/", "get", "Without q"): without("q"),
+    ("/api/v1/pos/products/lookup/", "get", "Without barcode"): without("barcode"),
+    ("/api/v1/pos/customer-accounts/{customer_id}/", "get", "Without currency_code"): without("currency_code"),
     ("/api/v1/pos/giftcards/{code}/pay/", "post", "Unknown gift card"): ask,
 }
 
