@@ -25,7 +25,13 @@ from integrations import runtime
 from ledger.api.catalog import EXPENSE_REQUEST_EXAMPLE, PRODUCT_REQUEST_EXAMPLE
 from ledger.api.checkouts import CHECKOUT_REQUEST_EXAMPLE
 from tests.conftest import Tenant
-from tests.factories import CashierFactory, OutgoingOrderFactory, RegisterFactory
+from tests.factories import (
+    CashierFactory,
+    IncomingOrderFactory,
+    OutgoingOrderFactory,
+    RegisterFactory,
+    StockLocationFactory,
+)
 from tests.integrations.conftest import allow_loopback, configure, reference  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db
@@ -261,15 +267,15 @@ OUTGOING = "/api/v1/pos/outgoing-orders/"
 
 
 def incoming_order(call: Call, **fields: Any) -> str:
-    from tests.factories import IncomingOrderFactory
-
-    order = IncomingOrderFactory(account=call.tenant.account, stock_location=call.tenant.stock_location, **fields)
-    return call.url(stock_location="shop-1", order_identifier=order.order_identifier)
+    """The state path of a new incoming order of shop ``shop-1``."""
+    tenant = call.tenant
+    IncomingOrderFactory(
+        account=tenant.account, stock_location=tenant.stock_location, order_identifier="web-7", **fields
+    )
+    return call.url(stock_location="shop-1", order_identifier="web-7")
 
 
 def placed_twice(call: Call) -> Any:
-    from tests.factories import StockLocationFactory
-
     StockLocationFactory(account=call.tenant.account, market=call.tenant.market, identifier="shop-2")
     call.send(call.request_example)
     return call.send(call.request_example)
