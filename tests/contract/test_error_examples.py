@@ -19,11 +19,16 @@ import pytest
 from django.db import transaction
 from rest_framework.test import APIClient
 
+from config.celery import app
 from core import breaker
+from exports import services
+from exports.api import QUEUE_REQUEST_EXAMPLE
+from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from imports import docs
 from integrations import runtime
 from ledger.api.catalog import EXPENSE_REQUEST_EXAMPLE, PRODUCT_REQUEST_EXAMPLE
 from ledger.api.checkouts import CHECKOUT_REQUEST_EXAMPLE
+from ledger.api.stock import MAX_EVENTS_PER_REQUEST, POS_REQUEST_EXAMPLE
 from tests.conftest import Tenant
 from tests.factories import (
     CashierFactory,
@@ -256,10 +261,7 @@ def open_twice(call: Call) -> Any:
 
 
 def too_many_events(call: Call) -> Any:
-    from ledger.api.stock import MAX_EVENTS_PER_REQUEST, POS_REQUEST_EXAMPLE
-
-    event = POS_REQUEST_EXAMPLE[0] if isinstance(POS_REQUEST_EXAMPLE, list) else POS_REQUEST_EXAMPLE
-    return call.send([event] * (MAX_EVENTS_PER_REQUEST + 1))
+    return call.send([POS_REQUEST_EXAMPLE[0]] * (MAX_EVENTS_PER_REQUEST + 1))
 
 
 STATE = "/api/v1/pos/incoming-orders/{stock_location}/{order_identifier}/state/"
@@ -313,16 +315,12 @@ QUEUES = "/api/v1/export-queues/"
 
 
 def new_queue(call: Call) -> int:
-    from exports.api import QUEUE_REQUEST_EXAMPLE
-
     response = call.send(QUEUE_REQUEST_EXAMPLE, path=QUEUES, method="post")
     assert response.status_code == 201, response.json()
     return int(response.json()["id"])
 
 
 def relative_url(call: Call) -> Any:
-    from exports.api import QUEUE_REQUEST_EXAMPLE
-
     bad = {
         **QUEUE_REQUEST_EXAMPLE,
         "delivery": {**QUEUE_REQUEST_EXAMPLE["delivery"], "url": "/hook"},
@@ -332,9 +330,6 @@ def relative_url(call: Call) -> Any:
 
 
 def pending_item(call: Call) -> Any:
-    from exports import services
-    from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
-
     queue = ExportQueue.objects.get(pk=new_queue(call))
     delivery = ExportDelivery.objects.create(
         account=queue.account,
@@ -357,8 +352,6 @@ def pending_item(call: Call) -> Any:
 
 def over_the_limit(call: Call) -> Any:
     """One queue more than the default limit allows (100)."""
-    from exports.models import ExportQueue
-
     call.settings.EXPORT_QUEUES_PER_ACCOUNT = 100
     queue = ExportQueue.objects.get(pk=new_queue(call))
     copies = [ExportQueue(**{**model_fields(queue), "id": None, "name": f"queue {n}"}) for n in range(99)]
@@ -470,8 +463,6 @@ def request_example(operation: dict) -> Any:
 def world(tenant: Tenant, client: APIClient) -> Iterator[None]:
     """What the producers address: register ``reg-1``, cashier ``cashier-7``, the catalog's example product and
     expense; the import endpoints' tasks run at once."""
-    from config.celery import app
-
     RegisterFactory(account=tenant.account, stock_location=tenant.stock_location, identifier="reg-1")
     CashierFactory(account=tenant.account, identifier="cashier-7")
     for collection, body in (("products", PRODUCT_REQUEST_EXAMPLE), ("expenses", EXPENSE_REQUEST_EXAMPLE)):
