@@ -42,11 +42,15 @@ from accounts.serializers import (
 from core.api import (
     AUTH_PARAMETERS,
     Area,
+    Example,
     WritesViewSet,
+    conflict,
     crud_schema,
     error_responses,
+    invalid,
     read_operations,
     reads,
+    refusal,
     request_example,
     response_example,
 )
@@ -87,12 +91,17 @@ def configures(
     input_serializer: type[serializers.Serializer],
     output_serializer: type[serializers.ModelSerializer],
     example: dict[str, Any],
+    *,
+    refused: Example,
+    still_used: Example | None = None,
+    delete_conflict: bool = True,
 ) -> Callable[[type[ConfigViewSet]], type[ConfigViewSet]]:
     """Class decorator of a ``ConfigViewSet`` of one model (the output serializer's): reads through ``selector``
     (``core.api.reads``), saves through ``save``, an accounts service that takes the row under the model's name
     (``save_stock_location(account=..., stock_location=..., data=...)``), and its schema: tagged with the model's
     plural, examples for every response shape (``example`` as the view answers it; as a request, without
-    ``created_at``). Every configured object can be in use by another, so a delete may answer 409."""
+    ``created_at``; ``refused`` a body it refuses, as every write answers it). A delete of an object another one
+    may use answers 409 while it does (``delete_conflict``; ``still_used``, that answer)."""
     model: type[Model] = output_serializer.Meta.model
     keyword = re.sub(r"(?<!^)(?=[A-Z])", "_", model.__name__).lower()
     noun = str(model._meta.verbose_name)
@@ -104,8 +113,12 @@ def configures(
         example=example,
         request={k: v for k, v in example.items() if k != "created_at"},
         descriptions={"update": "Optional fields left out are reset to their defaults."},
-        delete_conflict=True,
+        delete_conflict=delete_conflict,
         article="a",  # as the configuration pages have always been summarised ("Get a integration")
+        errors={
+            **{write: {400: refused} for write in ("create", "update", "partial_update")},
+            "destroy": {409: still_used} if still_used is not None else {},
+        },
     )
 
     def perform_save(self: ConfigViewSet, *, instance: Model | None, data: dict[str, Any]) -> Model:
@@ -129,7 +142,17 @@ MARKET_EXAMPLE = {
 }
 
 
-@configures(selectors.markets, services.save_market, MarketInputSerializer, MarketOutputSerializer, MARKET_EXAMPLE)
+@configures(
+    selectors.markets,
+    services.save_market,
+    MarketInputSerializer,
+    MarketOutputSerializer,
+    MARKET_EXAMPLE,
+    refused=invalid("Invalid currency", ("currency", "'XYZ' is not an ISO 4217 currency code.", None)),
+    still_used=conflict(
+        "Still in use", "The market 'dk' is still used (stock location: shop-1) and cannot be deleted."
+    ),
+)
 class MarketViewSet(ConfigViewSet):
     """Markets, by identifier (e.g. ``dk``): a currency and the default taxes of the shops in it."""
 
@@ -154,6 +177,10 @@ STOCK_LOCATION_EXAMPLE = {
     StockLocationInputSerializer,
     StockLocationOutputSerializer,
     STOCK_LOCATION_EXAMPLE,
+    refused=invalid("Invalid country code", ("country_code", "Use an ISO 3166-1 alpha-2 code, e.g. DK.", None)),
+    still_used=conflict(
+        "Still in use", "The stock location 'shop-1' is still used (register: reg-1) and cannot be deleted."
+    ),
 )
 class StockLocationViewSet(ConfigViewSet):
     """Shops and warehouses, by identifier (e.g. ``shop-1``); ``market`` is a market identifier."""
@@ -172,7 +199,15 @@ REGISTER_EXAMPLE = {
 
 
 @configures(
-    selectors.registers, services.save_register, RegisterInputSerializer, RegisterOutputSerializer, REGISTER_EXAMPLE
+    selectors.registers,
+    services.save_register,
+    RegisterInputSerializer,
+    RegisterOutputSerializer,
+    REGISTER_EXAMPLE,
+    refused=refusal(
+        "Unknown stock location", "Unknown stock location 'nowhere'.", field="stock_location", code="unknown"
+    ),
+    # A register in use has periods, which the answer names by their ids: no one example.
 )
 class RegisterViewSet(ConfigViewSet):
     """Registers, by identifier; ``stock_location`` is a stock location identifier."""
@@ -187,7 +222,15 @@ CASHIER_EXAMPLE = {
 }
 
 
-@configures(selectors.cashiers, services.save_cashier, CashierInputSerializer, CashierOutputSerializer, CASHIER_EXAMPLE)
+@configures(
+    selectors.cashiers,
+    services.save_cashier,
+    CashierInputSerializer,
+    CashierOutputSerializer,
+    CASHIER_EXAMPLE,
+    refused=invalid("Not an https image", ("image_url", "Use an https URL.", None)),
+    delete_conflict=False,  # nothing refers to a cashier row
+)
 class CashierViewSet(ConfigViewSet):
     """Cashiers (store associates), by identifier (spec: Cashier)."""
 
@@ -201,6 +244,14 @@ INTEGRATION_EXAMPLE = {"identifier": "webshop", "name": "Web shop", "created_at"
     IntegrationInputSerializer,
     IntegrationOutputSerializer,
     INTEGRATION_EXAMPLE,
+    refused=invalid(
+        "Invalid identifier", ("identifier", "Use letters, digits and . _ : - (starting with a letter or digit).", None)
+    ),
+    still_used=conflict(
+        "The caller's own integration",
+        "The integration 'webshop' is the one this request is authenticated with; delete it with a key of another "
+        "integration.",
+    ),
 )
 class IntegrationViewSet(ConfigViewSet):
     """Integrations, by identifier: each has its own API keys and import log."""

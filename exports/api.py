@@ -25,10 +25,12 @@ from core.api import (
     Area,
     ErrorOutputSerializer,
     WritesViewSet,
+    conflict,
     error_example,
     error_responses,
     read_operations,
     reads,
+    refusal,
     request_example,
     response_example,
 )
@@ -114,15 +116,22 @@ EXPORT_LOG_EXAMPLE: dict[str, Any] = {
         }
     ],
 }
-_NOTHING_TO_PREVIEW = error_example(
-    "Nothing to preview", "no stored entity of this type to preview", field="object_id", status_code=400
-)
+_NOTHING_TO_PREVIEW = refusal("Nothing to preview", "no stored entity of this type to preview", field="object_id")
 _STILL_PENDING = error_example(
-    "Still pending", "The item is still pending; it can be retried once it has an outcome.", status_code=409
+    "Still pending",
+    "a pending item can be retried once it has an outcome",
+    field="status",
+    code="pending",
+    status_code=409,
 )
-_INVALID_CONFIG = error_example(
-    "Invalid configuration", "must be an absolute https URL", field="delivery.url", status_code=400
+# At the default EXPORT_QUEUES_PER_ACCOUNT.
+_QUEUE_LIMIT = conflict(
+    "Queue limit reached",
+    "This account has 100 export queues, the most it may have: delete one before adding another.",
+    field="name",
+    code="limit_reached",
 )
+_INVALID_CONFIG = refusal("Invalid configuration", "must be an absolute https URL", field="delivery.url")
 
 
 def _queue_write_schema(summary: str, *, description: str = "", created: bool = False) -> Any:
@@ -132,11 +141,15 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
         description=description,
         parameters=AUTH_PARAMETERS,
         request=ExportQueueInputSerializer,
-        responses={code: ExportQueueSavedOutputSerializer, **error_responses(400, *((409,) if created else (404,)))},
+        responses={
+            code: ExportQueueSavedOutputSerializer,
+            **error_responses(
+                400, *((409,) if created else (404,)), examples={400: _INVALID_CONFIG, 409: _QUEUE_LIMIT}
+            ),
+        },
         examples=[
             request_example("Web hook queue", QUEUE_REQUEST_EXAMPLE),
             response_example("Saved queue", QUEUE_SAVED_EXAMPLE, status_code=code),
-            _INVALID_CONFIG,
         ],
     )
 
@@ -204,12 +217,11 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
         request=PreviewInputSerializer,
         responses={
             200: PreviewOutputSerializer,
-            **error_responses(400, 404, 429),
+            **error_responses(400, 404, 429, examples={400: _NOTHING_TO_PREVIEW}),
         },
         examples=[
             request_example("The newest entity", {}),
             response_example("Rendered", PREVIEW_EXAMPLE),
-            _NOTHING_TO_PREVIEW,
         ],
     ),
     enable=extend_schema(

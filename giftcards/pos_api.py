@@ -19,12 +19,21 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.scoping import PosView
-from core.api import AUTH_PARAMETERS, error_responses, optional_slash_paths, request_example, response_example
+from core.api import (
+    AUTH_PARAMETERS,
+    Example,
+    error_responses,
+    invalid,
+    optional_slash_paths,
+    request_example,
+    response_example,
+)
 from core.declare import Body, Field, optional
 from core.errors import InvalidInput
 from core.nodes import INVALID, Currency, Num, Report, Str
 from giftcards import services
 from giftcards.models import CustomerAccountPayment
+from integrations.docs import not_configured_example
 
 SHOP_ID = Str(max_length=64)
 IDENTIFIER = Str()
@@ -133,6 +142,12 @@ UPSTREAM = {
 SHOP_PARAMETER = OpenApiParameter("shop_id", OpenApiTypes.STR, OpenApiParameter.QUERY, description="Shop (optional).")
 
 
+def _unknown_card(message: str) -> Example:
+    """The 404 of a card the service has no record of (``giftcards.services``)."""
+    error = {"field": "code", "message": message, "code": "unknown_giftcard"}
+    return "Unknown gift card", {"status": "ERROR", "message": message, "errors": [error]}
+
+
 def _calls_integrator(
     summary: str,
     description: str,
@@ -143,9 +158,14 @@ def _calls_integrator(
     parameters: list[OpenApiParameter] = AUTH_PARAMETERS,
     status_code: int = 200,
     examples: list[Any],
+    kind: str,
+    not_found: Example | None = None,
+    refused: Example | None = None,
 ) -> Any:
-    """``extend_schema`` of a view that calls the integrator: its answer, its own errors (``codes``) and the
-    integrator's (``UPSTREAM``), which every such view shares."""
+    """``extend_schema`` of a view that calls the integrator of ``kind``: its answer, its own errors (``codes``; a
+    404's example ``not_found``, by default the account's having no such integration; a 400's ``refused``) and the
+    integrator's
+    (``UPSTREAM``), which every such view shares."""
     request: dict[str, Any] = {} if body is None else {"request": {"application/json": body}}
     return extend_schema(
         tags=["pos"],
@@ -154,7 +174,11 @@ def _calls_integrator(
         parameters=parameters,
         responses={
             status_code: OpenApiResponse(description=answer),
-            **error_responses(*codes, scope="pos"),
+            **error_responses(
+                *codes,
+                scope="pos",
+                examples={404: not_found or not_configured_example(kind), **({400: refused} if refused else {})},
+            ),
             **UPSTREAM,
         },
         examples=examples,
@@ -172,6 +196,7 @@ class GiftCardCreateView(IntegrationPosView):
         (400, 404),
         body=CreateGiftCard,
         status_code=201,
+        kind="giftcard_create",
         examples=[
             request_example("create", {"amount": 500, "currency_code": "DKK", "shop_id": "shop-1"}),
             response_example("created", GIFTCARD_EXAMPLE, status_code=201),
@@ -201,6 +226,8 @@ class GiftCardActivateView(IntegrationPosView):
         "The Gift card entity.",
         (400, 404, 409),
         body=ActivateGiftCard,
+        kind="giftcard_activate",
+        not_found=_unknown_card("No gift card 'GC000001' was created here"),
         examples=[
             request_example("activate", {"sale_id": "sale-20250115-0001"}),
             response_example("activated", {**GIFTCARD_EXAMPLE, "status": 2}),
@@ -224,6 +251,7 @@ class GiftCardReadView(IntegrationPosView):
         "The Gift card entity.",
         (400, 404),
         parameters=[*AUTH_PARAMETERS, SHOP_PARAMETER],
+        kind="giftcard_read",
         examples=[response_example("read", {**GIFTCARD_EXAMPLE, "status": 2})],
     )
     def get(self, request: Request, code: str) -> Response:
@@ -247,6 +275,8 @@ class GiftCardPayView(IntegrationPosView):
         "The card after the payment.",
         (400, 404, 409),
         body=PayWithGiftCard,
+        kind="giftcard_pay",
+        not_found=_unknown_card("Gift card 'GC000001' is not known here: read it first"),
         examples=[
             request_example("pay", {"amount": 200, "currency_code": "DKK", "identifier": "pay-7", "sale_id": "s-9"}),
             response_example(
@@ -297,6 +327,8 @@ class CustomerAccountReadView(IntegrationPosView):
             OpenApiParameter("currency_code", OpenApiTypes.STR, OpenApiParameter.QUERY, required=True),
             SHOP_PARAMETER,
         ],
+        kind="customer_account_read",
+        refused=invalid("Without currency_code", ("currency_code", "is required", "required")),
         examples=[response_example("balance", {"customer_id": "c-1", "currency_code": "DKK", "amount": 1000})],
     )
     def get(self, request: Request, customer_id: str) -> Response:
@@ -333,6 +365,7 @@ class CustomerAccountPayView(IntegrationPosView):
         "The payment.",
         (400, 404, 409),
         body=PayFromCustomerAccount,
+        kind="customer_account_pay",
         examples=[
             request_example(
                 "pay",

@@ -85,7 +85,10 @@ def _write(summary: str, created: bool = False) -> Any:
         description=_SECRETS,
         parameters=toolkit.AUTH_PARAMETERS,
         request=RuntimeIntegrationInputSerializer,
-        responses={201 if created else 200: RuntimeIntegrationOutputSerializer, **toolkit.error_responses(400, 404)},
+        responses={
+            201 if created else 200: RuntimeIntegrationOutputSerializer,
+            **toolkit.error_responses(400, *(() if created else (404,))),
+        },
         examples=[
             toolkit.request_example("Gift card pay", REQUEST_EXAMPLE),
             toolkit.response_example("Runtime integration", EXAMPLE, status_code=201 if created else 200),
@@ -97,7 +100,10 @@ def _write(summary: str, created: bool = False) -> Any:
     list=extend_schema(
         summary="List runtime integrations",
         parameters=toolkit.AUTH_PARAMETERS,
-        responses={200: RuntimeIntegrationOutputSerializer(many=True), **toolkit.error_responses(400)},
+        responses={
+            200: RuntimeIntegrationOutputSerializer(many=True),
+            **toolkit.error_responses(400, examples={400: toolkit.INVALID_PAGE}),
+        },
         examples=[toolkit.response_example("Runtime integration", EXAMPLE)],
     ),
     retrieve=extend_schema(

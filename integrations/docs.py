@@ -10,38 +10,53 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 
-from core.api import AUTH_PARAMETERS, ErrorOutputSerializer, error_responses, request_example, response_example
+from core.api import (
+    AUTH_PARAMETERS,
+    ErrorOutputSerializer,
+    Example,
+    error_responses,
+    refusal,
+    request_example,
+    response_example,
+)
+from core.errors import error_body
 from core.serializers import JSONField
 from integrations.definitions import ShippingOptionsRequest
+from integrations.errors import not_configured
 from ledger.serializers.catalog import ProductOutputSerializer
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_ERRORS_EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {
-    502: (
-        "The integrator failed or answered the wrong shape",
-        {
+
+def not_configured_example(kind: str) -> Example:
+    """The 404 of a view asking the integrator of ``kind`` in an account without one."""
+    missing = not_configured(kind)
+    return "Not configured", error_body(missing.message, missing.errors())
+
+
+def _failures(kind: str, *, bad_answer: tuple[str, str] | None = None, required: str | None = None) -> dict[int, Any]:
+    """The errors of a view asking the integrator of ``kind``: no integration of the kind (404), an integrator
+    answering an error status (502; ``bad_answer``: the field and message of an answer of the wrong shape, a 502
+    too), a slow one (504); ``required``: a query parameter the view requires, whose absence is its 400."""
+    failed = "the integrator answered HTTP 503"
+    examples = {404: not_configured_example(kind)}
+    if required is not None:
+        examples[400] = refusal(f"Without {required}", "is required", field=required, code="required")
+    out: dict[int, Any] = error_responses(400, 404, scope="pos", examples=examples)
+    failures = [response_example("The integrator failed", {"status": "ERROR", "message": failed}, status_code=502)]
+    if bad_answer is not None:
+        field, problem = bad_answer
+        message = f"The integrator's {kind} answer does not match the spec: {field} {problem}"
+        value = {
             "status": "ERROR",
-            "message": "The integrator's product_search answer does not match the spec: [0].retail_price is required",
-            "errors": [
-                {
-                    "field": "[0].retail_price",
-                    "message": "The integrator's product_search answer does not match the spec: "
-                    "[0].retail_price is required",
-                    "code": "bad_answer",
-                }
-            ],
-        },
-    ),
-    504: ("The integrator did not answer in time", {"status": "ERROR", "message": "The integrator did not answer."}),
-}
-
-
-def _responses(ok: Any, *codes: int) -> dict[int, Any]:
-    out: dict[int, Any] = {200: ok, **error_responses(*codes, scope="pos")}
-    for code, (summary, value) in _ERRORS_EXAMPLES.items():
-        example = response_example(summary, value, status_code=code)
-        out[code] = OpenApiResponse(ErrorOutputSerializer, description=summary, examples=[example])
+            "message": message,
+            "errors": [{"field": field, "message": message, "code": "bad_answer"}],
+        }
+        failures.append(response_example("An answer of the wrong shape", value, status_code=502))
+    out[502] = OpenApiResponse(
+        ErrorOutputSerializer, description="The integrator failed or answered the wrong shape", examples=failures
+    )
+    out[504] = OpenApiResponse(description="The integrator did not answer within the integration's timeout.")
     return out
 
 
@@ -141,10 +156,20 @@ _NOT_CONFIGURED = (
 )
 
 
-def _asks(operation_id: str, summary: str, parameters: list[Any], answer: Any, **rest: Any) -> Callable[[F], F]:
-    """``extend_schema`` of a view that asks the integrator: the POS tag, its answer or the failures every such
-    view shares; its description the view's docstring and those failures (``_NOT_CONFIGURED``); ``rest`` is the
-    request body and examples."""
+def _asks(
+    operation_id: str,
+    summary: str,
+    parameters: list[Any],
+    answer: Any,
+    *,
+    kind: str,
+    bad_answer: tuple[str, str] | None = None,
+    required: str | None = None,
+    **rest: Any,
+) -> Callable[[F], F]:
+    """``extend_schema`` of a view that asks the integrator of ``kind``: the POS tag, its answer or the failures
+    every such view shares (``_failures``); its description the view's docstring and those failures
+    (``_NOT_CONFIGURED``); ``rest`` is the request body and examples."""
 
     def decorate(view: F) -> F:
         description = " ".join((view.__doc__ or "").split()) + _NOT_CONFIGURED
@@ -154,7 +179,7 @@ def _asks(operation_id: str, summary: str, parameters: list[Any], answer: Any, *
             summary=summary,
             description=description,
             parameters=parameters,
-            responses=_responses(answer, 400, 404),
+            responses={200: answer, **_failures(kind, bad_answer=bad_answer, required=required)},
             **rest,
         )
         return schema(view)  # type: ignore[no-any-return]
@@ -170,6 +195,9 @@ PRODUCT_SEARCH = _asks(
         OpenApiParameter("limit", OpenApiTypes.INT, OpenApiParameter.QUERY, required=False),
     ],
     _results("PosProductSearchResult"),
+    kind="product_search",
+    required="q",
+    bad_answer=("[0].retail_price", "is required"),
     examples=[response_example("products", _PRODUCTS_EXAMPLE)],
 )
 PRODUCT_LOOKUP = _asks(
@@ -179,6 +207,8 @@ PRODUCT_LOOKUP = _asks(
     inline_serializer(
         "PosProductLookupResult", {"outcome": serializers.CharField(), "product": ProductOutputSerializer()}
     ),
+    kind="product_lookup",
+    required="barcode",
     examples=[response_example("imported", _LOOKUP_EXAMPLE)],
 )
 CUSTOMER_LOOKUP = _asks(
@@ -186,6 +216,8 @@ CUSTOMER_LOOKUP = _asks(
     "Look up customers",
     _params(("q", "The search term.", True), _MARKET, _SHOP),
     _results("PosCustomerLookupResult"),
+    kind="customer_lookup",
+    required="q",
     examples=[response_example("customers", _CUSTOMERS_EXAMPLE)],
 )
 CUSTOMER_DISCOUNTS = _asks(
@@ -193,6 +225,7 @@ CUSTOMER_DISCOUNTS = _asks(
     "The customer-specific discounts of a customer",
     _params(_MARKET, _SHOP),
     _results("PosCustomerDiscountsResult"),
+    kind="customer_discounts",
     examples=[response_example("discounts", _DISCOUNTS_EXAMPLE)],
 )
 SHIPPING_OPTIONS = _asks(
@@ -201,5 +234,6 @@ SHIPPING_OPTIONS = _asks(
     AUTH_PARAMETERS,
     _results("PosShippingOptionsResult"),
     request={"application/json": ShippingOptionsRequest},
+    kind="shipping_options",
     examples=[request_example("address", _SHIPPING_REQUEST), response_example("options", _SHIPPING_EXAMPLE)],
 )

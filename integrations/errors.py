@@ -14,6 +14,12 @@ class NotConfigured(NotFound):
     code = "not_configured"
 
 
+def not_configured(kind: str) -> NotConfigured:
+    """The error of a call of ``kind`` in an account with no enabled integration of that kind."""
+    label = kind.replace("giftcard", "gift card").replace("_", " ")
+    return NotConfigured(f"No {label} integration is configured for this account.", field="kind")
+
+
 class IntegrationFailed(ServiceError):
     """The integrator could not give an answer: refused connection, non-2xx, not JSON, refused address."""
 

@@ -65,7 +65,13 @@ from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
 from core.secrets import hidden, integration_secrets, redact, redact_data
 from integrations import call_log, selectors, templates
-from integrations.errors import IntegrationFailed, IntegrationNotCalled, IntegrationTimeout, NotConfigured
+from integrations.errors import (
+    IntegrationFailed,
+    IntegrationNotCalled,
+    IntegrationTimeout,
+    NotConfigured,
+    not_configured,
+)
 from integrations.models import IntegrationCall, RuntimeIntegration
 
 logger = logging.getLogger(__name__)
@@ -126,8 +132,7 @@ def configuration(*, account: Account, kind: str) -> RuntimeIntegration:
         return memo[1]
     integration = selectors.enabled_integration(account=account, kind=kind)
     if integration is None:
-        label = kind.replace("giftcard", "gift card").replace("_", " ")
-        raise NotConfigured(f"No {label} integration is configured for this account.", field="kind")
+        raise not_configured(kind)
     if seconds > 0:
         with _configurations_lock:
             if len(_configurations) >= _MAX_CONFIGURATIONS:

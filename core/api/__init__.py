@@ -25,13 +25,18 @@ from core.api.bodies import read_json, read_json_body
 from core.api.fields import by_identifier
 from core.api.schema import (
     AUTH_PARAMETERS,
+    INVALID_PAGE,
     ErrorOutputSerializer,
+    Example,
     conflict,
     crud_schema,
     error_example,
     error_responses,
     filter_parameter,
+    invalid,
+    missing_scope,
     read_operations,
+    refusal,
     request_example,
     response_example,
 )
@@ -39,9 +44,11 @@ from core.api.views import ApiViewSet, ReadOnlyViewSet, ReadsViewSet, WritesView
 
 __all__ = [
     "AUTH_PARAMETERS",
+    "INVALID_PAGE",
     "ApiViewSet",
     "Area",
     "ErrorOutputSerializer",
+    "Example",
     "ReadOnlyViewSet",
     "ReadsViewSet",
     "WritesViewSet",
@@ -51,11 +58,14 @@ __all__ = [
     "error_example",
     "error_responses",
     "filter_parameter",
+    "invalid",
+    "missing_scope",
     "optional_slash_paths",
     "read_json",
     "read_json_body",
     "read_operations",
     "reads",
+    "refusal",
     "request_example",
     "response_example",
 ]

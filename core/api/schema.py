@@ -19,6 +19,7 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 
 from core.api.credentials import INVALID_CREDENTIALS
+from core.api.pagination import MAX_OFFSET
 
 
 class ErrorItemSerializer(serializers.Serializer):
@@ -54,25 +55,14 @@ AUTH_PARAMETERS = [
     ),
 ]
 
-_ERROR_EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {
-    400: (
-        "Invalid input",
-        {
-            "status": "ERROR",
-            "message": "The request is invalid.",
-            "errors": [{"field": "currency", "message": "'XYZ' is not an ISO 4217 currency code."}],
-        },
-    ),
+# An error answer's example: its summary (the name the document shows) and the body.
+Example = tuple[str, dict[str, Any]]
+
+# The examples of the answers every endpoint of a kind gives alike. What makes a body invalid (400) or a change
+# refused (409) is each endpoint's own: those have an example only where the endpoint declares its own.
+_ERROR_EXAMPLES: dict[int, Example] = {
     401: ("Invalid credentials", {"status": "ERROR", "message": INVALID_CREDENTIALS}),
-    403: ("Missing scope", {"status": "ERROR", "message": "This API key lacks the 'admin' scope."}),
     404: ("Not found", {"status": "ERROR", "message": "Not found."}),
-    409: (
-        "Still in use",
-        {
-            "status": "ERROR",
-            "message": "The market 'dk' is still used (stock location: shop-1) and cannot be deleted.",
-        },
-    ),
     429: (
         "Too many requests",
         {
@@ -84,17 +74,52 @@ _ERROR_EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {
 }
 
 
+def missing_scope(scope: str) -> Example:
+    """The 403 of a key without the ``scope`` the endpoint requires."""
+    return "Missing scope", {"status": "ERROR", "message": f"This API key lacks the '{scope}' scope."}
+
+
+def invalid(summary: str, *errors: tuple[str, str, str | None]) -> Example:
+    """A 400's example: the body of a request refused for ``errors``, each ``(field, message, code)`` (the code
+    ``None`` where the answer has none: a field the request serializer refuses)."""
+    return summary, {
+        "status": "ERROR",
+        "message": "The request is invalid.",
+        "errors": [
+            {"field": name, "message": message, **({"code": code} if code else {})} for name, message, code in errors
+        ],
+    }
+
+
+# The 400 of every list: a page parameter out of range (``core.api.pagination``).
+_PAGE = f"'limit' must be a whole number from 1 to {MAX_OFFSET}"
+INVALID_PAGE: Example = (
+    "Invalid page",
+    {"status": "ERROR", "message": _PAGE, "errors": [{"field": "limit", "message": _PAGE, "code": "invalid"}]},
+)
+
+# The description of an error status without an example: the body is the error body (``Error``), as every refusal's.
+_REFUSED = {
+    400: "Invalid input: the error body names each invalid field.",
+    409: "Refused by the object's state: the error body says why.",
+}
+
+
 def error_responses(
-    *codes: int, scope: str = "admin", examples: Mapping[int, tuple[str, dict[str, Any]]] | None = None
+    *codes: int, scope: str = "admin", examples: Mapping[int, Example] | None = None
 ) -> dict[int, OpenApiResponse]:
     """OpenAPI responses for these error statuses plus 401 and 403, which every endpoint can answer: the 403 names
-    the ``scope`` the endpoint requires; ``examples`` replaces the generic example of a status by the endpoint's
-    own answer (a 409 is always the endpoint's own)."""
+    the ``scope`` the endpoint requires; ``examples`` gives the endpoint's own answer of a status. A 400 and a 409
+    have an example only there (without one, the status is described, its body the error body of every refusal);
+    a 401, 404 and 429 otherwise have the one every endpoint gives alike."""
     responses = {}
+    given = {403: missing_scope(scope), **(examples or {})}
     for code in sorted({401, 403, *codes}):
-        summary, value = (examples or {}).get(code) or _ERROR_EXAMPLES[code]
-        if code == 403:
-            value = {"status": "ERROR", "message": f"This API key lacks the '{scope}' scope."}
+        found = given.get(code) or _ERROR_EXAMPLES.get(code)
+        if found is None:  # the status without a body of its own: the example of every body is a real answer
+            responses[code] = OpenApiResponse(description=_REFUSED.get(code, "Refused"))
+            continue
+        summary, value = found
         responses[code] = OpenApiResponse(
             ErrorOutputSerializer,
             description=summary,
@@ -107,20 +132,29 @@ def response_example(name: str, value: dict[str, Any], *, status_code: int = 200
     return OpenApiExample(name, value=value, status_codes=[status_code], response_only=True)
 
 
-def conflict(summary: str, message: str, *, field: str, code: str) -> tuple[str, dict[str, Any]]:
-    """A 409's example for ``error_responses(examples={409: ...})``: the body ``core.errors.Conflict`` answers."""
-    return summary, {
-        "status": "ERROR",
-        "message": message,
-        "errors": [{"field": field, "message": message, "code": code}],
-    }
+def refusal(summary: str, message: str, *, field: str | None = None, code: str = "invalid") -> Example:
+    """An example for ``error_responses(examples=...)``: the body a ``core.errors.ServiceError`` answers (an error
+    naming the ``field`` where it has one)."""
+    body: dict[str, Any] = {"status": "ERROR", "message": message}
+    if field is not None:
+        body["errors"] = [{"field": field, "message": message, "code": code}]
+    return summary, body
 
 
-def error_example(name: str, message: str, *, status_code: int, field: str | None = None) -> OpenApiExample:
-    """An error answer's example: its ``message`` and, when it is about one ``field``, the error naming it."""
+def conflict(summary: str, message: str, *, field: str | None = None, code: str = "conflict") -> Example:
+    """A 409's example for ``error_responses(examples={409: ...})``: the body ``core.errors.Conflict`` answers
+    (an error naming the ``field`` where it has one)."""
+    return refusal(summary, message, field=field, code=code)
+
+
+def error_example(
+    name: str, message: str, *, status_code: int, field: str | None = None, code: str = "invalid"
+) -> OpenApiExample:
+    """An error answer's example: its ``message`` and, when it is about one ``field``, the error naming it (its
+    ``code``)."""
     value: dict[str, Any] = {"status": "ERROR", "message": message}
     if field is not None:
-        value["errors"] = [{"field": field, "message": message, "code": "invalid"}]
+        value["errors"] = [{"field": field, "message": message, "code": code}]
     return response_example(name, value, status_code=status_code)
 
 
@@ -148,7 +182,7 @@ def read_operations(
     listing: dict[str, Any] = {
         "summary": f"List {plural}",
         "parameters": [*AUTH_PARAMETERS, *filters],
-        "responses": {200: output_serializer(many=True), **error_responses(400)},
+        "responses": {200: output_serializer(many=True), **error_responses(400, examples={400: INVALID_PAGE})},
         **common,
     }
     if list_description:
@@ -190,15 +224,18 @@ def crud_schema(
     filters: Sequence[OpenApiParameter] = (),
     delete_conflict: bool = False,
     article: str = "",
+    errors: Mapping[str, Mapping[int, Example]] | None = None,
 ) -> Any:
     """``extend_schema_view`` of a view set with the six operations above: one tag, examples for every response
     shape (``example`` as the view answers it, ``request`` as a client sends it), a description per operation
-    (``descriptions``), ``filters`` on the list; ``delete_conflict``: a delete may answer 409 (in use)."""
+    (``descriptions``), ``filters`` on the list; ``delete_conflict``: a delete may answer 409 (in use);
+    ``errors``: the operations' own error examples, by operation and status (``error_responses``'s
+    ``examples``; a list's 400 is the page's)."""
     article = article or ("an" if noun[0] in "aeiou" else "a")
     one = [response_example(noun, example), response_example(noun, example, status_code=201)]
     body = [request_example(noun, request)]
     operations: dict[str, Any] = {}
-    for operation, (summary, success, has_body, errors) in _CRUD_OPERATIONS.items():
+    for operation, (summary, success, has_body, statuses) in _CRUD_OPERATIONS.items():
         schema: dict[str, Any] = {
             "tags": [tag],
             "summary": summary.format(noun=noun, article=article),
@@ -208,11 +245,13 @@ def crud_schema(
             schema["description"] = descriptions[operation]
         if has_body:
             schema["request"] = input_serializer
+        own = {**({400: INVALID_PAGE} if operation == "list" else {}), **(errors or {}).get(operation, {})}
         if operation == "destroy":
-            schema["responses"] = {204: None, **error_responses(*errors, *((409,) if delete_conflict else ()))}
+            codes = (*statuses, *((409,) if delete_conflict else ()))
+            schema["responses"] = {204: None, **error_responses(*codes, examples=own)}
         else:
             answer = output_serializer(many=True) if operation == "list" else output_serializer
-            schema["responses"] = {success: answer, **error_responses(*errors)}
+            schema["responses"] = {success: answer, **error_responses(*statuses, examples=own)}
             schema["examples"] = (
                 [response_example(noun, example)] if operation == "list" else [*body, *one] if has_body else one
             )

@@ -62,6 +62,13 @@ class AdminWritesPosReads(BasePermission):
         return True
 
 
+# The 403 of a read by a key with neither scope (``AdminWritesPosReads``).
+READS_FORBIDDEN: toolkit.Example = (
+    "Missing scope",
+    {"status": "ERROR", "message": "This API key lacks the 'admin' or the 'pos' scope."},
+)
+
+
 def checked(node: Obj, body: Any, *, partial: bool = False) -> dict[str, Any]:
     """``body`` validated by a schema node, or InvalidInput naming every offending field."""
     data, report = schemas.validated(node, body, partial=partial)
@@ -111,13 +118,15 @@ def catalog(
     output_serializer: type[serializers.BaseSerializer],
     examples: tuple[dict[str, Any], dict[str, Any]],
     *,
+    refused: toolkit.Example,
     filters: type[serializers.Serializer] | None = None,
     model: type[Model] | None = None,
 ) -> Callable[[type[CatalogViewSet]], type[CatalogViewSet]]:
     """Class decorator of a ``CatalogViewSet`` of the kind its ``writes`` name (``product``, ``expense``): the
     reads (``core.api.reads``), the lookup by ``<kind>_id`` and the schema, ``core.api.crud_schema`` with the
     catalog's rules (the POS reads too; PUT makes omitted optional fields absent). ``examples``: the body a
-    client sends and the answer; ``filters`` described by the catalog's table."""
+    client sends and the answer; ``refused`` a body every write refuses, as it answers it; ``filters`` described
+    by the catalog's table."""
     request_example, example = examples
     reads_scope = "Keys with the `admin` or the `pos` scope."
 
@@ -137,6 +146,11 @@ def catalog(
                 "retrieve": reads_scope,
                 "update": "Optional fields left out become absent. `id` may be left out; if given it must not change.",
                 "partial_update": "Only the given fields change; `null` makes an optional field absent.",
+            },
+            errors={
+                "list": {403: READS_FORBIDDEN},
+                "retrieve": {403: READS_FORBIDDEN},
+                **{write: {400: refused} for write in ("create", "update", "partial_update")},
             },
         )
         read = reads(selector, output=output_serializer, filters=filters, model=model)
@@ -177,6 +191,7 @@ PRODUCT_EXAMPLE = {**PRODUCT_REQUEST_EXAMPLE, "created_at": _AT, "updated_at": _
     ProductRequestSerializer,
     ProductOutputSerializer,
     (PRODUCT_REQUEST_EXAMPLE, PRODUCT_EXAMPLE),
+    refused=toolkit.invalid("Negative cost price", ("cost_price", "must be at least 0", "out_of_range")),
     filters=ProductFilterSerializer,
     model=Product,
 )
@@ -198,7 +213,11 @@ EXPENSE_EXAMPLE = {**EXPENSE_REQUEST_EXAMPLE, "created_at": _AT}
 
 
 @catalog(
-    selectors.expenses, ExpenseRequestSerializer, ExpenseOutputSerializer, (EXPENSE_REQUEST_EXAMPLE, EXPENSE_EXAMPLE)
+    selectors.expenses,
+    ExpenseRequestSerializer,
+    ExpenseOutputSerializer,
+    (EXPENSE_REQUEST_EXAMPLE, EXPENSE_EXAMPLE),
+    refused=toolkit.invalid("Tax rate above 1", ("taxes.dk[0].rate", "must be at most 1", "out_of_range")),
 )
 class ExpenseViewSet(CatalogViewSet):
     """Expenses a register can book, e.g. coffee paid from the cash drawer (spec: Expense)."""

@@ -153,6 +153,15 @@ ALREADY_OPEN = toolkit.conflict(
     "Already open", "The register 'reg-1' is already open.", field="register_id", code="already_open"
 )
 NOT_OPEN = toolkit.conflict("Not open", "The register 'reg-1' is not open.", field="register_id", code="not_open")
+_NO_REGISTER = "No register 'reg-9'."
+UNKNOWN_REGISTER: toolkit.Example = (
+    "Unknown register",
+    {
+        "status": "ERROR",
+        "message": _NO_REGISTER,
+        "errors": [{"field": "register_id", "message": _NO_REGISTER, "code": "not_found"}],
+    },
+)
 
 
 class OpenRegisterView(PosView):
@@ -162,7 +171,7 @@ class OpenRegisterView(PosView):
         request={"application/json": OpenRegister},
         responses={
             201: RegisterPeriodOutputSerializer,
-            **toolkit.error_responses(400, 404, 409, scope="pos", examples={409: ALREADY_OPEN}),
+            **toolkit.error_responses(400, 404, 409, scope="pos", examples={404: UNKNOWN_REGISTER, 409: ALREADY_OPEN}),
         },
         examples=[
             toolkit.request_example("Open with 1000 in the drawer", {"cash_total_at_open": 1000}),
@@ -193,7 +202,7 @@ class CloseRegisterView(PosView):
             200: OpenApiResponse(
                 RegisterCloseStatementOutputSerializer, description="A replay of a stored close (same `identifier`)."
             ),
-            **toolkit.error_responses(400, 404, 409, scope="pos", examples={409: NOT_OPEN}),
+            **toolkit.error_responses(400, 404, 409, scope="pos", examples={404: UNKNOWN_REGISTER, 409: NOT_OPEN}),
         },
         examples=[
             toolkit.request_example("Close", CLOSE_EXAMPLE),
