@@ -110,14 +110,14 @@ def error_responses(
 ) -> dict[int, OpenApiResponse]:
     """OpenAPI responses for these error statuses plus 401 and 403, which every endpoint can answer: the 403 names
     the ``scope`` the endpoint requires; ``examples`` gives the endpoint's own answer of a status. A 400 and a 409
-    have an example only there (without one, the status is described, its body the error body of every refusal);
+    have an example only there (without one, the status is described with the error body of every refusal);
     a 401, 404 and 429 otherwise have the one every endpoint gives alike."""
     responses = {}
     given = {403: missing_scope(scope), **(examples or {})}
     for code in sorted({401, 403, *codes}):
         found = given.get(code) or _ERROR_EXAMPLES.get(code)
-        if found is None:  # the status without a body of its own: the example of every body is a real answer
-            responses[code] = OpenApiResponse(description=_REFUSED.get(code, "Refused"))
+        if found is None:  # the error body every refusal has; no example, since each example is a real answer
+            responses[code] = OpenApiResponse(ErrorOutputSerializer, description=_REFUSED.get(code, "Refused"))
             continue
         summary, value = found
         responses[code] = OpenApiResponse(
