@@ -1,4 +1,4 @@
-"""The outbox's door: how a domain app offers the entities it creates to whatever carries them outward.
+"""The outbox: how a domain app offers the entities it creates to whatever carries them outward.
 
 A domain app (ledger, orders) calls ``offer`` inside the transaction that creates its entities; the exports app
 registers itself as a sink in its ``AppConfig.ready`` and writes its outbox rows (export items and deliveries)
