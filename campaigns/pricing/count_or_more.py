@@ -12,9 +12,9 @@ from typing import Any
 
 from campaigns.pricing.base import (
     Basket,
+    CampaignResult,
     CompiledCampaign,
     LineState,
-    CampaignResult,
     count_trigger,
     not_applied,
     to_decimal,

@@ -14,9 +14,9 @@ from typing import Any
 
 from campaigns.pricing.base import (
     Basket,
+    CampaignResult,
     CompiledCampaign,
     LineState,
-    CampaignResult,
     count_trigger,
     market_price,
 )

@@ -14,8 +14,8 @@ from typing import Any
 
 from campaigns.pricing.base import (
     Basket,
-    CompiledCampaign,
     CampaignResult,
+    CompiledCampaign,
     count_trigger,
     market_price,
     not_applied,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from campaigns.pricing.base import Basket, CompiledCampaign, CampaignResult
+from campaigns.pricing.base import Basket, CampaignResult, CompiledCampaign
 from campaigns.pricing.count_or_more import apply_percentage
 from campaigns.schema import PERCENTAGE, Campaign, OnTag
 
