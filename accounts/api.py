@@ -316,9 +316,9 @@ class ApiKeyViewSet(ReadsViewSet):
     def create(self, request: Request) -> Response:
         """The answer holds the key in `key`; it is shown this once and stored only as a hash."""
         data = self.validated(ApiKeyInputSerializer, request.data)
-        api_key, raw_key = services.issue_api_key(
+        api_key, raw_key = services.create_api_key(
             account=self.account,
-            integration_identifier=data["integration"],
+            integration=data["integration"],
             scopes=data["scopes"],
             name=data["name"],
         )

@@ -53,31 +53,36 @@ def ensure_account_and_integration(
 
 
 def create_api_key(
-    *, account: Account, integration: Integration, scopes: list[str], name: str = ""
+    *, account: Account, integration: Integration | str, scopes: list[str], name: str = ""
 ) -> tuple[ApiKey, str]:
-    """A new key for the integration. Returns the row and the raw key, which is not stored anywhere."""
+    """A new key for an integration of the account, given as the row or its identifier. Returns the row and the
+    raw key, which is shown this once and stored only as a hash. Unknown or no scopes, or an integration the
+    account does not have, are a ``ServiceError``."""
+    if isinstance(integration, str):
+        integration = _resolve(Integration, account=account, field="integration", identifier=integration)
+    elif integration.account_id != account.pk:
+        raise ServiceError(f"Unknown integration '{integration.identifier}'.", field="integration", code="unknown")
     unknown = set(scopes) - set(Scope.values)
     if unknown or not scopes:
-        raise ValueError(f"scopes must be a non-empty subset of {', '.join(Scope.values)}")
-    if integration.account_id != account.pk:
-        raise ValueError("the integration belongs to another account")
+        raise ServiceError(f"scopes must be a non-empty subset of {', '.join(Scope.values)}", field="scopes")
     raw_key, prefix, key_hash = keys.generate_key()
-    api_key = ApiKey.objects.create(
-        account=account,
-        integration=integration,
-        name=name,
-        prefix=prefix,
-        key_hash=key_hash,
-        scopes=sorted(set(scopes)),
-    )
-    audit.record(
-        account=account,
-        action="created",
-        target_type="api_key",
-        target_id=api_key.pk,
-        target=f"{prefix}… ({integration.identifier})",
-        after=_api_key_fields(api_key),
-    )
+    with transaction.atomic():
+        api_key = ApiKey.objects.create(
+            account=account,
+            integration=integration,
+            name=name,
+            prefix=prefix,
+            key_hash=key_hash,
+            scopes=sorted(set(scopes)),
+        )
+        audit.record(
+            account=account,
+            action="created",
+            target_type="api_key",
+            target_id=api_key.pk,
+            target=f"{prefix}… ({integration.identifier})",
+            after=_api_key_fields(api_key),
+        )
     return api_key, raw_key
 
 
@@ -323,17 +328,6 @@ def _in_use_message(instance: Model, protected: Iterable[Model]) -> str:
         f"{kind}: {', '.join(sorted(names)[:5])}{' ...' if len(names) > 5 else ''}" for kind, names in by_kind.items()
     )
     return f"The {instance._meta.verbose_name} '{instance}' is still used ({users}) and cannot be deleted."
-
-
-def issue_api_key(
-    *, account: Account, integration_identifier: str, scopes: list[str], name: str = ""
-) -> tuple[ApiKey, str]:
-    """A new key for an integration of the account named by identifier; the raw key is returned once."""
-    integration = _resolve(Integration, account=account, field="integration", identifier=integration_identifier)
-    try:
-        return create_api_key(account=account, integration=integration, scopes=scopes, name=name)
-    except ValueError as exc:
-        raise ServiceError(str(exc), field="scopes") from exc
 
 
 # --- Members and roles ----------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The outbox's door: how a domain app offers the entities it creates to whatever carries them outward.
+"""The outbox: how a domain app offers the entities it creates to whatever carries them outward.
 
 A domain app (ledger, orders) calls ``offer`` inside the transaction that creates its entities; the exports app
 registers itself as a sink in its ``AppConfig.ready`` and writes its outbox rows (export items and deliveries)
@@ -6,7 +6,7 @@ in that same transaction, so a rolled-back entity exports nothing and a committe
 never imports exports; exports imports the domain (dependencies in one direction:
 the layers in docs/architecture.md).
 
-Entity type codes are the spec's ("Events"), named here once so both sides spell them the same way.
+Entity types are the spec's ("Events"), enumerated here once (``EntityType``) so both sides spell them the same way.
 """
 
 from __future__ import annotations
@@ -15,26 +15,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from django.db import connection
+from django.db import connection, models
+from django.utils.translation import gettext_lazy as _
 
-CHECKOUTS = "checkouts"
-SALES = "sales"
-REGISTER_CLOSE_STATEMENTS = "register_close_statements"
-PRODUCT_EDIT_EVENTS = "product_edit_events"
-NEWSLETTER_SIGNUPS = "newsletter_signups"
-STOCK_EVENTS = "stock_events"
-INCOMING_ORDER_STATE_CHANGES = "incoming_order_state_changes"
-OUTGOING_ORDERS = "outgoing_orders"
-ENTITY_TYPES = (
-    CHECKOUTS,
-    SALES,
-    REGISTER_CLOSE_STATEMENTS,
-    PRODUCT_EDIT_EVENTS,
-    NEWSLETTER_SIGNUPS,
-    STOCK_EVENTS,
-    INCOMING_ORDER_STATE_CHANGES,
-    OUTGOING_ORDERS,
-)
+
+class EntityType(models.TextChoices):
+    """The eight exportable entity types (spec: Events, Exportable entities): the one list of their codes, which
+    the domain apps offer their entities under and the exports app stores, registers and documents."""
+
+    CHECKOUTS = "checkouts", _("Checkouts")
+    SALES = "sales", _("Sales")
+    REGISTER_CLOSE_STATEMENTS = "register_close_statements", _("Register Close Statements")
+    PRODUCT_EDIT_EVENTS = "product_edit_events", _("Product Edit Events")
+    NEWSLETTER_SIGNUPS = "newsletter_signups", _("Newsletter Signups")
+    STOCK_EVENTS = "stock_events", _("Stock Events")
+    INCOMING_ORDER_STATE_CHANGES = "incoming_order_state_changes", _("Incoming Order State Changes")
+    OUTGOING_ORDERS = "outgoing_orders", _("Outgoing Orders")
 
 
 @dataclass(frozen=True)
@@ -91,7 +87,7 @@ def offer_all(*, account: Any, offers: Mapping[str, Sequence[Entry]], read_with:
     handles them together, so their outbox rows cost a fixed number of queries, not a few per type. ``read_with``:
     a row annotated with ``read_along`` in this transaction (without its annotations, each sink reads its own)."""
     for entity_type in offers:
-        if entity_type not in ENTITY_TYPES:
+        if entity_type not in EntityType.values:
             raise ValueError(f"unknown entity type {entity_type!r}")
     if not connection.in_atomic_block:
         raise RuntimeError("core.outbox.offer must run inside the transaction that creates the entity")

@@ -8,22 +8,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import AccountOwned
-from core import outbox
 from core.jsonenc import DecimalJSONField
-
-
-class EntityType(models.TextChoices):
-    """The eight exportable entities of the spec (Events, Exportable entities)."""
-
-    # The codes are core.outbox's, which the domain apps offer their entities under.
-    CHECKOUTS = outbox.CHECKOUTS, _("Checkouts")
-    SALES = outbox.SALES, _("Sales")
-    REGISTER_CLOSE_STATEMENTS = outbox.REGISTER_CLOSE_STATEMENTS, _("Register Close Statements")
-    PRODUCT_EDIT_EVENTS = outbox.PRODUCT_EDIT_EVENTS, _("Product Edit Events")
-    NEWSLETTER_SIGNUPS = outbox.NEWSLETTER_SIGNUPS, _("Newsletter Signups")
-    STOCK_EVENTS = outbox.STOCK_EVENTS, _("Stock Events")
-    INCOMING_ORDER_STATE_CHANGES = outbox.INCOMING_ORDER_STATE_CHANGES, _("Incoming Order State Changes")
-    OUTGOING_ORDERS = outbox.OUTGOING_ORDERS, _("Outgoing Orders")
+from core.outbox import EntityType  # the one enumeration of entity types; the queue's and item's choices
 
 
 class Trigger(models.TextChoices):

@@ -32,6 +32,7 @@ from core.nodes import (
     Schema,
     Str,
 )
+from core.outbox import EntityType
 from exports.entities import REGISTRY
 from ledger import definitions as sale
 from ledger.serializers.catalog import PRODUCT
@@ -284,14 +285,14 @@ class ExportedOutgoingOrder(Body, schema_name="ExportOutgoingOrdersElement"):
 
 # The element of each entity type, by its code (``exports.entities.REGISTRY``).
 ELEMENTS: dict[str, BodyMeta] = {
-    "checkouts": ExportedCheckout,
-    "sales": ExportedSale,
-    "register_close_statements": ExportedStatement,
-    "product_edit_events": ExportedProductEvent,
-    "newsletter_signups": ExportedSignup,
-    "stock_events": ExportedStockEvent,
-    "incoming_order_state_changes": ExportedStateChange,
-    "outgoing_orders": ExportedOutgoingOrder,
+    EntityType.CHECKOUTS: ExportedCheckout,
+    EntityType.SALES: ExportedSale,
+    EntityType.REGISTER_CLOSE_STATEMENTS: ExportedStatement,
+    EntityType.PRODUCT_EDIT_EVENTS: ExportedProductEvent,
+    EntityType.NEWSLETTER_SIGNUPS: ExportedSignup,
+    EntityType.STOCK_EVENTS: ExportedStockEvent,
+    EntityType.INCOMING_ORDER_STATE_CHANGES: ExportedStateChange,
+    EntityType.OUTGOING_ORDERS: ExportedOutgoingOrder,
 }
 
 

@@ -15,10 +15,11 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.outbox import EntityType
 from core.secrets import MASK
 from core.serializers import JSONField, read_only_meta
 from exports.deliveries import REGISTRY as DELIVERIES
-from exports.models import EntityType, ExportAttempt, ExportItem, ExportQueue, ExportStatus, Trigger
+from exports.models import ExportAttempt, ExportItem, ExportQueue, ExportStatus, Trigger
 
 __all__ = ["MASK", "mask", "unmask"]
 

@@ -219,7 +219,7 @@ class ItemWarningSerializer(ImportErrorSerializer):
 
 
 class ImportResultSerializer(serializers.Serializer):
-    """The answer of an import (``imports.services.Outcome``), or of a request that could not be read."""
+    """The answer of an import (``imports.services.ImportResult``), or of a request that could not be read."""
 
     status = serializers.ChoiceField(
         choices=["OK", "PARTIAL", "ERROR"],

@@ -54,8 +54,9 @@ MATERIALISE_BATCH = 1000
 
 
 @dataclass
-class Outcome:
-    """What an import request achieved: how many items were accepted, which failed and why."""
+class ImportResult:
+    """What an import request achieved: how many items were accepted, which failed and why (the answer's body,
+    ``ImportResult`` in the OpenAPI schema)."""
 
     noun: str
     accepted: int = 0
@@ -137,19 +138,19 @@ def _check_all(
     return checked
 
 
-def _outcome(noun: str, checked: Sequence[_Checked], *, verb: str = "initiated") -> Outcome:
-    outcome = Outcome(noun=noun, verb=verb)
+def _result_of(noun: str, checked: Sequence[_Checked], *, verb: str = "initiated") -> ImportResult:
+    result = ImportResult(noun=noun, verb=verb)
     for c in checked:
         if c.ok:
-            outcome.accepted += 1
+            result.accepted += 1
         else:
             # An over-long identifier is invalid anyway; echo a bounded part of it, not megabytes.
             echoed = c.identifier[:255] if c.identifier is not None else None
-            outcome.failed.append({"index": c.index, "id": echoed, "errors": c.report.errors})
+            result.failed.append({"index": c.index, "id": echoed, "errors": c.report.errors})
         for warning in c.report.warnings:
-            if len(outcome.warnings) < MAX_REPORTED_WARNINGS:
-                outcome.warnings.append({"index": c.index, **warning})
-    return outcome
+            if len(result.warnings) < MAX_REPORTED_WARNINGS:
+                result.warnings.append({"index": c.index, **warning})
+    return result
 
 
 @dataclass(frozen=True)
@@ -256,7 +257,7 @@ def queue_orders(
     stock_location: StockLocation,
     items: Sequence[Any],
     refused: Refused | None = None,
-) -> Outcome:
+) -> ImportResult:
     """Spec: Endpoints A, incoming and external orders. Valid orders (``items``) are queued; the rest reported.
 
     An ``order_identifier`` already used on the stock location (stored, or queued and pending) is
@@ -274,7 +275,7 @@ def queue_orders(
         log, checked, items, status_ok=ImportStatus.PENDING, message_ok="queued", stock_location=stock_location
     )
     _queue(rows, account)
-    return _outcome(noun, checked)
+    return _result_of(noun, checked)
 
 
 def _taken_identifiers(
@@ -300,7 +301,7 @@ def _taken_identifiers(
 
 def queue_outgoing_order_state_changes(
     *, account: Account, integration: Integration, changes: Sequence[Any], refused: Refused | None = None
-) -> Outcome:
+) -> ImportResult:
     """Spec: Endpoints A, outgoing order state changes. Applied in order when materialised."""
     checked = _check_all(
         changes,
@@ -326,7 +327,7 @@ def queue_outgoing_order_state_changes(
         log, checked, changes, status_ok=ImportStatus.PENDING, message_ok="queued", stock_location_ids=location_ids
     )
     _queue(rows, account)
-    return _outcome("outgoing order state change", checked)
+    return _result_of("outgoing order state change", checked)
 
 
 # --- Campaigns and product rules ------------------------------------------------------------------------
@@ -359,7 +360,7 @@ def import_definitions(
     markets: Sequence[Market],
     items: Sequence[Any],
     refused: Refused | None = None,
-) -> Outcome:
+) -> ImportResult:
     """Spec: Discount campaign, Product rule. Valid items are stored in every listed market, overwriting
     an item with the same id (upsert); the rest are reported. Applied in the request, not queued."""
     definition, _ = DEFINITION_KINDS[kind]
@@ -371,9 +372,9 @@ def import_definitions(
     with transaction.atomic():
         definition.upsert(account=account, markets=markets, items=[c.cleaned for c in checked if c.ok])
         bulk.insert(rows)
-    outcome = _outcome(definition.noun, checked, verb="completed")
-    outcome.extra["markets"] = list(market_ids)
-    return outcome
+    result = _result_of(definition.noun, checked, verb="completed")
+    result.extra["markets"] = list(market_ids)
+    return result
 
 
 # The log row of a listed id: deleted (True) or not found (False).
@@ -410,7 +411,7 @@ def delete_definitions(
 
 def import_stock_events(
     *, account: Account, integration: Integration, events: Sequence[Any], refused: Refused | None = None
-) -> Outcome:
+) -> ImportResult:
     """Spec: Stock event, type ``external_reset``. Valid events are applied in the request, in the order
     posted (not queued: a reset is cheap and the sender wants its effect now); the rest are reported."""
     checked = _check_all(
@@ -436,7 +437,7 @@ def import_stock_events(
     with transaction.atomic():
         stock_services.apply_stock_moves(account=account, moves=applied)
         bulk.insert(rows)
-    return _outcome("stock event", checked, verb="completed")
+    return _result_of("stock event", checked, verb="completed")
 
 
 # --- Materialisation (Celery) ---------------------------------------------------------------------------

@@ -80,8 +80,8 @@ def items_under(parsed: jsonparse.Parsed, key: str | None, *, allow_empty: bool 
     return Batch(items, refused)
 
 
-def outcome_response(outcome: services.Outcome) -> Response:
-    return Response(outcome.body(), status=STATUS_CODES[outcome.status])
+def result_response(result: services.ImportResult) -> Response:
+    return Response(result.body(), status=STATUS_CODES[result.status])
 
 
 class ImportView(APIView):
@@ -148,7 +148,7 @@ class BatchImport(ImportView):
     body_key: str | None
     items_argument = "items"
     allow_empty = False
-    service: Callable[..., services.Outcome]
+    service: Callable[..., services.ImportResult]
 
     def arguments(self, request: Request) -> dict[str, Any]:
         return {}
@@ -156,10 +156,10 @@ class BatchImport(ImportView):
     def post(self, request: Request) -> Response:
         arguments = self.arguments(request)  # an unknown stock location or market is refused before the body is read
         batch = items_under(self.body(request), self.body_key, allow_empty=self.allow_empty)
-        outcome = type(self).service(
+        result = type(self).service(
             **self.sender(request), **arguments, **{self.items_argument: batch.items}, refused=batch.refused
         )
-        return outcome_response(outcome)
+        return result_response(result)
 
 
 class OrdersImport(BatchImport):

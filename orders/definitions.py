@@ -1,4 +1,4 @@
-"""The order bodies, declared once (``core.declare``) for every door orders come in by: each class validates
+"""The order bodies, declared once (``core.declare``) for every endpoint orders come in by: each class validates
 (cleaned value, every error with its field path and code, unknown fields as warnings) and is the request schema
 ``/api/schema/`` publishes.
 

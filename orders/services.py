@@ -175,7 +175,7 @@ def create_outgoing_order(
             )
             if destination is None:  # spec: exported when not sent internally to another shop
                 entry = outbox.Entry(outgoing.pk, outgoing_order_key(outgoing), stock_location.pk)
-                outbox.offer(account=account, entity_type=outbox.OUTGOING_ORDERS, entries=[entry])
+                outbox.offer(account=account, entity_type=outbox.EntityType.OUTGOING_ORDERS, entries=[entry])
             else:
                 _receive_internal_order(account=account, outgoing=outgoing, currency=stock_location.market.currency)
     except IntegrityError:
@@ -324,7 +324,7 @@ def _emit_incoming_state_changes(account: Account, changes: list[tuple[int, str,
         outbox.Entry(change_id, state_change_key_of(change_id, order_identifier), stock_location_id)
         for change_id, order_identifier, stock_location_id in changes
     ]
-    outbox.offer(account=account, entity_type=outbox.INCOMING_ORDER_STATE_CHANGES, entries=entries)
+    outbox.offer(account=account, entity_type=outbox.EntityType.INCOMING_ORDER_STATE_CHANGES, entries=entries)
 
 
 def change_outgoing_order_state(

@@ -51,9 +51,9 @@ def key_list(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _page(request, form, status=400)
     try:
-        api_key, raw_key = services.issue_api_key(
+        api_key, raw_key = services.create_api_key(
             account=account,
-            integration_identifier=form.cleaned_data["integration"],
+            integration=form.cleaned_data["integration"],
             scopes=form.cleaned_data["scopes"],
             name=form.cleaned_data["name"],
         )

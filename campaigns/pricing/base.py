@@ -1,4 +1,4 @@
-"""The pieces every campaign family shares: the basket's units, a compiled campaign, an outcome.
+"""The pieces every campaign family shares: the basket's units, a compiled campaign, a campaign's result.
 
 Prices live per unit: each unit of a line carries its own price and its own lock, so
 part of a line can be discounted (and later returned) at exactly its price.
@@ -97,7 +97,10 @@ class LineState:
 
 
 @dataclass
-class Outcome:
+class CampaignResult:
+    """What one campaign did to the basket: whether it fired, why (or why not), and the unit prices it changed
+    (the engine's explanation of that campaign)."""
+
     fired: bool
     reason: str
     changes: list[Change] = field(default_factory=list)
@@ -207,7 +210,7 @@ class Family(Protocol):
         """(product ids, tags) the campaign needs in the basket; both empty: it looks at every basket."""
         ...
 
-    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome: ...
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> CampaignResult: ...
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from typing import Any
 
 from campaigns.pricing.base import (
     Basket,
+    CampaignResult,
     CompiledCampaign,
     LineState,
-    Outcome,
     count_trigger,
     not_applied,
     to_decimal,
@@ -27,26 +27,26 @@ Units = list[tuple[LineState, int]]
 
 
 def with_counted_units(
-    campaign: CompiledCampaign, basket: Basket, *, count: int | None, apply: Callable[[Units], Outcome]
-) -> Outcome:
+    campaign: CompiledCampaign, basket: Basket, *, count: int | None, apply: Callable[[Units], CampaignResult]
+) -> CampaignResult:
     """The units the campaign matches, handed to ``apply`` when there are at least ``count`` of them (any number
     when None); the count-or-more and the new-price families both start so."""
     units, locked = basket.matching(campaign)
     if not units:
-        return Outcome(False, not_applied(units, locked))
+        return CampaignResult(False, not_applied(units, locked))
     if count is not None and len(units) < count:
-        return Outcome(False, f"below count ({len(units)} of {count})")
+        return CampaignResult(False, f"below count ({len(units)} of {count})")
     return apply(units)
 
 
-def apply_percentage(campaign: CompiledCampaign, basket: Basket, *, count: int | None) -> Outcome:
+def apply_percentage(campaign: CompiledCampaign, basket: Basket, *, count: int | None) -> CampaignResult:
     """Shared by the count-or-more and the unconditional tag campaigns (``count`` None)."""
     return with_counted_units(
         campaign, basket, count=count, apply=lambda units: percentage_off(campaign, basket, units)
     )
 
 
-def percentage_off(campaign: CompiledCampaign, basket: Basket, units: Units) -> Outcome:
+def percentage_off(campaign: CompiledCampaign, basket: Basket, units: Units) -> CampaignResult:
     percentage = to_decimal(campaign.definition["percentage"])
     changes = basket.discount(
         campaign,
@@ -55,14 +55,14 @@ def percentage_off(campaign: CompiledCampaign, basket: Basket, units: Units) -> 
         type_value={"percentage": percentage},
         trigger=count_trigger(len(units)),
     )
-    return Outcome(True, "applied", changes) if changes else Outcome(False, "not cheaper")
+    return CampaignResult(True, "applied", changes) if changes else CampaignResult(False, "not cheaper")
 
 
 class SingleProduct:
     def keys(self, definition: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
         return frozenset([definition["product_id"]]), frozenset()
 
-    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> CampaignResult:
         return apply_percentage(campaign, basket, count=int(campaign.definition["count"]))
 
 
@@ -70,7 +70,7 @@ class MultipleProducts:
     def keys(self, definition: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
         return frozenset(definition["product_ids"]), frozenset()
 
-    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> CampaignResult:
         return apply_percentage(campaign, basket, count=int(campaign.definition["count"]))
 
 
@@ -78,7 +78,7 @@ class Tag:
     def keys(self, definition: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
         return frozenset(), frozenset([definition["tag"]])
 
-    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> CampaignResult:
         return apply_percentage(campaign, basket, count=int(campaign.definition["count"]))
 
 

@@ -28,9 +28,9 @@ from campaigns.pricing.base import (
     ZERO,
     Applied,
     Basket,
+    CampaignResult,
     CompiledCampaign,
     LineState,
-    Outcome,
     PricingLine,
     Rounding,
     rounding,
@@ -211,11 +211,11 @@ def evaluate(
     extras = _customer_campaigns(extra_campaigns, warnings)
     for campaign in _candidates(compiled, states, extras):
         if campaign.members_only and not basket.has_customer:
-            outcome = Outcome(False, "no customer")
+            result = CampaignResult(False, "no customer")
         else:
-            outcome = campaign.family.apply(campaign, basket)
+            result = campaign.family.apply(campaign, basket)
         if explain:
-            explanation.append(_explain(campaign, outcome))
+            explanation.append(_explain(campaign, result))
     deposits = _deposits(compiled, states, market.identifier, warnings)
     summary = _summary(states, deposits, currency, market.default_taxes)
     return PricingResult(summary=summary, explanation=explanation if explain else None, warnings=warnings)
@@ -283,7 +283,7 @@ def _candidates(
     return sorted(found.values(), key=lambda c: c.order)
 
 
-def _explain(campaign: CompiledCampaign, outcome: Outcome) -> dict[str, Any]:
+def _explain(campaign: CompiledCampaign, result: CampaignResult) -> dict[str, Any]:
     return {
         "campaign_id": campaign.campaign_id,
         "type": campaign.type,
@@ -292,8 +292,8 @@ def _explain(campaign: CompiledCampaign, outcome: Outcome) -> dict[str, Any]:
         "source": campaign.source,
         "members_only": campaign.members_only,
         "continue_evaluation": campaign.continue_evaluation,
-        "fired": outcome.fired,
-        "reason": outcome.reason,
+        "fired": result.fired,
+        "reason": result.reason,
         "units": [
             {
                 "line_item_id": change.line.line.line_item_id,
@@ -301,7 +301,7 @@ def _explain(campaign: CompiledCampaign, outcome: Outcome) -> dict[str, Any]:
                 "before": change.before,
                 "after": change.after,
             }
-            for change in outcome.changes
+            for change in result.changes
         ],
     }
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from campaigns.pricing.base import Basket, CompiledCampaign, Outcome, market_price
+from campaigns.pricing.base import Basket, CampaignResult, CompiledCampaign, market_price
 from campaigns.schema import Campaign
 from core.declare import Field
 from core.nodes import MarketPrice
@@ -22,10 +22,10 @@ class FreeShipping:
     def keys(self, definition: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
         return frozenset(), frozenset()  # looks at every basket
 
-    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> CampaignResult:
         condition = market_price(campaign.definition["amount_condition"], basket.market)
         if condition is None:
-            return Outcome(False, "market price missing")
+            return CampaignResult(False, "market price missing")
         shipping = [
             (state, i)
             for state in basket.lines
@@ -34,11 +34,11 @@ class FreeShipping:
             if not is_locked
         ]
         if not shipping:
-            return Outcome(False, "no shipping line")
+            return CampaignResult(False, "no shipping line")
         goods = basket.goods()
         total = sum((sum(state.prices, start=Decimal(0)) for state in goods), start=Decimal(0))
         if total < condition:
-            return Outcome(False, f"below amount ({total} of {condition})")
+            return CampaignResult(False, f"below amount ({total} of {condition})")
         units = sum(len(state.prices) for state in goods)
         changes = basket.discount(
             campaign,
@@ -47,7 +47,7 @@ class FreeShipping:
             type_value={"new_price_per_item": Decimal(0)},
             trigger={"items": "basket", "count": units},
         )
-        return Outcome(True, "applied", changes) if changes else Outcome(False, "not cheaper")
+        return CampaignResult(True, "applied", changes) if changes else CampaignResult(False, "not cheaper")
 
 
 class FreeShippingBody(Campaign, schema_name="FreeShippingByAmountCampaign"):

@@ -14,9 +14,9 @@ from typing import Any
 
 from campaigns.pricing.base import (
     Basket,
+    CampaignResult,
     CompiledCampaign,
     LineState,
-    Outcome,
     count_trigger,
     market_price,
 )
@@ -36,10 +36,10 @@ def new_price_value(values: Mapping[str, Any]) -> Any:
 
 def apply_new_price(
     campaign: CompiledCampaign, basket: Basket, units: Sequence[tuple[LineState, int]], value: Any
-) -> Outcome:
+) -> CampaignResult:
     price = market_price(value, basket.market)
     if price is None:
-        return Outcome(False, "market price missing")
+        return CampaignResult(False, "market price missing")
     changes = basket.discount(
         campaign,
         units,
@@ -47,10 +47,10 @@ def apply_new_price(
         type_value={"new_price_per_item": price},
         trigger=count_trigger(len(units)),
     )
-    return Outcome(True, "applied", changes) if changes else Outcome(False, "not cheaper")
+    return CampaignResult(True, "applied", changes) if changes else CampaignResult(False, "not cheaper")
 
 
-def apply_counted(campaign: CompiledCampaign, basket: Basket, *, count: int | None) -> Outcome:
+def apply_counted(campaign: CompiledCampaign, basket: Basket, *, count: int | None) -> CampaignResult:
     return with_counted_units(
         campaign,
         basket,
@@ -63,12 +63,12 @@ class SingleProduct:
     def keys(self, definition: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
         return frozenset([definition["product_id"]]), frozenset()
 
-    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> CampaignResult:
         return apply_counted(campaign, basket, count=None)
 
 
 class CountOrMoreSingleProduct(SingleProduct):
-    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> CampaignResult:
         return apply_counted(campaign, basket, count=int(campaign.definition["count"]))
 
 

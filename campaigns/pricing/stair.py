@@ -14,8 +14,8 @@ from typing import Any
 
 from campaigns.pricing.base import (
     Basket,
+    CampaignResult,
     CompiledCampaign,
-    Outcome,
     count_trigger,
     market_price,
     not_applied,
@@ -43,22 +43,22 @@ class Stair:
             return frozenset(), frozenset([definition["tag"]])
         return frozenset([definition["product_id"]]), frozenset()
 
-    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> CampaignResult:
         units, locked = basket.matching(campaign)
         if not units:
-            return Outcome(False, not_applied(units, locked))
+            return CampaignResult(False, not_applied(units, locked))
         steps = list(campaign.definition["steps"])
         step = choose_step(steps, len(units))
         if step is None:
             lowest = min(int(s["count"]) for s in steps)
-            return Outcome(False, f"below count ({len(units)} of {lowest})")
+            return CampaignResult(False, f"below count ({len(units)} of {lowest})")
         if self.value == "new_price":
             return apply_new_price(campaign, basket, units, new_price_value(step))
         trigger = count_trigger(len(units))
         if self.value == "amount_per_item":
             amount = market_price(step["amount_per_item"], basket.market)
             if amount is None:
-                return Outcome(False, "market price missing")
+                return CampaignResult(False, "market price missing")
             changes = basket.discount(
                 campaign, units, lambda _price: amount, type_value={"amount_per_item": amount}, trigger=trigger
             )
@@ -71,7 +71,7 @@ class Stair:
                 type_value={"percentage": percentage},
                 trigger=trigger,
             )
-        return Outcome(True, "applied", changes) if changes else Outcome(False, "not cheaper")
+        return CampaignResult(True, "applied", changes) if changes else CampaignResult(False, "not cheaper")
 
 
 class PercentageStair(Stair):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from campaigns.pricing.base import Basket, CompiledCampaign, Outcome
+from campaigns.pricing.base import Basket, CampaignResult, CompiledCampaign
 from campaigns.pricing.count_or_more import apply_percentage
 from campaigns.schema import PERCENTAGE, Campaign, OnTag
 
@@ -14,7 +14,7 @@ class Tag:
     def keys(self, definition: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
         return frozenset(), frozenset([definition["tag"]])
 
-    def apply(self, campaign: CompiledCampaign, basket: Basket) -> Outcome:
+    def apply(self, campaign: CompiledCampaign, basket: Basket) -> CampaignResult:
         return apply_percentage(campaign, basket, count=None)
 
 

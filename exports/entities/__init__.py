@@ -1,6 +1,6 @@
 """The registry of exportable entity types. Adding one is a module with an ``ENTITY`` and a line here.
 
-The spec names eight types (``exports.models.EntityType``); each is one module.
+The spec names eight types (``core.outbox.EntityType``); each is one module, registered under its code.
 """
 
 from __future__ import annotations

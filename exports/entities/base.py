@@ -8,6 +8,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from core.outbox import EntityType
+
 
 @dataclass(frozen=True)
 class EntityDefinition:
@@ -23,7 +25,7 @@ class EntityDefinition:
     what it finds in the whole JSON form, and nothing else is read.
     """
 
-    code: str
+    code: EntityType
     model_label: str
     element_key: str
     load: Callable[[Iterable[int]], dict[int, dict[str, Any]]]
@@ -46,7 +48,7 @@ def find_newest(
 
 def model_entity(
     *,
-    code: str,
+    code: EntityType,
     model_label: str,
     element_key: str,
     rows: Callable[[], QuerySet[Any]],

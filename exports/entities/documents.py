@@ -20,13 +20,16 @@ from typing import Any
 from django.apps import apps
 from django.db import connections
 
+from core.outbox import EntityType
 from exports.entities.base import EntityDefinition, find_newest
 
 PathStep = str | int
 Path = tuple[PathStep, ...]
 
 
-def document_entity(*, code: str, model_label: str, element_key: str, key_of: Callable[[Any], str]) -> EntityDefinition:
+def document_entity(
+    *, code: EntityType, model_label: str, element_key: str, key_of: Callable[[Any], str]
+) -> EntityDefinition:
     """An entity type over ``model_label`` rows; ``key_of(row)`` is the element key of one row."""
 
     def model() -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.jsonenc import epoch
+from core.outbox import EntityType
 from exports.entities.base import model_entity
 from exports.entities.outgoing_orders import to_json as order_json
 from orders.models import OrderStateChange
@@ -36,7 +37,7 @@ def key_of(change: OrderStateChange) -> str | None:
 
 
 ENTITY = model_entity(
-    code="incoming_order_state_changes",
+    code=EntityType.INCOMING_ORDER_STATE_CHANGES,
     model_label="orders.OrderStateChange",
     element_key="<order_identifier>:<state change id>",
     rows=lambda: OrderStateChange.objects.select_related("incoming_order").filter(incoming_order__isnull=False),

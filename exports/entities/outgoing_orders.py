@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.outbox import EntityType
 from exports.entities.base import model_entity
 from orders.models import OutgoingOrder, order_parts
 from orders.outbox import outgoing_order_key as element_key
@@ -21,7 +22,7 @@ def to_json(order: Any) -> dict[str, Any]:
 
 
 ENTITY = model_entity(
-    code="outgoing_orders",
+    code=EntityType.OUTGOING_ORDERS,
     model_label="orders.OutgoingOrder",
     element_key="<order_identifier>:<order id>",
     rows=OutgoingOrder.objects.all,

@@ -5,11 +5,12 @@ Element key: ``"<product id>:<event id>"``: one product has many events, each it
 
 from __future__ import annotations
 
+from core.outbox import EntityType
 from exports.entities.documents import document_entity
 from ledger.outbox import product_event_key as element_key
 
 ENTITY = document_entity(
-    code="product_edit_events",
+    code=EntityType.PRODUCT_EDIT_EVENTS,
     model_label="ledger.ProductEditEvent",
     element_key="<product id>:<event id>",
     key_of=element_key,

@@ -7,13 +7,14 @@ stock location as its identifier and the timestamp as an ISO 8601 string in UTC.
 
 from __future__ import annotations
 
+from core.outbox import EntityType
 from exports.entities.base import model_entity
 from ledger.models import StockEvent
 from ledger.outbox import stock_event_json as to_json
 from ledger.outbox import stock_event_key as element_key
 
 ENTITY = model_entity(
-    code="stock_events",
+    code=EntityType.STOCK_EVENTS,
     model_label="ledger.StockEvent",
     element_key="stock-event-<id>",
     rows=lambda: StockEvent.objects.select_related("stock_location"),

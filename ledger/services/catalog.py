@@ -134,7 +134,7 @@ def _emit_product_event(
     # Products belong to the account, not a shop: no stock location, so queues filtered by shop skip them.
     outbox.offer(
         account=account,
-        entity_type=outbox.PRODUCT_EDIT_EVENTS,
+        entity_type=outbox.EntityType.PRODUCT_EDIT_EVENTS,
         entries=[outbox.Entry(object_id=row.pk, element_key=product_event_key(row))],
     )
     return row
@@ -368,7 +368,7 @@ def record_newsletter_signup(*, account: Account, data: Mapping[str, Any]) -> tu
         except IntegrityError:  # the same identifier, recorded by a concurrent request
             return NewsletterSignup.objects.get(account=account, identifier=identifier), False
         entry = outbox.Entry(signup.pk, signup_key(signup), stock_location_id=shop.pk if shop else None)
-        outbox.offer(account=account, entity_type=outbox.NEWSLETTER_SIGNUPS, entries=[entry])
+        outbox.offer(account=account, entity_type=outbox.EntityType.NEWSLETTER_SIGNUPS, entries=[entry])
     return signup, True
 
 

@@ -439,14 +439,14 @@ def _store(
             account=account,
             read_with=period,  # the export queues, read by the period's lock (a period opened here has none)
             offers={
-                outbox.CHECKOUTS: [
+                outbox.EntityType.CHECKOUTS: [
                     outbox.Entry(object_id=checkout.pk, element_key=checkout_key(checkout), stock_location_id=where)
                 ],
-                outbox.SALES: [
+                outbox.EntityType.SALES: [
                     outbox.Entry(object_id=sale.pk, element_key=sale_key(sale), stock_location_id=where)
                     for sale in sales
                 ],
-                outbox.STOCK_EVENTS: stock_event_entries(events),
+                outbox.EntityType.STOCK_EVENTS: stock_event_entries(events),
             },
         )
     _know_sales(checkout, sales)

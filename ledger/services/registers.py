@@ -215,7 +215,7 @@ def close_register(
         period.closed_at = context.reconciliation_time
         period.save(update_fields=["closed_at"])
         entry = outbox.Entry(statement.pk, statement_key(statement), stock_location_id=register.stock_location_id)
-        outbox.offer(account=account, entity_type=outbox.REGISTER_CLOSE_STATEMENTS, entries=[entry])
+        outbox.offer(account=account, entity_type=outbox.EntityType.REGISTER_CLOSE_STATEMENTS, entries=[entry])
     return statement
 
 

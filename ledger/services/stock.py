@@ -152,7 +152,9 @@ def _apply(*, account: Account, moves: Sequence[StockMove], offer: bool) -> list
             StockLevel.objects.bulk_update(moved_one_by_one, ["quantity", "updated_at"], batch_size=BATCH_SIZE)
         StockEvent.objects.bulk_create(events, batch_size=BATCH_SIZE)
         if offer:
-            outbox.offer(account=account, entity_type=outbox.STOCK_EVENTS, entries=stock_event_entries(events))
+            outbox.offer(
+                account=account, entity_type=outbox.EntityType.STOCK_EVENTS, entries=stock_event_entries(events)
+            )
     if not wanted:
         return events
     recorded.update((event.identifier, event) for event in events if event.identifier)

@@ -12,7 +12,8 @@ from django.db import connection, transaction
 
 from core import outbox
 from exports import services as export_services
-from exports.models import EntityType
+from exports.entities import REGISTRY
+from exports.schemas import ELEMENTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,7 +28,7 @@ def test_an_offer_outside_the_entitys_transaction_is_refused() -> None:
 
     def offer() -> None:
         try:
-            outbox.offer(account=None, entity_type=outbox.SALES, entries=[outbox.Entry(1, "s-1")])
+            outbox.offer(account=None, entity_type=outbox.EntityType.SALES, entries=[outbox.Entry(1, "s-1")])
         except BaseException as exc:
             raised.append(exc)
         finally:
@@ -46,8 +47,9 @@ def test_an_unknown_entity_type_is_refused(tenant) -> None:
         outbox.offer(account=tenant.account, entity_type="invoices", entries=[outbox.Entry(1, "i-1")])
 
 
-def test_the_codes_are_the_export_entity_types() -> None:
-    assert set(outbox.ENTITY_TYPES) == set(EntityType.values)
+def test_every_entity_type_has_one_export_entity_and_one_element_schema() -> None:
+    assert sorted(REGISTRY) == sorted(outbox.EntityType.values)
+    assert sorted(ELEMENTS) == sorted(outbox.EntityType.values)
 
 
 @pytest.mark.parametrize("app", ["core", "accounts", "orders", "campaigns", "ledger", "giftcards"])

@@ -11,7 +11,8 @@ import pytest
 import requests
 from standardwebhooks import Webhook
 
-from exports.models import EntityType, ExportItem, ExportStatus
+from core.outbox import EntityType
+from exports.models import ExportItem, ExportStatus
 from orders.models import IncomingOrder, OutgoingOrder
 from tests.conftest import Tenant
 from tests.e2e.conftest import CeleryWorkerProcess

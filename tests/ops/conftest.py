@@ -7,7 +7,8 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from accounts.models import Account
-from exports.models import EntityType, ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
+from core.outbox import EntityType
+from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from integrations.models import IntegrationCall
 
 

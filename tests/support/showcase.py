@@ -1,4 +1,4 @@
-"""An account with something on every back-office page, made through the service's own doors: orders and a
+"""An account with something on every back-office page, made through the service's own endpoints: orders and a
 rejected one through the import API, their exports delivered to a real receiver on 127.0.0.1 (delivered, failed
 for good, waiting for a retry), sales with and without a warning through the POS API in a register day that is then
 closed (its statement); and members who sign in with a password. The browser tests and ``bench/screenshots.py``
