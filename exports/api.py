@@ -115,12 +115,38 @@ EXPORT_LOG_EXAMPLE: dict[str, Any] = {
         }
     ],
 }
+# A simple JSON queue of sales with ``OUTPUT_SCHEMA_EXAMPLE_TRANSFORM``, and its output schema.
+OUTPUT_SCHEMA_EXAMPLE_TRANSFORM = {
+    "type": "simple_json",
+    "fields": {"sale": "{identifier}", "amount": "{summary.total|money}"},
+}
 OUTPUT_SCHEMA_EXAMPLE: dict[str, Any] = {
     "entity_type": "sales",
     "transform": "simple_json",
     "content_type": "application/json",
     "extension": "json",
-    "json_schema": {},
+    "json_schema": {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "simple_json export of sales",
+        "type": "object",
+        "description": "Element key to flat object: one element in a real-time export, one or more in a cron one.",
+        "additionalProperties": {
+            "type": "object",
+            "description": "One sales element as this queue's fields make it.",
+            "properties": {
+                "sale": {
+                    "anyOf": [{"type": "string", "maxLength": 255, "minLength": 1, "pattern": "\\S"}, {"type": "null"}],
+                    "description": "From `{identifier}`: The sale's identifier, unique in the account.",
+                },
+                "amount": {
+                    "anyOf": [{"type": "string", "pattern": "^-?[0-9]+(\\.[0-9]+)?$"}, {"type": "null"}],
+                    "description": "From `{summary.total|money}`: quantized to the currency's minor unit.",
+                },
+            },
+            "required": ["sale", "amount"],
+            "additionalProperties": False,
+        },
+    },
     "csv": None,
 }
 _NOTHING_TO_PREVIEW = error_example(

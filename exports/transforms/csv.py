@@ -529,15 +529,19 @@ def _describe_column(
         described["aggregate"] = column.aggregate
     if column.languages:
         described["language"] = list(column.languages)
+    meaning = element.description(found)
     if column.format == "money":
-        described.update(type="money", description="Quantized to the minor unit of the currency.")
+        quantized = "Written quantized to the minor unit of the currency."
+        described.update(type="money", description=f"{meaning} {quantized}" if meaning else quantized)
     elif column.format == "number" or column.aggregate == "sum":
         described["type"] = "number"
     elif column.format.startswith("date:"):
         described.update(type="date", date_format=column.format[5:])
     else:
-        described["type"] = "text" if column.languages else cell_type(element.types(found))
-    meaning = element.description(found)
+        kinds = element.types(found)
+        if column.languages and "object" in kinds:  # an L10nString is written in one of the languages
+            kinds = (kinds - {"object"}) | {"string"}
+        described["type"] = cell_type(kinds)
     if "description" not in described and meaning:
         described["description"] = meaning
     described["in_schema"] = found is not None

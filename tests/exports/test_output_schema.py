@@ -17,6 +17,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from exports import outputs, services
+from exports.api import OUTPUT_SCHEMA_EXAMPLE, OUTPUT_SCHEMA_EXAMPLE_TRANSFORM
 from exports.models import ExportQueue
 from ledger.api.checkouts import CHECKOUT_REQUEST_EXAMPLE
 from tests.conftest import Tenant
@@ -238,3 +239,9 @@ def test_the_events_page_shows_the_answers_the_service_gives_for_its_example_que
     assert len(blocks) == 4  # a simple JSON queue and a CSV queue, each with the answer
     for queue, answer in zip(blocks[::2], blocks[1::2], strict=True):
         assert outputs.describe(entity_type=queue["entity_type"], transform=queue["transform"]) == answer
+
+
+def test_the_openapi_documents_example_is_the_answer_for_its_queue() -> None:
+    described = outputs.describe(entity_type="sales", transform=OUTPUT_SCHEMA_EXAMPLE_TRANSFORM)
+
+    assert described == OUTPUT_SCHEMA_EXAMPLE
