@@ -129,10 +129,11 @@ def _field_schema(template: str, parts: list[_Part], element: ElementSchema, sep
         meaning = element.description(found)
         if found is None:
             return {"description": f"{source}: not in the element's schema; as the entity holds it."}, True
-        described = f"{source}: {meaning}" if meaning else f"{source}."
+        text = f"{source}: {meaning}" if meaning else f"{source}."
         if "$ref" in found:  # a reference's siblings would describe the referred schema too: wrapped
-            return {"allOf": [found], "description": described}, True
-        return {**found, "description": described}, True
+            return {"allOf": [found], "description": text}, True
+        return {**found, "description": text}, True
+    described: Schema
     if placeholder.format == "money":
         described = {**_number_text(separator), "description": f"{source}: quantized to the currency's minor unit."}
     elif placeholder.format == "number":
