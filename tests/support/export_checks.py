@@ -19,7 +19,7 @@ import json
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 REPORT_ENV = "EXPORT_CHECK_REPORT"
+Wrapper = Generator[None, object, object]  # a new-style hook wrapper
 # A streamed export larger than this is counted as too large to check, not read back.
 MAX_CHECKED_BYTES = 32 * 1024 * 1024
 MAX_PROBLEMS_SHOWN = 5
@@ -189,7 +190,7 @@ class ExportCheckPlugin:
         return problems
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Wrapper:
         if item.get_closest_marker("made_up_entities") is not None:
             self.check.not_checked = "of made-up entities (a test marked made_up_entities)"
         try:
@@ -198,7 +199,7 @@ class ExportCheckPlugin:
             self.check.not_checked = None
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
+    def pytest_runtest_call(self, item: pytest.Item) -> Wrapper:
         result = yield
         problems = self.take_problems()
         if problems:
@@ -206,7 +207,7 @@ class ExportCheckPlugin:
         return result
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_teardown(self, item: pytest.Item) -> Iterator[None]:
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Wrapper:
         result = yield
         problems = self.take_problems()
         if problems:
