@@ -3,8 +3,10 @@ Every function takes the account and reads only its rows, on indexes that lead w
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Avg, Count, Max, Min, Q, QuerySet
@@ -12,9 +14,11 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from accounts.models import Account
+from core.errors import ServiceError
 from core.models import BreakerState, CircuitBreaker
-from exports import circuit
+from exports import circuit, outputs
 from exports.models import ExportAttempt, ExportItem, ExportQueue, ExportStatus
+from exports.schemas import wrapper_name
 from exports.selectors import export_queues
 from integrations import runtime
 from integrations.models import IntegrationCall
@@ -198,3 +202,72 @@ def notices(*, account: Account, now: datetime | None = None) -> list[Notice]:
         for name, queue_id, integration_id in users[row.key]:
             found.append(Notice("breaker_open", name, row.failing_since, row.last_error, queue_id, integration_id))
     return sorted(found, key=lambda notice: notice.since, reverse=True)
+
+
+@dataclass(frozen=True)
+class OutputField:
+    """One column of a CSV queue's rows, or one key of a simple JSON queue's objects."""
+
+    name: str  # the column's header, or the key
+    source: str  # the path, template, constant or derivation it comes from
+    type: str
+    always: bool  # a JSON key always present (CSV: every row has every column)
+    meaning: str
+
+
+@dataclass(frozen=True)
+class QueueOutput:
+    """What a queue sends as its transform's configuration fixes it (``exports.outputs.describe``)."""
+
+    transform: str
+    content_type: str
+    csv: dict[str, Any] | None
+    fields: list[OutputField]
+    component: str  # the published wrapper an identity queue sends
+
+    @property
+    def line_ending(self) -> str:
+        """A CSV's line terminator by its usual name."""
+        return "LF" if self.csv is not None and self.csv["line_terminator"] == "\n" else "CRLF"
+
+
+def _json_type(schema: dict[str, Any], types: set[str]) -> str:
+    words = " or ".join(sorted(types)) if types else gettext("any")
+    branches = schema.get("anyOf")
+    if isinstance(branches, list) and {"type": "null"} in branches:
+        return gettext("%(type)s or null") % {"type": words}
+    return words
+
+
+def _csv_source(column: dict[str, Any]) -> str:
+    if column["source"] == "path":
+        return str(column["path"])
+    if column["source"] == "value":
+        return gettext("the value %(value)s") % {"value": json.dumps(column["value"])}
+    if column["source"] == "derived":
+        return gettext("the sale's type")
+    return gettext("the number of line items")
+
+
+def queue_output(*, queue: ExportQueue) -> QueueOutput | None:
+    """The queue's output, or None when its stored configuration cannot work (its page says so elsewhere)."""
+    try:
+        described = outputs.describe(entity_type=queue.entity_type, transform=queue.transform)
+    except ServiceError:
+        return None
+    fields: list[OutputField] = []
+    if described["csv"] is not None:
+        for column in described["csv"]["columns"]:
+            cell = column["type"] + (f" ({column['date_format']})" if "date_format" in column else "")
+            meaning = column.get("description", "")
+            fields.append(OutputField(column["header"], _csv_source(column), cell, True, meaning))
+    elif described["transform"] == "simple_json" and described["json_schema"] is not None:
+        element = outputs.element_schema(queue.entity_type)
+        flat = described["json_schema"]["additionalProperties"]
+        for key, schema in flat["properties"].items():
+            template = queue.transform["fields"][key]
+            meaning = str(schema.get("description", "")).removeprefix(f"From `{template}`").lstrip(":. ")
+            json_type = _json_type(schema, element.types(schema))
+            fields.append(OutputField(key, template, json_type, key in flat["required"], meaning))
+    component = wrapper_name(queue.entity_type) if described["transform"] == "identity" else ""
+    return QueueOutput(described["transform"], described["content_type"], described["csv"], fields, component)

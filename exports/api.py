@@ -34,7 +34,7 @@ from core.api import (
     request_example,
     response_example,
 )
-from exports import circuit, selectors, services
+from exports import circuit, outputs, selectors, services
 from exports.models import ExportQueue
 from exports.serializers import (
     MASK,
@@ -44,6 +44,7 @@ from exports.serializers import (
     ExportQueueInputSerializer,
     ExportQueueOutputSerializer,
     ExportQueueSavedOutputSerializer,
+    OutputSchemaOutputSerializer,
     PreviewInputSerializer,
     PreviewOutputSerializer,
     QueueRetryInputSerializer,
@@ -115,6 +116,40 @@ EXPORT_LOG_EXAMPLE: dict[str, Any] = {
             "answer": "internal error",
         }
     ],
+}
+# A simple JSON queue of sales with ``OUTPUT_SCHEMA_EXAMPLE_TRANSFORM``, and its output schema.
+OUTPUT_SCHEMA_EXAMPLE_TRANSFORM = {
+    "type": "simple_json",
+    "fields": {"sale": "{identifier}", "amount": "{summary.total|money}"},
+}
+OUTPUT_SCHEMA_EXAMPLE: dict[str, Any] = {
+    "entity_type": "sales",
+    "transform": "simple_json",
+    "content_type": "application/json",
+    "extension": "json",
+    "json_schema": {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "simple_json export of sales",
+        "type": "object",
+        "description": "Element key to flat object: one element in a real-time export, one or more in a cron one.",
+        "additionalProperties": {
+            "type": "object",
+            "description": "One sales element as this queue's fields make it.",
+            "properties": {
+                "sale": {
+                    "anyOf": [{"type": "string", "maxLength": 255, "minLength": 1, "pattern": "\\S"}, {"type": "null"}],
+                    "description": "From `{identifier}`: The sale's identifier, unique in the account.",
+                },
+                "amount": {
+                    "anyOf": [{"type": "string", "pattern": "^-?[0-9]+(\\.[0-9]+)?$"}, {"type": "null"}],
+                    "description": "From `{summary.total|money}`: quantized to the currency's minor unit.",
+                },
+            },
+            "required": ["sale", "amount"],
+            "additionalProperties": False,
+        },
+    },
+    "csv": None,
 }
 _NOTHING_TO_PREVIEW = refusal("Nothing to preview", "no stored entity of this type to preview", field="object_id")
 _STILL_PENDING = error_example(
@@ -224,6 +259,20 @@ def _queue_write_schema(summary: str, *, description: str = "", created: bool = 
             response_example("Rendered", PREVIEW_EXAMPLE),
         ],
     ),
+    output_schema=extend_schema(
+        summary="What an export queue sends, described by its transform",
+        description=(
+            "The output of the queue's transform as its configuration fixes it: for `identity` the entity type's "
+            "`Export<Entity>` wrapper and for `simple_json` the schema derived from its `fields`, each as a "
+            "self-contained JSON Schema (draft 2020-12) in `json_schema`; for `csv` the layout in `csv` (the "
+            "columns in order, each one's source and cell type, the separator, quoting, header and line "
+            "terminator). A template's (`mustache`, `handlebars`) output is what it writes: only its "
+            "`content_type` and `extension`. docs/events.md says more."
+        ),
+        parameters=AUTH_PARAMETERS,
+        responses={200: OutputSchemaOutputSerializer, **error_responses(400, 404)},
+        examples=[response_example("A simple JSON queue", OUTPUT_SCHEMA_EXAMPLE)],
+    ),
     enable=extend_schema(
         summary="Enable an export queue again",
         description=(
@@ -294,6 +343,12 @@ class ExportQueueViewSet(ReadsViewSet, WritesViewSet):
             object_id=data.get("object_id"),
         )
         return Response(_preview_body(rendered, element_key))
+
+    @action(detail=True, methods=["get"], url_path="output-schema")
+    def output_schema(self, request: Request, pk: str) -> Response:
+        queue = self.get_object()
+        described = outputs.describe(entity_type=queue.entity_type, transform=queue.transform)
+        return Response(OutputSchemaOutputSerializer(described).data)
 
     @action(detail=True, methods=["post"])
     def enable(self, request: Request, pk: str) -> Response:

@@ -244,6 +244,30 @@ class PreviewOutputSerializer(serializers.Serializer):
         ref_name = "ExportPreview"
 
 
+class OutputSchemaOutputSerializer(serializers.Serializer):
+    entity_type = serializers.CharField(help_text="The queue's entity type, e.g. `sales`.")
+    transform = serializers.CharField(help_text="The queue's transform: `identity`, `simple_json`, `csv`, ...")
+    content_type = serializers.CharField(help_text="The media type of what a delivery sends.")
+    extension = serializers.CharField(help_text="The extension of an uploaded or attached export, without the dot.")
+    json_schema = JSONField(
+        allow_null=True,
+        help_text="Identity and simple JSON: a JSON Schema (draft 2020-12, self-contained) every export of the queue "
+        "matches: element key to element, the element as the transform's configuration makes it. Null otherwise.",
+    )
+    csv = JSONField(
+        allow_null=True,
+        help_text="CSV: the layout: `rows`, `row` (what one row is), `header`, `separator`, `decimal_separator`, "
+        "`quoting`, `line_terminator`, `encoding`, `bom`, `timezone`, `whole_numbers_as_integers`, "
+        "`required_values` and `columns` in order, each with `position`, `header`, `source` (`path` with `path` "
+        "and `of`, `value`, `derived` or `count`), `type` (`text`, `number`, `money`, `date` with `date_format`, "
+        "`boolean`, `json` or `empty`), `description` and `in_schema` (its path is in the element's schema). "
+        "Null otherwise.",
+    )
+
+    class Meta:
+        ref_name = "ExportOutputSchema"
+
+
 class QueueRetryInputSerializer(serializers.Serializer):
     status = serializers.ChoiceField(
         choices=[(ExportStatus.FAILURE.value, "failure")],

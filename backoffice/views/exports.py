@@ -39,7 +39,8 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
     queue = account_queue(request, pk)
     health = next(h for h in selectors.queue_health(account=queue.account) if h.queue.pk == queue.pk)
     items = newest_first(export_items(account=queue.account, queue=queue.pk), request, size=20)
-    return render(request, "backoffice/exports/queue.html", {"health": health, "queue": queue, "page": items})
+    context = {"health": health, "queue": queue, "page": items, "output": selectors.queue_output(queue=queue)}
+    return render(request, "backoffice/exports/queue.html", context)
 
 
 @member_view(Action.MANAGE_EXPORT_QUEUES, methods=("POST",))

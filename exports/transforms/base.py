@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any, ClassVar
 
+from exports.transforms.described import Described, ElementSchema
+
 # Rendering limits: a transform whose output grows past this is stopped with a TransformError.
 MAX_OUTPUT_BYTES = 50 * 1024 * 1024
 RENDER_TIMEOUT_SECONDS = 30.0
@@ -101,6 +103,11 @@ class Transform:
         ``skip_reason`` included, or None: it may read anything. A cron batch loads only these values where its
         entity type can (``EntityDefinition.load_paths``), so the list must be complete."""
         return None
+
+    def describe(self, config: dict[str, Any], element: ElementSchema) -> Described:
+        """What rendering ``config`` on elements of ``element``'s type writes, as far as the configuration fixes it
+        (``exports.transforms.described``); ConfigError for a configuration that cannot work."""
+        raise NotImplementedError
 
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
         raise NotImplementedError

@@ -42,6 +42,7 @@ from exports.transforms.base import (
     Transform,
     TransformError,
 )
+from exports.transforms.described import Described, ElementSchema
 
 PathStep = str | int
 Path = tuple[PathStep, ...]
@@ -369,6 +370,12 @@ class CheckedTransform(Transform):
 
     def skip_reason(self, element: Element, config: dict[str, Any]) -> str | None:
         return skip_reason_for(element, config)
+
+    def describe(self, config: dict[str, Any], element: ElementSchema) -> Described:
+        """A template's output is what it writes: only its media type is fixed."""
+        self.check(config)
+        content_type, extension = content_type_and_extension(config)
+        return Described(content_type, extension)
 
     def checked(self, config: dict[str, Any]) -> Any:
         """``check(config)`` for a render: a ConfigError becomes the render's TransformError."""

@@ -115,6 +115,7 @@ from exports.transforms.common import (
     validate_skip,
     without_skipped,
 )
+from exports.transforms.described import Described, ElementSchema, Schema, cell_type, json_type
 
 ROW_MODES = ("entity", "line_items", "line_items_grouped", "payments_grouped", "reconciliations", "tax_summaries")
 _ROW_LISTS: dict[str, Path] = {
@@ -304,6 +305,11 @@ def _required_values(config: dict[str, Any]) -> list[tuple[bool, Path]]:
     return paths
 
 
+def _required_texts(config: dict[str, Any]) -> list[str]:
+    raw = config.get("required_values", [])
+    return [raw] if isinstance(raw, str) else list(raw)
+
+
 def _compile(config: dict[str, Any]) -> _Settings:
     validate_skip(config)
     mode = require_choice(config, "rows", ROW_MODES, "entity")
@@ -477,8 +483,122 @@ def _reader(column: _Column) -> _Reader:
     return lambda row, entity: localised(read(entity if on_entity else row), languages)
 
 
+# What one row of each mode is, for ``describe``: where the rows come from and what a column path is read in.
+ROWS_DESCRIBED = {
+    "entity": "One row per element; column paths read the element.",
+    "line_items": "One row per line item (`summary.line_items`) of each element; column paths read the line item.",
+    "line_items_grouped": "One row per distinct `group_by` value over the line items (`summary.line_items`), in "
+    "order of first appearance; column paths read the group's first line item, or sum or count the group.",
+    "payments_grouped": "One row per payment type and currency over the payments; column paths read the row "
+    "(`payment_type`, `currency_code`, `amount`, `foreign_currency_amount`, `count`).",
+    "reconciliations": "One row per reconciliation of each element; column paths read the reconciliation.",
+    "tax_summaries": "One row per tax summary (`register_summary.all.tax_summaries`) of each element; column paths "
+    "read the tax summary.",
+}
+# The row of ``payments_grouped`` (``CsvTransform._payment_groups``).
+PAYMENT_ROW: Schema = {
+    "type": "object",
+    "properties": {
+        "payment_type": {"type": "string", "description": "The payment type, e.g. `cash`."},
+        "currency_code": {
+            "type": "string",
+            "description": "The payment's foreign currency, else the element's base currency.",
+        },
+        "amount": {"type": "number", "description": "The exact sum of the payments' amounts."},
+        "foreign_currency_amount": {
+            "type": ["number", "null"],
+            "description": "The exact sum of their foreign currency amounts, if any had one.",
+        },
+        "count": {"type": "integer", "description": "The number of payments."},
+    },
+}
+# How a constant column's value reads, by its JSON type.
+_CONSTANT_TYPES = {"string": "text", "number": "number", "boolean": "boolean", "null": "empty"}
+
+
+def _row_schema(mode: str, element: ElementSchema) -> Schema | None:
+    if mode == "entity":
+        return element.element
+    if mode == "payments_grouped":
+        return PAYMENT_ROW
+    return element.at((*_ROW_LISTS[mode], 0))
+
+
+def _describe_column(
+    position: int, raw: dict[str, Any], column: _Column, row: Schema | None, element: ElementSchema
+) -> dict[str, Any]:
+    """One column: its header, where its value comes from and what the cell holds (``type``)."""
+    described: dict[str, Any] = {"position": position + 1, "header": column.header}
+    if column.source == "value":
+        constant = column.constant
+        return {**described, "source": "value", "value": constant, "type": _CONSTANT_TYPES[json_type(constant)]}
+    if column.source == "derived":
+        meaning = "The sale's type: `voided`, `return`, `expense` or `sale`."
+        return {**described, "source": "derived", "derived": raw["derived"], "type": "text", "description": meaning}
+    if column.aggregate == "count":
+        return {**described, "source": "count", "type": "number", "description": "The line items in the group."}
+    start = element.element if column.on_entity else row
+    found = element.at(column.path, start=start) if start is not None else None
+    described.update(source="path", path=raw["path"], of="element" if column.on_entity else "row")
+    if column.aggregate != "first":
+        described["aggregate"] = column.aggregate
+    if column.languages:
+        described["language"] = list(column.languages)
+    meaning = element.description(found)
+    if column.format == "money":
+        quantized = "Written quantized to the minor unit of the currency."
+        described.update(type="money", description=f"{meaning} {quantized}" if meaning else quantized)
+    elif column.format == "number" or column.aggregate == "sum":
+        described["type"] = "number"
+    elif column.format.startswith("date:"):
+        described.update(type="date", date_format=column.format[5:])
+    else:
+        kinds = element.types(found)
+        if column.languages and "object" in kinds:  # an L10nString is written in one of the languages
+            kinds = (kinds - {"object"}) | {"string"}
+        described["type"] = cell_type(kinds)
+    if "description" not in described and meaning:
+        described["description"] = meaning
+    described["in_schema"] = found is not None
+    return described
+
+
 class CsvTransform(CheckedTransform):
     code = "csv"
+
+    def describe(self, config: dict[str, Any], element: ElementSchema) -> Described:
+        """The layout: the rows, the ordered columns (each one's source and cell type) and how the file is
+        written. Cell types: ``text``, ``number`` and ``money`` (digits, a sign and ``decimal_separator``),
+        ``date`` (``date_format``), ``boolean`` (true / false), ``json`` (an object or list as JSON), ``empty``."""
+        settings = _compile(config)
+        row = _row_schema(settings.mode, element)
+        columns = [
+            _describe_column(position, raw, column, row, element)
+            for position, (raw, column) in enumerate(zip(config["columns"], settings.columns, strict=True))
+        ]
+        layout: dict[str, Any] = {
+            "rows": settings.mode,
+            "row": ROWS_DESCRIBED[settings.mode],
+            "header": settings.header,
+            "separator": settings.delimiter,
+            "decimal_separator": settings.decimal_separator,
+            "quoting": config.get("quoting", "minimal"),
+            "line_terminator": settings.line_terminator,
+            "encoding": "utf-8",
+            "bom": settings.bom,
+            "timezone": config.get("timezone"),
+            "whole_numbers_as_integers": settings.whole_numbers,
+            "required_values": _required_texts(config),
+            "columns": columns,
+        }
+        if settings.mode == "line_items_grouped":
+            group_by = config["group_by"]
+            layout["group_by"] = [group_by] if isinstance(group_by, str) else list(group_by)
+        if settings.mode in _GROUPED:
+            layout["group_scope"] = settings.group_scope
+        if settings.mode == "payments_grouped":
+            layout["include_failed_payments"] = settings.include_failed_payments
+        return Described("text/csv; charset=utf-8", "csv", csv=layout)
 
     def check(self, config: dict[str, Any]) -> _Settings:
         return _compile(config)

@@ -19,12 +19,18 @@ from exports.transforms.base import (
     Rendered,
 )
 from exports.transforms.common import CheckedTransform, RenderBudget
+from exports.transforms.described import Described, ElementSchema
 
 
 class IdentityTransform(CheckedTransform):
     """Checks the shared skip rules only (``CheckedTransform.check``)."""
 
     code = "identity"
+
+    def describe(self, config: dict[str, Any], element: ElementSchema) -> Described:
+        """The entity type's published wrapper (``Export<Entity>``, ``exports.schemas``)."""
+        self.check(config)
+        return Described("application/json", "json", json_schema=dict(element.wrapper))
 
     def render(self, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> Rendered:
         wrapper = {element.element_key: element.entity for element in elements}

@@ -54,6 +54,7 @@ from exports.transforms.common import (
     validate_skip,
     write_json,
 )
+from exports.transforms.described import Described, ElementSchema, Schema, nullable
 
 MAX_FIELDS = 500
 MAX_FIELD_TEMPLATE_LENGTH = 2000
@@ -109,8 +110,74 @@ def compile_field(template: object) -> list[_Part]:
     return parts
 
 
+def _number_text(separator: str) -> Schema:
+    """A number written as text: digits, an optional sign and fraction, with ``separator`` before the fraction."""
+    return {"type": "string", "pattern": "^-?[0-9]+(" + re.escape(separator) + "[0-9]+)?$"}
+
+
+def _field_schema(template: str, parts: list[_Part], element: ElementSchema, separator: str) -> tuple[Schema, bool]:
+    """The JSON Schema of one output key's value, and whether the value can be null (a missing value)."""
+    source = f"From `{template}`"
+    if not (len(parts) == 1 and isinstance(parts[0], _Placeholder)):
+        if all(isinstance(part, str) for part in parts):
+            literal = "".join(part for part in parts if isinstance(part, str))
+            return {"type": "string", "const": literal, "description": "Always this text."}, False
+        return {"type": "string", "description": f"{source}: text, a missing value read as nothing."}, False
+    placeholder = parts[0]
+    if placeholder.format is None:
+        found = element.at(placeholder.path)
+        meaning = element.description(found)
+        if found is None:
+            return {"description": f"{source}: not in the element's schema; as the entity holds it."}, True
+        text = f"{source}: {meaning}" if meaning else f"{source}."
+        if "$ref" in found:  # a reference's siblings would describe the referred schema too: wrapped
+            return {"allOf": [found], "description": text}, True
+        return {**found, "description": text}, True
+    described: Schema
+    if placeholder.format == "money":
+        described = {**_number_text(separator), "description": f"{source}: quantized to the currency's minor unit."}
+    elif placeholder.format == "number":
+        described = {**_number_text(separator), "description": f"{source}: in plain notation."}
+    elif placeholder.format == "text":
+        described = {"type": "string", "description": f"{source}: as text (an object or list as its JSON)."}
+    else:
+        date_format = placeholder.format[5:]
+        described = {"type": "string", "description": f"{source}: the date formatted with `{date_format}`."}
+    return described, True
+
+
 class SimpleJsonTransform(CheckedTransform):
     code = "simple_json"
+
+    def describe(self, config: dict[str, Any], element: ElementSchema) -> Described:
+        """The wrapper of flat objects: each configured key in order, typed as its placeholder makes it (a lone
+        placeholder keeps the element's type at its path; a format makes a string; mixed text is a string). A value
+        that can be missing is null, or with ``drop_empty`` the key is left out."""
+        fields = self.check(config)
+        separator = config.get("decimal_separator", ".")
+        drop_empty = config.get("drop_empty", False)
+        properties: dict[str, Schema] = {}
+        required: list[str] = []
+        for key, parts in fields.items():
+            schema, can_be_null = _field_schema(config["fields"][key], parts, element, separator)
+            if can_be_null and not drop_empty:
+                schema = nullable(schema)
+            if not (can_be_null and drop_empty):
+                required.append(key)
+            properties[key] = schema
+        flat = {
+            "type": "object",
+            "description": f"One {element.entity_type} element as this queue's fields make it.",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        }
+        wrapper = {
+            "type": "object",
+            "description": "Element key to flat object: one element in a real-time export, one or more in a cron one.",
+            "additionalProperties": flat,
+        }
+        return Described("application/json", "json", json_schema=wrapper)
 
     def check(self, config: dict[str, Any]) -> dict[str, list[_Part]]:
         validate_skip(config)

@@ -220,6 +220,8 @@ def close_register(
 
 
 def _source(*, register: Register, cashier: Mapping[str, Any] | None) -> dict[str, str]:
+    """The statement's ``source``: a name left blank is left out, as a checkout's and a signup's are (the schema's
+    ``SaleSource`` names are non-blank strings)."""
     shop = register.stock_location
     source = {
         "market_id": shop.market.identifier,
@@ -232,7 +234,7 @@ def _source(*, register: Register, cashier: Mapping[str, Any] | None) -> dict[st
     if cashier:
         source["cashier_id"] = str(cashier["identifier"])
         source["cashier_name"] = str(cashier.get("full_name") or cashier["display_name"])
-    return source
+    return {key: value for key, value in source.items() if value}
 
 
 def _shop_info(*, register: Register) -> dict[str, Any]:

@@ -130,7 +130,8 @@ def running_worker(
     argv = [
         sys.executable,
         "-m",
-        "celery",
+        # ``celery`` with the check of every export against its published schema (tests/support/export_checks.py).
+        "tests.support.checked_worker",
         "-A",
         "config",
         "worker",

@@ -98,6 +98,7 @@ ELEMENTS = [
 ]
 
 
+@pytest.mark.made_up_entities
 @pytest.mark.parametrize(
     "config",
     [
