@@ -95,8 +95,9 @@ def test_each_row_names_the_routes_methods_lookup_and_actions(openapi_document: 
         if named is None or {named[1]} != entry.get("lookup"):
             wrong.append(f"{resource}: lookup documented {lookup!r}, routed {entry.get('lookup')}")
         for action in sorted(set(entry) - {"collection", "detail", "lookup"}):
-            if f"`POST {action}" not in methods:
-                wrong.append(f"{resource}: action POST {action} not documented")
+            for method in sorted(entry[action]):
+                if f"`{method.upper()} {action}" not in methods:
+                    wrong.append(f"{resource}: action {method.upper()} {action} not documented")
     assert wrong == []
 
 
