@@ -3,6 +3,7 @@ attributed to that group, which a statement's summaries by product group sum (do
 the periods still open get their parts here; a closed period's statement is stored and never recomputed."""
 
 from collections import defaultdict
+from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -41,6 +42,7 @@ def forwards(apps: Any, schema_editor: Any) -> None:
         groups = sorted(sums.items())
         parts = []
         for payment in SalePayment.objects.filter(sale_id=sale.id, product_group__isnull=True):
+            foreign: Sequence[tuple[str, Decimal | None]]
             base = _split(payment.amount, groups, minor_unit(sale.base_currency_code))
             if payment.foreign_currency and payment.foreign_currency_amount is not None:
                 foreign = _split(payment.foreign_currency_amount, groups, minor_unit(payment.foreign_currency))

@@ -2,7 +2,8 @@
 
 A golden day of one register, worked out by hand, and property tests over generated periods. The sales
 are stored as the checkout service stores them (``Sale`` plus its ``SaleLine`` / ``SalePayment`` /
-``SaleTax`` rows, a payment's parts by product group included) by the small factory below, booked through ``open_period_for`` as a checkout books.
+``SaleTax`` rows, a payment's parts by product group included) by the small factory below, booked through
+``open_period_for`` as a checkout books.
 """
 
 from __future__ import annotations
@@ -130,8 +131,9 @@ def book_sale(*, tenant: Tenant, register: Register, spec: SaleSpec) -> Sale:
             foreign = pay.foreign_currency_amount
             parts = split_payment(pay.amount, groups, 2)
             foreign_parts = split_payment(foreign, groups, 2) if foreign is not None else [(g, None) for g, _ in groups]
+            part_of = vars(pay)
             payments += [
-                SalePayment(**own, **{**vars(pay), "product_group": group, "amount": part, "foreign_currency_amount": f})
+                SalePayment(**own, **{**part_of, "product_group": group, "amount": part, "foreign_currency_amount": f})
                 for (group, part), (_, f) in zip(parts, foreign_parts, strict=True)
             ]
         SalePayment.objects.bulk_create(payments)
@@ -252,7 +254,12 @@ def _summary(
     }
 
 
-EUR_54 = {"amount": {"EUR": D("54.00")}, "credit": {"EUR": D("54.00")}, "count": {"EUR": 1}, "count_credit": {"EUR": 1}}
+EUR_54: dict[str, dict[str, Any]] = {
+    "amount": {"EUR": D("54.00")},
+    "credit": {"EUR": D("54.00")},
+    "count": {"EUR": 1},
+    "count_credit": {"EUR": 1},
+}
 
 # Worked out by hand from DAY (VAT 25% included in every price; margin_total = total - VAT, margin = margin_total -
 # cost: the profit; a line without a cost, the expense, has its whole net amount as margin).
