@@ -110,7 +110,9 @@ def book(*, account: Any, register: Any, sales: int) -> Any:
                     for n, kind in zip(numbers, kinds, strict=True)
                 ]
             )
-            lines, payments, taxes = [], [], []
+            lines: list[SaleLine] = []
+            payments: list[SalePayment] = []
+            taxes: list[SaleTax] = []
             for n, sale in zip(numbers, rows, strict=True):
                 if sale.voided:
                     continue
@@ -139,6 +141,7 @@ def book(*, account: Any, register: Any, sales: int) -> Any:
                 taxes.append(SaleTax(**row, product_group=group, amount=tax, **vat))
                 taxes.append(SaleTax(**row, product_group=None, amount=tax, **vat))
                 method = n % 5
+                first = len(payments)
                 if method == 0 and sign > 0:  # cash with change and rounding
                     payments += [
                         SalePayment(**row, payment_type="cash", amount=total + Decimal("50.05")),
@@ -155,6 +158,18 @@ def book(*, account: Any, register: Any, sales: int) -> Any:
                     payments.append(SalePayment(**row, payment_type="cash", amount=total))
                 else:
                     payments.append(SalePayment(**row, payment_type="card.external", amount=total))
+                # Each payment's part in the sale's one product group, as a checkout stores it.
+                payments += [
+                    SalePayment(
+                        **row,
+                        product_group=group,
+                        payment_type=p.payment_type,
+                        amount=p.amount,
+                        foreign_currency=p.foreign_currency,
+                        foreign_currency_amount=p.foreign_currency_amount,
+                    )
+                    for p in payments[first:]
+                ]
             SaleLine.objects.bulk_create(lines)
             SalePayment.objects.bulk_create(payments)
             SaleTax.objects.bulk_create(taxes)

@@ -112,7 +112,12 @@ class SalesFigures(Body, schema_name="ExportStatementSalesSummary"):
     item_count = Field(AMOUNT, description="The sum of the quantities.")
     vat_amount = optional(AMOUNT, description="The VAT included.")
     sales_tax_amount = optional(AMOUNT, description="The sales tax added on top.")
-    payments = optional(Arr(PaymentTotal, max_items=10_000), description="One entry per payment type used.")
+    payments = optional(
+        Arr(PaymentTotal, max_items=10_000),
+        description="One entry per payment type used. By product group: the parts of the sales' payments attributed "
+        "to the group, by its share of each sale's total, a payment counted once in each group it touches "
+        "(absent from statements made before the attribution existed).",
+    )
     tax_summaries = optional(Arr(TaxTotal, max_items=10_000), description="One entry per tax of the period.")
 
 

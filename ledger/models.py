@@ -236,9 +236,14 @@ class SaleLine(SaleFigures):
 
 
 class SalePayment(SaleFigures):
-    """One successful payment entry of a sale (spec: sale.payments), for the statement's payment totals."""
+    """One successful payment entry of a sale (spec: sale.payments), for the statement's payment totals
+    (``product_group`` null), or the part of one attributed to a product group of the sale, for the summaries by
+    product group (``ledger.statements.split_payment``)."""
 
     sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="payment_rows")
+    product_group = models.CharField(
+        max_length=255, null=True, blank=True, help_text="Null: the sale's payment; else its part in that group."
+    )
     payment_type = models.CharField(max_length=255)
     amount = money(help_text="In the base currency.")
     foreign_currency = models.CharField(max_length=3, blank=True)

@@ -8,7 +8,8 @@ tests in ``tests/ledger/test_statement*.py``).
 Sign convention of the stored rows: returns have negative quantities and amounts, expenses a positive
 quantity and negative amounts, cash change and cashback are negative ``cash`` payments, and
 ``cash.rounding`` is a payment entry of its own. Sums are exact Decimals and are not rounded: every stored
-figure already has the currency's precision, so a sum of them has too.
+figure already has the currency's precision, so a sum of them has too. A summary by product group sums the parts
+of the payments attributed to its group when the sale was stored (``split_payment``).
 
 Margins are amounts, as the platform's statement exporter reads them (cost of a period =
 ``margin_total - margin``): ``margin_total`` sums the net amounts the margin is measured on and ``margin`` the
@@ -21,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from accounts.models import CASH_ROUNDING
@@ -103,7 +104,8 @@ class LineTotals:
 
 @dataclass(frozen=True)
 class PaymentTotals:
-    """Sums of the payments of one kind, type, foreign currency ("" for base) and side (credit/debit/zero)."""
+    """Sums of the payments of one kind, type, foreign currency ("" for base) and side (credit/debit/zero);
+    with a ``product_group`` ("" for none), of the parts of them attributed to that group (``split_payment``)."""
 
     kind: str
     payment_type: str
@@ -112,6 +114,7 @@ class PaymentTotals:
     count: int
     amount: Decimal
     foreign_amount: Decimal
+    product_group: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,40 @@ class PeriodFigures:
     lines: list[LineTotals]
     payments: list[PaymentTotals]
     taxes: list[TaxTotals]
+    group_payments: list[PaymentTotals] = field(default_factory=list)  # each with its product_group
+
+
+# --- A sale's payments by product group ---------------------------------------------------------------
+
+
+def product_group_totals(lines: Iterable[tuple[str, Decimal]]) -> list[tuple[str, Decimal]]:
+    """A sale's line totals summed by product group ("" for none), in the order of the groups' names."""
+    sums: dict[str, Decimal] = defaultdict(lambda: ZERO)
+    for group, total in lines:
+        sums[group] += total
+    return sorted(sums.items())
+
+
+def split_payment(amount: Decimal, groups: Sequence[tuple[str, Decimal]], places: int) -> list[tuple[str, Decimal]]:
+    """The parts of one payment of a sale attributed to the sale's product groups (docs/decisions.md).
+
+    ``groups`` are the sale's ``product_group_totals``. Each group's part is the amount times the group's share
+    of the sale's line total, rounded half-up to ``places`` decimals; the last group takes the remainder, so the
+    parts add up exactly to the amount. A sale whose line totals add up to zero (an even exchange) is split by
+    the groups' absolute totals, and evenly when those are zero too. No groups (a sale without lines): no parts.
+    """
+    if not groups:
+        return []
+    weights = [total for _, total in groups]
+    if sum(weights, ZERO) == 0:
+        weights = [abs(total) for total in weights]
+    if sum(weights, ZERO) == 0:
+        weights = [Decimal(1)] * len(groups)
+    whole = sum(weights, ZERO)
+    step = Decimal(1).scaleb(-places)
+    parts = [(amount * weight / whole).quantize(step, rounding=ROUND_HALF_UP) for weight in weights[:-1]]
+    parts.append(amount - sum(parts, ZERO))
+    return [(group, part) for (group, _), part in zip(groups, parts, strict=True)]
 
 
 # --- What the service knows ---------------------------------------------------------------------------
@@ -249,12 +286,11 @@ def sales_summary(
     sale_count: int,
     lines: Sequence[LineTotals],
     taxes: Sequence[TaxTotals],
-    payments: Sequence[PaymentTotals] | None,
+    payments: Sequence[PaymentTotals],
 ) -> dict[str, Any]:
-    """Spec: sales summary. ``payments`` None leaves them out (a product group's summary: a payment
-    cannot be split by product group)."""
+    """Spec: sales summary."""
     sums, item_count, _ = _figures(lines)
-    summary: dict[str, Any] = {
+    return {
         "base_price": sums["base_price"],
         "margin": sums["margin"],
         "margin_total": sums["margin_total"],
@@ -266,11 +302,9 @@ def sales_summary(
         "item_count": item_count,
         "vat_amount": sums["vat_amount"],
         "sales_tax_amount": sums["sales_tax_amount"],
+        "payments": payment_summaries(payments),
+        "tax_summaries": tax_summaries(taxes),
     }
-    if payments is not None:
-        summary["payments"] = payment_summaries(payments)
-    summary["tax_summaries"] = tax_summaries(taxes)
-    return summary
 
 
 def _by_product_group(figures: PeriodFigures, kinds: tuple[str, ...]) -> dict[str, Any]:
@@ -280,7 +314,8 @@ def _by_product_group(figures: PeriodFigures, kinds: tuple[str, ...]) -> dict[st
         lines = [line for line in figures.lines if line.kind in kinds and line.product_group == group]
         _, _, sales = _figures(lines)  # a sale is in one kind, so its group counts add across kinds
         taxes = [t for t in figures.taxes if t.kind in kinds and t.product_group == group]
-        out[group or NO_GROUP] = sales_summary(sale_count=sales, lines=lines, taxes=taxes, payments=None)
+        payments = [p for p in figures.group_payments if p.kind in kinds and p.product_group == group]
+        out[group or NO_GROUP] = sales_summary(sale_count=sales, lines=lines, taxes=taxes, payments=payments)
     return out
 
 

@@ -34,8 +34,9 @@ Configuration::
 Columns besides ``path`` (exactly one of them, none with ``aggregate: count``):
 
 * ``{"header": "Account", "value": "1010"}``: a constant (string, number, boolean or null), the same in every row.
-* ``{"header": "Type", "derived": "type"}``: the sale's type, ``voided`` (``voided`` true), ``return``
-  (``summary.is_return``), ``expense`` (a line with the ``expense`` behavior) or ``sale``; of the row's entity.
+* ``{"header": "Type", "derived": "type"}``: the sale's type in the platform's words, ``void`` (``voided``
+  true), ``return`` (``summary.is_return``), ``expense`` (a line with the ``expense`` behavior) or ``sale``; of the
+  row's entity.
 * ``"language": "da"`` or ``["da", "en"]`` on a column (over the configuration's ``language``): an L10nString
   (``{"da": ..., "en": ...}``) is written in the first of these languages it has, else in its first language; a
   plain string is written as it is. Without a language an object is written as JSON, as before.
@@ -131,7 +132,8 @@ _SIZE_CHECK_EVERY = 500
 _TIME_CHECK_CELLS = 1000
 
 
-SALE_TYPES = ("sale", "return", "expense", "voided")
+# The platform's own export tools' words; a voided sale is ``void`` there (the entity's field stays ``voided``).
+SALE_TYPES = ("sale", "return", "expense", "void")
 # What ``sale_type`` reads of a sale.
 SALE_TYPE_READS: tuple[Path, ...] = (("voided",), ("summary", "is_return"), ("summary", "line_items"))
 DERIVED = ("type",)
@@ -153,9 +155,9 @@ class _Column:
 
 
 def sale_type(entity: dict[str, Any]) -> str:
-    """The type of a sale for a ``derived: type`` column: ``voided``, ``return``, ``expense`` or ``sale``."""
+    """The type of a sale for a ``derived: type`` column: ``void``, ``return``, ``expense`` or ``sale``."""
     if entity.get("voided") is True:
-        return "voided"
+        return "void"
     summary = entity.get("summary")
     summary = summary if isinstance(summary, dict) else {}
     if summary.get("is_return") is True:

@@ -46,7 +46,7 @@ class SaleLineInline(RecordInline):
 
 class SalePaymentInline(RecordInline):
     model = SalePayment
-    fields = ("payment_type", "amount", "foreign_currency", "foreign_currency_amount")
+    fields = ("product_group", "payment_type", "amount", "foreign_currency", "foreign_currency_amount")
 
 
 class SaleTaxInline(RecordInline):

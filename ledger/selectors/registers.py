@@ -36,11 +36,13 @@ def _zero(value: Decimal | None) -> Decimal:
 
 def period_figures(*, account: Account, period: RegisterPeriod) -> PeriodFigures:
     """Everything a statement sums for one period, in four aggregate queries."""
+    payments = _payment_totals(account=account, period=period)
     return PeriodFigures(
         counts=_sale_counts(account=account, period=period),
         lines=_line_totals(account=account, period=period),
-        payments=_payment_totals(account=account, period=period),
+        payments=[p for p in payments if p.product_group is None],
         taxes=_tax_totals(account=account, period=period),
+        group_payments=[p for p in payments if p.product_group is not None],
     )
 
 
@@ -88,7 +90,8 @@ def _line_totals(*, account: Account, period: RegisterPeriod) -> list[LineTotals
 def _payment_totals(*, account: Account, period: RegisterPeriod) -> list[PaymentTotals]:
     # Credit is a positive amount, debit a negative one (spec); a zero amount is counted as neither.
     # Foreign-currency payments are split by the sign of their foreign amount, which is the sign of the
-    # base amount they were converted to.
+    # base amount they were converted to. The payments (product group null) and their parts by product group
+    # are read together.
     side = Case(
         When(amount__gt=0, then=Value("credit")),
         When(amount__lt=0, then=Value("debit")),
@@ -97,7 +100,7 @@ def _payment_totals(*, account: Account, period: RegisterPeriod) -> list[Payment
     )
     groups = _grouped(
         SalePayment.objects.filter(account=account, period=period).annotate(side=side),
-        ("kind", "payment_type", "foreign_currency", "side"),
+        ("kind", "product_group", "payment_type", "foreign_currency", "side"),
         count=Count("id"),
         amount=Sum("amount"),
         foreign_amount=Sum("foreign_currency_amount"),

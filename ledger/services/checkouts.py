@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo, available_timezones
 from django.db import IntegrityError, transaction
 
 from accounts.models import Account, Register
+from accounts.money import minor_unit
 from core import bulk, outbox
 from core.errors import Conflict, InvalidInput
 from core.nodes import INVALID
@@ -41,6 +42,7 @@ from ledger.models import (
 from ledger.outbox import checkout_key, sale_key
 from ledger.services.registers import open_period_of
 from ledger.services.stock import record_sale_stock_events, stock_event_entries
+from ledger.statements import product_group_totals, split_payment
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 CUSTOMER_KEPT_WITHOUT_ORGANIZATION = ("identifier",)
@@ -490,18 +492,46 @@ def _store_rows(*, account: Account, period: RegisterPeriod, sales: Sequence[Sal
             )
             taxes.extend(_tax_row(own, tax, group) for tax in line.get("taxes", ()))
         taxes.extend(_tax_row(own, tax, None) for tax in plan.document["summary"]["taxes"])
-        payments.extend(
+        payments.extend(_payment_rows(own, plan, sale.base_currency_code))
+    # One statement on PostgreSQL; one per table on SQLite.
+    bulk.insert_together(lines, payments, taxes)
+
+
+def _payment_rows(own: dict[str, Any], plan: _SalePlan, base_currency_code: str) -> list[SalePayment]:
+    """A row per payment, and per payment a row of its part in each product group of the sale's lines."""
+    groups = product_group_totals((line.get("product_group") or "", Decimal(line["total"])) for line in plan.lines)
+    rows: list[SalePayment] = []
+    for payment in plan.payments:
+        currency = payment.get("foreign_currency", "")
+        amount = Decimal(payment["amount"])
+        foreign = payment.get("foreign_currency_amount")
+        rows.append(
             SalePayment(
                 **own,
                 payment_type=payment["payment_type"],
-                amount=payment["amount"],
-                foreign_currency=payment.get("foreign_currency", ""),
-                foreign_currency_amount=payment.get("foreign_currency_amount"),
+                amount=amount,
+                foreign_currency=currency,
+                foreign_currency_amount=foreign,
             )
-            for payment in plan.payments
         )
-    # One statement on PostgreSQL; one per table on SQLite.
-    bulk.insert_together(lines, payments, taxes)
+        base_parts = split_payment(amount, groups, minor_unit(base_currency_code))
+        foreign_parts = (
+            split_payment(Decimal(foreign), groups, minor_unit(currency))
+            if foreign is not None and currency
+            else [(group, None) for group, _ in groups]
+        )
+        rows.extend(
+            SalePayment(
+                **own,
+                product_group=group,
+                payment_type=payment["payment_type"],
+                amount=part,
+                foreign_currency=currency,
+                foreign_currency_amount=foreign_part,
+            )
+            for (group, part), (_, foreign_part) in zip(base_parts, foreign_parts, strict=True)
+        )
+    return rows
 
 
 def _tax_row(own: dict[str, Any], tax: dict[str, Any], product_group: str | None) -> SaleTax:

@@ -169,9 +169,51 @@ def _check_statement(statement: dict[str, Any], sales: dict[str, Any]) -> None:
     assert summary["voided_count"] == 1
     assert summary["all"]["total"] == D("459.80") + D("150.00") - D("179.95") - D("40.00")
 
+    _check_payments_by_product_group(summary)
+
     reconciliations = {(r["payment_type_identifier"], r["currency_code"]): r for r in statement["reconciliations"]}
     assert reconciliations[("cash", "DKK")]["total"] == D("35.50")
     assert reconciliations[("cash", "EUR")]["depositing"] == "automatic"
+
+
+def _per_type(payments: list[dict[str, Any]]) -> dict[tuple[str, str], Decimal]:
+    """Amounts per payment type: the total, the base currency's and each foreign currency's."""
+    sums: dict[tuple[str, str], Decimal] = {}
+    for payment in payments:
+        totals = payment["totals"]
+        amounts = {"total": totals["total"], "base": totals["base_currency_total"], **totals["foreign_currencies"]}
+        for name, amount in amounts.items():
+            sums[(payment["type"], name)] = sums.get((payment["type"], name), D(0)) + amount
+    return sums
+
+
+def _check_payments_by_product_group(summary: dict[str, Any]) -> None:
+    def in_short(groups: dict[str, Any]) -> dict[str, dict[str, tuple[Decimal, int]]]:
+        return {
+            group: {p["type"]: (p["totals"]["total"], p["totals"]["transaction_count"]) for p in part["payments"]}
+            for group, part in groups.items()
+        }
+
+    # Worked out by hand. co-1's two card payments split over its groups by their shares of its 459.80
+    # (accessories 99.90, clothing 359.90; the last group takes the rest): 400.00 -> 86.91 + 313.09 and
+    # 59.80 -> 12.99 + 46.81; each counts once in each group. co-2 is all accessories, co-3 clothing, co-4 none.
+    accessories = {"card.external": (D("99.90"), 2), "cash": (D("150.00"), 3)}  # 74.50 (10 EUR) + 80 - 4.50
+    assert in_short(summary["sales_by_product_group"]) == {
+        "accessories": accessories,
+        "clothing": {"card.external": (D("359.90"), 2)},
+    }
+    assert in_short(summary["returns_by_product_group"]) == {"clothing": {"card.external": (D("-179.95"), 1)}}
+    assert in_short(summary["all_by_product_group"]) == {
+        "__none__": {"cash": (D("-40.00"), 1)},
+        "accessories": accessories,
+        "clothing": {"card.external": (D("179.95"), 3)},
+    }
+    [eur] = [p for p in summary["all_by_product_group"]["accessories"]["payments"] if p["type"] == "cash"]
+    assert (eur["totals"]["base_currency_total"], eur["totals"]["foreign_currencies"]) == (D("75.50"), {"EUR": D(10)})
+    # The groups' payments add up to the period's, per type and currency.
+    for name in ("all", "sales", "returns"):
+        groups = summary[f"{name}_by_product_group"].values()
+        assert _per_type([p for g in groups for p in g["payments"]]) == _per_type(summary[name]["payments"]), name
 
 
 def _lines(sales: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -193,6 +235,6 @@ def _check_csv(documents: list[str]) -> None:
     assert by_sale["co-3-s1"] == [
         ["co-3-s1", "return", "Main street", "T-shirt basis", "-1", "-199.95", "-179.95", "-60.00"]
     ]
-    assert [row[1] for row in by_sale["co-5-s1"]] == ["voided"]
+    assert [row[1] for row in by_sale["co-5-s1"]] == ["void"]  # the platform's word for a voided sale
     for row in rows:
         assert D(row[5]) - D(row[6]) >= 0 if D(row[4]) > 0 else D(row[5]) - D(row[6]) <= 0

@@ -148,7 +148,7 @@ def register_day() -> list[dict[str, Any]]:
         margin_total=D("287.92"),  # 359.90 - 71.98 VAT
         margin=D("167.92"),  # 287.92 - 120.00 cost
     )
-    socks = line("li-2", "socks", SOCKS_NAME, 3, "49.95", discount="49.95", unit_cost="15.00")
+    socks = line("li-2", "socks", SOCKS_NAME, 3, "49.95", discount="49.95", unit_cost="15.00", group="accessories")
     cap = line("li-1", "cap", {"da": "Kasket", "en": "Cap"}, 1, "150.00", unit_cost="50.00", group="accessories")
     returned = line("li-1", "tshirt", TSHIRT_NAME, -1, "199.95", discount="20.00", unit_cost="60.00")
     coffee = line(
@@ -161,9 +161,13 @@ def register_day() -> list[dict[str, Any]]:
         behavior={"expense": {"identifier": "coffee", "image_urls": []}},
     )
     return [
-        # A B2B sale of two lines with discounts, paid by card.
+        # A B2B sale of two lines in two product groups with discounts, paid on two cards.
         checkout(
-            "co-1", 1, basket([tshirts, socks], customer=B2B_CUSTOMER), [("card.external", "459.80", {})], minutes=0
+            "co-1",
+            1,
+            basket([tshirts, socks], customer=B2B_CUSTOMER),
+            [("card.external", "400.00", {}), ("card.external", "59.80", {})],
+            minutes=0,
         ),
         # A cap paid in cash: 10 EUR (74.50 DKK) and 80 DKK, 4.50 DKK back.
         checkout(

@@ -5,6 +5,7 @@ profit."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -87,9 +88,14 @@ def _migrate(targets: list[tuple[str, str]]) -> Any:
     return executor.loader.project_state(targets).apps
 
 
+def _latest() -> list[tuple[str, str]]:
+    return list(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
 @pytest.fixture
-def old_rows(transactional_db: None, tenant: Tenant) -> None:
-    """One sale (with its checkout and rows), one expense row and a statement, written at the old migration."""
+def old_rows(transactional_db: None, tenant: Tenant) -> Iterator[None]:
+    """One sale (with its checkout and rows), one expense row and a statement, written at the old migration; the
+    database is back at the latest migrations afterwards, for the tests that follow."""
     register = Register.objects.create(
         account=tenant.account, stock_location=tenant.stock_location, identifier="reg-1", name="Register 1"
     )
@@ -144,6 +150,8 @@ def old_rows(transactional_db: None, tenant: Tenant) -> None:
         document={"register_summary": copy.deepcopy(OLD_REGISTER_SUMMARY)},
     )
     _migrate(AFTER)
+    yield
+    _migrate(_latest())
 
 
 @pytest.mark.usefixtures("old_rows")

@@ -319,9 +319,32 @@ def test_only_successful_payments_become_payment_rows(pos: PosApi) -> None:
     post_ok(pos, body)
 
     rows = sorted(
-        SalePayment.objects.values_list("payment_type", "amount", "foreign_currency", "foreign_currency_amount")
+        SalePayment.objects.filter(product_group=None).values_list(
+            "payment_type", "amount", "foreign_currency", "foreign_currency_amount"
+        )
     )
     assert rows == [("cash", Decimal(100), "EUR", Decimal("13.4")), ("cash.rounding", Decimal("-0.25"), "", None)]
+
+
+def test_each_payment_is_stored_with_its_parts_by_product_group(pos: PosApi) -> None:
+    body = checkout_body(lines=[("p-1", "tops", 1, "60.00"), ("p-2", None, 1, "39.75")], payments=[("cash", 100)])
+    body["payments"].append({"amount": -0.25, "identifier": "r", "payment_type": "cash.rounding", "success": True})
+    body["payments"][0]["foreign_currency"] = "EUR"
+    body["payments"][0]["foreign_currency_amount"] = 13.4
+    post_ok(pos, body)
+
+    rows = sorted(
+        SalePayment.objects.exclude(product_group=None).values_list(
+            "payment_type", "product_group", "amount", "foreign_currency", "foreign_currency_amount"
+        )
+    )
+    # By each group's share of the 99.75 (39.75 : 60.00), rounded to the cent; the last group takes the rest.
+    assert rows == [
+        ("cash", "", Decimal("39.85"), "EUR", Decimal("5.34")),  # 100 x 39.75 / 99.75 = 39.849..; 13.4 x .. = 5.339..
+        ("cash", "tops", Decimal("60.15"), "EUR", Decimal("8.06")),
+        ("cash.rounding", "", Decimal("-0.10"), "", None),  # -0.25 x 39.75 / 99.75 = -0.0996..
+        ("cash.rounding", "tops", Decimal("-0.15"), "", None),
+    ]
 
 
 def test_summary_taxes_and_line_taxes_become_tax_rows(pos: PosApi) -> None:
@@ -609,14 +632,14 @@ def test_a_return_is_stored_as_a_return(pos: PosApi) -> None:
     assert sale.kind == "return"
     assert sale.total == Decimal(-200)
     assert SaleLine.objects.get().kind == "return"
-    assert SalePayment.objects.get().amount == Decimal(-200)
+    assert SalePayment.objects.get(product_group=None).amount == Decimal(-200)
 
 
 def test_an_exchange_stores_a_sale_and_a_return_with_their_own_payments(pos: PosApi) -> None:
     body = post_ok(pos, exchange_body())
 
     assert [(s["identifier"], s["kind"]) for s in body["sales"]] == [("co-x-sale", "sale"), ("co-x-return", "return")]
-    payments = dict(SalePayment.objects.values_list("sale__identifier", "amount"))
+    payments = dict(SalePayment.objects.filter(product_group=None).values_list("sale__identifier", "amount"))
     assert payments == {"co-x-sale": Decimal(300), "co-x-return": Decimal(-100)}
     documents = {s.identifier: s.document for s in Sale.objects.all()}
     assert {d["checkout_identifier"] for d in documents.values()} == {"co-x"}
@@ -686,7 +709,7 @@ def test_an_expense_is_stored_as_an_expense(pos: PosApi, tenant: Tenant) -> None
     assert sale.kind == "expense"
     assert sale.total == Decimal(-50)
     assert SaleLine.objects.get().kind == "expense"
-    assert SalePayment.objects.get().amount == Decimal(-50)
+    assert SalePayment.objects.get(product_group=None).amount == Decimal(-50)
 
 
 def test_an_expense_not_configured_for_the_account_is_stored_with_a_warning(pos: PosApi, other_tenant: Tenant) -> None:

@@ -2,7 +2,8 @@
 
 A golden day of one register, worked out by hand, and property tests over generated periods. The sales
 are stored as the checkout service stores them (``Sale`` plus its ``SaleLine`` / ``SalePayment`` /
-``SaleTax`` rows) by the small factory below, booked through ``open_period_for`` as a checkout books.
+``SaleTax`` rows, a payment's parts by product group included) by the small factory below, booked through
+``open_period_for`` as a checkout books.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from accounts.models import Register
 from ledger.models import Checkout, RegisterCloseStatement, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax
 from ledger.selectors.registers import period_figures
 from ledger.services.registers import close_register, open_period_for, open_register
-from ledger.statements import CountedAmount, StatementContext, statement_document, timing
+from ledger.statements import (
+    CountedAmount,
+    StatementContext,
+    product_group_totals,
+    split_payment,
+    statement_document,
+    timing,
+)
 from tests.conftest import Tenant
 
 D = Decimal
@@ -117,7 +125,18 @@ def book_sale(*, tenant: Tenant, register: Register, spec: SaleSpec) -> Sale:
         SaleLine.objects.bulk_create(
             [SaleLine(**own, product_group=line.product_group, **line.figures) for line in spec.lines]
         )
-        SalePayment.objects.bulk_create([SalePayment(**own, **vars(pay)) for pay in spec.payments])
+        groups = product_group_totals((line.product_group, line.total) for line in spec.lines)
+        payments = [SalePayment(**own, **vars(pay)) for pay in spec.payments]
+        for pay in spec.payments:
+            foreign = pay.foreign_currency_amount
+            parts = split_payment(pay.amount, groups, 2)
+            foreign_parts = split_payment(foreign, groups, 2) if foreign is not None else [(g, None) for g, _ in groups]
+            part_of = vars(pay)
+            payments += [
+                SalePayment(**own, **{**part_of, "product_group": group, "amount": part, "foreign_currency_amount": f})
+                for (group, part), (_, f) in zip(parts, foreign_parts, strict=True)
+            ]
+        SalePayment.objects.bulk_create(payments)
         taxes = [SaleTax(**own, product_group=line.product_group, amount=line.vat_amount, **VAT) for line in spec.lines]
         summary_vat = sum((line.vat_amount for line in spec.lines), D(0))
         taxes.append(SaleTax(**own, product_group=None, amount=summary_vat, **VAT))
@@ -216,9 +235,9 @@ def _summary(
     margin_total: str,
     count: int,
     items: str,
-    payments: list[dict[str, Any]] | None = None,
+    payments: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    summary: dict[str, Any] = {
+    return {
         "base_price": D(base_price),
         "margin": D(margin),
         "margin_total": D(margin_total),
@@ -230,14 +249,17 @@ def _summary(
         "item_count": D(items),
         "vat_amount": D(vat),
         "sales_tax_amount": D(0),
+        "payments": payments,
+        "tax_summaries": [{"amount": D(vat), "rate": D("0.25"), "name": "VAT", "type": "vat"}],
     }
-    if payments is not None:
-        summary["payments"] = payments
-    summary["tax_summaries"] = [{"amount": D(vat), "rate": D("0.25"), "name": "VAT", "type": "vat"}]
-    return summary
 
 
-EUR_54 = {"amount": {"EUR": D("54.00")}, "credit": {"EUR": D("54.00")}, "count": {"EUR": 1}, "count_credit": {"EUR": 1}}
+EUR_54: dict[str, dict[str, Any]] = {
+    "amount": {"EUR": D("54.00")},
+    "credit": {"EUR": D("54.00")},
+    "count": {"EUR": 1},
+    "count_credit": {"EUR": 1},
+}
 
 # Worked out by hand from DAY (VAT 25% included in every price; margin_total = total - VAT, margin = margin_total -
 # cost: the profit; a line without a cost, the expense, has its whole net amount as margin).
@@ -320,6 +342,12 @@ EXPECTED_SUMMARY = {
             margin_total="12.00",
             count=3,
             items="3",
+            # A's payments split 25 : 200 over its groups ("" first, clothing takes the remainder): cash 250 ->
+            # 27.78 here, cash -25 -> -2.78 here; C's gift card; E's cash.
+            payments=[
+                {"type": "cash", "totals": _totals("-15.00", "27.78", "-42.78", 3, 1, 2)},  # 27.78 - 2.78 - 40
+                {"type": "giftcard.integration", "totals": _totals("30.00", "30.00", "0", 1, 1, 0)},
+            ],
         ),
         "clothing": _summary(  # A's T-shirts, B, D, R
             base_price="599.95",
@@ -330,6 +358,24 @@ EXPECTED_SUMMARY = {
             margin_total="439.96",
             count=4,
             items="3",
+            payments=[
+                {"type": "card.external", "totals": _totals("50.00", "50.00", "0", 1, 1, 0)},
+                {
+                    # A's 222.22 and -22.22, B's 402.50 (54 EUR) and -2.50, R's -100; with "" above: the period's 485.
+                    "type": "cash",
+                    "totals": _totals(
+                        "500.00",
+                        "624.72",
+                        "-124.72",
+                        5,
+                        2,
+                        3,
+                        base=("97.50", "222.22", "-124.72", 4, 1, 3),
+                        foreign=EUR_54,
+                    ),
+                },
+                {"type": "cash.rounding", "totals": _totals("-0.05", "0", "-0.05", 1, 0, 1)},
+            ],
         ),
     },
     "sales_by_product_group": {
@@ -342,6 +388,10 @@ EXPECTED_SUMMARY = {
             margin_total="44.00",
             count=2,
             items="2",
+            payments=[
+                {"type": "cash", "totals": _totals("25.00", "27.78", "-2.78", 2, 1, 1)},
+                {"type": "giftcard.integration", "totals": _totals("30.00", "30.00", "0", 1, 1, 0)},
+            ],
         ),
         "clothing": _summary(
             base_price="699.95",
@@ -352,6 +402,23 @@ EXPECTED_SUMMARY = {
             margin_total="519.96",
             count=3,
             items="4",
+            payments=[
+                {"type": "card.external", "totals": _totals("50.00", "50.00", "0", 1, 1, 0)},
+                {
+                    "type": "cash",
+                    "totals": _totals(
+                        "600.00",
+                        "624.72",
+                        "-24.72",
+                        4,
+                        2,
+                        2,
+                        base=("197.50", "222.22", "-24.72", 3, 1, 2),
+                        foreign=EUR_54,
+                    ),
+                },
+                {"type": "cash.rounding", "totals": _totals("-0.05", "0", "-0.05", 1, 0, 1)},
+            ],
         ),
     },
     "returns_by_product_group": {
@@ -364,6 +431,7 @@ EXPECTED_SUMMARY = {
             margin_total="-80.00",
             count=1,
             items="-1",
+            payments=[{"type": "cash", "totals": _totals("-100.00", "0", "-100.00", 1, 0, 1)}],
         ),
     },
     "cash_drawer_open_count": 7,
@@ -534,6 +602,27 @@ def test_timing_uses_the_iso_week_year_at_a_year_boundary():
     }
 
 
+def test_a_payment_is_split_over_the_groups_by_their_share_and_the_last_group_takes_the_remainder():
+    groups = product_group_totals([("food", D("10.00")), ("", D("10.00")), ("food", D("10.00"))])
+
+    assert groups == [("", D("10.00")), ("food", D("20.00"))]
+    assert split_payment(D("100.00"), groups, 2) == [("", D("33.33")), ("food", D("66.67"))]
+    assert split_payment(D("-0.05"), groups, 2) == [("", D("-0.02")), ("food", D("-0.03"))]
+    assert split_payment(D("100"), groups, 0) == [("", D("33")), ("food", D("67"))]
+
+
+def test_an_even_exchange_is_split_by_the_groups_absolute_totals_and_a_sale_without_lines_not_at_all():
+    exchange = [("food", D("-50.00")), ("tops", D("50.00"))]
+
+    assert split_payment(D("-0.05"), exchange, 2) == [("food", D("-0.03")), ("tops", D("-0.02"))]
+    assert split_payment(D("9.00"), [("a", D(0)), ("b", D(0)), ("c", D(0))], 2) == [
+        ("a", D("3.00")),
+        ("b", D("3.00")),
+        ("c", D("3.00")),
+    ]
+    assert split_payment(D("9.00"), [], 2) == []
+
+
 # --- Properties over generated periods ---------------------------------------------------------------------
 
 cents = st.integers(min_value=-500_00, max_value=500_00).map(lambda n: D(n).scaleb(-2))
@@ -617,6 +706,30 @@ def test_all_equals_sales_plus_returns_plus_expenses(tenant, register, specs):
             assert summary["all"][figure] == sum(summary[k][figure] for k in ("sales", "returns", "expenses"))
         by_group = summary["all_by_product_group"].values()
         assert sum((g["total"] for g in by_group), D(0)) == summary["all"]["total"]
+        transaction.set_rollback(True)
+
+
+def _per_type(payments: list[dict[str, Any]]) -> dict[tuple[str, str], Decimal]:
+    sums: dict[tuple[str, str], Decimal] = {}
+    for payment in payments:
+        totals = payment["totals"]
+        amounts = {"total": totals["total"], "base": totals["base_currency_total"]}
+        amounts.update({f"foreign {code}": amount for code, amount in totals["foreign_currencies"].items()})
+        for name, amount in amounts.items():
+            key = (payment["type"], name)
+            sums[key] = sums.get(key, D(0)) + amount
+    return {key: amount for key, amount in sums.items() if amount != 0}
+
+
+@PROPERTY_SETTINGS
+@given(specs=st.lists(sale_specs(), min_size=1, max_size=8))
+def test_the_product_groups_payments_add_up_to_the_periods_per_type(tenant, register, specs):
+    with transaction.atomic():
+        document, _ = _statement_of(tenant, register, specs)
+        summary = document["register_summary"]
+        for name in ("all", "sales", "returns"):
+            groups = summary[f"{name}_by_product_group"].values()
+            assert _per_type([p for g in groups for p in g["payments"]]) == _per_type(summary[name]["payments"]), name
         transaction.set_rollback(True)
 
 
