@@ -18,8 +18,8 @@ from exports import circuit, retry
 from exports.deliveries.base import DeliveryResult
 from exports.entities import REGISTRY as ENTITIES
 from exports.entities.base import EntityDefinition
-from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
-from exports.services.outcomes import DeliveryOutcome
+from exports.models import ExportDelivery, ExportItem, ExportQueue
+from exports.services.outcomes import Delivered, DeliveryOutcome, Failed, GaveUp, Paused, Skipped
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import ConfigError, Element, RenderContext, TransformError
 
@@ -99,11 +99,11 @@ def _send(
     started = timezone.now()
     skipped: dict[int, str] = {}
 
-    def send() -> DeliveryResult | DeliveryOutcome:
+    def send() -> DeliveryResult | Skipped:
         elements, skipped_now = elements_of(queue, items, entities)
         skipped.update(skipped_now)
         if not elements:
-            return DeliveryOutcome(delivery, items, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0)
+            return Skipped(delivery, items, DeliveryResult(ok=True), skipped, started, 0)
         context = render_context(queue, delivery.delivery_id, started)
         rendered = TRANSFORMS[queue.transform.get("type", "identity")].render(elements, context, queue.transform)
         return circuit.deliver(
@@ -118,7 +118,7 @@ def _attempt(
     items: list[ExportItem] | None,
     skipped: dict[int, str],
     started: datetime,
-    send: Callable[[], DeliveryResult | DeliveryOutcome],
+    send: Callable[[], DeliveryResult | Skipped],
 ) -> DeliveryOutcome:
     """Run ``send`` (render and deliver, or decide there is nothing to send) as the delivery's attempt: what it
     raises is recorded too (the task's soft time limit as a timeout, anything else as a failure)."""
@@ -129,7 +129,7 @@ def _attempt(
         return timed_out(delivery, items, skipped, started, clock)
     except Exception as exc:  # a bug must not strand the delivery: it is logged and recorded as failed
         result = not_sent(delivery, exc)
-    if isinstance(result, DeliveryOutcome):
+    if not isinstance(result, DeliveryResult):
         return result
     return outcome_of(delivery, items, result, skipped, started, clock)
 
@@ -151,9 +151,7 @@ def timed_out(
     delivery: ExportDelivery, items: list[ExportItem] | None, skipped: dict[int, str], started: datetime, clock: float
 ) -> DeliveryOutcome:
     result = DeliveryResult(ok=False, error=TIME_LIMIT_ERROR, retryable=True)
-    outcome = outcome_of(delivery, items, result, skipped, started, clock)
-    outcome.out_of_time = True
-    return outcome
+    return outcome_of(delivery, items, result, skipped, started, clock, cut_off=True)
 
 
 def outcome_of(
@@ -163,14 +161,17 @@ def outcome_of(
     skipped: dict[int, str],
     started: datetime,
     clock: float,
+    *,
+    cut_off: bool = False,
 ) -> DeliveryOutcome:
+    """What the send's ``result`` makes of the delivery's attempt: delivered; paused by the breaker; or failed, to
+    be retried or given up under the spec's retry rule. ``cut_off``: the task's soft time limit ended the send."""
     queue = delivery.queue
     duration_ms = int((time.monotonic() - clock) * 1000)
     if result.ok:
-        return DeliveryOutcome(delivery, items, result, ExportStatus.SUCCESS, skipped, started, duration_ms)
+        return Delivered(delivery, items, result, skipped, started, duration_ms)
     if result.paused_until is not None:
-        wait = max(result.paused_until - timezone.now(), timedelta(0))
-        return DeliveryOutcome(delivery, items, result, ExportStatus.PENDING, skipped, started, duration_ms, wait, True)
+        return Paused(delivery, result, retry_in=max(result.paused_until - timezone.now(), timedelta(0)))
     retry_in = retry.retry_delay(
         trigger=queue.trigger,
         delivery_type=queue.delivery.get("type", ""),
@@ -178,8 +179,9 @@ def outcome_of(
         attempts=delivery.attempts,
         base_delay=settings.EXPORT_RETRY_BASE_DELAY,
     )
-    status = ExportStatus.PENDING if retry_in is not None else ExportStatus.FAILURE
-    return DeliveryOutcome(delivery, items, result, status, skipped, started, duration_ms, retry_in)
+    if retry_in is None:
+        return GaveUp(delivery, items, result, skipped, started, duration_ms, cut_off=cut_off)
+    return Failed(delivery, items, result, skipped, started, duration_ms, retry_in=retry_in, cut_off=cut_off)
 
 
 # Items of a cron batch are read and loaded this many at a time.
@@ -243,7 +245,7 @@ def _send_streamed(delivery: ExportDelivery, *, timeout: float | None = None) ->
     skipped: dict[int, str] = {}
     sent = [0]
 
-    def send() -> DeliveryResult | DeliveryOutcome:
+    def send() -> DeliveryResult | Skipped:
         waiting = circuit.paused(queue)  # asked before the file is rendered: it may be large
         if waiting is not None:
             return waiting
@@ -252,9 +254,7 @@ def _send_streamed(delivery: ExportDelivery, *, timeout: float | None = None) ->
             transform = TRANSFORMS[queue.transform.get("type", "identity")]
             rendered = transform.render_to(_stream_elements(delivery, skipped, sent), context, queue.transform, out)
             if not sent[0]:
-                return DeliveryOutcome(
-                    delivery, None, DeliveryResult(ok=True), ExportStatus.SKIPPED, skipped, started, 0
-                )
+                return Skipped(delivery, None, DeliveryResult(ok=True), skipped, started, 0)
             return circuit.deliver(
                 rendered, queue=queue, delivery_id=delivery.delivery_id, context=context, timeout=timeout
             )

@@ -24,7 +24,7 @@ from exports.deliveries import REGISTRY as DELIVERIES
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus, Trigger
 from exports.services import attempts, enqueueing, leasing, recording
 from exports.services.leasing import Busy
-from exports.services.outcomes import DeliveryOutcome
+from exports.services.outcomes import DeliveryOutcome, cut_off
 
 logger = logging.getLogger(__name__)
 
@@ -287,7 +287,7 @@ class _Sender:
         _note_slow("recording", self.queue.pk, clock)
         for outcome in outcomes:
             self.statuses[outcome.delivery.pk] = outcome.status
-            if outcome.out_of_time:
+            if cut_off(outcome):
                 self.stopping = self.hand_over = True
         sent = {outcome.delivery.pk for outcome in outcomes}
         self.preferred = [pk for pk in self.preferred if pk not in sent]
