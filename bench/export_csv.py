@@ -113,6 +113,7 @@ def store_sales(size: int, ftp_port: int, run_id: str) -> tuple[str, int]:
     from accounts.models import Account, Market, Register, StockLocation
     from exports import services as export_services
     from exports.models import ExportItem, ExportQueue
+    from exports.services import enqueueing
     from ledger.models import Checkout, RegisterPeriod, Sale, SaleKind
 
     now = datetime.now(UTC)
@@ -165,7 +166,7 @@ def store_sales(size: int, ftp_port: int, run_id: str) -> tuple[str, int]:
                     for s in sales
                 ]
             )
-    export_services.hand_off = lambda *args, **kwargs: None  # type: ignore[assignment]  # no worker here
+    enqueueing.hand_off = lambda *args, **kwargs: None  # type: ignore[assignment]  # no worker here
     assert export_services.run_cron(now=datetime.now(UTC)) >= 1
     delivery = queue.deliveries.get()
     return account.identifier, delivery.pk

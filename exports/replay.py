@@ -21,6 +21,7 @@ from django.utils import timezone
 from accounts.models import Account
 from exports import services, trail
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus, Trigger
+from exports.services import enqueueing
 
 REPLAY_BATCH = 500
 
@@ -84,4 +85,4 @@ def _replay_as_file(*, account: Account, queue: ExportQueue, items: list[ExportI
             delivery=delivery, status=ExportStatus.PENDING, message=""
         )
         trail.record_sent_again(account=account, items=items, action="replayed")
-        transaction.on_commit(partial(services.hand_off, {queue.pk: [delivery.pk]}, cron=True))
+        transaction.on_commit(partial(enqueueing.hand_off, {queue.pk: [delivery.pk]}, cron=True))

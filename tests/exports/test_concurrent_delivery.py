@@ -21,6 +21,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportStatus
+from exports.services import enqueueing, sending
 from tests.exports.conftest import make_queue
 from tests.exports.test_outbox import import_orders
 
@@ -86,7 +87,7 @@ def test_a_queues_deliveries_go_out_several_at_once_within_its_bound_each_once(
 ):
     settings.EXPORT_SEND_THREADS = 4
     queue = make_queue(tenant, gathering.url, concurrency=3, delivery={"read_timeout": 30})
-    with mock.patch.object(services, "hand_off"):
+    with mock.patch.object(enqueueing, "hand_off"):
         import_orders(client, tenant, *"abcdef")
     # Sent one after another, the first request would wait alone at the receiver's barrier and fail with 500.
     statuses = services.deliver_queue(queue_id=queue.pk)
@@ -107,9 +108,9 @@ def test_a_soft_time_limit_in_the_tasks_thread_records_the_sends_under_way_as_ti
     settings.EXPORT_SEND_THREADS = 4
     settings.EXPORT_RETRY_BASE_DELAY = 10
     queue = make_queue(tenant, gathering.url, delivery={"read_timeout": 30})
-    with mock.patch.object(services, "hand_off"):
+    with mock.patch.object(enqueueing, "hand_off"):
         import_orders(client, tenant, "a")  # one delivery: it waits at the barrier for a second that never comes
-    real_wait = services.wait
+    real_wait = sending.wait
     calls = [0]
 
     def wait(*args: Any, **kwargs: Any) -> Any:
@@ -119,8 +120,8 @@ def test_a_soft_time_limit_in_the_tasks_thread_records_the_sends_under_way_as_ti
         return real_wait(*args, **kwargs)
 
     with (
-        mock.patch.object(services, "wait", side_effect=wait),
-        mock.patch.object(services, "hand_off") as hand_off,
+        mock.patch.object(sending, "wait", side_effect=wait),
+        mock.patch.object(enqueueing, "hand_off") as hand_off,
     ):
         statuses = services.deliver_queue(queue_id=queue.pk, seconds=5)
     delivery = ExportDelivery.objects.get()

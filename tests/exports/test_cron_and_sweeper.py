@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from exports import services
 from exports.models import ExportDelivery, ExportItem
+from exports.services import enqueueing
 from tests.exports.conftest import make_queue
 from tests.exports.test_outbox import import_orders
 
@@ -56,7 +57,7 @@ def test_a_disabled_queue_gets_no_items(tenant, client):
 def test_the_sweeper_hands_over_a_lost_first_attempt_after_the_grace_period(tenant, client):
     make_queue(tenant, "https://example.com/a")
     import_orders(client, tenant, "a")
-    with mock.patch.object(services, "hand_off") as hand_off:
+    with mock.patch.object(enqueueing, "hand_off") as hand_off:
         assert services.sweep(grace=timedelta(minutes=1)) == 0
         ExportDelivery.objects.update(handed_off_at=timezone.now() - timedelta(minutes=2))
         assert services.sweep(grace=timedelta(minutes=1)) == 1
@@ -69,7 +70,7 @@ def test_the_sweeper_takes_up_a_delivery_whose_worker_died(tenant, client):
     import_orders(client, tenant, "a")
     past = timezone.now() - timedelta(minutes=5)
     ExportDelivery.objects.update(handed_off_at=past, attempts=1, lease_until=timezone.now() + timedelta(minutes=5))
-    with mock.patch.object(services, "hand_off"):
+    with mock.patch.object(enqueueing, "hand_off"):
         assert services.sweep() == 0  # leased: a worker is on it
         ExportDelivery.objects.update(lease_until=past)
         assert services.sweep() == 1  # the lease ran out: the worker died
@@ -83,7 +84,7 @@ def test_the_sweeper_leaves_retries_until_their_time(tenant, client):
         next_attempt_at=timezone.now() + timedelta(minutes=1),
         handed_off_at=timezone.now() - timedelta(minutes=5),
     )
-    with mock.patch.object(services, "hand_off"):
+    with mock.patch.object(enqueueing, "hand_off"):
         assert services.sweep() == 0
         ExportDelivery.objects.update(next_attempt_at=timezone.now() - timedelta(seconds=1))
         assert services.sweep() == 1

@@ -23,11 +23,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from core import liveness
 from core.models import LiveProcess
 from exports import checks, services, tasks
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult
 from exports.models import ExportAttempt, ExportDelivery, ExportQueue, ExportStatus
+from exports.services import enqueueing, leasing
 from tests.exports.conftest import make_queue
 from tests.exports.test_outbox import import_orders
 
@@ -105,7 +107,7 @@ def test_a_task_short_of_time_for_another_send_hands_the_rest_of_its_queue_to_a_
     queue = make_queue(tenant, receiver.url, delivery={"connect_timeout": 5, "read_timeout": 5})
     import_orders(client, tenant, "a", "b", "c")
     pks = list(ExportDelivery.objects.order_by("pk").values_list("pk", flat=True))
-    with mock.patch.object(services, "hand_off") as hand_off:
+    with mock.patch.object(enqueueing, "hand_off") as hand_off:
         # 3 s of task time: a send of this queue may take 10 s, so after one send the task stops.
         statuses = services.deliver_queue(queue_id=queue.pk, delivery_pks=pks, seconds=3)
     assert list(statuses) == pks[:1]
@@ -121,7 +123,7 @@ def test_a_soft_time_limit_mid_send_records_a_timeout_attempt_under_the_retry_ru
     first, second = ExportDelivery.objects.order_by("pk")
     with (
         mock.patch.object(DELIVERIES["webhook"], "deliver", side_effect=SoftTimeLimitExceeded()) as deliver,
-        mock.patch.object(services, "hand_off") as hand_off,
+        mock.patch.object(enqueueing, "hand_off") as hand_off,
     ):
         statuses = services.deliver_queue(queue_id=queue.pk)
     assert statuses == {first.pk: ExportStatus.PENDING}  # retried later, per the spec's rule
@@ -142,7 +144,7 @@ def test_a_soft_time_limit_on_the_fifth_attempt_is_final(tenant, client, allow_l
     ExportDelivery.objects.update(attempts=4)
     with (
         mock.patch.object(DELIVERIES["webhook"], "deliver", side_effect=SoftTimeLimitExceeded()),
-        mock.patch.object(services, "hand_off"),
+        mock.patch.object(enqueueing, "hand_off"),
     ):
         assert list(services.deliver_queue(queue_id=queue.pk).values()) == [ExportStatus.FAILURE]
 
@@ -152,7 +154,7 @@ def test_each_send_gets_at_most_what_is_left_of_the_tasks_time(tenant, client, a
     queue = make_queue(tenant, receiver.url, delivery={"read_timeout": 30})
     import_orders(client, tenant, "a")
     started = time.monotonic()
-    with mock.patch.object(services, "hand_off"):
+    with mock.patch.object(enqueueing, "hand_off"):
         statuses = services.deliver_queue(queue_id=queue.pk, seconds=1.5)
     assert time.monotonic() - started < 2.5
     assert list(statuses.values()) == [ExportStatus.PENDING]
@@ -211,13 +213,13 @@ def test_the_sweeper_does_not_publish_a_young_hand_off_again(tenant, client):
     make_queue(tenant, "https://example.com/a")
     import_orders(client, tenant, "a")
     ExportDelivery.objects.update(handed_off_at=timezone.now() - timedelta(minutes=5))
-    with mock.patch.object(services, "hand_off") as hand_off:
+    with mock.patch.object(enqueueing, "hand_off") as hand_off:
         assert services.sweep(grace=timedelta(seconds=30)) == 1
         for _ in range(5):  # a beat tick every few seconds, the task still waiting in the broker
             assert services.sweep(grace=timedelta(seconds=30)) == 0
     assert hand_off.call_count == 1  # one hand-off in all: the first sweep's
     ExportDelivery.objects.update(handed_off_at=timezone.now() - timedelta(seconds=31))
-    with mock.patch.object(services, "hand_off"):
+    with mock.patch.object(enqueueing, "hand_off"):
         assert services.sweep(grace=timedelta(seconds=30)) == 1  # the hand-off grew old: it was lost
 
 
@@ -226,13 +228,13 @@ def test_a_retry_handed_over_with_a_countdown_is_not_swept_before_its_task_is_du
     import_orders(client, tenant, "a")
     with (
         mock.patch.object(DELIVERIES["webhook"], "deliver", return_value=DeliveryResult(ok=False, retryable=True)),
-        mock.patch.object(services, "hand_off"),
+        mock.patch.object(enqueueing, "hand_off"),
     ):
         assert services.deliver(delivery_pk=ExportDelivery.objects.get().pk) == ExportStatus.PENDING
     delivery = ExportDelivery.objects.get()
     assert delivery.handed_off_at == delivery.next_attempt_at
     ExportDelivery.objects.update(next_attempt_at=timezone.now() - timedelta(seconds=1))  # due now
-    with mock.patch.object(services, "hand_off"):
+    with mock.patch.object(enqueueing, "hand_off"):
         assert services.sweep(grace=timedelta(seconds=30)) == 0
 
 
@@ -333,11 +335,11 @@ def test_a_queue_of_an_account_at_its_share_gets_no_task_and_the_accounts_sender
         services.hand_off({waiting.pk: [new.pk]})
     assert not deliver.called
     # A task for it all the same (the sweeper's) finds the account at its share and sends nothing.
-    with mock.patch.object(services.liveness, "identity", return_value="zzz-later:2"):
+    with mock.patch.object(liveness, "identity", return_value="zzz-later:2"):
         assert services.deliver_queue(queue_id=waiting.pk) == {}
     # The account's sender, done with its send, takes the account's other queue in turn.
     ExportDelivery.objects.filter(pk=held.pk).update(status=ExportStatus.SUCCESS, lease_until=None, lease_owner="")
-    with mock.patch.object(services.liveness, "identity", return_value="elsewhere:1"):
+    with mock.patch.object(liveness, "identity", return_value="elsewhere:1"):
         assert services.deliver_queue(queue_id=sending.pk) == {new.pk: ExportStatus.SUCCESS}
     assert len(receiver.received) == 1
 
@@ -373,9 +375,9 @@ def test_the_first_senders_of_an_account_by_name_keep_its_share_and_a_later_one_
         attempts=1, lease_until=timezone.now() + timedelta(minutes=5), lease_owner="host:200"
     )
     liveness_row(name="host:200")
-    with mock.patch.object(services.liveness, "identity", return_value="host:300"):
+    with mock.patch.object(liveness, "identity", return_value="host:300"):
         assert services.deliver_queue(queue_id=one.pk) == {}  # after host:200 by name: beyond the share
-    with mock.patch.object(services.liveness, "identity", return_value="host:100"):
+    with mock.patch.object(liveness, "identity", return_value="host:100"):
         statuses = services.deliver_queue(queue_id=one.pk)  # before it: this queue, then the account's other
     assert statuses == dict.fromkeys(
         [second.pk, *ExportDelivery.objects.filter(queue=two).values_list("pk", flat=True)], ExportStatus.SUCCESS
@@ -385,14 +387,14 @@ def test_the_first_senders_of_an_account_by_name_keep_its_share_and_a_later_one_
 def test_the_share_is_a_part_of_the_live_worker_processes(settings):
     settings.EXPORT_ACCOUNT_WORKERS = 0
     settings.EXPORT_ACCOUNT_SHARE = 0.5
-    services._live_workers.clear()
+    leasing._live_workers.clear()
     for n in range(4):
         liveness_row(name=f"host:{n}")
     assert services.account_cap() == 2
-    services._live_workers.clear()
+    leasing._live_workers.clear()
     settings.EXPORT_ACCOUNT_SHARE = 0.1
     assert services.account_cap() == 1  # at least one
-    services._live_workers.clear()
+    leasing._live_workers.clear()
 
 
 def liveness_row(*, name: str, seen: timedelta = timedelta(0)) -> None:
@@ -479,7 +481,7 @@ def test_a_lease_names_the_process_that_took_it(tenant, client, allow_loopback, 
         return DeliveryResult(ok=True, status_code=200)
 
     with (
-        mock.patch.object(services.liveness, "identity", return_value="worker-host:4242"),
+        mock.patch.object(liveness, "identity", return_value="worker-host:4242"),
         mock.patch.object(DELIVERIES["webhook"], "deliver", side_effect=send),
     ):
         services.deliver(delivery_pk=ExportDelivery.objects.get().pk)
@@ -553,23 +555,23 @@ def test_a_sender_that_yielded_after_sending_looks_at_its_accounts_due_deliverie
     # commit-time hand-off saw this sender's leases: without the second look it would wait for the sweeper.
     queue = make_queue(tenant, receiver.url)
     import_orders(client, tenant, "a", "b")
-    take = services._take_leases
+    take = leasing.take_leases
     calls: list[Any] = []
 
     def take_leases(**kwargs: Any) -> Any:
         calls.append(kwargs["want"])
         if len(calls) == 2:
-            return services._Busy.ACCOUNT_AT_CAP  # another sender of the account came first by name
+            return leasing.Busy.ACCOUNT_AT_CAP  # another sender of the account came first by name
         return take(**{**kwargs, "want": 1})
 
-    with mock.patch.object(services, "_take_leases", side_effect=take_leases):
+    with mock.patch.object(leasing, "take_leases", side_effect=take_leases):
         statuses = services.deliver_queue(queue_id=queue.pk)
     assert sorted(statuses.values()) == [ExportStatus.SUCCESS] * 2
     assert len(receiver.received) == 2
     # A sender that yielded before sending anything makes no second look: the senders it saw look after theirs.
     ExportDelivery.objects.update(status=ExportStatus.PENDING, lease_until=None)
     calls.clear()
-    with mock.patch.object(services, "_take_leases", return_value=services._Busy.ACCOUNT_AT_CAP) as refused:
+    with mock.patch.object(leasing, "take_leases", return_value=leasing.Busy.ACCOUNT_AT_CAP) as refused:
         assert services.deliver_queue(queue_id=queue.pk) == {}
     assert refused.call_count == 1
 

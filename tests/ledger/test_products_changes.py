@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from exports import services as export_services
+from exports.services import enqueueing
 from ledger.models import Product, ProductEditEvent
 from ledger.services import catalog as services
 from tests.ledger.conftest import error_fields
@@ -162,7 +162,7 @@ def test_a_product_whose_event_cannot_be_enqueued_is_not_saved(tenant, monkeypat
     def broken_enqueue(**kwargs: object) -> int:
         raise RuntimeError("outbox unavailable")
 
-    monkeypatch.setattr(export_services, "enqueue", broken_enqueue)
+    monkeypatch.setattr(enqueueing, "enqueue", broken_enqueue)
 
     with pytest.raises(RuntimeError):
         services.create_product(account=tenant.account, data={"id": "mug", "name": "Mug"})
@@ -174,7 +174,7 @@ def test_a_product_whose_event_cannot_be_enqueued_is_not_saved(tenant, monkeypat
 def test_a_delete_whose_event_cannot_be_enqueued_keeps_the_product(api, tenant, monkeypatch) -> None:
     create(api)
     product = Product.objects.get()
-    monkeypatch.setattr(export_services, "enqueue", lambda **kwargs: 1 / 0)
+    monkeypatch.setattr(enqueueing, "enqueue", lambda **kwargs: 1 / 0)
 
     with pytest.raises(ZeroDivisionError):
         services.delete_product(account=tenant.account, product=product)

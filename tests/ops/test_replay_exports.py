@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 
 from exports import services
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
+from exports.services import enqueueing
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +50,7 @@ def exported(queue: ExportQueue, key: str, at: datetime, status: str = ExportSta
 
 def replay(*args: str, **options: Any) -> str:
     out = StringIO()
-    with mock.patch.object(services, "hand_off") as hand_off:
+    with mock.patch.object(enqueueing, "hand_off") as hand_off:
         call_command("replay_exports", *args, stdout=out, **options)
     replay.hand_off = hand_off  # type: ignore[attr-defined]
     return out.getvalue()

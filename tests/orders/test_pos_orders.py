@@ -320,7 +320,7 @@ def test_a_change_whose_export_fails_is_not_kept(tenant: Tenant) -> None:
     order = incoming_order(tenant)
 
     with (
-        mock.patch("exports.services.enqueue", side_effect=RuntimeError("outbox down")),
+        mock.patch("exports.services.enqueueing.enqueue", side_effect=RuntimeError("outbox down")),
         pytest.raises(RuntimeError),
     ):
         order_services.change_incoming_order_state(
@@ -412,7 +412,7 @@ def test_an_internal_order_is_written_whole_or_not_at_all(tenant: Tenant) -> Non
     destination = shop(tenant)
 
     with (
-        mock.patch("exports.services.enqueue", side_effect=RuntimeError("outbox down")),
+        mock.patch("exports.services.enqueueing.enqueue", side_effect=RuntimeError("outbox down")),
         pytest.raises(RuntimeError),
     ):
         order_services.create_outgoing_order(

@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from exports import services
 from exports.models import ExportDelivery, ExportItem, ExportStatus
+from exports.services import attempts
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import Element, Rendered
 from ledger.models import Expense, Sale
@@ -44,8 +45,8 @@ def ftp(ftp_server) -> dict:
 
 
 def test_a_batch_larger_than_a_page_arrives_whole_and_in_order(tenant, client, allow_loopback, ftp_server, monkeypatch):
-    monkeypatch.setattr(services, "STREAM_PAGE", 2)
-    monkeypatch.setattr(services, "STREAM_SPOOL_BYTES", 16)  # the render moves to a real temporary file
+    monkeypatch.setattr(attempts, "STREAM_PAGE", 2)
+    monkeypatch.setattr(attempts, "STREAM_SPOOL_BYTES", 16)  # the render moves to a real temporary file
     make_queue(tenant, "unused", trigger="hourly", transform=CSV, delivery=ftp(ftp_server))
     import_orders(client, tenant, *(f"web-{n}" for n in range(7)))
     assert services.run_cron() == 1
@@ -58,7 +59,7 @@ def test_a_batch_larger_than_a_page_arrives_whole_and_in_order(tenant, client, a
 def test_skipped_elements_of_a_streamed_batch_are_logged_as_skipped(
     tenant, client, allow_loopback, ftp_server, monkeypatch
 ):
-    monkeypatch.setattr(services, "STREAM_PAGE", 2)
+    monkeypatch.setattr(attempts, "STREAM_PAGE", 2)
     transform = {**CSV, "skip_if": {"path": "order.order_identifier", "equals": "web-3"}}
     make_queue(tenant, "unused", trigger="hourly", transform=transform, delivery=ftp(ftp_server))
     import_orders(client, tenant, *(f"web-{n}" for n in range(5)))
@@ -149,7 +150,7 @@ def context_for_render():
 def test_a_streamed_batch_of_sales_is_the_csv_of_their_whole_documents(
     tenant, allow_loopback, ftp_server, monkeypatch, context_for_render
 ):
-    monkeypatch.setattr(services, "STREAM_PAGE", 2)
+    monkeypatch.setattr(attempts, "STREAM_PAGE", 2)
     transform = {
         "type": "csv",
         "rows": "entity",
