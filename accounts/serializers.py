@@ -29,7 +29,7 @@ from accounts.models import (
     validate_payment_types,
 )
 from accounts.money import is_currency_code
-from accounts.validation import TAX_TYPES, validate_taxes
+from accounts.validation import TAX_DESCRIPTIONS, TAX_TYPES, validate_taxes
 from core.serializers import JSONField, read_only_meta
 
 # --- Shared ------------------------------------------------------------------------------------------
@@ -50,9 +50,11 @@ class CheckedJSONField(JSONField):
 
 
 class TaxSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    rate = serializers.FloatField(min_value=0, max_value=1, help_text="0.25 for 25%.")
-    type = serializers.ChoiceField(choices=[(t, t) for t in TAX_TYPES])
+    """Spec: a tax `{name, rate, type}` of a product or of a market's defaults."""
+
+    name = serializers.CharField(help_text=TAX_DESCRIPTIONS["name"])
+    rate = serializers.FloatField(min_value=0, max_value=1, help_text=TAX_DESCRIPTIONS["rate"])
+    type = serializers.ChoiceField(choices=[(t, t) for t in TAX_TYPES], help_text=TAX_DESCRIPTIONS["type"])
 
     class Meta:
         ref_name = "Tax"

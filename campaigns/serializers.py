@@ -73,9 +73,16 @@ def _money(help_text: str) -> serializers.DecimalField:
 
 
 class _TaxSummarySerializer(serializers.Serializer):
+    """Spec: Tax Summary, the tax of one rate."""
+
     amount = _money(PER_LINE + " Tax at this rate (the basket's: over all lines).")
-    rate = serializers.DecimalField(max_digits=7, decimal_places=6, coerce_to_string=False)
-    tax_name = serializers.CharField()
+    rate = serializers.DecimalField(
+        max_digits=7,
+        decimal_places=6,
+        coerce_to_string=False,
+        help_text="The rate as a fraction, from 0 to 1 (0.25 for 25%), as the product's or market's tax gives it.",
+    )
+    tax_name = serializers.CharField(help_text="The tax's name, as the product's or market's tax gives it.")
     type = serializers.CharField(help_text="`vat` (included in prices) or `sales_tax` (added on top).")
 
 

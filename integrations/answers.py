@@ -347,5 +347,5 @@ def declaration(kind: str) -> Node:
 
 
 def answer_schema(kind: str, components: Components) -> Schema:
-    """The answer of ``kind`` as an OpenAPI 3.0 schema, the components it refers to added to ``components``."""
+    """The answer of ``kind`` as an OpenAPI 3.1 schema, the components it refers to added to ``components``."""
     return declaration(kind).json_schema(components)

@@ -59,8 +59,13 @@ _MARKET = ("market", "Market identifier; default: the shop's market, or the acco
 _SHOP = ("shop_id", "Stock location identifier of the till's shop (sent on as `{shop_id}`).", False)
 
 
-def _results(name: str) -> Any:
-    return inline_serializer(name, {"results": serializers.ListField(child=JSONField())})
+def _results(name: str, kind: str, what: str) -> Any:
+    """The answer of a POS view that passes on what the ``kind`` integration answered: ``what``, each checked."""
+    text = (
+        f"{what}, as the `{kind}` integration answered them, each checked against that answer's schema (the "
+        f"`{kind}` callback of `POST /api/v1/runtime-integrations/`; unknown fields dropped)."
+    )
+    return inline_serializer(name, {"results": serializers.ListField(child=JSONField(), help_text=text)})
 
 
 _PRODUCTS_EXAMPLE = {
@@ -169,7 +174,7 @@ PRODUCT_SEARCH = _asks(
         *_params(("q", "The search term.", True), _MARKET, _SHOP),
         OpenApiParameter("limit", OpenApiTypes.INT, OpenApiParameter.QUERY, required=False),
     ],
-    _results("PosProductSearchResult"),
+    _results("PosProductSearchResult", "product_search", "The e-commerce products found, at most `limit`"),
     examples=[response_example("products", _PRODUCTS_EXAMPLE)],
 )
 PRODUCT_LOOKUP = _asks(
@@ -177,7 +182,15 @@ PRODUCT_LOOKUP = _asks(
     "Look up a product at the integrator by its code",
     _params(("barcode", "The scanned code (EAN, SKU, ISBN...).", True), _MARKET, _SHOP),
     inline_serializer(
-        "PosProductLookupResult", {"outcome": serializers.CharField(), "product": ProductOutputSerializer()}
+        "PosProductLookupResult",
+        {
+            "outcome": serializers.ChoiceField(
+                choices=["created", "updated", "unchanged"],
+                help_text="What the import did: `created` a new product, `updated` the product of that id, or left "
+                "it `unchanged` (no product edit event).",
+            ),
+            "product": ProductOutputSerializer(help_text="The product as imported into the account."),
+        },
     ),
     examples=[response_example("imported", _LOOKUP_EXAMPLE)],
 )
@@ -185,21 +198,27 @@ CUSTOMER_LOOKUP = _asks(
     "pos_customers_lookup",
     "Look up customers",
     _params(("q", "The search term.", True), _MARKET, _SHOP),
-    _results("PosCustomerLookupResult"),
+    _results(
+        "PosCustomerLookupResult",
+        "customer_lookup",
+        "The customers found, with the facts `block_sales`, `credit`, `deposit_prompt` and `b2b` added",
+    ),
     examples=[response_example("customers", _CUSTOMERS_EXAMPLE)],
 )
 CUSTOMER_DISCOUNTS = _asks(
     "pos_customer_discounts",
     "The customer-specific discounts of a customer",
     _params(_MARKET, _SHOP),
-    _results("PosCustomerDiscountsResult"),
+    _results(
+        "PosCustomerDiscountsResult", "customer_discounts", "The customer's discounts, prices plain numbers"
+    ),
     examples=[response_example("discounts", _DISCOUNTS_EXAMPLE)],
 )
 SHIPPING_OPTIONS = _asks(
     "pos_shipping_options",
     "The shipping options for an address",
     AUTH_PARAMETERS,
-    _results("PosShippingOptionsResult"),
+    _results("PosShippingOptionsResult", "shipping_options", "The shipping options for the address"),
     request={"application/json": ShippingOptionsRequest},
     examples=[request_example("address", _SHIPPING_REQUEST), response_example("options", _SHIPPING_EXAMPLE)],
 )

@@ -59,7 +59,11 @@ class OrderStateChangeOutputSerializer(serializers.ModelSerializer):
     )
 
     @extend_schema_field(
-        {"type": "string", "enum": OrderState.values, "nullable": True, "description": "null on the first change."}
+        {
+            "type": ["string", "null"],
+            "enum": [*OrderState.values, None],
+            "description": "The state it left; null on the first change.",
+        }
     )
     def get_previous_state(self, change: OrderStateChange) -> str | None:
         return change.previous_state or None

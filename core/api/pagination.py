@@ -48,6 +48,18 @@ class Pagination(LimitOffsetPagination):
             parameter["description"] += f" A whole number from {minimum} to {MAX_OFFSET}; other values are a 400."
         return parameters
 
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        paginated: dict[str, Any] = super().get_paginated_response_schema(schema)
+        described = {
+            "count": "How many items the whole list has, its filters applied.",
+            "next": "The next page's URL, without the API key (send it again); null on the last page.",
+            "previous": "The previous page's URL, without the API key; null on the first page.",
+            "results": f"This page's items: `limit` of them (default {self.default_limit}, at most {self.max_limit}).",
+        }
+        for name, text in described.items():
+            paginated["properties"][name]["description"] = text
+        return paginated
+
     def get_next_link(self) -> str | None:
         return _without_secrets(super().get_next_link())
 

@@ -65,7 +65,7 @@ class Timestamp(Node):
         return {
             "oneOf": [
                 {"type": "string", "format": "date-time", "description": "ISO 8601 with a time zone."},
-                {"type": "number", "minimum": 0, "maximum": MAX_EPOCH, "exclusiveMaximum": True},
+                {"type": "number", "minimum": 0, "exclusiveMaximum": MAX_EPOCH},
             ],
             "description": "An ISO 8601 date and time with a time zone, or Unix seconds.",
         }
@@ -207,7 +207,7 @@ def _quantity() -> serializers.DecimalField:
     )
 
 
-@extend_schema_field({"type": "string", "nullable": True, "description": "null for a product without variants."})
+@extend_schema_field({"type": ["string", "null"], "description": "null for a product without variants."})
 class BlankAsNullField(serializers.CharField):
     def to_representation(self, value: str) -> Any:
         return value or None
