@@ -157,9 +157,20 @@ class ExportQueueInputSerializer(serializers.Serializer):
 
 
 class ExportQueueOutputSerializer(serializers.ModelSerializer):
-    filters = FiltersField(read_only=True)
-    daily_at = serializers.TimeField(format="%H:%M", read_only=True, allow_null=True)
-    transform = ConfigField(read_only=True)
+    filters = FiltersField(
+        read_only=True,
+        help_text="Which entities the queue takes: `stock_locations` and `markets` (identifiers; empty: all) and "
+        "`ignore_stock_event_types`.",
+    )
+    daily_at = serializers.TimeField(
+        format="%H:%M",
+        read_only=True,
+        allow_null=True,
+        help_text="A daily queue's time of day, `HH:MM` in the account's time zone; null for the other triggers.",
+    )
+    transform = ConfigField(
+        read_only=True, help_text='How the entities are rendered, e.g. {"type": "identity"} (docs/exports.md).'
+    )
     delivery = serializers.SerializerMethodField(help_text=f"Secrets read as {MASK}.")
 
     Meta = read_only_meta(
@@ -181,6 +192,13 @@ class ExportQueueOutputSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ],
+        descriptions={
+            "id": "The queue's id (its URL: `export-queues/{id}/`).",
+            "name": "Its name, for people.",
+            "entity_type": "What it exports (spec: Events, Exportable entities); docs/events.md shows each.",
+            "enabled": "False: nothing new is queued nor sent (the service disables a queue failing for days).",
+            "trigger": "`realtime`: each entity as it happens; `hourly` or `daily`: the window's entities together.",
+        },
         extra_kwargs={
             "concurrency": {"help_text": "Deliveries sent at the same time (null: the service's default)."},
             "failing_since": {"help_text": "The first failed delivery since the last successful one (null: none)."},
@@ -234,9 +252,9 @@ class ConfigPreviewInputSerializer(PreviewInputSerializer):
 
 
 class PreviewOutputSerializer(serializers.Serializer):
-    element_key = serializers.CharField()
-    content_type = serializers.CharField()
-    extension = serializers.CharField()
+    element_key = serializers.CharField(help_text="The rendered entity's element key (its key in the wrapper).")
+    content_type = serializers.CharField(help_text="The rendered content's media type, e.g. `application/json`.")
+    extension = serializers.CharField(help_text="The file extension a file delivery would use, e.g. `json`.")
     content = serializers.CharField(help_text="The rendered bytes as UTF-8 text (undecodable bytes replaced).")
 
     class Meta:
@@ -292,24 +310,53 @@ class ExportAttemptSerializer(serializers.ModelSerializer):
     )
 
     Meta = read_only_meta(
-        ExportAttempt, ["number", "ok", "status_code", "error", "duration_ms", "started_at", "sent", "answer"]
+        ExportAttempt,
+        ["number", "ok", "status_code", "error", "duration_ms", "started_at", "sent", "answer"],
+        descriptions={
+            "number": "The attempt's number in its delivery, from 1.",
+            "ok": "True: the destination took it (a web hook: any 2xx).",
+            "status_code": "A web hook's HTTP status; null for the other deliveries or when no answer came.",
+            "error": "Why it failed, secrets redacted (empty when it succeeded).",
+            "duration_ms": "How long the attempt took, in milliseconds.",
+            "started_at": "When it started (ISO 8601).",
+        },
     )
 
 
 class ExportLogOutputSerializer(serializers.ModelSerializer):
-    queue = serializers.IntegerField(source="queue_id", read_only=True)
-    queue_name = serializers.CharField(source="queue.name", read_only=True)
+    queue = serializers.IntegerField(source="queue_id", read_only=True, help_text="The id of the item's queue.")
+    queue_name = serializers.CharField(source="queue.name", read_only=True, help_text="The queue's name.")
     attempts = serializers.SerializerMethodField(help_text="Attempts of the item's delivery so far.")
-    status_code = serializers.IntegerField(source="delivery.status_code", read_only=True, allow_null=True)
-    error = serializers.CharField(source="delivery.error", read_only=True, allow_null=True)
-    duration_ms = serializers.IntegerField(source="delivery.duration_ms", read_only=True, allow_null=True)
+    status_code = serializers.IntegerField(
+        source="delivery.status_code",
+        read_only=True,
+        allow_null=True,
+        help_text="The last attempt's HTTP status (web hooks); null without one.",
+    )
+    error = serializers.CharField(
+        source="delivery.error",
+        read_only=True,
+        allow_null=True,
+        help_text="Why the last attempt failed, secrets redacted; null without a delivery.",
+    )
+    duration_ms = serializers.IntegerField(
+        source="delivery.duration_ms",
+        read_only=True,
+        allow_null=True,
+        help_text="How long the last attempt took, in milliseconds; null before one.",
+    )
     delivery_id = serializers.CharField(
         source="delivery.delivery_id",
         read_only=True,
         allow_null=True,
         help_text="Sent as webhook-id; null while a cron item waits for its window.",
     )
-    finished_at = serializers.DateTimeField(source="delivery.finished_at", read_only=True, allow_null=True)
+    finished_at = serializers.DateTimeField(
+        source="delivery.finished_at",
+        read_only=True,
+        allow_null=True,
+        help_text="When the delivery reached its outcome (ISO 8601); null while it is pending.",
+    )
     paused_until = serializers.DateTimeField(
         source="delivery.paused_until",
         read_only=True,
@@ -317,7 +364,12 @@ class ExportLogOutputSerializer(serializers.ModelSerializer):
         help_text="Not sent: the destination's circuit breaker is open; the delivery waits until then (not an "
         "attempt: its retries are kept).",
     )
-    pause_reason = serializers.CharField(source="delivery.pause_reason", read_only=True, allow_null=True)
+    pause_reason = serializers.CharField(
+        source="delivery.pause_reason",
+        read_only=True,
+        allow_null=True,
+        help_text="Why the delivery is paused (the breaker's last failure); empty when it is not.",
+    )
 
     Meta = read_only_meta(
         ExportItem,
@@ -341,6 +393,14 @@ class ExportLogOutputSerializer(serializers.ModelSerializer):
             "attempt_log",
         ],
         ref_name="ExportLogEntry",
+        descriptions={
+            "id": "The item's id (the `object_id` of a preview is the entity's, not this).",
+            "entity_type": "What the item exports.",
+            "element_key": "The entity's key in the wrapper (docs/events.md: each type's element key).",
+            "status": "`pending` (not sent yet), `success`, `failure` (final) or `skipped` (the entity is gone, or "
+            "the transform skips it; `message` says which).",
+            "message": "What happened, for a person (empty while pending).",
+        },
     )
 
     # In the list too (prefetched, so a page costs the same queries): one "status" enum component is

@@ -113,12 +113,14 @@ class IncomingOrderOutputSerializer(serializers.ModelSerializer):
 
 
 class ExternalOrderOutputSerializer(serializers.ModelSerializer):
-    stock_location = by_identifier()
-    basket = JsonObjectField(read_only=True)
-    customer = JsonObjectField(read_only=True, allow_null=True)
+    stock_location = by_identifier(help_text="The identifier of the stock location the order was imported for.")
+    basket = JsonObjectField(read_only=True, help_text="As imported (spec: Basket).")
+    customer = JsonObjectField(read_only=True, allow_null=True, help_text="As imported; null when none.")
 
     Meta = read_only_meta(
-        ExternalOrder, ["id", "order_identifier", "stock_location", "basket", "customer", "created_at"]
+        ExternalOrder,
+        ["id", "order_identifier", "stock_location", "basket", "customer", "created_at"],
+        extra_kwargs={key: ORDER_HELP[key] for key in ("id", "order_identifier", "created_at")},
     )
 
 
