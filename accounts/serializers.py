@@ -120,7 +120,8 @@ class StockLocationInputSerializer(serializers.Serializer):
     zip = _optional_text(20)
     country_code = _optional_text(
         2,
-        validators=[RegexValidator(r"^[A-Za-z]{2}$", "Use an ISO 3166-1 alpha-2 code, e.g. DK.")],
+        # Empty (the default) is no country: the published pattern says so (DRF does not run it on "").
+        validators=[RegexValidator(r"^([A-Za-z]{2})?$", "Use an ISO 3166-1 alpha-2 code, e.g. DK.")],
         help_text="ISO 3166-1 alpha-2, e.g. DK.",
     )
     vat_number = _optional_text(40)

@@ -18,6 +18,7 @@ from rest_framework import serializers
 from core.secrets import MASK
 from core.serializers import JSONField, read_only_meta
 from exports.deliveries import REGISTRY as DELIVERIES
+from exports.transforms import REGISTRY as TRANSFORMS
 from exports.models import EntityType, ExportAttempt, ExportItem, ExportQueue, ExportStatus, Trigger
 
 __all__ = ["MASK", "mask", "unmask"]
@@ -83,23 +84,47 @@ def _unmask_by_path(config: Any, stored: Any) -> Any:
 class FiltersSerializer(serializers.Serializer):
     """Schema only: which entities a queue takes (empty or absent lists take everything)."""
 
-    stock_locations = serializers.ListField(child=serializers.CharField(), required=False)
-    markets = serializers.ListField(child=serializers.CharField(), required=False)
-    ignore_stock_event_types = serializers.ListField(child=serializers.CharField(), required=False)
+    stock_locations = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Only entities of these stock locations (identifiers); empty or absent: all.",
+    )
+    markets = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Only entities of these markets (identifiers); empty or absent: all.",
+    )
+    ignore_stock_event_types = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Stock events: the types left out, e.g. `sale`; empty or absent: none.",
+    )
 
     class Meta:
         ref_name = "ExportQueueFilters"
 
 
-_CONFIG_SCHEMA = {
-    "type": "object",
-    "properties": {"type": {"type": "string"}},
-    "required": ["type"],
-    "additionalProperties": True,
-}
+def config_schema(what: str, codes: list[str]) -> dict[str, Any]:
+    """The schema of a transform or delivery configuration: its ``type`` (one of ``codes``) and that type's
+    settings (docs/exports.md)."""
+    return {
+        "type": "object",
+        "properties": {
+            "type": {
+                "type": "string",
+                "description": f"The {what}: " + ", ".join(f"`{code}`" for code in codes) + "; the other keys are "
+                "that type's settings (docs/exports.md).",
+            }
+        },
+        "required": ["type"],
+        "additionalProperties": True,
+    }
 
 
-@extend_schema_field(_CONFIG_SCHEMA)
+TRANSFORM_SCHEMA = config_schema("transform", list(TRANSFORMS))
+DELIVERY_SCHEMA = config_schema("delivery", list(DELIVERIES))
+
+
 class ConfigField(JSONField):
     """A transform or delivery configuration: an object with a ``type`` and that type's settings
     (checked by ``exports.services.validate_queue``, which names the offending key)."""
@@ -109,6 +134,16 @@ class ConfigField(JSONField):
         if not isinstance(value, dict):
             raise serializers.ValidationError("Must be an object with a type.")
         return value
+
+
+@extend_schema_field(TRANSFORM_SCHEMA)
+class TransformConfigField(ConfigField):
+    """A transform's configuration."""
+
+
+@extend_schema_field(DELIVERY_SCHEMA)
+class DeliveryConfigField(ConfigField):
+    """A delivery's configuration."""
 
 
 @extend_schema_field(FiltersSerializer)
@@ -144,8 +179,8 @@ class ExportQueueInputSerializer(serializers.Serializer):
             "operator's EXPORT_QUEUE_CONCURRENCY_MAX; null: the service's default (EXPORT_QUEUE_CONCURRENCY)."
         ),
     )
-    transform = ConfigField(default=lambda: {"type": "identity"})  # type: ignore[arg-type]
-    delivery = ConfigField(
+    transform = TransformConfigField(default=lambda: {"type": "identity"})  # type: ignore[arg-type]
+    delivery = DeliveryConfigField(
         help_text=(
             'E.g. {"type": "webhook", "url": "https://...", "headers": {}}. A web hook without a secret (or with '
             '"secret": null) gets a generated one; a masked value sent back keeps the stored one.'
@@ -168,7 +203,7 @@ class ExportQueueOutputSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text="A daily queue's time of day, `HH:MM` in the account's time zone; null for the other triggers.",
     )
-    transform = ConfigField(
+    transform = TransformConfigField(
         read_only=True, help_text='How the entities are rendered, e.g. {"type": "identity"} (docs/exports.md).'
     )
     delivery = serializers.SerializerMethodField(help_text=f"Secrets read as {MASK}.")
@@ -210,7 +245,7 @@ class ExportQueueOutputSerializer(serializers.ModelSerializer):
         },
     )
 
-    @extend_schema_field(_CONFIG_SCHEMA)
+    @extend_schema_field(DELIVERY_SCHEMA)
     def get_delivery(self, queue: ExportQueue) -> dict[str, Any]:
         return mask(queue.delivery)  # type: ignore[no-any-return]
 

@@ -57,7 +57,10 @@ class Pagination(LimitOffsetPagination):
             "results": f"This page's items: `limit` of them (default {self.default_limit}, at most {self.max_limit}).",
         }
         for name, text in described.items():
-            paginated["properties"][name]["description"] = text
+            # drf-spectacular also asks with a placeholder object as ``schema`` (to place an example): left as is.
+            prop = paginated["properties"][name]
+            if isinstance(prop, dict):
+                paginated["properties"][name] = {**_null_as_type(prop), "description": text}
         return paginated
 
     def get_next_link(self) -> str | None:
@@ -65,6 +68,14 @@ class Pagination(LimitOffsetPagination):
 
     def get_previous_link(self) -> str | None:
         return _without_secrets(super().get_previous_link())
+
+
+def _null_as_type(schema: dict[str, Any]) -> dict[str, Any]:
+    """DRF's ``nullable`` link (OpenAPI 3.0) as OpenAPI 3.1 says it: null among the types."""
+    if not schema.get("nullable"):
+        return schema
+    out = {key: value for key, value in schema.items() if key != "nullable"}
+    return {**out, "type": [out["type"], "null"]}
 
 
 def _without_secrets(url: str | None) -> str | None:

@@ -277,8 +277,10 @@ class ProductOutputSerializer(serializers.Serializer):
 
 
 class ExpenseOutputSerializer(serializers.ModelSerializer):
-    id = serializers.CharField(source="expense_id", read_only=True)
-    name = L10nStringField(read_only=True)
+    id = serializers.CharField(
+        source="expense_id", read_only=True, help_text="The expense's id, unique in the account (spec: Expense)."
+    )
+    name = L10nStringField(read_only=True, help_text="The expense's name: a text, or language code to text.")
     taxes = ExpenseTaxesField(read_only=True, allow_null=True, help_text="Null: the market's default taxes.")
 
     Meta = read_only_meta(Expense, ["id", "name", "taxes", "created_at"])
