@@ -128,4 +128,4 @@ def test_the_currency_codes_are_those_of_accounts_money():
 
 
 def test_max_amount_is_the_documented_bound():
-    assert schema(Num())["maximum"] == int(MAX_AMOUNT)
+    assert schema(Num())["exclusiveMaximum"] == int(MAX_AMOUNT)
