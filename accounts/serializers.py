@@ -314,9 +314,7 @@ class ApiKeyCreatedOutputSerializer(ApiKeyOutputSerializer):
         help_text="The key, in this answer only: it is stored as a hash and cannot be shown again."
     )
 
-    Meta = read_only_meta(
-        ApiKey, [*API_KEY_FIELDS, "key"], ref_name="ApiKeyCreated", descriptions=API_KEY_DESCRIPTIONS
-    )
+    Meta = read_only_meta(ApiKey, [*API_KEY_FIELDS, "key"], ref_name="ApiKeyCreated", descriptions=API_KEY_DESCRIPTIONS)
 
     def get_key(self, api_key: ApiKey) -> str:
         return self.context["raw_key"]

@@ -39,9 +39,7 @@ class DefinitionField(JSONField):
 class _ImportedOutputSerializer(serializers.ModelSerializer):
     pk = serializers.IntegerField(read_only=True, help_text="Database id, used in the detail URL.")
     market = by_identifier(help_text="The identifier of the market it was imported into (one row per market).")
-    definition = DefinitionField(
-        read_only=True, help_text="The whole body as imported, with the fields of its `type`."
-    )
+    definition = DefinitionField(read_only=True, help_text="The whole body as imported, with the fields of its `type`.")
 
 
 def _imported_meta(

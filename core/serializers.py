@@ -12,7 +12,6 @@ from rest_framework import serializers
 
 from core.jsonenc import DecimalJSONEncoder
 
-
 # What the fields many models share mean, for a model field without a ``help_text`` of its own.
 COMMON_DESCRIPTIONS = {
     "created_at": "When the service stored it (ISO 8601).",

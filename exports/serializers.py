@@ -18,8 +18,8 @@ from rest_framework import serializers
 from core.secrets import MASK
 from core.serializers import JSONField, read_only_meta
 from exports.deliveries import REGISTRY as DELIVERIES
-from exports.transforms import REGISTRY as TRANSFORMS
 from exports.models import EntityType, ExportAttempt, ExportItem, ExportQueue, ExportStatus, Trigger
+from exports.transforms import REGISTRY as TRANSFORMS
 
 __all__ = ["MASK", "mask", "unmask"]
 

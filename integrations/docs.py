@@ -209,9 +209,7 @@ CUSTOMER_DISCOUNTS = _asks(
     "pos_customer_discounts",
     "The customer-specific discounts of a customer",
     _params(_MARKET, _SHOP),
-    _results(
-        "PosCustomerDiscountsResult", "customer_discounts", "The customer's discounts, prices plain numbers"
-    ),
+    _results("PosCustomerDiscountsResult", "customer_discounts", "The customer's discounts, prices plain numbers"),
     examples=[response_example("discounts", _DISCOUNTS_EXAMPLE)],
 )
 SHIPPING_OPTIONS = _asks(

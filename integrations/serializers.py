@@ -88,7 +88,9 @@ class RuntimeIntegrationOutputSerializer(serializers.ModelSerializer):
         ]
         extra_kwargs = {
             "id": {"help_text": "The configuration's id (its URL: `runtime-integrations/{id}/`)."},
-            "kind": {"help_text": "What the service asks the integrator (docs/callbacks.md); one per kind and account."},
+            "kind": {
+                "help_text": "What the service asks the integrator (docs/callbacks.md); one per kind and account."
+            },
             "enabled": {"help_text": "False: the kind answers 404 `not_configured` at the POS."},
             "method": {"help_text": "The HTTP method of the call."},
             "created_at": {"help_text": "When it was configured (ISO 8601)."},

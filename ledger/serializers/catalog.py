@@ -158,6 +158,7 @@ def product_help(name: str) -> str:
     """The description of the product's field ``name`` (``ProductDocument``), for the serializers that show it."""
     return ProductDocument.fields[name].description
 
+
 EXPENSE_FIELDS: dict[str, Node] = {"id": Identifier(), "name": L10nString(), "taxes": ExpenseTaxes()}
 EXPENSE_OPTIONAL = ("taxes",)
 EXPENSE = Obj(EXPENSE_FIELDS, required=("id", "name"))

@@ -230,7 +230,9 @@ class StockLevelOutputSerializer(serializers.ModelSerializer):
     quantity = _quantity("The units in stock (at most 6 decimals; may be below 0 when more was sold than recorded).")
 
     Meta = read_only_meta(
-        StockLevel, ["id", "stock_location", "product_id", "variant_id", "quantity", "updated_at"], descriptions=STOCK_HELP
+        StockLevel,
+        ["id", "stock_location", "product_id", "variant_id", "quantity", "updated_at"],
+        descriptions=STOCK_HELP,
     )
 
 

@@ -111,7 +111,10 @@ def answers(document: dict) -> tuple[dict[str, Any], set[str]]:
     inline: dict[str, Any] = {}
     for name, operation in operations(document):
         sent = name.startswith("webhook") or " callback " in name
-        parts = {**operation["responses"], **({"body": operation["requestBody"]} if sent and "requestBody" in operation else {})}
+        parts = {
+            **operation["responses"],
+            **({"body": operation["requestBody"]} if sent and "requestBody" in operation else {}),
+        }
         for status, answer in parts.items():
             if not isinstance(answer, dict):
                 continue
@@ -143,12 +146,18 @@ def test_the_answers_are_found_through_callbacks_and_webhooks() -> None:
                 "post": {
                     "responses": {"201": {"description": "."}},
                     "callbacks": {
-                        "k": {"{$url}": {"post": {"responses": {"200": {"content": {"j": {"schema": {"$ref": REF + "Card"}}}}}}}}
+                        "k": {
+                            "{$url}": {
+                                "post": {"responses": {"200": {"content": {"j": {"schema": {"$ref": REF + "Card"}}}}}}
+                            }
+                        }
                     },
                 }
             }
         },
-        "webhooks": {"w": {"post": {"requestBody": {"content": {"j": {"schema": {"$ref": REF + "Wrapper"}}}}, "responses": {}}}},
+        "webhooks": {
+            "w": {"post": {"requestBody": {"content": {"j": {"schema": {"$ref": REF + "Wrapper"}}}}, "responses": {}}}
+        },
         "components": {"schemas": item},
     }
     assert answers(document)[1] == {"Card", "Wrapper"}

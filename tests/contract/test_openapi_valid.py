@@ -24,7 +24,9 @@ def served(openapi_document: dict) -> dict[str, Any]:
 
 
 def errors(document: dict[str, Any]) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in OpenAPIV31SpecValidator(document).iter_errors()]
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in OpenAPIV31SpecValidator(document).iter_errors()
+    ]
 
 
 def three_o_forms(node: Any, at: str = "#") -> Iterator[str]:
@@ -68,4 +70,3 @@ def test_the_validator_refuses_a_3_0_form(served: dict[str, Any]) -> None:
     broken = json.loads(json.dumps(served))
     broken["components"]["schemas"]["Broken"] = {"type": "number", "minimum": 0, "exclusiveMinimum": True}
     assert errors(broken) != []
-
