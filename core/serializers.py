@@ -21,7 +21,7 @@ COMMON_DESCRIPTIONS = {
 
 def _model_help_text(model: type[Model], name: str) -> str:
     try:
-        return str(model._meta.get_field(name).help_text)
+        return str(getattr(model._meta.get_field(name), "help_text", ""))
     except FieldDoesNotExist:
         return ""
 
