@@ -592,11 +592,13 @@ SPECTACULAR_SETTINGS = {
     "SECURITY": [{"apikey": []}, {"bearer": []}],
     "PREPROCESSING_HOOKS": ["imports.docs.hide_trailing_slash_twins"],
     # The identity exports' schemas and webhooks (docs/events.md), the enum hook drf-spectacular runs by default,
-    # then the runtime integrations as callbacks of the operation that registers them (after the enums are named).
+    # then the runtime integrations as callbacks of the operation that registers them (after the enums are named),
+    # and a nullable field of any value as one that takes null (core.api.schema).
     "POSTPROCESSING_HOOKS": [
         "exports.schemas.publish",
         "drf_spectacular.hooks.postprocess_schema_enums",
         "integrations.callbacks.publish",
+        "core.api.schema.any_value_takes_null",
     ],
     # Two models have a "kind": name their enums apart instead of letting a hash decide.
     "ENUM_NAME_OVERRIDES": {

@@ -12,6 +12,7 @@ from drf_spectacular.renderers import OpenApiJsonRenderer
 from openapi_spec_validator import OpenAPIV31SpecValidator
 
 from integrations.callbacks import integrator_document
+from tests.support.openapi import problems, schema_validator
 
 pytestmark = pytest.mark.django_db
 
@@ -58,6 +59,12 @@ def test_the_integrators_document_is_openapi_3_1_and_valid(served: dict[str, Any
 
 def test_no_schema_keeps_an_openapi_3_0_form(served: dict[str, Any]) -> None:
     assert list(three_o_forms(served)) == []
+
+
+def test_a_field_of_any_value_that_may_be_null_takes_null(served: dict[str, Any]) -> None:
+    validator = schema_validator(served, {"$ref": "#/components/schemas/TestOutput"})
+    assert problems(validator, {"ok": False, "status_code": None, "duration_ms": 3, "data": None, "problems": []}) == []
+    assert served["components"]["schemas"]["ImportLogEntry"]["properties"]["payload"].get("oneOf") is None
 
 
 def test_the_check_finds_the_3_0_forms() -> None:
