@@ -29,7 +29,7 @@ from accounts.models import (
     validate_payment_types,
 )
 from accounts.money import is_currency_code
-from accounts.validation import TAX_TYPES, validate_taxes
+from accounts.validation import TAX_DESCRIPTIONS, TAX_TYPES, validate_taxes
 from core.serializers import JSONField, read_only_meta
 
 # --- Shared ------------------------------------------------------------------------------------------
@@ -50,9 +50,11 @@ class CheckedJSONField(JSONField):
 
 
 class TaxSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    rate = serializers.FloatField(min_value=0, max_value=1, help_text="0.25 for 25%.")
-    type = serializers.ChoiceField(choices=[(t, t) for t in TAX_TYPES])
+    """Spec: a tax `{name, rate, type}` of a product or of a market's defaults."""
+
+    name = serializers.CharField(help_text=TAX_DESCRIPTIONS["name"])
+    rate = serializers.FloatField(min_value=0, max_value=1, help_text=TAX_DESCRIPTIONS["rate"])
+    type = serializers.ChoiceField(choices=[(t, t) for t in TAX_TYPES], help_text=TAX_DESCRIPTIONS["type"])
 
     class Meta:
         ref_name = "Tax"
@@ -89,10 +91,20 @@ class MarketInputSerializer(serializers.Serializer):
         ref_name = "Market"
 
 
-class MarketOutputSerializer(serializers.ModelSerializer):
-    default_taxes = TaxesField(read_only=True)
+IDENTIFIER = "Its identifier, unique in the account: letters, digits and `. _ : -`, starting with a letter or digit."
+NAME = "Its name, for people (may be empty)."
 
-    Meta = read_only_meta(Market, ["identifier", "name", "currency", "default_taxes", "created_at"])
+
+class MarketOutputSerializer(serializers.ModelSerializer):
+    default_taxes = TaxesField(
+        read_only=True, help_text="The taxes of a product or expense that names none of its own (spec: Product)."
+    )
+
+    Meta = read_only_meta(
+        Market,
+        ["identifier", "name", "currency", "default_taxes", "created_at"],
+        descriptions={"identifier": IDENTIFIER + " At most 32 characters (`dk`).", "name": NAME},
+    )
 
 
 # --- Stock locations ---------------------------------------------------------------------------------
@@ -108,7 +120,8 @@ class StockLocationInputSerializer(serializers.Serializer):
     zip = _optional_text(20)
     country_code = _optional_text(
         2,
-        validators=[RegexValidator(r"^[A-Za-z]{2}$", "Use an ISO 3166-1 alpha-2 code, e.g. DK.")],
+        # Empty (the default) is no country: the published pattern says so (DRF does not run it on "").
+        validators=[RegexValidator(r"^([A-Za-z]{2})?$", "Use an ISO 3166-1 alpha-2 code, e.g. DK.")],
         help_text="ISO 3166-1 alpha-2, e.g. DK.",
     )
     vat_number = _optional_text(40)
@@ -122,11 +135,23 @@ class StockLocationInputSerializer(serializers.Serializer):
 
 
 class StockLocationOutputSerializer(serializers.ModelSerializer):
-    market: serializers.SlugRelatedField[Market] = serializers.SlugRelatedField(slug_field="identifier", read_only=True)
+    market: serializers.SlugRelatedField[Market] = serializers.SlugRelatedField(
+        slug_field="identifier", read_only=True, help_text="The identifier of the market it sells in."
+    )
 
     Meta = read_only_meta(
         StockLocation,
         ["identifier", "name", "kind", "market", "street", "city", "zip", "country_code", "vat_number", "created_at"],
+        descriptions={
+            "identifier": IDENTIFIER + " At most 64 characters (`shop-1`).",
+            "name": NAME,
+            "kind": "`shop` (registers sell there) or `warehouse`.",
+            "street": "The street address, as receipts print it (may be empty).",
+            "city": "The city (may be empty).",
+            "zip": "The postal code (may be empty).",
+            "country_code": "ISO 3166-1 alpha-2, upper case (may be empty).",
+            "vat_number": "The VAT number receipts and statements print (may be empty).",
+        },
     )
 
 
@@ -165,11 +190,17 @@ class RegisterInputSerializer(serializers.Serializer):
 
 class RegisterOutputSerializer(serializers.ModelSerializer):
     stock_location: serializers.SlugRelatedField[StockLocation] = serializers.SlugRelatedField(
-        slug_field="identifier", read_only=True
+        slug_field="identifier", read_only=True, help_text="The identifier of the shop the register is in."
     )
-    payment_types = PaymentTypesField(read_only=True)
+    payment_types = PaymentTypesField(
+        read_only=True, help_text="The payment types the register takes; each is reconciled at close or not."
+    )
 
-    Meta = read_only_meta(Register, ["identifier", "name", "stock_location", "payment_types", "created_at"])
+    Meta = read_only_meta(
+        Register,
+        ["identifier", "name", "stock_location", "payment_types", "created_at"],
+        descriptions={"identifier": IDENTIFIER + " At most 64 characters (`reg-1`).", "name": NAME},
+    )
 
 
 # --- Cashiers ----------------------------------------------------------------------------------------
@@ -199,7 +230,14 @@ class CashierOutputSerializer(serializers.ModelSerializer):
     # "" when there is no image: a URLField would document format "uri", which "" does not satisfy.
     image_url = serializers.CharField(read_only=True, help_text="https URL of an image, or empty.")
 
-    Meta = read_only_meta(Cashier, ["identifier", "display_name", "full_name", "image_url", "created_at"])
+    Meta = read_only_meta(
+        Cashier,
+        ["identifier", "display_name", "full_name", "image_url", "created_at"],
+        descriptions={
+            "identifier": "Its identifier, unique in the account: any text but `/`, at most 64 characters.",
+            "full_name": "The store associate's full name (may be empty).",
+        },
+    )
 
 
 # --- Integrations ------------------------------------------------------------------------------------
@@ -215,7 +253,14 @@ class IntegrationInputSerializer(serializers.Serializer):
 
 
 class IntegrationOutputSerializer(serializers.ModelSerializer):
-    Meta = read_only_meta(Integration, ["identifier", "name", "created_at"])
+    Meta = read_only_meta(
+        Integration,
+        ["identifier", "name", "created_at"],
+        descriptions={
+            "identifier": IDENTIFIER + " At most 64 characters; the `integration` of every request's credentials.",
+            "name": NAME,
+        },
+    )
 
 
 # --- API keys ----------------------------------------------------------------------------------------
@@ -236,24 +281,40 @@ class ApiKeyInputSerializer(serializers.Serializer):
 API_KEY_FIELDS = ["id", "prefix", "name", "scopes", "integration", "created_at", "last_used_at", "revoked_at", "active"]
 
 
+SCOPES = "What the key may call: `imports` (/imports/...), `pos` (/api/v1/pos/...), `admin` (the rest of /api/v1/)."
+API_KEY_DESCRIPTIONS = {
+    "id": "The key's id (its URL: `api-keys/{id}/`).",
+    "prefix": "The key's first characters: what tells keys apart in lists and logs (the key itself is never shown).",
+    "name": NAME,
+    "last_used_at": "When a request last authenticated with it (ISO 8601); null: never.",
+    "revoked_at": "When it was revoked (ISO 8601); null: not revoked.",
+}
+
+
 class ApiKeyOutputSerializer(serializers.ModelSerializer):
     """A key as listed: never the key itself nor its hash; ``prefix`` tells keys apart."""
 
     integration: serializers.SlugRelatedField[Integration] = serializers.SlugRelatedField(
-        slug_field="identifier", read_only=True
+        slug_field="identifier", read_only=True, help_text="The identifier of the integration the key belongs to."
     )
-    scopes = serializers.ListField(child=serializers.ChoiceField(choices=Scope.choices), read_only=True)
-    active = serializers.BooleanField(source="is_active", read_only=True)
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=Scope.choices), read_only=True, help_text=SCOPES
+    )
+    active = serializers.BooleanField(
+        source="is_active", read_only=True, help_text="False once revoked: the key is refused (401)."
+    )
 
-    Meta = read_only_meta(ApiKey, API_KEY_FIELDS)
+    Meta = read_only_meta(ApiKey, API_KEY_FIELDS, descriptions=API_KEY_DESCRIPTIONS)
 
 
 class ApiKeyCreatedOutputSerializer(ApiKeyOutputSerializer):
     """A new key: the listed fields plus ``key``, shown in this one response and stored nowhere."""
 
-    key = serializers.SerializerMethodField()
+    key = serializers.SerializerMethodField(
+        help_text="The key, in this answer only: it is stored as a hash and cannot be shown again."
+    )
 
-    Meta = read_only_meta(ApiKey, [*API_KEY_FIELDS, "key"], ref_name="ApiKeyCreated")
+    Meta = read_only_meta(ApiKey, [*API_KEY_FIELDS, "key"], ref_name="ApiKeyCreated", descriptions=API_KEY_DESCRIPTIONS)
 
     def get_key(self, api_key: ApiKey) -> str:
         return self.context["raw_key"]
@@ -278,5 +339,14 @@ class AuditEntryOutputSerializer(serializers.ModelSerializer):
     )
 
     Meta = read_only_meta(
-        AuditEntry, ["id", "at", "actor_kind", "actor", "action", "target_type", "target_id", "target", "changes"]
+        AuditEntry,
+        ["id", "at", "actor_kind", "actor", "action", "target_type", "target_id", "target", "changes"],
+        descriptions={
+            "id": "The entry's id.",
+            "at": "When the change was made (ISO 8601).",
+            "actor_kind": "Who made it: a `person` (back-office), an `api_key`, or the `system`.",
+            "action": "What was done, one of the target type's actions (docs/api.md lists them), e.g. `create`.",
+            "target_type": "The kind of object changed, e.g. `market`, `export_queue`.",
+            "target_id": "The changed object's id or identifier.",
+        },
     )

@@ -6,6 +6,13 @@ from decimal import Decimal
 from typing import Any
 
 TAX_TYPES = ("vat", "sales_tax")
+# Spec: a tax ``{name, rate, type}`` (a product's, a market's defaults), each field's meaning: what the API's
+# serializers and the declared bodies publish.
+TAX_DESCRIPTIONS = {
+    "name": "The tax's name as receipts print it, e.g. `VAT`; not blank.",
+    "rate": "The rate as a fraction, from 0 to 1: 0.25 for 25%.",
+    "type": "`vat`: included in the prices; `sales_tax`: added on top of them.",
+}
 
 
 def validate_taxes(taxes: Any) -> list[str]:

@@ -12,7 +12,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from campaigns import schema
 from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS, Campaign, ProductRule
+from campaigns.pricing.product_rules import ContainerDepositBody
 from core.api import by_identifier
 from core.serializers import JSONField, L10nStringField, MarketPriceField, read_only_meta
 
@@ -36,28 +38,42 @@ class DefinitionField(JSONField):
 # What a campaign and a product rule answer alike (a comment: a docstring would be the schema's description).
 class _ImportedOutputSerializer(serializers.ModelSerializer):
     pk = serializers.IntegerField(read_only=True, help_text="Database id, used in the detail URL.")
-    market = by_identifier()
-    definition = DefinitionField(read_only=True)
+    market = by_identifier(help_text="The identifier of the market it was imported into (one row per market).")
+    definition = DefinitionField(read_only=True, help_text="The whole body as imported, with the fields of its `type`.")
 
 
-def _imported_meta(model: type[Campaign] | type[ProductRule], columns: tuple[str, ...]) -> Any:
-    """The ``Meta`` of an imported row's output: its columns between the ids and the timestamps, all read-only."""
-    return read_only_meta(model, ["pk", "id", "market", *columns, "definition", "created_at", "updated_at"])
+def _imported_meta(
+    model: type[Campaign] | type[ProductRule], columns: tuple[str, ...], declared: dict[str, Any]
+) -> Any:
+    """The ``Meta`` of an imported row's output: its columns between the ids and the timestamps, all read-only,
+    described as the import body ``declared`` (its fields by name) describes them."""
+    return read_only_meta(
+        model,
+        ["pk", "id", "market", *columns, "definition", "created_at", "updated_at"],
+        descriptions={name: declared[name].description for name in columns if name in declared},
+        extra_kwargs={"updated_at": {"help_text": "When it was last imported again (ISO 8601)."}},
+    )
 
 
 class CampaignOutputSerializer(_ImportedOutputSerializer):
     id = serializers.CharField(source="campaign_id", read_only=True, help_text="The campaign id as imported.")
-    priority = serializers.DecimalField(max_digits=20, decimal_places=6, coerce_to_string=False, read_only=True)
+    priority = serializers.DecimalField(
+        max_digits=20,
+        decimal_places=6,
+        coerce_to_string=False,
+        read_only=True,
+        help_text=schema.Campaign.fields["priority"].description,
+    )
 
-    Meta = _imported_meta(Campaign, CAMPAIGN_COLUMNS)
+    Meta = _imported_meta(Campaign, CAMPAIGN_COLUMNS, schema.Campaign.fields)
 
 
 class ProductRuleOutputSerializer(_ImportedOutputSerializer):
     id = serializers.CharField(source="rule_id", read_only=True, help_text="The product rule id as imported.")
-    display_name = L10nStringField(read_only=True)
-    price = MarketPriceField(read_only=True)
+    display_name = L10nStringField(read_only=True, help_text=ContainerDepositBody.fields["display_name"].description)
+    price = MarketPriceField(read_only=True, help_text=ContainerDepositBody.fields["price"].description)
 
-    Meta = _imported_meta(ProductRule, PRODUCT_RULE_COLUMNS)
+    Meta = _imported_meta(ProductRule, PRODUCT_RULE_COLUMNS, ContainerDepositBody.fields)
 
 
 # --- Basket pricing (POST /api/v1/pos/baskets/price): the answer ------------------------------------------
@@ -73,9 +89,16 @@ def _money(help_text: str) -> serializers.DecimalField:
 
 
 class _TaxSummarySerializer(serializers.Serializer):
+    """Spec: Tax Summary, the tax of one rate."""
+
     amount = _money(PER_LINE + " Tax at this rate (the basket's: over all lines).")
-    rate = serializers.DecimalField(max_digits=7, decimal_places=6, coerce_to_string=False)
-    tax_name = serializers.CharField()
+    rate = serializers.DecimalField(
+        max_digits=7,
+        decimal_places=6,
+        coerce_to_string=False,
+        help_text="The rate as a fraction, from 0 to 1 (0.25 for 25%), as the product's or market's tax gives it.",
+    )
+    tax_name = serializers.CharField(help_text="The tax's name, as the product's or market's tax gives it.")
     type = serializers.CharField(help_text="`vat` (included in prices) or `sales_tax` (added on top).")
 
 

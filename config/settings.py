@@ -576,6 +576,9 @@ SPECTACULAR_SETTINGS = {
         "`Authorization: Bearer <apikey>` plus `account` and `integration` in the query."
     ),
     "VERSION": "1.0.0",
+    # OpenAPI 3.1: its schemas are JSON Schema 2020-12 (null as a type, numeric exclusive bounds), and it has
+    # `webhooks`, where the identity exports are published (exports.schemas).
+    "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
@@ -588,12 +591,14 @@ SPECTACULAR_SETTINGS = {
     },
     "SECURITY": [{"apikey": []}, {"bearer": []}],
     "PREPROCESSING_HOOKS": ["imports.docs.hide_trailing_slash_twins"],
-    # The identity exports' schemas (docs/events.md), the enum hook drf-spectacular runs by default, then the
-    # runtime integrations as callbacks of the operation that registers them (after the enums are named).
+    # The identity exports' schemas and webhooks (docs/events.md), the enum hook drf-spectacular runs by default,
+    # then the runtime integrations as callbacks of the operation that registers them (after the enums are named),
+    # and a nullable field of any value as one that takes null (core.api.schema).
     "POSTPROCESSING_HOOKS": [
         "exports.schemas.publish",
         "drf_spectacular.hooks.postprocess_schema_enums",
         "integrations.callbacks.publish",
+        "core.api.schema.any_value_takes_null",
     ],
     # Two models have a "kind": name their enums apart instead of letting a hash decide.
     "ENUM_NAME_OVERRIDES": {

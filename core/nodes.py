@@ -7,8 +7,8 @@ pass and tens of times faster than nested serializers (measured in ``bench/valid
 A node that only holds its options (``Str``, ``Int``, ``Num``, ``Arr``) declares them as dataclass fields.
 Each node's ``check(value, path, report)`` returns the cleaned value (unknown keys dropped) or
 ``INVALID`` after adding errors to ``report``. Unknown keys are ignored and reported as warnings.
-Each node's ``json_schema(components)`` describes what it accepts as an OpenAPI 3.0 schema object, so a
-body declared with nodes (``core.declare``) is also its own request schema.
+Each node's ``json_schema(components)`` describes what it accepts as an OpenAPI 3.1 schema object (JSON Schema
+2020-12), so a body declared with nodes (``core.declare``) is also its own request schema.
 
 The input is what ``core.jsonparse`` made of the bytes: fractions are ``Decimal``, whole numbers ``int``, never
 ``float``; a node keeps a number as it came.
@@ -99,7 +99,8 @@ def schema_number(value: Decimal | int) -> Decimal | int:
 
 
 def with_description(schema: Schema, description: str) -> Schema:
-    """``schema`` with a description; a ``$ref`` is wrapped, as OpenAPI 3.0 ignores the siblings of a ``$ref``."""
+    """``schema`` with a description; a ``$ref`` is wrapped in an ``allOf``, as tools written for OpenAPI 3.0
+    (code generators, Swagger UI) ignore the siblings of a ``$ref``."""
     if not description:
         return schema
     if "$ref" in schema:
@@ -128,7 +129,7 @@ class Node:
         raise NotImplementedError
 
     def json_schema(self, components: Components) -> Schema:
-        """What the node accepts, as an OpenAPI 3.0 schema object; ``{}`` (any value) unless a node says more."""
+        """What the node accepts, as an OpenAPI 3.1 schema object; ``{}`` (any value) unless a node says more."""
         return {}
 
     def wrong_type(self, expected: str, value: Any, path: str, report: Report) -> Any:
@@ -300,18 +301,19 @@ class Num(Node):
         return value
 
     def json_schema(self, components: Components) -> Schema:
-        # The tighter of the node's bound and MAX_AMOUNT, on each side (MAX_AMOUNT itself is excluded).
+        # The tighter of the node's bound and MAX_AMOUNT, on each side (MAX_AMOUNT itself is excluded: an
+        # exclusive bound is a number of its own in OpenAPI 3.1, not a flag on ``minimum``).
         schema: Schema = {"type": "number"}
         if self.positive:
-            schema.update(minimum=0, exclusiveMinimum=True)
+            schema["exclusiveMinimum"] = 0
         elif self.minimum is not None and self.minimum > -MAX_AMOUNT:
             schema["minimum"] = schema_number(self.minimum)
         else:
-            schema.update(minimum=-schema_number(MAX_AMOUNT), exclusiveMinimum=True)
+            schema["exclusiveMinimum"] = -schema_number(MAX_AMOUNT)
         if self.maximum is not None and self.maximum < MAX_AMOUNT:
             schema["maximum"] = schema_number(self.maximum)
         else:
-            schema.update(maximum=schema_number(MAX_AMOUNT), exclusiveMaximum=True)
+            schema["exclusiveMaximum"] = schema_number(MAX_AMOUNT)
         return schema
 
 
@@ -542,10 +544,22 @@ class OneOfBy(Node):
 
 
 def nullable(schema: Schema) -> Schema:
-    """OpenAPI 3.0: ``nullable`` beside a ``$ref`` is ignored, so a reference is wrapped."""
-    if "$ref" in schema:
-        return {"allOf": [schema], "nullable": True}
-    return {**schema, "nullable": True}
+    """``schema`` that also accepts null, as OpenAPI 3.1 says it (JSON Schema: no ``nullable``): ``null`` added to
+    a ``type`` (and to an ``enum``), a null alternative added to a ``oneOf``, a reference or a schema of no type
+    made one branch of a ``oneOf`` with null. ``{}`` takes null already."""
+    if not schema:
+        return schema
+    if "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        out = {**schema, "type": [*types, "null"] if "null" not in types else types}
+        if "enum" in schema and None not in schema["enum"]:
+            out["enum"] = [*schema["enum"], None]
+        return out
+    if "oneOf" in schema:
+        return {**schema, "oneOf": [*schema["oneOf"], {"type": "null"}]}
+    rest = {key: value for key, value in schema.items() if key == "description"}
+    core = {key: value for key, value in schema.items() if key != "description"}
+    return {"oneOf": [core, {"type": "null"}], **rest}
 
 
 def exactly_one_of(*names: str) -> Rule:

@@ -8,8 +8,9 @@ CamelCase (``sales``: ``ExportSales``, ``ExportSalesElement``). The parts an ele
 that body's declaration (a sale's ``summary`` is the checkout's ``SaleSummary``), published under the body's own
 name; docs/events.md lists each type with its fields and an example.
 
-OpenAPI 3.1's ``webhooks`` would say the same, but this document is OpenAPI 3.0.3 (``nullable``), which has no
-``webhooks``: the wrappers are components, and each export queue's delivery says where they are sent.
+Each entity type is also an OpenAPI 3.1 webhook named by its code (``webhooks.sales``): the ``POST`` a web hook
+delivery makes, its body the wrapper's component, its headers the Standard Webhooks ones. Each export queue's
+delivery says where (and whether over HTTP) the wrappers are sent.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from core.nodes import (
     Str,
 )
 from core.outbox import EntityType
+from exports.deliveries.webhook import RETRYABLE_STATUS
 from exports.entities import REGISTRY
+from exports.retry import MAX_ATTEMPTS
 from ledger import definitions as sale
 from ledger.serializers.catalog import PRODUCT
 from orders import definitions as orders
@@ -347,10 +350,58 @@ def element_keys() -> dict[str, str]:
     return {code: entity.element_key for code, entity in REGISTRY.items()}
 
 
+SIGNATURE_HEADERS = (
+    ("webhook-id", True, "The delivery's id: the same on every retry of it, so a receiver drops a repeat."),
+    ("webhook-timestamp", True, "When this attempt was sent, Unix seconds."),
+    (
+        "webhook-signature",
+        False,
+        "`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` with the queue's secret "
+        "(the bytes after `whsec_`, base64-decoded); sent when the delivery has a secret "
+        "(docs/receiving-webhooks.md).",
+    ),
+)
+
+
+def webhook(code: str) -> dict[str, Any]:
+    """The path item of the identity export of ``code`` sent by a web hook delivery (OpenAPI 3.1 ``webhooks``)."""
+    retryable = ", ".join(str(status) for status in sorted(RETRYABLE_STATUS))
+    return {
+        "post": {
+            "operationId": f"export_{code}",
+            "summary": f"Identity export of `{code}`",
+            "description": (
+                f"What a web hook delivery of an export queue of `{code}` with the identity transform POSTs to the "
+                "queue's URL: the wrapper, one element in real time, one or more in a cron export (docs/events.md)."
+            ),
+            "tags": ["exports"],
+            "parameters": [
+                {"name": name, "in": "header", "required": required, "description": text, "schema": {"type": "string"}}
+                for name, required, text in SIGNATURE_HEADERS
+            ],
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{wrapper_name(code)}"}}},
+            },
+            "responses": {
+                "2XX": {"description": "Received: the delivery succeeded; the answer's body is not read further."},
+                "default": {
+                    "description": (
+                        f"Not received. In a real-time export, {retryable}, a timeout or a refused connection are "
+                        f"retried, the delay doubling, up to {MAX_ATTEMPTS} attempts in all; any other answer, and any "
+                        "failure of a cron export, is final (docs/exports-delivery.md)."
+                    )
+                },
+            },
+        }
+    }
+
+
 def publish(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """drf-spectacular postprocessing hook: the export components registered with the document's (the enum hook
-    after it builds the components again from the registry). A name the document has already must be the same
-    schema (a request body's part), or the refs would be wrong."""
+    after it builds the components again from the registry), and a webhook per entity type referring to its
+    wrapper. A name the document has already must be the same schema (a request body's part), or the refs would
+    be wrong."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     components = export_components(element_keys())
     for name, schema in components.schemas.items():
@@ -359,4 +410,5 @@ def publish(result: dict[str, Any], generator: Any, request: Any, public: bool) 
         generator.registry.register_on_missing(
             ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=components.owners[name], schema=schema)
         )
+    result.setdefault("webhooks", {}).update({code: webhook(code) for code in ELEMENTS})
     return result

@@ -20,6 +20,7 @@ from core.secrets import MASK
 from core.serializers import JSONField, read_only_meta
 from exports.deliveries import REGISTRY as DELIVERIES
 from exports.models import ExportAttempt, ExportItem, ExportQueue, ExportStatus, Trigger
+from exports.transforms import REGISTRY as TRANSFORMS
 
 __all__ = ["MASK", "mask", "unmask"]
 
@@ -84,23 +85,47 @@ def _unmask_by_path(config: Any, stored: Any) -> Any:
 class FiltersSerializer(serializers.Serializer):
     """Schema only: which entities a queue takes (empty or absent lists take everything)."""
 
-    stock_locations = serializers.ListField(child=serializers.CharField(), required=False)
-    markets = serializers.ListField(child=serializers.CharField(), required=False)
-    ignore_stock_event_types = serializers.ListField(child=serializers.CharField(), required=False)
+    stock_locations = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Only entities of these stock locations (identifiers); empty or absent: all.",
+    )
+    markets = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Only entities of these markets (identifiers); empty or absent: all.",
+    )
+    ignore_stock_event_types = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Stock events: the types left out, e.g. `sale`; empty or absent: none.",
+    )
 
     class Meta:
         ref_name = "ExportQueueFilters"
 
 
-_CONFIG_SCHEMA = {
-    "type": "object",
-    "properties": {"type": {"type": "string"}},
-    "required": ["type"],
-    "additionalProperties": True,
-}
+def config_schema(what: str, codes: list[str]) -> dict[str, Any]:
+    """The schema of a transform or delivery configuration: its ``type`` (one of ``codes``) and that type's
+    settings (docs/exports.md)."""
+    return {
+        "type": "object",
+        "properties": {
+            "type": {
+                "type": "string",
+                "description": f"The {what}: " + ", ".join(f"`{code}`" for code in codes) + "; the other keys are "
+                "that type's settings (docs/exports.md).",
+            }
+        },
+        "required": ["type"],
+        "additionalProperties": True,
+    }
 
 
-@extend_schema_field(_CONFIG_SCHEMA)
+TRANSFORM_SCHEMA = config_schema("transform", list(TRANSFORMS))
+DELIVERY_SCHEMA = config_schema("delivery", list(DELIVERIES))
+
+
 class ConfigField(JSONField):
     """A transform or delivery configuration: an object with a ``type`` and that type's settings
     (checked by ``exports.services.validate_queue``, which names the offending key)."""
@@ -110,6 +135,16 @@ class ConfigField(JSONField):
         if not isinstance(value, dict):
             raise serializers.ValidationError("Must be an object with a type.")
         return value
+
+
+@extend_schema_field(TRANSFORM_SCHEMA)
+class TransformConfigField(ConfigField):
+    """A transform's configuration."""
+
+
+@extend_schema_field(DELIVERY_SCHEMA)
+class DeliveryConfigField(ConfigField):
+    """A delivery's configuration."""
 
 
 @extend_schema_field(FiltersSerializer)
@@ -145,8 +180,8 @@ class ExportQueueInputSerializer(serializers.Serializer):
             "operator's EXPORT_QUEUE_CONCURRENCY_MAX; null: the service's default (EXPORT_QUEUE_CONCURRENCY)."
         ),
     )
-    transform = ConfigField(default=lambda: {"type": "identity"})  # type: ignore[arg-type]
-    delivery = ConfigField(
+    transform = TransformConfigField(default=lambda: {"type": "identity"})  # type: ignore[arg-type]
+    delivery = DeliveryConfigField(
         help_text=(
             'E.g. {"type": "webhook", "url": "https://...", "headers": {}}. A web hook without a secret (or with '
             '"secret": null) gets a generated one; a masked value sent back keeps the stored one.'
@@ -158,9 +193,20 @@ class ExportQueueInputSerializer(serializers.Serializer):
 
 
 class ExportQueueOutputSerializer(serializers.ModelSerializer):
-    filters = FiltersField(read_only=True)
-    daily_at = serializers.TimeField(format="%H:%M", read_only=True, allow_null=True)
-    transform = ConfigField(read_only=True)
+    filters = FiltersField(
+        read_only=True,
+        help_text="Which entities the queue takes: `stock_locations` and `markets` (identifiers; empty: all) and "
+        "`ignore_stock_event_types`.",
+    )
+    daily_at = serializers.TimeField(
+        format="%H:%M",
+        read_only=True,
+        allow_null=True,
+        help_text="A daily queue's time of day, `HH:MM` in the account's time zone; null for the other triggers.",
+    )
+    transform = TransformConfigField(
+        read_only=True, help_text='How the entities are rendered, e.g. {"type": "identity"} (docs/exports.md).'
+    )
     delivery = serializers.SerializerMethodField(help_text=f"Secrets read as {MASK}.")
 
     Meta = read_only_meta(
@@ -182,6 +228,13 @@ class ExportQueueOutputSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ],
+        descriptions={
+            "id": "The queue's id (its URL: `export-queues/{id}/`).",
+            "name": "Its name, for people.",
+            "entity_type": "What it exports (spec: Events, Exportable entities); docs/events.md shows each.",
+            "enabled": "False: nothing new is queued nor sent (the service disables a queue failing for days).",
+            "trigger": "`realtime`: each entity as it happens; `hourly` or `daily`: the window's entities together.",
+        },
         extra_kwargs={
             "concurrency": {"help_text": "Deliveries sent at the same time (null: the service's default)."},
             "failing_since": {"help_text": "The first failed delivery since the last successful one (null: none)."},
@@ -193,7 +246,7 @@ class ExportQueueOutputSerializer(serializers.ModelSerializer):
         },
     )
 
-    @extend_schema_field(_CONFIG_SCHEMA)
+    @extend_schema_field(DELIVERY_SCHEMA)
     def get_delivery(self, queue: ExportQueue) -> dict[str, Any]:
         return mask(queue.delivery)  # type: ignore[no-any-return]
 
@@ -235,9 +288,9 @@ class ConfigPreviewInputSerializer(PreviewInputSerializer):
 
 
 class PreviewOutputSerializer(serializers.Serializer):
-    element_key = serializers.CharField()
-    content_type = serializers.CharField()
-    extension = serializers.CharField()
+    element_key = serializers.CharField(help_text="The rendered entity's element key (its key in the wrapper).")
+    content_type = serializers.CharField(help_text="The rendered content's media type, e.g. `application/json`.")
+    extension = serializers.CharField(help_text="The file extension a file delivery would use, e.g. `json`.")
     content = serializers.CharField(help_text="The rendered bytes as UTF-8 text (undecodable bytes replaced).")
 
     class Meta:
@@ -317,24 +370,53 @@ class ExportAttemptSerializer(serializers.ModelSerializer):
     )
 
     Meta = read_only_meta(
-        ExportAttempt, ["number", "ok", "status_code", "error", "duration_ms", "started_at", "sent", "answer"]
+        ExportAttempt,
+        ["number", "ok", "status_code", "error", "duration_ms", "started_at", "sent", "answer"],
+        descriptions={
+            "number": "The attempt's number in its delivery, from 1.",
+            "ok": "True: the destination took it (a web hook: any 2xx).",
+            "status_code": "A web hook's HTTP status; null for the other deliveries or when no answer came.",
+            "error": "Why it failed, secrets redacted (empty when it succeeded).",
+            "duration_ms": "How long the attempt took, in milliseconds.",
+            "started_at": "When it started (ISO 8601).",
+        },
     )
 
 
 class ExportLogOutputSerializer(serializers.ModelSerializer):
-    queue = serializers.IntegerField(source="queue_id", read_only=True)
-    queue_name = serializers.CharField(source="queue.name", read_only=True)
+    queue = serializers.IntegerField(source="queue_id", read_only=True, help_text="The id of the item's queue.")
+    queue_name = serializers.CharField(source="queue.name", read_only=True, help_text="The queue's name.")
     attempts = serializers.SerializerMethodField(help_text="Attempts of the item's delivery so far.")
-    status_code = serializers.IntegerField(source="delivery.status_code", read_only=True, allow_null=True)
-    error = serializers.CharField(source="delivery.error", read_only=True, allow_null=True)
-    duration_ms = serializers.IntegerField(source="delivery.duration_ms", read_only=True, allow_null=True)
+    status_code = serializers.IntegerField(
+        source="delivery.status_code",
+        read_only=True,
+        allow_null=True,
+        help_text="The last attempt's HTTP status (web hooks); null without one.",
+    )
+    error = serializers.CharField(
+        source="delivery.error",
+        read_only=True,
+        allow_null=True,
+        help_text="Why the last attempt failed, secrets redacted; null without a delivery.",
+    )
+    duration_ms = serializers.IntegerField(
+        source="delivery.duration_ms",
+        read_only=True,
+        allow_null=True,
+        help_text="How long the last attempt took, in milliseconds; null before one.",
+    )
     delivery_id = serializers.CharField(
         source="delivery.delivery_id",
         read_only=True,
         allow_null=True,
         help_text="Sent as webhook-id; null while a cron item waits for its window.",
     )
-    finished_at = serializers.DateTimeField(source="delivery.finished_at", read_only=True, allow_null=True)
+    finished_at = serializers.DateTimeField(
+        source="delivery.finished_at",
+        read_only=True,
+        allow_null=True,
+        help_text="When the delivery reached its outcome (ISO 8601); null while it is pending.",
+    )
     paused_until = serializers.DateTimeField(
         source="delivery.paused_until",
         read_only=True,
@@ -342,7 +424,12 @@ class ExportLogOutputSerializer(serializers.ModelSerializer):
         help_text="Not sent: the destination's circuit breaker is open; the delivery waits until then (not an "
         "attempt: its retries are kept).",
     )
-    pause_reason = serializers.CharField(source="delivery.pause_reason", read_only=True, allow_null=True)
+    pause_reason = serializers.CharField(
+        source="delivery.pause_reason",
+        read_only=True,
+        allow_null=True,
+        help_text="Why the delivery is paused (the breaker's last failure); empty when it is not.",
+    )
 
     Meta = read_only_meta(
         ExportItem,
@@ -366,6 +453,14 @@ class ExportLogOutputSerializer(serializers.ModelSerializer):
             "attempt_log",
         ],
         ref_name="ExportLogEntry",
+        descriptions={
+            "id": "The item's id (the `object_id` of a preview is the entity's, not this).",
+            "entity_type": "What the item exports.",
+            "element_key": "The entity's key in the wrapper (docs/events.md: each type's element key).",
+            "status": "`pending` (not sent yet), `success`, `failure` (final) or `skipped` (the entity is gone, or "
+            "the transform skips it; `message` says which).",
+            "message": "What happened, for a person (empty while pending).",
+        },
     )
 
     # In the list too (prefetched, so a page costs the same queries): one "status" enum component is

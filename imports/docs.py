@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
@@ -241,6 +240,21 @@ class ImportResultSerializer(serializers.Serializer):
         ref_name = "ImportResult"
 
 
+class DeletionResultSerializer(serializers.Serializer):
+    """The answer of a DELETE of campaigns or product rules (``imports.services.delete_definitions``)."""
+
+    status = serializers.CharField(help_text="Always `OK`: unknown ids are listed, not an error.")
+    message = serializers.CharField(help_text="What happened, for a person, e.g. `Deleted 1 campaign(s) from ...`.")
+    markets = serializers.ListField(child=serializers.CharField(), help_text="The markets deleted from.")
+    deleted = serializers.ListField(child=serializers.CharField(), help_text="The ids deleted, in the order given.")
+    not_found = serializers.ListField(
+        child=serializers.CharField(), help_text="The ids none of the markets had, in the order given."
+    )
+
+    class Meta:
+        ref_name = "ImportDeletionResult"
+
+
 RESULT_RESPONSES = {
     200: OpenApiResponse(ImportResultSerializer, description="All items accepted."),
     207: OpenApiResponse(ImportResultSerializer, description="Some items accepted; the others are listed in `failed`."),
@@ -304,7 +318,11 @@ def _delete(noun: str, ids: list[str]) -> dict[str, Any]:
         "tags": ["imports"],
         "parameters": [MARKETS, IDS, *AUTH_PARAMETERS],
         "request": {"application/json": bodies.DeletionRequest},
-        "responses": {200: OpenApiResponse(OpenApiTypes.OBJECT), 400: OpenApiResponse(OpenApiTypes.OBJECT)},
+        "responses": {
+            200: OpenApiResponse(DeletionResultSerializer, description="The listed ids deleted, or not found."),
+            400: OpenApiResponse(ErrorOutputSerializer, description="No id given, or an unknown market."),
+            **{status: RESULT_RESPONSES[status] for status in (401, 403, 413, 415)},
+        },
         "examples": [
             OpenApiExample("Request", value=ids, request_only=True),
             OpenApiExample(

@@ -43,12 +43,22 @@ class ImportErrorSerializer(serializers.Serializer):
 
 
 class ImportLogOutputSerializer(serializers.ModelSerializer):
-    integration = by_identifier()
-    stock_location = by_identifier(allow_null=True)
-    markets = serializers.ListField(child=serializers.CharField(), read_only=True)
+    integration = by_identifier(help_text="The identifier of the integration whose key posted the item.")
+    stock_location = by_identifier(
+        allow_null=True, help_text="Orders and stock events: the identifier of the stock location; null otherwise."
+    )
+    markets = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="Campaigns and product rules: the identifiers of the markets written; empty otherwise.",
+    )
     # A declared field shadows Serializer.errors only in the type stubs: DRF pops fields off the class.
     errors = ImportErrorSerializer(many=True, read_only=True, help_text="Why the item was rejected.")  # type: ignore[assignment]
-    payload = PayloadField(read_only=True, allow_null=True)
+    payload = PayloadField(
+        read_only=True,
+        allow_null=True,
+        help_text="The item as posted (an object, or the id of a deletion); null when it could not be read.",
+    )
 
     Meta = read_only_meta(
         ImportItem,
@@ -70,4 +80,14 @@ class ImportLogOutputSerializer(serializers.ModelSerializer):
             "processed_at",
         ],
         ref_name="ImportLogEntry",
+        descriptions={
+            "id": "The log entry's id.",
+            "kind": "What the item is (an incoming order, a campaign deletion...).",
+            "identifier": "The item's own identifier (`order_identifier`, `id`, `product_id`); empty without one.",
+            "status": "`pending` (queued), `success`, `failure` (failed when processed: a duplicate, an unknown "
+            "order...) or `rejected` (refused by validation in the request, never queued).",
+            "message": "What happened, for a person.",
+            "attempts": "How often a queued item was processed (retries included).",
+            "processed_at": "When it was processed (ISO 8601); null while pending or when rejected in the request.",
+        },
     )

@@ -263,8 +263,12 @@ class CustomerDiscount(Node):
 
     def json_schema(self, components: Components) -> Schema:
         """A campaign (``CAMPAIGN``, by its ``type``) whose prices, at the top and in its steps, are numbers."""
-        numbers = {name: nullable({"type": "number"}) for name in PRICE_FIELDS}
-        steps = nullable({"type": "array", "items": {"type": "object", "properties": numbers}})
+        plain = "A plain number here, in the major unit of the currency asked for (one market, one currency)."
+        numbers = {name: {**nullable({"type": "number"}), "description": f"`{name}`: {plain}"} for name in PRICE_FIELDS}
+        steps = {
+            **nullable({"type": "array", "items": {"type": "object", "properties": numbers}}),
+            "description": "A stair's steps, as the campaign type declares them, their prices plain numbers.",
+        }
         return {
             "allOf": [CAMPAIGN.json_schema(components), {"properties": {**numbers, "steps": steps}}],
             "description": "A discount campaign (as imported) whose prices are plain numbers: customer discounts "
@@ -347,5 +351,5 @@ def declaration(kind: str) -> Node:
 
 
 def answer_schema(kind: str, components: Components) -> Schema:
-    """The answer of ``kind`` as an OpenAPI 3.0 schema, the components it refers to added to ``components``."""
+    """The answer of ``kind`` as an OpenAPI 3.1 schema, the components it refers to added to ``components``."""
     return declaration(kind).json_schema(components)

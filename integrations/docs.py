@@ -74,8 +74,13 @@ _MARKET = ("market", "Market identifier; default: the shop's market, or the acco
 _SHOP = ("shop_id", "Stock location identifier of the till's shop (sent on as `{shop_id}`).", False)
 
 
-def _results(name: str) -> Any:
-    return inline_serializer(name, {"results": serializers.ListField(child=JSONField())})
+def _results(name: str, kind: str, what: str) -> Any:
+    """The answer of a POS view that passes on what the ``kind`` integration answered: ``what``, each checked."""
+    text = (
+        f"{what}, as the `{kind}` integration answered them, each checked against that answer's schema (the "
+        f"`{kind}` callback of `POST /api/v1/runtime-integrations/`; unknown fields dropped)."
+    )
+    return inline_serializer(name, {"results": serializers.ListField(child=JSONField(), help_text=text)})
 
 
 _PRODUCTS_EXAMPLE = {
@@ -194,7 +199,7 @@ PRODUCT_SEARCH = _asks(
         *_params(("q", "The search term.", True), _MARKET, _SHOP),
         OpenApiParameter("limit", OpenApiTypes.INT, OpenApiParameter.QUERY, required=False),
     ],
-    _results("PosProductSearchResult"),
+    _results("PosProductSearchResult", "product_search", "The e-commerce products found, at most `limit`"),
     kind="product_search",
     required="q",
     bad_answer=("[0].retail_price", "is required"),
@@ -205,7 +210,15 @@ PRODUCT_LOOKUP = _asks(
     "Look up a product at the integrator by its code",
     _params(("barcode", "The scanned code (EAN, SKU, ISBN...).", True), _MARKET, _SHOP),
     inline_serializer(
-        "PosProductLookupResult", {"outcome": serializers.CharField(), "product": ProductOutputSerializer()}
+        "PosProductLookupResult",
+        {
+            "outcome": serializers.ChoiceField(
+                choices=["created", "updated", "unchanged"],
+                help_text="What the import did: `created` a new product, `updated` the product of that id, or left "
+                "it `unchanged` (no product edit event).",
+            ),
+            "product": ProductOutputSerializer(help_text="The product as imported into the account."),
+        },
     ),
     kind="product_lookup",
     required="barcode",
@@ -215,7 +228,11 @@ CUSTOMER_LOOKUP = _asks(
     "pos_customers_lookup",
     "Look up customers",
     _params(("q", "The search term.", True), _MARKET, _SHOP),
-    _results("PosCustomerLookupResult"),
+    _results(
+        "PosCustomerLookupResult",
+        "customer_lookup",
+        "The customers found, with the facts `block_sales`, `credit`, `deposit_prompt` and `b2b` added",
+    ),
     kind="customer_lookup",
     required="q",
     examples=[response_example("customers", _CUSTOMERS_EXAMPLE)],
@@ -224,7 +241,7 @@ CUSTOMER_DISCOUNTS = _asks(
     "pos_customer_discounts",
     "The customer-specific discounts of a customer",
     _params(_MARKET, _SHOP),
-    _results("PosCustomerDiscountsResult"),
+    _results("PosCustomerDiscountsResult", "customer_discounts", "The customer's discounts, prices plain numbers"),
     kind="customer_discounts",
     examples=[response_example("discounts", _DISCOUNTS_EXAMPLE)],
 )
@@ -232,7 +249,7 @@ SHIPPING_OPTIONS = _asks(
     "pos_shipping_options",
     "The shipping options for an address",
     AUTH_PARAMETERS,
-    _results("PosShippingOptionsResult"),
+    _results("PosShippingOptionsResult", "shipping_options", "The shipping options for the address"),
     request={"application/json": ShippingOptionsRequest},
     kind="shipping_options",
     examples=[request_example("address", _SHIPPING_REQUEST), response_example("options", _SHIPPING_EXAMPLE)],

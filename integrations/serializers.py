@@ -56,11 +56,16 @@ class RuntimeIntegrationInputSerializer(serializers.Serializer):
     )
 
 
+_MASKED = " Secret values read as `********`."
+
+
 class RuntimeIntegrationOutputSerializer(serializers.ModelSerializer):
-    url = serializers.SerializerMethodField()
-    query = serializers.SerializerMethodField()
-    headers = serializers.SerializerMethodField()
-    body = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField(
+        help_text="URL template, e.g. https://erp.example.com/cards/{code}; a secret path or query value masked."
+    )
+    query = serializers.SerializerMethodField(help_text="Query parameters: name -> template." + _MASKED)
+    headers = serializers.SerializerMethodField(help_text="Headers: name -> value (template)." + _MASKED)
+    body = serializers.SerializerMethodField(help_text="JSON body template (POST), or null." + _MASKED)
     placeholders = serializers.SerializerMethodField(help_text="The placeholders this kind's templates may use.")
 
     class Meta:
@@ -81,6 +86,16 @@ class RuntimeIntegrationOutputSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
+        extra_kwargs = {
+            "id": {"help_text": "The configuration's id (its URL: `runtime-integrations/{id}/`)."},
+            "kind": {
+                "help_text": "What the service asks the integrator (docs/callbacks.md); one per kind and account."
+            },
+            "enabled": {"help_text": "False: the kind answers 404 `not_configured` at the POS."},
+            "method": {"help_text": "The HTTP method of the call."},
+            "created_at": {"help_text": "When it was configured (ISO 8601)."},
+            "updated_at": {"help_text": "When it last changed (ISO 8601)."},
+        }
 
     def get_url(self, obj: RuntimeIntegration) -> str:
         return masked(obj)["url"]  # type: ignore[no-any-return]
@@ -107,18 +122,22 @@ class TestInputSerializer(serializers.Serializer):
 
 
 class ProblemSerializer(serializers.Serializer):
-    field = serializers.CharField()
-    message = serializers.CharField()
+    field = serializers.CharField(help_text="Where in the answer, e.g. `[0].retail_price` (empty: the whole).")
+    message = serializers.CharField(help_text="What is wrong with it, for a person.")
 
 
 class TestOutputSerializer(serializers.Serializer):
     ok = serializers.BooleanField(help_text="The call succeeded and its answer matches the kind's spec model.")
-    status_code = serializers.IntegerField(allow_null=True)
-    duration_ms = serializers.IntegerField()
+    status_code = serializers.IntegerField(
+        allow_null=True, help_text="The integrator's HTTP status; null when no answer came (timeout, refused)."
+    )
+    duration_ms = serializers.IntegerField(help_text="How long the call took, in milliseconds.")
     data = JSONField(  # type: ignore[assignment]  # the answer's field, not Serializer.data
         allow_null=True, help_text="The answer after the transform."
     )
-    problems = ProblemSerializer(many=True)
+    problems = ProblemSerializer(
+        many=True, help_text="Why the call failed or the answer does not match the kind's schema; empty when ok."
+    )
 
 
 class IntegrationCallFilterSerializer(serializers.Serializer):
@@ -127,8 +146,22 @@ class IntegrationCallFilterSerializer(serializers.Serializer):
 
 
 class IntegrationCallOutputSerializer(serializers.ModelSerializer):
-    integration = serializers.IntegerField(source="integration_id", read_only=True, allow_null=True)
+    integration = serializers.IntegerField(
+        source="integration_id",
+        read_only=True,
+        allow_null=True,
+        help_text="The id of the runtime integration called; null once it is deleted.",
+    )
 
     class Meta:
         model = IntegrationCall
         fields = ["id", "integration", "kind", "ok", "status_code", "duration_ms", "error", "created_at"]
+        extra_kwargs = {
+            "id": {"help_text": "The call's id."},
+            "kind": {"help_text": "The kind called."},
+            "ok": {"help_text": "True: a 2xx answer that matches the kind's schema."},
+            "status_code": {"help_text": "The integrator's HTTP status; null when no answer came."},
+            "duration_ms": {"help_text": "How long the call took, in milliseconds."},
+            "error": {"help_text": "Why it failed, secrets redacted (empty when ok)."},
+            "created_at": {"help_text": "When the call was made (ISO 8601)."},
+        }

@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import re_path
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.scoping import PosView
+from core.api import ErrorOutputSerializer
 from core.declare import BodyMeta
 from core.errors import ServiceError
 from orders import definitions, selectors, services
@@ -64,7 +64,7 @@ def _error(name: str, status_code: int, message: str, field: str, code: str) -> 
 
 def _refused(description: str) -> OpenApiResponse:
     """An error answer in the responses: the shared error body (its examples are the ``_error`` ones)."""
-    return OpenApiResponse(OpenApiTypes.OBJECT, description=description)
+    return OpenApiResponse(ErrorOutputSerializer, description=description)
 
 
 _CASHIER = {"identifier": "cashier-7", "display_name": "AB", "full_name": "Anne Berg"}

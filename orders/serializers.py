@@ -59,7 +59,11 @@ class OrderStateChangeOutputSerializer(serializers.ModelSerializer):
     )
 
     @extend_schema_field(
-        {"type": "string", "enum": OrderState.values, "nullable": True, "description": "null on the first change."}
+        {
+            "type": ["string", "null"],
+            "enum": [*OrderState.values, None],
+            "description": "The state it left; null on the first change.",
+        }
     )
     def get_previous_state(self, change: OrderStateChange) -> str | None:
         return change.previous_state or None
@@ -109,12 +113,14 @@ class IncomingOrderOutputSerializer(serializers.ModelSerializer):
 
 
 class ExternalOrderOutputSerializer(serializers.ModelSerializer):
-    stock_location = by_identifier()
-    basket = JsonObjectField(read_only=True)
-    customer = JsonObjectField(read_only=True, allow_null=True)
+    stock_location = by_identifier(help_text="The identifier of the stock location the order was imported for.")
+    basket = JsonObjectField(read_only=True, help_text="As imported (spec: Basket).")
+    customer = JsonObjectField(read_only=True, allow_null=True, help_text="As imported; null when none.")
 
     Meta = read_only_meta(
-        ExternalOrder, ["id", "order_identifier", "stock_location", "basket", "customer", "created_at"]
+        ExternalOrder,
+        ["id", "order_identifier", "stock_location", "basket", "customer", "created_at"],
+        extra_kwargs={key: ORDER_HELP[key] for key in ("id", "order_identifier", "created_at")},
     )
 
 

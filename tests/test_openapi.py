@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import yaml
-from jsonschema import Draft4Validator
 
 from campaigns.pricing.registry import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES
+from tests.support.openapi import problems, schema_validator
 
 pytestmark = pytest.mark.django_db
 
@@ -158,29 +156,14 @@ def test_a_campaign_is_one_of_the_registered_types_by_its_type(schema):
             assert [part["enum"] for part in body_of_type["properties"]["type"]["allOf"] if "enum" in part] == [codes]
 
 
-def as_json_schema(value: Any) -> Any:
-    """OpenAPI 3.0 to JSON Schema draft 4 (whose boolean ``exclusiveMinimum`` 3.0 shares): ``nullable`` becomes a
-    null alternative."""
-    if isinstance(value, list):
-        return [as_json_schema(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    converted = {k: as_json_schema(v) for k, v in value.items() if k not in ("nullable", "discriminator")}
-    return {"anyOf": [converted, {"type": "null"}]} if value.get("nullable") else converted
-
-
 def test_every_request_example_matches_its_declared_schema(schema):
-    components = as_json_schema({"components": schema["components"]})
     checked = 0
     for (method, route), operation in body_operations(schema).items():
         content = operation["requestBody"]["content"]["application/json"]
         assert content.get("examples"), f"{method} {route}: no request example"
-        validator = Draft4Validator({**components, **as_json_schema(content["schema"])})
+        validator = schema_validator(schema, content["schema"])
         for name, example in content["examples"].items():
-            problems = [
-                f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(example["value"])
-            ]
-            assert problems == [], f"{method} {route} example {name!r}"
+            assert problems(validator, example["value"]) == [], f"{method} {route} example {name!r}"
             checked += 1
     assert checked >= 20
 
@@ -189,7 +172,7 @@ def test_a_campaign_matches_the_branch_of_its_type_only(schema):
     """The types' fields overlap (this one has every field a new-price campaign requires): the branches' `type`
     enums keep the oneOf exact for a validator that does not read the discriminator."""
     item = items_of(schema, "/imports/discount_campaigns", "campaigns")
-    validator = Draft4Validator({**as_json_schema({"components": schema["components"]}), **as_json_schema(item)})
+    validator = schema_validator(schema, item)
     campaign = {"id": "c", "name": "n", "display_name": "d", "priority": 1, "product_id": "p", "count": 2}
     campaign["percentage"] = 0.1
 

@@ -48,11 +48,34 @@ class Pagination(LimitOffsetPagination):
             parameter["description"] += f" A whole number from {minimum} to {MAX_OFFSET}; other values are a 400."
         return parameters
 
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        paginated: dict[str, Any] = super().get_paginated_response_schema(schema)
+        described = {
+            "count": "How many items the whole list has, its filters applied.",
+            "next": "The next page's URL, without the API key (send it again); null on the last page.",
+            "previous": "The previous page's URL, without the API key; null on the first page.",
+            "results": f"This page's items: `limit` of them (default {self.default_limit}, at most {self.max_limit}).",
+        }
+        for name, text in described.items():
+            # drf-spectacular also asks with a placeholder object as ``schema`` (to place an example): left as is.
+            prop = paginated["properties"][name]
+            if isinstance(prop, dict):
+                paginated["properties"][name] = {**_null_as_type(prop), "description": text}
+        return paginated
+
     def get_next_link(self) -> str | None:
         return _without_secrets(super().get_next_link())
 
     def get_previous_link(self) -> str | None:
         return _without_secrets(super().get_previous_link())
+
+
+def _null_as_type(schema: dict[str, Any]) -> dict[str, Any]:
+    """DRF's ``nullable`` link (OpenAPI 3.0) as OpenAPI 3.1 says it: null among the types."""
+    if not schema.get("nullable"):
+        return schema
+    out = {key: value for key, value in schema.items() if key != "nullable"}
+    return {**out, "type": [out["type"], "null"]}
 
 
 def _without_secrets(url: str | None) -> str | None:

@@ -257,3 +257,22 @@ def crud_schema(
             )
         operations[operation] = extend_schema(**schema)
     return extend_schema_view(**operations)
+
+
+def any_value_takes_null(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: in OpenAPI 3.1 drf-spectacular writes a nullable field of any value
+    (a ``JSONField`` with ``allow_null``) as ``oneOf: [{}, {"type": "null"}]``, which refuses null (it matches
+    both branches). Any value takes null already: such a ``oneOf`` is left out, its siblings kept."""
+
+    def fixed(node: Any) -> Any:
+        if isinstance(node, list):
+            return [fixed(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {key: fixed(value) for key, value in node.items()}
+        if out.get("oneOf") == [{}, {"type": "null"}]:
+            del out["oneOf"]
+        return out
+
+    fixed_result: dict[str, Any] = fixed(result)
+    return fixed_result

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import re_path
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -24,6 +23,7 @@ from ledger.serializers.stock import (
     POS_STOCK_EVENTS,
     StockEventFilterSerializer,
     StockEventOutputSerializer,
+    StockEventsRecordedSerializer,
     StockLevelFilterSerializer,
     StockLevelOutputSerializer,
 )
@@ -173,7 +173,7 @@ class StockEventsPosView(PosView):
         parameters=toolkit.AUTH_PARAMETERS,
         request={"application/json": POS_STOCK_EVENTS},
         responses={
-            201: OpenApiResponse(OpenApiTypes.OBJECT, description="Recorded."),
+            201: OpenApiResponse(StockEventsRecordedSerializer, description="Recorded."),
             **toolkit.error_responses(400, scope="pos"),
             413: OpenApiResponse(
                 toolkit.ErrorOutputSerializer,

@@ -17,8 +17,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.serializers import TaxSerializer
-from accounts.validation import TAX_TYPES
+from accounts.validation import TAX_DESCRIPTIONS, TAX_TYPES
 from core.api import by_identifier
+from core.declare import Body, Field, optional
 from core.nodes import (
     INVALID,
     Arr,
@@ -99,12 +100,15 @@ class ExpenseTaxes(Node):
         return out if ok else INVALID
 
 
-# Spec: Product ``taxes`` [{name, rate, type}]; the rate is a fraction (0.25 for 25%), as markets store it.
-TAX = Obj(
-    {"name": Str(max_length=255), "rate": Num(minimum=0, maximum=1), "type": Enum(TAX_TYPES)},
-    required=("name", "rate", "type"),
-)
-TAXES = Arr(TAX, max_items=20)
+class Tax(Body, schema_name="ProductTax"):
+    """Spec: a tax of a product `{name, rate, type}`; the rate is a fraction, as markets store it."""
+
+    name = Field(Str(max_length=255), description=TAX_DESCRIPTIONS["name"] + " At most 255 characters.")
+    rate = Field(Num(minimum=0, maximum=1), description=TAX_DESCRIPTIONS["rate"])
+    type = Field(Enum(TAX_TYPES), description=TAX_DESCRIPTIONS["type"])
+
+
+TAXES = Arr(Tax, max_items=20)
 
 
 @dataclass(frozen=True)
@@ -116,21 +120,44 @@ class Bodies:
     patch: Obj
 
 
-PRODUCT_FIELDS: dict[str, Node] = {
-    "id": Identifier(),
-    "name": L10nString(),
-    "description": L10nString(max_length=10_000),
-    "barcode": Str(),
-    "image_url": Url(),
-    "product_group": Str(),
-    "retail_price": Price(),
-    "cost_price": Money(),
-    "taxes": TAXES,
-}
+class ProductDocument(Body, schema_name="ProductDocument"):
+    """Spec: Product, as the service stores and sends it (absent optional fields left out). Amounts in the major
+    unit of the market's currency."""
+
+    id = Field(
+        Identifier(),
+        description="The product's id, unique in the account: 1 to 255 characters, no `/` (it is a segment of the "
+        "product's URL) and no leading or trailing space.",
+    )
+    name = Field(L10nString(), description="The product's name: a text, or language code to text (1-1000 each).")
+    description = optional(
+        L10nString(max_length=10_000), description="A text, or language code to text (1-10000 characters each)."
+    )
+    barcode = optional(Str(), description="EAN, SKU, ISBN or similar (1-255 characters).")
+    image_url = optional(Url(), description="An absolute http(s) URL of the product's image (at most 2048 characters).")
+    product_group = optional(
+        Str(), description="The group the register statements sum its sales by (1-255 characters)."
+    )
+    retail_price = optional(
+        Price(),
+        description="The unit price, VAT included: one number for every market, or market identifier to number; "
+        "0 or more, at most 6 decimals. Absent: a variable-price product, priced at sale time.",
+    )
+    cost_price = optional(Money(), description="The unit cost, for margins: 0 or more, at most 6 decimals.")
+    taxes = optional(TAXES, description="The product's taxes (at most 20); absent: the market's default taxes.")
+
+
+PRODUCT_FIELDS: dict[str, Node] = {name: field.node for name, field in ProductDocument.fields.items()}
 PRODUCT_OPTIONAL = tuple(name for name in PRODUCT_FIELDS if name not in ("id", "name"))
 # Spec: Product. ``id`` is required on create; on PUT and PATCH the URL names the product.
-PRODUCT = Obj(PRODUCT_FIELDS, required=("id", "name"))
-PRODUCT_BODIES = Bodies(PRODUCT, replace=Obj(PRODUCT_FIELDS, required=("name",)), patch=Obj(PRODUCT_FIELDS))
+PRODUCT = ProductDocument
+PRODUCT_BODIES = Bodies(PRODUCT.node, replace=Obj(PRODUCT_FIELDS, required=("name",)), patch=Obj(PRODUCT_FIELDS))
+
+
+def product_help(name: str) -> str:
+    """The description of the product's field ``name`` (``ProductDocument``), for the serializers that show it."""
+    return ProductDocument.fields[name].description
+
 
 EXPENSE_FIELDS: dict[str, Node] = {"id": Identifier(), "name": L10nString(), "taxes": ExpenseTaxes()}
 EXPENSE_OPTIONAL = ("taxes",)
@@ -162,15 +189,17 @@ def validated(node: Obj, body: Any, *, partial: bool = False) -> tuple[dict[str,
 
 
 class ProductRequestSerializer(serializers.Serializer):
-    id = serializers.CharField(max_length=255, help_text="The product id; may contain dots, not '/'.")
-    name = L10nStringField()
-    description = L10nStringField(required=False)
-    barcode = serializers.CharField(max_length=255, required=False, help_text="EAN, SKU, ISBN or similar.")
-    image_url = serializers.URLField(max_length=2048, required=False)
-    product_group = serializers.CharField(max_length=255, required=False)
-    retail_price = MarketPriceField(required=False, help_text="Absent or null: a variable-price product.")
-    cost_price = serializers.DecimalField(max_digits=20, decimal_places=6, required=False, coerce_to_string=False)
-    taxes = TaxSerializer(many=True, required=False, help_text="Absent or null: the market's default taxes.")
+    id = serializers.CharField(max_length=255, help_text=product_help("id"))
+    name = L10nStringField(help_text=product_help("name"))
+    description = L10nStringField(required=False, help_text=product_help("description"))
+    barcode = serializers.CharField(max_length=255, required=False, help_text=product_help("barcode"))
+    image_url = serializers.URLField(max_length=2048, required=False, help_text=product_help("image_url"))
+    product_group = serializers.CharField(max_length=255, required=False, help_text=product_help("product_group"))
+    retail_price = MarketPriceField(required=False, help_text=product_help("retail_price") + " Null: the same.")
+    cost_price = serializers.DecimalField(
+        max_digits=20, decimal_places=6, required=False, coerce_to_string=False, help_text=product_help("cost_price")
+    )
+    taxes = TaxSerializer(many=True, required=False, help_text=product_help("taxes") + " Null: the same.")
 
     class Meta:
         ref_name = "ProductRequest"
@@ -222,17 +251,19 @@ class NewsletterSignupFilterSerializer(serializers.Serializer):
 class ProductOutputSerializer(serializers.Serializer):
     """The spec's Product JSON (absent optional fields left out, as in product edit events) and timestamps."""
 
-    id = serializers.CharField()
-    name = L10nStringField()
-    description = L10nStringField(required=False)
-    barcode = serializers.CharField(required=False)
-    image_url = serializers.CharField(required=False)
-    product_group = serializers.CharField(required=False)
-    retail_price = MarketPriceField(required=False, help_text="Absent: a variable-price product.")
-    cost_price = serializers.DecimalField(max_digits=20, decimal_places=6, required=False, coerce_to_string=False)
-    taxes = TaxSerializer(many=True, required=False, help_text="Absent: the market's default taxes.")
-    created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
+    id = serializers.CharField(help_text=product_help("id"))
+    name = L10nStringField(help_text=product_help("name"))
+    description = L10nStringField(required=False, help_text=product_help("description"))
+    barcode = serializers.CharField(required=False, help_text=product_help("barcode"))
+    image_url = serializers.CharField(required=False, help_text=product_help("image_url"))
+    product_group = serializers.CharField(required=False, help_text=product_help("product_group"))
+    retail_price = MarketPriceField(required=False, help_text=product_help("retail_price"))
+    cost_price = serializers.DecimalField(
+        max_digits=20, decimal_places=6, required=False, coerce_to_string=False, help_text=product_help("cost_price")
+    )
+    taxes = TaxSerializer(many=True, required=False, help_text=product_help("taxes"))
+    created_at = serializers.DateTimeField(help_text="When the product was first stored.")
+    updated_at = serializers.DateTimeField(help_text="When the product was last changed.")
 
     class Meta:
         ref_name = "Product"
@@ -247,8 +278,10 @@ class ProductOutputSerializer(serializers.Serializer):
 
 
 class ExpenseOutputSerializer(serializers.ModelSerializer):
-    id = serializers.CharField(source="expense_id", read_only=True)
-    name = L10nStringField(read_only=True)
+    id = serializers.CharField(
+        source="expense_id", read_only=True, help_text="The expense's id, unique in the account (spec: Expense)."
+    )
+    name = L10nStringField(read_only=True, help_text="The expense's name: a text, or language code to text.")
     taxes = ExpenseTaxesField(read_only=True, allow_null=True, help_text="Null: the market's default taxes.")
 
     Meta = read_only_meta(Expense, ["id", "name", "taxes", "created_at"])

@@ -72,7 +72,7 @@ def amount_field(**kwargs: Any) -> serializers.DecimalField:
 
 class WarningSerializer(serializers.Serializer):
     field = serializers.CharField(help_text="Path in the posted checkout body, e.g. `sales[0].basket.total_discounts`.")
-    message = serializers.CharField()
+    message = serializers.CharField(help_text="What looked odd, for a person.")
     code = serializers.CharField(help_text="e.g. `total_discounts_mismatch`; the list is in docs/amounts.md.")
 
     class Meta:
@@ -142,8 +142,10 @@ class PosCheckoutOutputSerializer(CheckoutOutputSerializer):
 
 
 class EcommerceGroupSerializer(serializers.Serializer):
-    ecom_id = serializers.CharField()
-    line_item_ids = serializers.ListField(child=serializers.CharField())
+    ecom_id = serializers.CharField(help_text="The lines' `ecom_id`: the e-commerce order they are shipped as.")
+    line_item_ids = serializers.ListField(
+        child=serializers.CharField(), help_text="The `line_item_id`s of the group's lines, in the order posted."
+    )
     shipping = DocumentField(allow_null=True, help_text="The group's shipping behavior.")
 
     class Meta:
@@ -151,12 +153,16 @@ class EcommerceGroupSerializer(serializers.Serializer):
 
 
 class SaleOutputSerializer(serializers.ModelSerializer):
-    checkout_identifier = serializers.CharField(source="checkout.identifier", read_only=True)
-    register = by_identifier()
-    stock_location = by_identifier()
-    is_return = serializers.SerializerMethodField()
-    total = amount_field(read_only=True)
-    ecommerce_groups = serializers.SerializerMethodField()
+    checkout_identifier = serializers.CharField(
+        source="checkout.identifier", read_only=True, help_text="The identifier of the checkout that yielded it."
+    )
+    register = by_identifier(help_text="The register's identifier (`source.register_id`).")
+    stock_location = by_identifier(help_text="The identifier of the register's shop.")
+    is_return = serializers.SerializerMethodField(help_text="True for a return (`kind` `return`).")
+    total = amount_field(read_only=True, help_text="What the customer paid, in the base currency's major unit.")
+    ecommerce_groups = serializers.SerializerMethodField(
+        help_text="Spec: behavior.shipping: the lines with an `ecom_id`, grouped, each group with its shipping."
+    )
     warnings = WarningSerializer(
         many=True, read_only=True, help_text="The checkout's warnings about this sale (paths in the checkout body)."
     )
@@ -182,6 +188,15 @@ class SaleOutputSerializer(serializers.ModelSerializer):
             "warnings",
             "document",
         ],
+        descriptions={
+            "id": "The sale's id in /api/v1/sales/.",
+            "identifier": "The sale's identifier, as posted.",
+            "sequence_number": "The register's number of the sale, as posted.",
+            "kind": "`sale`, `return` or `expense`, from the sale's lines.",
+            "voided": "The checkout's `voided`: true if it was voided during payment.",
+            "base_currency_code": "ISO 4217 code of the sale's amounts.",
+            "timestamp": "The checkout's `timing.timestamp`, in UTC.",
+        },
     )
 
     def get_is_return(self, sale: Sale) -> bool:

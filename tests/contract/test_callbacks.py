@@ -9,7 +9,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 import schemathesis
 from drf_spectacular.generators import SchemaGenerator
@@ -21,6 +20,7 @@ from integrations.kinds import KINDS
 from integrations.models import RuntimeIntegration
 from tests.conftest import Tenant
 from tests.integrations import reference_server
+from tests.support.openapi import schema_validator
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "callbacks.md"
 
@@ -79,22 +79,6 @@ def answer_schema(document: dict[str, Any], kind: str, method: str = "post") -> 
     return schema["schema"]
 
 
-def as_json_schema(node: Any) -> Any:
-    """OpenAPI 3.0 to the JSON Schema draft 4 it extends: ``nullable`` as a null alternative."""
-    if isinstance(node, dict):
-        out = {k: as_json_schema(v) for k, v in node.items() if k not in ("nullable", "discriminator")}
-        return {"anyOf": [out, {"type": "null"}]} if node.get("nullable") else out
-    if isinstance(node, list):
-        return [as_json_schema(v) for v in node]
-    return node
-
-
-def validator(document: dict[str, Any], schema: dict[str, Any]) -> jsonschema.Draft4Validator:
-    root = {"allOf": [as_json_schema(schema)], "components": as_json_schema(document["components"])}
-    jsonschema.Draft4Validator.check_schema(root)
-    return jsonschema.Draft4Validator(root)
-
-
 def test_every_kind_is_published_once() -> None:
     assert list(callbacks.CALLBACKS) == list(KINDS)
     assert not set(answers.ARRAY_KINDS) & set(answers.OBJECT_KINDS)
@@ -124,7 +108,7 @@ def test_the_published_answer_is_the_declaration_the_service_validates_with(
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_a_valid_answer_passes_both_and_an_invalid_one_is_refused_by_both(document: dict[str, Any], kind: str) -> None:
     valid, invalid = SAMPLES[kind]
-    check = validator(document, answer_schema(document, kind))
+    check = schema_validator(document, answer_schema(document, kind))
     plain = json.loads(json.dumps(valid, default=float))
     assert list(check.iter_errors(plain)) == []
     assert answers.validate(kind, valid)[1] == []
@@ -205,10 +189,10 @@ def test_test_this_integration_on_the_published_convention_sends_and_accepts_wha
     else:
         body = json.loads(sent.raw)
         schema = operation["requestBody"]["content"]["application/json"]["schema"]
-        assert list(validator(document, schema).iter_errors(body)) == []
+        assert list(schema_validator(document, schema).iter_errors(body)) == []
         assert sorted(body) == sorted(schema["properties"])
     answered = json.loads(json.dumps(result["data"], default=float))
-    assert list(validator(document, answer_schema(document, kind)).iter_errors(answered)) == []
+    assert list(schema_validator(document, answer_schema(document, kind)).iter_errors(answered)) == []
 
 
 def test_the_integrators_document_has_a_path_per_kind_and_only_the_components_it_needs(

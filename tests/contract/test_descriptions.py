@@ -1,5 +1,7 @@
-"""Every property of every declared body is described in the published OpenAPI document: its meaning, its unit
-and the validator's limits (``core.declare``: ``Field(node, description=...)``)."""
+"""Every property of every declared body, and of every answer, is described in the published OpenAPI document: its
+meaning, its unit and its limits (``core.declare``: ``Field(node, description=...)``; a serializer field's
+``help_text``). The answers are those of every operation, of every callback (what the integrator answers, and what
+it is sent) and of every webhook (the identity exports)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 import pytest
 
 from core.declare import Body, BodyMeta, Payload
+from exports.schemas import ELEMENTS, element_name, wrapper_name
 
 pytestmark = pytest.mark.django_db
 
@@ -57,6 +60,107 @@ def test_every_property_of_every_declared_body_is_described(document: dict) -> N
 
     assert len(bodies) >= 60
     assert missing == [], f"{len(missing)} undescribed properties:\n" + "\n".join(missing)
+
+
+REF = "#/components/schemas/"
+
+
+def references(node: Any) -> set[str]:
+    """The names of the components ``node`` refers to, at any depth."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        own = {ref.removeprefix(REF)} if isinstance(ref, str) and ref.startswith(REF) else set()
+        return own.union(*(references(value) for value in node.values()))
+    if isinstance(node, list):
+        return set().union(*(references(value) for value in node))
+    return set()
+
+
+def closure(names: set[str], components: dict[str, Any]) -> set[str]:
+    """``names`` and every component they refer to, at any depth."""
+    found: set[str] = set()
+    waiting = set(names)
+    while waiting:
+        name = waiting.pop()
+        if name not in found:
+            found.add(name)
+            waiting |= references(components[name])
+    return found
+
+
+def operations(document: dict) -> Iterator[tuple[str, dict]]:
+    """Every operation by its name (``GET /path``): the paths', their callbacks' and the webhooks'."""
+    for route, item in document["paths"].items():
+        for method, operation in item.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            yield f"{method.upper()} {route}", operation
+            for kind, callback in operation.get("callbacks", {}).items():
+                for expression, callback_item in callback.items():
+                    for callback_method, called in callback_item.items():
+                        if isinstance(called, dict) and "responses" in called:
+                            yield f"{route} callback {kind} {callback_method.upper()} {expression}", called
+    for name, item in document.get("webhooks", {}).items():
+        for method, operation in item.items():
+            yield f"webhook {name} {method.upper()}", operation
+
+
+def answers(document: dict) -> tuple[dict[str, Any], set[str]]:
+    """The inline schemas of every answer (and of what a callback or webhook is sent), by where they are, and the
+    components they refer to, at any depth."""
+    inline: dict[str, Any] = {}
+    for name, operation in operations(document):
+        sent = name.startswith("webhook") or " callback " in name
+        parts = {
+            **operation["responses"],
+            **({"body": operation["requestBody"]} if sent and "requestBody" in operation else {}),
+        }
+        for status, answer in parts.items():
+            if not isinstance(answer, dict):
+                continue
+            for media, content in answer.get("content", {}).items():
+                if "schema" in content:
+                    inline[f"{name} {status} {media}"] = content["schema"]
+    components = document["components"]["schemas"]
+    return inline, closure(references(inline), components)
+
+
+def test_every_property_of_every_answer_is_described(document: dict) -> None:
+    components = document["components"]["schemas"]
+    inline, names = answers(document)
+    missing = [path for at, schema in inline.items() for path in undescribed(schema, at)]
+    missing += [path for name in sorted(names) for path in undescribed(components[name], name)]
+
+    exports = {name for code in ELEMENTS for name in (wrapper_name(code), element_name(code))}
+    assert exports <= names  # every export's wrapper and element, through the webhooks
+    assert {"Product", "Tax", "PosCheckout", "PosProductLookupResult", "ProductDocument"} <= names
+    assert len(names) >= 100
+    assert missing == [], f"{len(missing)} undescribed properties:\n" + "\n".join(missing)
+
+
+def test_the_answers_are_found_through_callbacks_and_webhooks() -> None:
+    item = {"Card": {"type": "object", "properties": {"id": {"type": "string"}}}, "Wrapper": {"$ref": REF + "Card"}}
+    document = {
+        "paths": {
+            "/x": {
+                "post": {
+                    "responses": {"201": {"description": "."}},
+                    "callbacks": {
+                        "k": {
+                            "{$url}": {
+                                "post": {"responses": {"200": {"content": {"j": {"schema": {"$ref": REF + "Card"}}}}}}
+                            }
+                        }
+                    },
+                }
+            }
+        },
+        "webhooks": {
+            "w": {"post": {"requestBody": {"content": {"j": {"schema": {"$ref": REF + "Wrapper"}}}}, "responses": {}}}
+        },
+        "components": {"schemas": item},
+    }
+    assert answers(document)[1] == {"Card", "Wrapper"}
 
 
 def test_every_declared_field_has_a_description() -> None:

@@ -27,6 +27,7 @@ from core.nodes import (
     _currency_codes,
     exactly_one_of,
     is_currency_code,
+    nullable,
 )
 
 
@@ -45,18 +46,12 @@ def schema(node: Node) -> dict:
         (Enum(("a", "b")), {"type": "string", "enum": ["a", "b"]}),
         (
             Num(),
-            {
-                "type": "number",
-                "minimum": -1_000_000_000_000,
-                "exclusiveMinimum": True,
-                "maximum": 1_000_000_000_000,
-                "exclusiveMaximum": True,
-            },
+            {"type": "number", "exclusiveMinimum": -1_000_000_000_000, "exclusiveMaximum": 1_000_000_000_000},
         ),
         (Num(minimum=0, maximum=1), {"type": "number", "minimum": 0, "maximum": 1}),
         (
             Num(positive=True),
-            {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 10**12, "exclusiveMaximum": True},
+            {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 10**12},
         ),
         (
             Arr(Bool(), min_items=1, max_items=5),
@@ -80,19 +75,33 @@ def test_a_string_with_forbidden_characters_has_both_patterns():
     assert described["allOf"] == [{"pattern": r"\S"}, {"pattern": r"^[^\.\/]*$"}]
 
 
-def test_an_object_shows_optional_fields_as_nullable_and_its_rules():
+def test_an_object_shows_optional_fields_as_taking_null_and_its_rules():
     node = Obj(
-        {"a": Str(), "b": Str(), "c": Currency()},
+        {"a": Str(), "b": Str(), "c": Currency(), "d": Enum(("x", "y"))},
         required=("a",),
         rules=(exactly_one_of("b", "c"),),
     )
     described = schema(node)
 
     assert described["required"] == ["a"]
-    assert "nullable" not in described["properties"]["a"]
-    assert described["properties"]["b"]["nullable"] is True
-    assert described["properties"]["c"] == {"allOf": [{"$ref": "#/components/schemas/CurrencyCode"}], "nullable": True}
+    assert described["properties"]["a"]["type"] == "string"
+    assert described["properties"]["b"]["type"] == ["string", "null"]
+    assert described["properties"]["c"] == {"oneOf": [{"$ref": "#/components/schemas/CurrencyCode"}, {"type": "null"}]}
+    assert described["properties"]["d"] == {"type": ["string", "null"], "enum": ["x", "y", None]}
     assert described["description"] == "- Exactly one of `b` or `c`."
+
+
+def test_null_is_added_to_each_shape_once():
+    assert nullable({"type": ["string", "null"]}) == {"type": ["string", "null"]}
+    assert nullable({"oneOf": [{"type": "string"}], "description": "D."}) == {
+        "oneOf": [{"type": "string"}, {"type": "null"}],
+        "description": "D.",
+    }
+    assert nullable({"allOf": [{"$ref": "#/x"}], "description": "D."}) == {
+        "oneOf": [{"allOf": [{"$ref": "#/x"}]}, {"type": "null"}],
+        "description": "D.",
+    }
+    assert nullable({}) == {}
 
 
 def test_text_and_prices_of_several_languages_and_markets_are_one_of_two_shapes():
@@ -119,4 +128,4 @@ def test_the_currency_codes_are_those_of_accounts_money():
 
 
 def test_max_amount_is_the_documented_bound():
-    assert schema(Num())["maximum"] == int(MAX_AMOUNT)
+    assert schema(Num())["exclusiveMaximum"] == int(MAX_AMOUNT)

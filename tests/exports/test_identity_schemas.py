@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from django.test import Client
-from jsonschema import Draft4Validator
 
 from exports.entities import REGISTRY
 from exports.schemas import ELEMENTS, element_name, wrapper_name
@@ -33,6 +32,7 @@ from tests.factories import (
     OutgoingOrderFactory,
     RegisterFactory,
 )
+from tests.support.openapi import component_validator, problems
 
 pytestmark = pytest.mark.django_db
 
@@ -47,16 +47,6 @@ WHEN = datetime(2025, 1, 15, 9, 30, tzinfo=UTC)
 @pytest.fixture
 def document(openapi_document: dict) -> dict:
     return openapi_document
-
-
-def as_json_schema(value: Any) -> Any:
-    """OpenAPI 3.0 to JSON Schema draft 4: ``nullable`` becomes a null alternative."""
-    if isinstance(value, list):
-        return [as_json_schema(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    converted = {k: as_json_schema(v) for k, v in value.items() if k not in ("nullable", "discriminator")}
-    return {"anyOf": [converted, {"type": "null"}]} if value.get("nullable") else converted
 
 
 def pos(client: Client, tenant: Tenant, path: str, body: Any) -> Any:
@@ -119,19 +109,22 @@ def test_every_entity_type_has_a_published_schema(document: dict) -> None:
         assert schemas[element_name(code)]["properties"]
 
 
+def test_every_entity_type_is_a_webhook_sending_its_wrapper(document: dict) -> None:
+    assert set(document["webhooks"]) == set(REGISTRY)
+    for code, item in document["webhooks"].items():
+        body = item["post"]["requestBody"]["content"]["application/json"]["schema"]
+        assert body == {"$ref": f"#/components/schemas/{wrapper_name(code)}"}
+        headers = {p["name"]: p["required"] for p in item["post"]["parameters"] if p["in"] == "header"}
+        assert headers == {"webhook-id": True, "webhook-timestamp": True, "webhook-signature": False}
+
+
 def test_the_identity_export_of_every_entity_type_matches_its_schema(document: dict, exports: dict) -> None:
-    components = as_json_schema({"components": document["components"]})
     for code, content in exports.items():
-        validator = Draft4Validator({**components, "$ref": f"#/components/schemas/{wrapper_name(code)}"})
-        problems = [
-            f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(json.loads(content))
-        ]
-        assert problems == [], code
+        assert problems(component_validator(document, wrapper_name(code)), json.loads(content)) == [], code
 
 
 def test_the_schema_refuses_what_the_export_does_not_send(document: dict, exports: dict) -> None:
-    components = as_json_schema({"components": document["components"]})
-    validator = Draft4Validator({**components, "$ref": f"#/components/schemas/{wrapper_name('stock_events')}"})
+    validator = component_validator(document, wrapper_name("stock_events"))
     wrapper = json.loads(exports["stock_events"])
     (key,) = wrapper
     assert list(validator.iter_errors({key: {**wrapper[key], "type": "moved"}}))
