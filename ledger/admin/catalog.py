@@ -121,7 +121,7 @@ class CatalogForm(forms.ModelForm):
 
 
 class ProductForm(CatalogForm):
-    node = schemas.PRODUCT
+    node = schemas.PRODUCT.node
     spec_fields = ("name", *schemas.PRODUCT_OPTIONAL)
     id_field = "product_id"
 
