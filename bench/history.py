@@ -503,7 +503,7 @@ def main() -> int:
     parser.add_argument("--explain-rows", type=int, default=1_000_000)
     args = parser.parse_args()
 
-    from tests.exports.receiver import running_receiver
+    from tests.support.receivers import running_receiver
 
     url = database_url(args.database)
     folder = Path(tempfile.mkdtemp(prefix="bench-history-"))

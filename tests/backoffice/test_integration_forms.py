@@ -14,7 +14,7 @@ from integrations import services
 from integrations.models import IntegrationCall, RuntimeIntegration
 from tests.backoffice.conftest import SignIn
 from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 

@@ -18,8 +18,8 @@ from exports.serializers import MASK
 from tests.backoffice.conftest import SignIn
 from tests.conftest import Tenant
 from tests.exports.conftest import SECRET, make_queue
-from tests.exports.receiver import Receiver, running_receiver
 from tests.exports.test_outbox import import_orders
+from tests.support.receivers import Receiver, running_receiver
 
 pytestmark = pytest.mark.django_db
 

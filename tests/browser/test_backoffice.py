@@ -17,8 +17,8 @@ from exports.models import ExportItem, ExportStatus
 from ledger.models import RegisterCloseStatement
 from tests.conftest import Tenant, make_tenant
 from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver, running_receiver
 from tests.support import showcase
+from tests.support.receivers import Receiver, running_receiver
 
 pytestmark = pytest.mark.browser
 

@@ -19,8 +19,8 @@ from accounts import services as account_services
 from exports.models import ExportQueue
 from orders.models import OrderStateChange
 from tests.conftest import Tenant, make_tenant
-from tests.exports.receiver import Receiver, running_receiver
 from tests.imports.conftest import materialise_pending, order
+from tests.support.receivers import Receiver, running_receiver
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 from integrations.models import RuntimeIntegration
 from tests.browser.conftest import shoot
 from tests.conftest import make_tenant
-from tests.integrations import reference_server
+from tests.support import reference_server
 
 pytestmark = pytest.mark.browser
 

@@ -20,7 +20,7 @@ from integrations import answers, callbacks, services
 from integrations.kinds import KINDS
 from integrations.models import RuntimeIntegration
 from tests.conftest import Tenant
-from tests.integrations import reference_server
+from tests.support import reference_server
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "callbacks.md"
 

@@ -27,7 +27,7 @@ from exports.models import ExportDelivery, ExportQueue, ExportStatus
 from imports import services as import_services
 from imports.models import ImportItem, ImportStatus
 from tests.conftest import Tenant
-from tests.exports.receiver import Receiver, running_receiver
+from tests.support.receivers import Receiver, running_receiver
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,8 @@ import pytest
 import requests
 
 from core import budget, outbound
-from tests.exports.receiver import Receiver, closed_port, running_receiver
-from tests.rebinding import LOOPBACK, NAME, PUBLIC, Network
+from tests.support.rebinding import LOOPBACK, NAME, PUBLIC, Network
+from tests.support.receivers import Receiver, closed_port, running_receiver
 
 
 @pytest.fixture

@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 from django.conf import settings
 
-from tests.e2e.waiting import wait_until as _wait_until
 from tests.support.demo_service import DemoService
 from tests.support.demo_service import demo_service as started_demo_service
+from tests.support.waiting import wait_until as _wait_until
 
 WORKER_READY_TIMEOUT_SECONDS = 60.0
 WORKER_STOP_TIMEOUT_SECONDS = 20.0

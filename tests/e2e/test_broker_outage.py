@@ -27,9 +27,9 @@ from exports.tasks import sweep_exports
 from orders import services as order_services
 from tests.conftest import Tenant
 from tests.e2e.conftest import running_worker, use_broker, use_queue
-from tests.e2e.waiting import wait_until
 from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver, running_receiver
+from tests.support.receivers import Receiver, running_receiver
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 

@@ -18,9 +18,9 @@ from exports.tasks import sweep_exports
 from tests.conftest import Tenant
 from tests.e2e.conftest import CeleryWorkerProcess, running_worker, use_queue
 from tests.e2e.test_import_pipeline import batch, post_orders
-from tests.e2e.waiting import wait_until
 from tests.exports.conftest import SECRET, make_queue
-from tests.exports.receiver import Receiver, running_receiver
+from tests.support.receivers import Receiver, running_receiver
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 

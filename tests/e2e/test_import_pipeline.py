@@ -17,7 +17,7 @@ from imports.tasks import sweep_pending_imports
 from orders.models import IncomingOrder
 from tests.conftest import Tenant
 from tests.e2e.conftest import CeleryWorkerProcess
-from tests.e2e.waiting import wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 

@@ -16,11 +16,11 @@ from orders.models import IncomingOrder, OutgoingOrder
 from tests.conftest import Tenant
 from tests.e2e.conftest import CeleryWorkerProcess
 from tests.e2e.test_import_pipeline import batch, post_orders
-from tests.e2e.waiting import wait_until
 from tests.exports.conftest import SECRET, make_queue
-from tests.exports.receiver import Receiver, running_receiver
 from tests.factories import RegisterFactory
 from tests.ledger.test_checkouts import checkout_body
+from tests.support.receivers import Receiver, running_receiver
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 

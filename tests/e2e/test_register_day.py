@@ -18,11 +18,11 @@ import requests
 from exports.models import ExportItem, ExportStatus
 from tests.conftest import Tenant
 from tests.e2e.conftest import CeleryWorkerProcess
-from tests.e2e.waiting import wait_until
 from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver, running_receiver
 from tests.factories import RegisterFactory
-from tests.ledger.register_day import CLOSE_BODY, register_day
+from tests.support.receivers import Receiver, running_receiver
+from tests.support.register_day import CLOSE_BODY, register_day
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 

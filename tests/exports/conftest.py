@@ -8,7 +8,7 @@ import pytest
 
 from exports.models import ExportQueue
 from tests.conftest import Tenant
-from tests.exports.receiver import Receiver, running_receiver
+from tests.support.receivers import Receiver, running_receiver
 
 SECRET = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
 

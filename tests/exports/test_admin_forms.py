@@ -16,8 +16,8 @@ from tests.admin.conftest import admin_url
 from tests.api.conftest import AdminApi
 from tests.conftest import Tenant
 from tests.exports.conftest import SECRET, make_queue
-from tests.exports.receiver import Receiver
 from tests.exports.test_outbox import import_orders
+from tests.support.receivers import Receiver
 
 pytestmark = pytest.mark.django_db
 

@@ -27,8 +27,8 @@ from tests.exports.deliveries.conftest import (  # noqa: F401  (the real servers
     sftp_server,
     ssh_keys,
 )
-from tests.exports.receiver import Receiver, closed_port
 from tests.exports.test_outbox import import_orders
+from tests.support.receivers import Receiver, closed_port
 from tests.support.smtp import running_smtp
 
 pytestmark = pytest.mark.django_db

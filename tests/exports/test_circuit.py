@@ -21,8 +21,8 @@ from tests.admin.conftest import admin_url
 from tests.api.conftest import AdminApi
 from tests.conftest import make_tenant
 from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver, closed_port
 from tests.exports.test_outbox import import_orders
+from tests.support.receivers import Receiver, closed_port
 
 pytestmark = pytest.mark.django_db
 

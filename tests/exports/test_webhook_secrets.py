@@ -17,8 +17,8 @@ from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueu
 from tests.admin.conftest import admin_url
 from tests.api.conftest import AdminApi, error_fields
 from tests.exports.conftest import SECRET, make_queue
-from tests.exports.receiver import Receiver
 from tests.exports.test_outbox import import_orders
+from tests.support.receivers import Receiver
 
 pytestmark = pytest.mark.django_db
 

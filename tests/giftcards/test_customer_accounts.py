@@ -17,7 +17,7 @@ from giftcards import selectors as giftcard_selectors
 from giftcards.models import CustomerAccountPayment
 from tests.conftest import Tenant
 from tests.giftcards.conftest import Pos, error_fields, missing_once
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.reference_server import ReferenceIntegrator
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from giftcards import selectors as giftcard_selectors
 from giftcards.models import GiftCard, GiftCardMove, GiftCardStatus
 from tests.conftest import Tenant
 from tests.giftcards.conftest import Pos, error_fields, missing_once
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.reference_server import ReferenceIntegrator
 
 KINDS = ("giftcard_create", "giftcard_activate", "giftcard_read", "giftcard_pay")
 

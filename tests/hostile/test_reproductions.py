@@ -17,8 +17,8 @@ from django.test import Client
 
 from core import jsonparse
 from tests.conftest import Tenant
-from tests.hostile.world import World, build_world
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.world import World, build_world
 
 HUGE = ("1E+1000000", "1e999999999")
 

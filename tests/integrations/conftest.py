@@ -1,6 +1,6 @@
 """Fixtures of the runtime-integration tests, shared with the POS, gift card and customer account tests:
 
-* ``reference``: a running reference integrator (``tests/integrations/reference_server.py``: its docstring lists
+* ``reference``: a running reference integrator (``tests/support/reference_server.py``: its docstring lists
   the paths, default templates, built-in answers and how to script failures).
 * ``configure(kind, path=None, method=None, query=None, body=..., headers=None, timeout=5, transform="",
   enabled=True, account=None)``: stores the tenant's (or ``account``'s) RuntimeIntegration of ``kind`` pointing at
@@ -22,8 +22,8 @@ from accounts.models import Account
 from integrations import runtime
 from tests.api.conftest import api  # noqa: F401  (the admin API fixture)
 from tests.conftest import Tenant
-from tests.integrations import reference_server
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support import reference_server
+from tests.support.reference_server import ReferenceIntegrator
 
 _UNSET: Any = object()
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from integrations.models import IntegrationCall, RuntimeIntegration
 from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.reference_server import ReferenceIntegrator
 
 SECRET = "Bearer admin-s3cret-value"
 

@@ -19,9 +19,9 @@ from integrations.errors import IntegrationFailed, IntegrationNotCalled
 from integrations.models import IntegrationCall
 from integrations.runtime import call
 from tests.conftest import Tenant, make_tenant
-from tests.exports.receiver import closed_port
-from tests.integrations.reference_server import ReferenceIntegrator
 from tests.ledger.conftest import PosApi
+from tests.support.receivers import closed_port
+from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 

@@ -20,8 +20,8 @@ from integrations.errors import IntegrationNotCalled, IntegrationTimeout
 from integrations.models import IntegrationCall
 from integrations.runtime import call
 from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
 from tests.ledger.conftest import PosApi
+from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from integrations.models import IntegrationCall, RuntimeIntegration
 from tests.api.conftest import AdminApi, error_fields, results
 from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.reference_server import ReferenceIntegrator
 
 BODY: dict[str, Any] = {
     "kind": "giftcard_pay",

@@ -19,8 +19,8 @@ from integrations import retention
 from integrations.models import CustomerDiscountsAnswer
 from tests.conftest import Tenant
 from tests.factories import MarketFactory
-from tests.integrations.reference_server import ReferenceIntegrator
 from tests.ledger.conftest import PosApi
+from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 

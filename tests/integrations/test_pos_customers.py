@@ -14,8 +14,8 @@ from rest_framework.test import APIClient
 
 from tests.conftest import Tenant
 from tests.factories import MarketFactory
-from tests.integrations.reference_server import ReferenceIntegrator
 from tests.ledger.conftest import PosApi
+from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 

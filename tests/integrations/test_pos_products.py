@@ -13,8 +13,8 @@ from rest_framework.test import APIClient
 
 from ledger.models import Product, ProductEditEvent
 from tests.conftest import Tenant, make_tenant
-from tests.integrations.reference_server import ReferenceIntegrator
 from tests.ledger.conftest import PosApi
+from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 

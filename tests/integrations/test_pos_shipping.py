@@ -9,8 +9,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
 from tests.ledger.conftest import PosApi
+from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,7 @@ from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.runtime import call
 from tests.api.conftest import AdminApi, error_fields, results
 from tests.conftest import Tenant
-from tests.integrations.reference_server import Received, ReferenceIntegrator
+from tests.support.reference_server import Received, ReferenceIntegrator
 
 MASK = "********"
 K = "kq-7Zx9Secret-01"  # a query value under a name that says nothing

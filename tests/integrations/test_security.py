@@ -17,8 +17,8 @@ from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.runtime import call
 from tests.api.conftest import AdminApi, error_fields, results
 from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
-from tests.rebinding import LOOPBACK, NAME, PUBLIC, Network
+from tests.support.rebinding import LOOPBACK, NAME, PUBLIC, Network
+from tests.support.reference_server import ReferenceIntegrator
 
 SECRET = "Bearer sk_live_9f8e7d6c5b4a"
 QUERY_SECRET = "q-secret-4711xyz"

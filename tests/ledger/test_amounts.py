@@ -13,7 +13,7 @@ import pytest
 
 from ledger.models import RegisterCloseStatement, Sale, SaleLine
 from tests.ledger.conftest import PosApi
-from tests.ledger.register_day import basket, checkout
+from tests.support.register_day import basket, checkout
 
 pytestmark = pytest.mark.usefixtures("register")
 D = Decimal

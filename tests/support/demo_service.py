@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.e2e.waiting import wait_until
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 # One order for the demo's shop, as an integrator posts it (the curl bootstrap_demo prints posts the same shape).

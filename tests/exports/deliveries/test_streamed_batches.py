@@ -18,7 +18,7 @@ from tests.exports.deliveries.conftest import FTP_PASSWORD, FTP_USER
 from tests.exports.test_outbox import import_orders
 from tests.factories import RegisterFactory
 from tests.ledger.conftest import PosApi
-from tests.ledger.register_day import register_day
+from tests.support.register_day import register_day
 
 pytestmark = pytest.mark.django_db
 

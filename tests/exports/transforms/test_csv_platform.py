@@ -18,7 +18,7 @@ from ledger.models import Expense, Sale
 from tests.conftest import Tenant
 from tests.factories import RegisterFactory
 from tests.ledger.conftest import PosApi
-from tests.ledger.register_day import register_day
+from tests.support.register_day import register_day
 
 pytestmark = pytest.mark.django_db
 transform = CsvTransform()
