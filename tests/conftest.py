@@ -19,6 +19,14 @@ from tests.factories import (
     api_key_for,
 )
 
+# Fixtures shared by tests in several folders, defined once in tests/support.
+pytest_plugins = [
+    "tests.support.api",
+    "tests.support.integrations",
+    "tests.support.outbound",
+    "tests.support.receivers",
+]
+
 
 @dataclass
 class Tenant:

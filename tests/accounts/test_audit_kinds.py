@@ -22,10 +22,10 @@ from exports import circuit, replay, services
 from exports.deliveries.base import DeliveryResult
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from integrations.models import RuntimeIntegration
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi, results
 from tests.conftest import Tenant
-from tests.exports.conftest import SECRET, make_queue
+from tests.support.admin import admin_url
+from tests.support.api import AdminApi, results
+from tests.support.queues import SECRET, make_queue
 
 pytestmark = pytest.mark.django_db
 

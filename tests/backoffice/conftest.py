@@ -1,5 +1,4 @@
-"""Members of the test accounts signed in to the back-office with Django's test client; the reference integrator
-(``reference``, ``configure``: tests/integrations/conftest.py) for the pages that call one."""
+"""Members of the test accounts signed in to the back-office with Django's test client."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ from django.test import Client
 
 from accounts import services
 from accounts.models import Account
-from tests.integrations.conftest import allow_loopback, configure, reference  # noqa: F401  (the reference integrator)
 
 PASSWORD = "correct-Horse-battery-9"
 

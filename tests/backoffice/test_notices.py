@@ -14,7 +14,7 @@ from exports import circuit
 from exports.models import ExportQueue
 from tests.backoffice.conftest import SignIn
 from tests.conftest import Tenant
-from tests.exports.conftest import make_queue
+from tests.support.queues import make_queue
 
 pytestmark = pytest.mark.django_db
 

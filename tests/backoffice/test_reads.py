@@ -17,9 +17,9 @@ from ledger.models import Checkout, Sale
 from tests.backoffice.conftest import SignIn
 from tests.conftest import Tenant
 from tests.factories import ImportItemFactory, IntegrationFactory, RegisterFactory, StockLocationFactory
-from tests.imports.conftest import materialise_pending, order, post
-from tests.ledger.conftest import PosApi
 from tests.ledger.test_checkouts import checkout_body
+from tests.support.api import PosApi
+from tests.support.imports import materialise_pending, order, post
 
 pytestmark = pytest.mark.django_db
 

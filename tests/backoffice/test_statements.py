@@ -14,8 +14,8 @@ from ledger.services.registers import close_register, open_register
 from tests.backoffice.conftest import SignIn
 from tests.conftest import Tenant
 from tests.factories import RegisterFactory, StockLocationFactory
-from tests.ledger.conftest import PosApi
 from tests.ledger.test_checkouts import checkout_body
+from tests.support.api import PosApi
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from exports import services
 from exports.models import ExportItem, ExportQueue, ExportStatus
 from tests.browser.conftest import shoot
 from tests.conftest import make_tenant
-from tests.exports.test_outbox import import_orders
+from tests.support.imports import import_orders
 from tests.support.receivers import running_receiver
 
 pytestmark = pytest.mark.browser

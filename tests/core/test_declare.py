@@ -21,7 +21,7 @@ from core.errors import InvalidInput
 from core.nodes import INVALID, Arr, Components, Int, Node, Num, Obj, Report, Str, join
 from imports.bodies import IncomingOrdersRequest
 from orders.definitions import ExternalOrder, IncomingOrder, LineItem
-from tests.imports.conftest import order
+from tests.support.imports import order
 
 
 def outcome(node: Node, value: Any) -> tuple[Any, list[dict[str, str]], list[dict[str, str]]]:

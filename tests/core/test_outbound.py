@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
@@ -15,13 +14,7 @@ import requests
 
 from core import budget, outbound
 from tests.support.rebinding import LOOPBACK, NAME, PUBLIC, Network
-from tests.support.receivers import Receiver, closed_port, running_receiver
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as running:
-        yield running
+from tests.support.receivers import Receiver, closed_port
 
 
 def _port(receiver: Receiver) -> int:

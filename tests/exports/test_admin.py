@@ -12,10 +12,10 @@ from django.http import HttpResponse
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import MASK
-from tests.admin.conftest import admin_url, listed
 from tests.conftest import Tenant
-from tests.exports.conftest import SECRET, make_queue
-from tests.exports.test_outbox import import_orders
+from tests.support.admin import admin_url, listed
+from tests.support.imports import import_orders
+from tests.support.queues import SECRET, make_queue
 
 pytestmark = pytest.mark.django_db
 

@@ -12,10 +12,10 @@ from rest_framework.test import APIClient
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import MASK
-from tests.api.conftest import AdminApi, error_fields, results
 from tests.conftest import Tenant
-from tests.exports.conftest import SECRET, make_queue
-from tests.exports.test_outbox import import_orders
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.imports import import_orders
+from tests.support.queues import SECRET, make_queue
 
 pytestmark = pytest.mark.django_db
 

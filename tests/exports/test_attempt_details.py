@@ -15,7 +15,6 @@ from tests.backoffice.conftest import (
     sign_in,  # noqa: F401  (a fixture: asked for by name)
 )
 from tests.conftest import Tenant
-from tests.exports.conftest import make_queue
 from tests.exports.deliveries.conftest import (  # noqa: F401  (the real servers: fixtures asked for by name)
     FTP_PASSWORD,
     FTP_USER,
@@ -27,7 +26,8 @@ from tests.exports.deliveries.conftest import (  # noqa: F401  (the real servers
     sftp_server,
     ssh_keys,
 )
-from tests.exports.test_outbox import import_orders
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
 from tests.support.receivers import Receiver, closed_port
 from tests.support.smtp import running_smtp
 

@@ -17,11 +17,11 @@ from core import breaker
 from core.models import BreakerState, CircuitBreaker
 from exports import circuit, services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi
 from tests.conftest import make_tenant
-from tests.exports.conftest import make_queue
-from tests.exports.test_outbox import import_orders
+from tests.support.admin import admin_url
+from tests.support.api import AdminApi
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
 from tests.support.receivers import Receiver, closed_port
 
 pytestmark = pytest.mark.django_db

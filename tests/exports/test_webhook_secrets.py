@@ -14,10 +14,10 @@ import pytest
 
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi, error_fields
-from tests.exports.conftest import SECRET, make_queue
-from tests.exports.test_outbox import import_orders
+from tests.support.admin import admin_url
+from tests.support.api import AdminApi, error_fields
+from tests.support.imports import import_orders
+from tests.support.queues import SECRET, make_queue
 from tests.support.receivers import Receiver
 
 pytestmark = pytest.mark.django_db

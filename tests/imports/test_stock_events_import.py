@@ -12,7 +12,7 @@ from imports.models import ImportItem, ImportKind, ImportStatus
 from ledger.models import StockEvent, StockLevel
 from tests.conftest import Tenant
 from tests.factories import StockLocationFactory
-from tests.imports.conftest import post
+from tests.support.imports import post
 
 pytestmark = pytest.mark.django_db
 

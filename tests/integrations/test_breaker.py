@@ -19,7 +19,7 @@ from integrations.errors import IntegrationFailed, IntegrationNotCalled
 from integrations.models import IntegrationCall
 from integrations.runtime import call
 from tests.conftest import Tenant, make_tenant
-from tests.ledger.conftest import PosApi
+from tests.support.api import PosApi
 from tests.support.receivers import closed_port
 from tests.support.reference_server import ReferenceIntegrator
 
@@ -40,11 +40,6 @@ def _settings(settings: Any) -> None:
     settings.BREAKER_FAILURE_THRESHOLD = 2
     settings.BREAKER_COOLDOWN_SECONDS = 30
     settings.POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS = 0
-
-
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> PosApi:
-    return PosApi(client, tenant)
 
 
 def search(client: APIClient, pos: PosApi) -> Any:
@@ -222,7 +217,7 @@ def test_exports_to_the_same_host_keep_their_own_breaker(
     """A POS call is cut at the request's budget: an integrator slower than that must not pause the web hooks."""
     from core import breaker
     from exports import circuit
-    from tests.exports.conftest import make_queue
+    from tests.support.queues import make_queue
 
     configure("product_search")
     open_breaker(client, pos, reference)

@@ -13,18 +13,13 @@ from rest_framework.response import Response
 from rest_framework.test import APIClient
 
 from tests.conftest import Tenant
-from tests.ledger.conftest import PosApi
+from tests.support.api import PosApi
 from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 
 Configure = Callable[..., Any]
 DISCOUNTS = "/customers/{customer_id}/discounts"
-
-
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> PosApi:
-    return PosApi(client, tenant)
 
 
 def basket(customer: str | None = "c-1") -> dict[str, Any]:

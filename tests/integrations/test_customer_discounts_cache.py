@@ -19,18 +19,13 @@ from integrations import retention
 from integrations.models import CustomerDiscountsAnswer
 from tests.conftest import Tenant
 from tests.factories import MarketFactory
-from tests.ledger.conftest import PosApi
+from tests.support.api import PosApi
 from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 
 Configure = Callable[..., Any]
 DISCOUNTS = "/customers/{customer_id}/discounts"
-
-
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> PosApi:
-    return PosApi(client, tenant)
 
 
 def basket(customer: str = "c-1", market: str = "dk", quantity: int = 2) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from integrations import services
 from integrations.errors import IntegrationFailed
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.runtime import call
-from tests.api.conftest import AdminApi, error_fields, results
 from tests.conftest import Tenant
+from tests.support.api import AdminApi, error_fields, results
 from tests.support.reference_server import Received, ReferenceIntegrator
 
 MASK = "********"

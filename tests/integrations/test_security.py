@@ -15,8 +15,8 @@ from core import outbound
 from integrations.errors import IntegrationFailed, NotConfigured
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.runtime import call
-from tests.api.conftest import AdminApi, error_fields, results
 from tests.conftest import Tenant
+from tests.support.api import AdminApi, error_fields, results
 from tests.support.rebinding import LOOPBACK, NAME, PUBLIC, Network
 from tests.support.reference_server import ReferenceIntegrator
 

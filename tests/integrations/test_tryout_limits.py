@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from integrations.models import IntegrationCall
-from tests.api.conftest import AdminApi
+from tests.support.api import AdminApi
 from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db

@@ -18,7 +18,7 @@ from ledger.models import Checkout, Expense, RegisterPeriod, Sale, SaleLine, Sal
 from ledger.services.checkouts import record_checkout
 from tests.conftest import Tenant
 from tests.factories import MarketFactory, RegisterFactory, StockLocationFactory
-from tests.ledger.conftest import AdminApi, PosApi, error_fields, results
+from tests.support.api import AdminApi, PosApi, error_fields, errors_of, results
 
 Line = tuple[str, str | None, int | Decimal, int | Decimal | str]
 
@@ -151,10 +151,6 @@ def export_queue(
         delivery={"type": "webhook", "url": "https://example.com/hook"},
         **fields,
     )
-
-
-def errors_of(response: Any) -> dict[str, str]:
-    return {e["field"]: e.get("code", "") for e in response.json().get("errors", [])}
 
 
 def post_ok(pos: PosApi, body: Any) -> dict[str, Any]:

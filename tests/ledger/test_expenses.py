@@ -10,7 +10,7 @@ import pytest
 from ledger.models import Expense
 from tests.conftest import Tenant
 from tests.factories import MarketFactory
-from tests.ledger.conftest import AdminApi, error_fields, results
+from tests.support.api import AdminApi, error_fields, results
 
 pytestmark = pytest.mark.django_db
 

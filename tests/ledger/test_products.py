@@ -12,7 +12,7 @@ from exports.models import ExportItem, ExportQueue
 from ledger.models import Product, ProductEditEvent
 from tests.conftest import Tenant
 from tests.factories import MarketFactory
-from tests.ledger.conftest import AdminApi, error_fields, results
+from tests.support.api import AdminApi, error_fields, results
 
 pytestmark = pytest.mark.django_db
 

@@ -9,9 +9,9 @@ import pytest
 
 from accounts.models import StockLocation
 from ledger.models import StockEvent, StockLevel
-from tests.api.conftest import AdminApi, error_fields, results
 from tests.conftest import Tenant
 from tests.factories import StockLocationFactory
+from tests.support.api import AdminApi, error_fields, errors_of, results
 
 pytestmark = pytest.mark.django_db
 
@@ -42,10 +42,6 @@ def set_level(location: StockLocation, quantity: Any, product_id: str = "1001", 
         variant_id=variant_id,
         quantity=quantity,
     )
-
-
-def errors_of(response: Any) -> dict[str, str]:
-    return {e["field"]: e["code"] for e in response.json()["errors"]}
 
 
 # --- POS: what each type does ----------------------------------------------------------------------------

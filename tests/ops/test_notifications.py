@@ -26,7 +26,7 @@ from ops import notifications, tasks
 from ops.models import NotificationSent
 from tests.conftest import Tenant
 from tests.factories import ImportItemFactory
-from tests.ops.conftest import make_attempt, make_call, make_delivery, make_queue
+from tests.support.logs import make_attempt, make_call, make_delivery, make_sales_queue
 from tests.support.smtp import SmtpServer, free_port, running_smtp
 
 
@@ -66,7 +66,7 @@ def open_breaker(queue: ExportQueue, *, failing_for: timedelta) -> str:
 
 
 def test_a_queue_disabled_by_a_person_is_mailed_to_owners_and_managers_once(tenant, staff, relay):
-    queue = make_queue(tenant.account, "erp-sales")
+    queue = make_sales_queue(tenant.account, "erp-sales")
     disable_by_person(queue, staff["owner"])
 
     first = notifications.notify_problems()
@@ -82,7 +82,7 @@ def test_a_queue_disabled_by_a_person_is_mailed_to_owners_and_managers_once(tena
 
 def test_a_member_who_chose_danish_is_mailed_in_danish_and_the_others_in_english(tenant, staff, relay):
     account_services.set_language(user=staff["manager"].user, language="da")
-    queue = make_queue(tenant.account, name="erp-sales")
+    queue = make_sales_queue(tenant.account, name="erp-sales")
     assert circuit.disable_queue(queue=queue, reason="every delivery has failed for 5 days", actor=audit.SYSTEM)
 
     assert notifications.notify_problems().sent == 2
@@ -97,7 +97,7 @@ def test_a_member_who_chose_danish_is_mailed_in_danish_and_the_others_in_english
 
 
 def test_a_queue_disabled_by_the_system_is_mailed_with_its_reason(tenant, staff, relay):
-    queue = make_queue(tenant.account)
+    queue = make_sales_queue(tenant.account)
     assert circuit.disable_queue(queue=queue, reason="every delivery has failed for 5 days", actor=audit.SYSTEM)
 
     notifications.notify_problems()
@@ -108,7 +108,7 @@ def test_a_queue_disabled_by_the_system_is_mailed_with_its_reason(tenant, staff,
 
 
 def test_a_queue_turned_off_along_with_other_changes_is_told_too(tenant, staff, relay):
-    queue = make_queue(tenant.account)
+    queue = make_sales_queue(tenant.account)
     with audit.acting(audit.Actor.person(staff["manager"].user)):
         export_services.update_queue(account=tenant.account, queue=queue, enabled=False, name="renamed-hooks")
 
@@ -117,7 +117,7 @@ def test_a_queue_turned_off_along_with_other_changes_is_told_too(tenant, staff, 
 
 
 def test_a_rolled_back_disable_sends_nothing(tenant, staff, relay):
-    queue = make_queue(tenant.account)
+    queue = make_sales_queue(tenant.account)
     with pytest.raises(RuntimeError), transaction.atomic():
         disable_by_person(queue, staff["owner"])
         raise RuntimeError("the request failed after the disable")
@@ -127,7 +127,7 @@ def test_a_rolled_back_disable_sends_nothing(tenant, staff, relay):
 
 
 def test_a_queue_disabled_again_after_an_enable_is_told_again(tenant, staff, relay):
-    queue = make_queue(tenant.account)
+    queue = make_sales_queue(tenant.account)
     disable_by_person(queue, staff["owner"])
     notifications.notify_problems()
     circuit.enable_queue(account=tenant.account, queue=queue)
@@ -143,7 +143,7 @@ def test_a_queue_disabled_again_after_an_enable_is_told_again(tenant, staff, rel
 
 def test_a_breaker_open_longer_than_the_setting_is_mailed_once_per_open_period(tenant, staff, relay, settings):
     settings.NOTIFY_BREAKER_OPEN_SECONDS = 900
-    queue = make_queue(tenant.account, "erp-sales")
+    queue = make_sales_queue(tenant.account, "erp-sales")
     key = open_breaker(queue, failing_for=timedelta(minutes=20))
 
     first = notifications.notify_problems()
@@ -163,7 +163,7 @@ def test_a_breaker_open_longer_than_the_setting_is_mailed_once_per_open_period(t
 
 def test_a_breaker_open_for_less_than_the_setting_is_not_mailed(tenant, staff, relay, settings):
     settings.NOTIFY_BREAKER_OPEN_SECONDS = 900
-    open_breaker(make_queue(tenant.account), failing_for=timedelta(minutes=1))
+    open_breaker(make_sales_queue(tenant.account), failing_for=timedelta(minutes=1))
 
     assert notifications.notify_problems().sent == 0
     assert relay.recipients() == []
@@ -180,7 +180,7 @@ def test_the_digest_goes_only_to_members_who_asked_for_it_once_a_day(tenant, sta
     settings.NOTIFY_DIGEST_HOUR = 6
     today = timezone.now().astimezone(UTC).date()
     at = _yesterday_noon(today)
-    queue = make_queue(tenant.account, "erp-sales")
+    queue = make_sales_queue(tenant.account, "erp-sales")
     make_delivery(queue, status=ExportStatus.SUCCESS, finished_at=at)
     failed = make_delivery(queue, status=ExportStatus.FAILURE, finished_at=at)
     attempt = make_attempt(failed, ok=False)
@@ -234,8 +234,8 @@ def test_a_member_of_another_account_never_gets_its_notices(tenant, other_tenant
     account_services.set_notifications(
         account=tenant.account, membership=staff["manager"], chosen=NotificationKind.values
     )
-    disable_by_person(make_queue(tenant.account, "acme-sales"), staff["owner"])
-    open_breaker(make_queue(tenant.account, "acme-hooks"), failing_for=timedelta(hours=1))
+    disable_by_person(make_sales_queue(tenant.account, "acme-sales"), staff["owner"])
+    open_breaker(make_sales_queue(tenant.account, "acme-hooks"), failing_for=timedelta(hours=1))
 
     notifications.notify_problems()
     notifications.notify_digests()
@@ -253,7 +253,7 @@ def test_a_member_of_another_account_never_gets_its_notices(tenant, other_tenant
 
 
 def test_a_mail_the_relay_refuses_is_logged_and_sent_on_the_next_run(tenant, staff, relay, caplog):
-    disable_by_person(make_queue(tenant.account), staff["owner"])
+    disable_by_person(make_sales_queue(tenant.account), staff["owner"])
     relay.recorder.data_reply = "451 4.3.0 try again later"
 
     refused = notifications.notify_problems()
@@ -268,7 +268,7 @@ def test_a_mail_the_relay_refuses_is_logged_and_sent_on_the_next_run(tenant, sta
 
 
 def test_an_unreachable_relay_does_not_crash_the_task_and_the_mail_waits(tenant, staff, settings, relay):
-    disable_by_person(make_queue(tenant.account), staff["owner"])
+    disable_by_person(make_sales_queue(tenant.account), staff["owner"])
     port = settings.EMAIL_PORT
     settings.EMAIL_PORT = free_port()  # nothing listens there
 
@@ -281,7 +281,7 @@ def test_an_unreachable_relay_does_not_crash_the_task_and_the_mail_waits(tenant,
 
 def test_a_run_sends_at_most_the_setting_and_the_rest_next_run(tenant, staff, relay, settings):
     settings.NOTIFY_MAX_MAILS_PER_RUN = 1
-    disable_by_person(make_queue(tenant.account), staff["owner"])
+    disable_by_person(make_sales_queue(tenant.account), staff["owner"])
 
     first = notifications.notify_problems()
     second = notifications.notify_problems()

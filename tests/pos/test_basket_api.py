@@ -20,7 +20,7 @@ from exports.models import ExportItem
 from ledger.models import Product
 from tests.conftest import Tenant
 from tests.factories import MarketFactory
-from tests.ledger.conftest import PosApi, error_fields
+from tests.support.api import PosApi, error_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -33,11 +33,6 @@ class ProductFactory(factory.django.DjangoModelFactory):
     name = factory.LazyAttribute(lambda o: f"Product {o.product_id}")
     retail_price = None
     taxes = None
-
-
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> PosApi:
-    return PosApi(client, tenant)
 
 
 def import_campaigns(client: APIClient, tenant: Tenant, *campaigns: dict[str, Any], markets: str = "dk") -> None:

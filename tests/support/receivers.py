@@ -1,4 +1,7 @@
-"""A real web hook receiver on 127.0.0.1 for tests: records every request, can be told how to answer."""
+"""A real web hook receiver on 127.0.0.1 for tests: records every request, can be told how to answer.
+
+The fixture ``receiver`` runs one for the test (registered for every test by the root conftest); outgoing calls
+reach it where the test also asks for ``allow_loopback``."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
 
 
 @dataclass
@@ -99,3 +104,16 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as running:
+        yield running
+
+
+@pytest.fixture
+def reachable_receiver(receiver: Receiver, allow_loopback: None) -> Receiver:
+    """The receiver with outgoing calls allowed to reach it (as the end-to-end and browser tests need: their live
+    server, workers and receiver all run on 127.0.0.1)."""
+    return receiver

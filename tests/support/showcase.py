@@ -20,10 +20,10 @@ from imports.models import ImportItem
 from ledger.models import RegisterCloseStatement, Sale
 from ledger.services.registers import close_register, open_register
 from tests.conftest import Tenant
-from tests.exports.conftest import make_queue
-from tests.imports.conftest import materialise_pending, order
-from tests.ledger.conftest import PosApi
 from tests.ledger.test_checkouts import checkout_body
+from tests.support.api import PosApi
+from tests.support.imports import materialise_pending, order
+from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
 
 # How the receiver answers the orders' deliveries, in order: two delivered, a 400 (failed for good), two 503s

@@ -37,11 +37,6 @@ SFTP_PASSWORD = "sftp-Secret-41aa"
 
 
 @pytest.fixture
-def allow_loopback(settings: Any) -> None:
-    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-
-
-@pytest.fixture
 def context() -> RenderContext:
     return RenderContext(
         queue={"id": 7, "name": "sales", "entity_type": "sale", "trigger": "real_time"},

@@ -21,9 +21,9 @@ from exports.deliveries.base import (
 from exports.deliveries.email import EmailDelivery
 from exports.deliveries.ftp import FtpDelivery
 from exports.models import ExportQueue
-from tests.api.conftest import AdminApi, error_fields
 from tests.conftest import Tenant
 from tests.exports.deliveries.conftest import SmtpServer
+from tests.support.api import AdminApi, error_fields
 
 WIDE = "{date:>400000000}"
 HUGE = "{date:>" + str(10**12) + "}"

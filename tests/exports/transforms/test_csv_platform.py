@@ -17,7 +17,7 @@ from exports.transforms.csv import SALE_TYPES, CsvTransform
 from ledger.models import Expense, Sale
 from tests.conftest import Tenant
 from tests.factories import RegisterFactory
-from tests.ledger.conftest import PosApi
+from tests.support.api import PosApi
 from tests.support.register_day import register_day
 
 pytestmark = pytest.mark.django_db
