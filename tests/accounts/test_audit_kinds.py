@@ -12,7 +12,6 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from accounts import audit
 from accounts.models import ApiKey, AuditEntry
@@ -30,11 +29,6 @@ from tests.support.queues import SECRET, make_queue
 pytestmark = pytest.mark.django_db
 
 HOOK = {"type": "webhook", "url": "https://erp.example.com/hook", "headers": {"Authorization": "Bearer tok-1"}}
-
-
-@pytest.fixture
-def api(client: APIClient, tenant: Tenant) -> AdminApi:
-    return AdminApi(client, tenant)
 
 
 @pytest.fixture

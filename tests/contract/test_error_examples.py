@@ -15,7 +15,7 @@ from accounts.models import Register
 from imports import docs
 from ledger.api.checkouts import CHECKOUT_REQUEST_EXAMPLE
 from tests.conftest import Tenant
-from tests.factories import OutgoingOrderFactory, RegisterFactory
+from tests.factories import OutgoingOrderFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -68,11 +68,6 @@ CHECKOUT_CALLS: dict[str, Call] = {
     "Missing scope": lambda client, tenant: as_pos(client, tenant, CHECKOUT_REQUEST_EXAMPLE, key=tenant.imports_key),
     "Identifier used by another checkout": used_identifier,
 }
-
-
-@pytest.fixture
-def register(tenant: Tenant) -> Register:
-    return RegisterFactory(account=tenant.account, stock_location=tenant.stock_location, identifier="reg-1")
 
 
 def test_every_error_example_of_the_checkout_is_its_answer(

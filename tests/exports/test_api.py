@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.test import APIClient
 
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
@@ -55,11 +54,6 @@ LOG_FIELDS = {
     "pause_reason",
     "attempt_log",
 }
-
-
-@pytest.fixture
-def api(client: APIClient, tenant: Tenant) -> AdminApi:
-    return AdminApi(client, tenant)
 
 
 def queue_body(**overrides: Any) -> dict[str, Any]:

@@ -19,17 +19,11 @@ from exports import circuit, services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from tests.conftest import make_tenant
 from tests.support.admin import admin_url
-from tests.support.api import AdminApi
 from tests.support.imports import import_orders
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver, closed_port
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(client: Any, tenant: Any) -> AdminApi:
-    return AdminApi(client, tenant)
 
 
 @pytest.fixture(autouse=True)

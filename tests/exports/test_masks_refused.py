@@ -26,11 +26,6 @@ HOOK = {
 
 
 @pytest.fixture
-def api(client, tenant) -> AdminApi:
-    return AdminApi(client, tenant)
-
-
-@pytest.fixture
 def queue(tenant) -> ExportQueue:
     return make_queue(tenant, HOOK["url"], delivery={"headers": HOOK["headers"]})
 

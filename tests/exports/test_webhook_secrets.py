@@ -52,11 +52,6 @@ def queue(tenant, receiver: Receiver, allow_loopback: None) -> ExportQueue:
     return make_queue(tenant, "unused", delivery=hook(receiver))
 
 
-@pytest.fixture
-def api(client, tenant) -> AdminApi:
-    return AdminApi(client, tenant)
-
-
 def assert_no_secret(*texts: str) -> None:
     for text in texts:
         for secret in ALL:
