@@ -22,9 +22,11 @@ from tests.factories import (
 # Fixtures shared by tests in several folders, defined once in tests/support.
 pytest_plugins = [
     "tests.support.api",
+    "tests.support.backoffice",
     "tests.support.integrations",
     "tests.support.outbound",
     "tests.support.receivers",
+    "tests.support.servers",
 ]
 
 

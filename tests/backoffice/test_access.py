@@ -13,7 +13,7 @@ from django.test import Client
 
 from accounts import services as account_services
 from accounts.models import AuditEntry
-from tests.backoffice.conftest import PASSWORD, SignIn
+from tests.support.backoffice import PASSWORD, SignIn
 
 pytestmark = pytest.mark.django_db
 

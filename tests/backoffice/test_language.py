@@ -7,7 +7,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from exports.models import ExportStatus
-from tests.backoffice.conftest import SignIn
+from tests.support.backoffice import SignIn
 from tests.support.logs import make_item, make_sales_queue
 
 pytestmark = pytest.mark.django_db

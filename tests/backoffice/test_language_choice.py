@@ -11,8 +11,8 @@ from django.test import Client
 
 from accounts import services
 from accounts.models import AuditEntry, PersonPreference
-from tests.backoffice.conftest import PASSWORD, SignIn
 from tests.conftest import Tenant
+from tests.support.backoffice import PASSWORD, SignIn
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,8 @@ from django.utils import timezone
 from core.models import BreakerState, CircuitBreaker
 from exports import circuit
 from exports.models import ExportQueue
-from tests.backoffice.conftest import SignIn
 from tests.conftest import Tenant
+from tests.support.backoffice import SignIn
 from tests.support.queues import make_queue
 
 pytestmark = pytest.mark.django_db

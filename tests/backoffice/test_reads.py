@@ -14,11 +14,11 @@ from imports.models import ImportItem
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.services import save_runtime_integration
 from ledger.models import Checkout, Sale
-from tests.backoffice.conftest import SignIn
 from tests.conftest import Tenant
 from tests.factories import ImportItemFactory, IntegrationFactory, RegisterFactory, StockLocationFactory
 from tests.ledger.test_checkouts import checkout_body
 from tests.support.api import PosApi
+from tests.support.backoffice import SignIn
 from tests.support.imports import materialise_pending, order, post
 
 pytestmark = pytest.mark.django_db

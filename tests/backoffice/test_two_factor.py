@@ -20,7 +20,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from accounts import services as account_services
 from accounts import two_factor
 from accounts.models import AuditEntry
-from tests.backoffice.conftest import PASSWORD, SignIn
+from tests.support.backoffice import PASSWORD, SignIn
 
 pytestmark = pytest.mark.django_db
 

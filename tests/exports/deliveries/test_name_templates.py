@@ -20,8 +20,8 @@ from exports.deliveries.base import (
 from exports.deliveries.email import EmailDelivery
 from exports.deliveries.ftp import FtpDelivery
 from exports.models import ExportQueue
-from tests.exports.deliveries.conftest import SmtpServer
 from tests.support.api import AdminApi, error_fields
+from tests.support.servers import SmtpServer
 
 WIDE = "{date:>400000000}"
 HUGE = "{date:>" + str(10**12) + "}"

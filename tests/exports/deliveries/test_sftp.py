@@ -7,7 +7,7 @@ import pytest
 
 from exports.deliveries.base import ConfigError, RenderContext, Rendered
 from exports.deliveries.sftp import SftpDelivery
-from tests.exports.deliveries.conftest import SFTP_PASSWORD, SFTP_USER, SftpServer
+from tests.support.servers import SFTP_PASSWORD, SFTP_USER, SftpServer
 
 pytestmark = pytest.mark.usefixtures("allow_loopback")
 
