@@ -12,11 +12,11 @@ from core.models import CircuitBreaker
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportStatus
 from exports.tasks import sweep_exports
 from tests.conftest import Tenant
-from tests.e2e.conftest import running_worker, use_queue
 from tests.e2e.test_import_pipeline import batch, post_orders
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
 from tests.support.waiting import wait_until
+from tests.support.workers import running_worker, use_queue
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 

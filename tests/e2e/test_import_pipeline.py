@@ -16,8 +16,8 @@ from imports.models import ImportItem, ImportKind, ImportStatus
 from imports.tasks import sweep_pending_imports
 from orders.models import IncomingOrder
 from tests.conftest import Tenant
-from tests.e2e.conftest import CeleryWorkerProcess
 from tests.support.waiting import wait_until
+from tests.support.workers import CeleryWorkerProcess
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 

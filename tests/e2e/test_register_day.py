@@ -16,12 +16,12 @@ import requests
 
 from exports.models import ExportItem, ExportStatus
 from tests.conftest import Tenant
-from tests.e2e.conftest import CeleryWorkerProcess
 from tests.factories import RegisterFactory
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
 from tests.support.register_day import CLOSE_BODY, register_day
 from tests.support.waiting import wait_until
+from tests.support.workers import CeleryWorkerProcess
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
