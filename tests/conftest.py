@@ -77,6 +77,24 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.EMBEDDED_BROKER_DIR = directory
 
 
+TESTS = Path(__file__).resolve().parent
+# The tiers that start real processes or a browser, marked by folder: ``-m "not browser"``, ``-m "not e2e"``.
+TIER_MARKERS = {"e2e": "e2e", "browser": "browser"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks each test under ``tests/e2e/`` ``e2e`` and under ``tests/browser/`` ``browser`` (before ``-m``
+    selects)."""
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(TESTS).parts[0]
+        except ValueError:
+            continue
+        if folder in TIER_MARKERS:
+            item.add_marker(TIER_MARKERS[folder])
+
+
 def make_tenant(identifier: str = "acme") -> Tenant:
     account = AccountFactory(identifier=identifier)
     integration = IntegrationFactory(account=account, identifier="webshop")

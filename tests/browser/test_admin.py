@@ -6,13 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from accounts import selectors
 from accounts.models import ApiKey, Market, StockLocation
 from imports.models import ImportStatus
-from tests.browser.conftest import log_in
 from tests.factories import (
     AccountFactory,
     ImportItemFactory,
@@ -20,8 +18,7 @@ from tests.factories import (
     IntegrationFactory,
     StockLocationFactory,
 )
-
-pytestmark = pytest.mark.browser
+from tests.support.browser import log_in
 
 
 def rows(page: Page):

@@ -18,8 +18,6 @@ from tests.support import showcase
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
 
-pytestmark = pytest.mark.browser
-
 EMAIL = "ann@acme.example"
 PASSWORD = "correct-Horse-battery-9"
 DESKTOP = {"width": 1280, "height": 800}

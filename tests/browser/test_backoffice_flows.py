@@ -21,8 +21,6 @@ from tests.conftest import Tenant, make_tenant
 from tests.support.imports import materialise_pending, order
 from tests.support.receivers import Receiver
 
-pytestmark = pytest.mark.browser
-
 PASSWORD = "correct-Horse-battery-9"
 PHONE = {"width": 390, "height": 844}
 

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from playwright.sync_api import Page, expect
 from rest_framework.test import APIClient
 
 from exports import services
 from exports.models import ExportItem, ExportQueue, ExportStatus
-from tests.browser.conftest import shoot
 from tests.conftest import make_tenant
+from tests.support.browser import shoot
 from tests.support.imports import import_orders
 from tests.support.receivers import running_receiver
-
-pytestmark = pytest.mark.browser
 
 
 def rows(page: Page):
