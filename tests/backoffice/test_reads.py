@@ -16,9 +16,9 @@ from integrations.services import save_runtime_integration
 from ledger.models import Checkout, Sale
 from tests.conftest import Tenant
 from tests.factories import ImportItemFactory, IntegrationFactory, RegisterFactory, StockLocationFactory
-from tests.ledger.test_checkouts import checkout_body
 from tests.support.api import PosApi
 from tests.support.backoffice import SignIn
+from tests.support.checkouts import checkout_body
 from tests.support.imports import materialise_pending, order, post
 
 pytestmark = pytest.mark.django_db

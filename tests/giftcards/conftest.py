@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from accounts.models import Register
-from tests.ledger.test_checkouts import checkout_body
 from tests.support.api import PosApi
+from tests.support.checkouts import checkout_body
 
 
 @pytest.fixture

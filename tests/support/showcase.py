@@ -20,8 +20,8 @@ from imports.models import ImportItem
 from ledger.models import RegisterCloseStatement, Sale
 from ledger.services.registers import close_register, open_register
 from tests.conftest import Tenant
-from tests.ledger.test_checkouts import checkout_body
 from tests.support.api import PosApi
+from tests.support.checkouts import checkout_body
 from tests.support.imports import materialise_pending, order
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver

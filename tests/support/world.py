@@ -40,7 +40,7 @@ from tests.factories import (
     OutgoingOrderFactory,
     RegisterFactory,
 )
-from tests.ledger.test_checkouts import checkout_body
+from tests.support.checkouts import checkout_body
 
 
 @dataclass
