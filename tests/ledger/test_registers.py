@@ -12,8 +12,8 @@ from accounts.models import Register
 from exports.models import ExportItem, ExportQueue
 from ledger.models import RegisterCloseStatement, RegisterPeriod, Sale
 from tests.factories import RegisterFactory, StockLocationFactory
-from tests.ledger.test_statement import Line, Pay, SaleSpec, book_sale
 from tests.support.api import errors_of
+from tests.support.statements import Line, Pay, SaleSpec, book_sale
 
 D = Decimal
 CASH_COUNT = {"payment_type_identifier": "cash", "counted": 100}
