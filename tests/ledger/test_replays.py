@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ledger.models import NewsletterSignup, StockEvent
-from tests.ledger.test_stock_api import event, level
+from tests.support.stock import event, level
 
 pytestmark = pytest.mark.django_db
 
