@@ -9,7 +9,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from tests.factories import AccountFactory, CampaignFactory, MarketFactory
-from tests.pos.test_price_basket import TSHIRTS_15
+from tests.support.campaigns import TSHIRTS_15
 
 
 def test_staff_price_a_basket_from_the_campaign_list(admin_page: Page, artifacts: Path) -> None:
