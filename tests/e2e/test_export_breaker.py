@@ -12,7 +12,7 @@ from core.models import CircuitBreaker
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportStatus
 from exports.tasks import sweep_exports
 from tests.conftest import Tenant
-from tests.e2e.test_import_pipeline import batch, post_orders
+from tests.support.imports import batch, post_orders
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
 from tests.support.waiting import wait_until

@@ -1,11 +1,13 @@
 """The import API in tests: a valid incoming order, a POST to ``/imports/``, and what the worker does with the
-pending items (``materialise_pending``); ``import_orders`` does both for a list of order identifiers."""
+pending items (``materialise_pending``); ``import_orders`` does both for a list of order identifiers. Against a
+live server, over HTTP: ``post_orders`` of a ``batch``."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import requests
 from rest_framework.test import APIClient
 
 from imports import services
@@ -60,3 +62,33 @@ def import_orders(client: APIClient, tenant: Tenant, *identifiers: str, location
         content_type="application/json",
     )
     materialise_pending(tenant)
+
+
+BATCH_SIZE = 25
+
+
+def batch(prefix: str, count: int = BATCH_SIZE) -> list[dict[str, Any]]:
+    return [
+        {
+            "order_identifier": f"{prefix}-{i}",
+            "basket": {
+                "currency": "DKK",
+                "line_items": [
+                    {"product_identifier": f"p{i}", "name": "Coffee", "quantity": 1 + i % 3, "price": 25.0},
+                    {"product_identifier": "bag", "name": "Bag", "quantity": 1, "price": 2.5},
+                ],
+            },
+        }
+        for i in range(count)
+    ]
+
+
+def post_orders(live_server: Any, tenant: Tenant, orders: list[dict[str, Any]]) -> requests.Response:
+    return requests.post(
+        f"{live_server.url}/imports/incoming_orders?{tenant.query(stock_location='shop-1')}",
+        json={"orders": orders},
+        # The live server keeps each kept-alive connection in a thread holding a database connection, which
+        # would stop pytest-django from dropping the test database at the end.
+        headers={"Connection": "close"},
+        timeout=30,
+    )
