@@ -375,7 +375,7 @@ def probes(base: str, key: str, receiver: Any, samples: int, batch_size: int, la
     one_import()
     figures[f"import: {batch_size} orders until materialised"] = median_ms(samples, one_import)
 
-    from tests.ledger.test_checkouts import checkout_body
+    from tests.support.checkouts import checkout_body
 
     checkouts = iter(range(10**6))
 

@@ -13,7 +13,7 @@ from campaigns.pricing.registry import CAMPAIGN_TYPES, check_campaign
 from core.nodes import Report
 from imports.models import ImportItem, ImportKind, ImportStatus
 from tests.factories import MarketFactory
-from tests.support.imports import post
+from tests.support.imports import as_posted, post
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +49,7 @@ def campaign(kind: str, identifier: str = "c1", **overrides: Any) -> dict[str, A
 
 def campaign_errors(item: dict[str, Any], markets: tuple[str, ...] = ("dk",)) -> list[tuple[str, str]]:
     report = Report(markets=markets)
-    check_campaign(json.loads(json.dumps(item), parse_float=Decimal), "", report)
+    check_campaign(as_posted(item), "", report)
     return [(e["field"], e["code"]) for e in report.errors]
 
 

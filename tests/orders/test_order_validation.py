@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -13,12 +11,7 @@ from hypothesis import strategies as st
 
 from core.nodes import INVALID, Report
 from orders.definitions import ExternalOrder, IncomingOrder, OutgoingOrderStateChange
-from tests.support.imports import order
-
-
-def as_posted(item: Any) -> Any:
-    """The item as the import endpoint parses it: fractions become Decimal."""
-    return json.loads(json.dumps(item), parse_float=Decimal)
+from tests.support.imports import as_posted, order
 
 
 def order_errors(item: Any, schema: Any = IncomingOrder) -> list[tuple[str, str]]:

@@ -5,6 +5,7 @@ live server, over HTTP: ``post_orders`` of a ``batch``."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 import requests
@@ -92,3 +93,8 @@ def post_orders(live_server: Any, tenant: Tenant, orders: list[dict[str, Any]]) 
         headers={"Connection": "close"},
         timeout=30,
     )
+
+
+def as_posted(item: Any) -> Any:
+    """The item as the import endpoint parses it: fractions become Decimal."""
+    return json.loads(json.dumps(item), parse_float=Decimal)
