@@ -3,21 +3,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from rest_framework.test import APIClient
 
-from accounts.models import Account, Integration, Market, StockLocation
 from integrations import call_log, runtime
-from tests.factories import (
-    AccountFactory,
-    IntegrationFactory,
-    MarketFactory,
-    StockLocationFactory,
-    api_key_for,
-)
+from tests.support.tenants import Tenant, make_tenant
 
 # Fixtures shared by tests in several folders, defined once in tests/support.
 pytest_plugins = [
@@ -28,32 +20,6 @@ pytest_plugins = [
     "tests.support.receivers",
     "tests.support.servers",
 ]
-
-
-@dataclass
-class Tenant:
-    """An account with market ``dk``, shop ``shop-1`` and one integration with keys of each scope."""
-
-    account: Account
-    integration: Integration
-    market: Market
-    stock_location: StockLocation
-    imports_key: str
-    admin_key: str
-    pos_key: str
-
-    def params(self, key: str | None = None, **extra: str) -> dict[str, str]:
-        return {
-            "account": self.account.identifier,
-            "integration": self.integration.identifier,
-            "apikey": key or self.imports_key,
-            **extra,
-        }
-
-    def query(self, key: str | None = None, **extra: str) -> str:
-        from urllib.parse import urlencode
-
-        return urlencode(self.params(key, **extra))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -93,22 +59,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         if folder in TIER_MARKERS:
             item.add_marker(TIER_MARKERS[folder])
-
-
-def make_tenant(identifier: str = "acme") -> Tenant:
-    account = AccountFactory(identifier=identifier)
-    integration = IntegrationFactory(account=account, identifier="webshop")
-    market = MarketFactory(account=account, identifier="dk")
-    shop = StockLocationFactory(account=account, market=market, identifier="shop-1")
-    return Tenant(
-        account=account,
-        integration=integration,
-        market=market,
-        stock_location=shop,
-        imports_key=api_key_for(integration, "imports"),
-        admin_key=api_key_for(integration, "admin"),
-        pos_key=api_key_for(integration, "pos"),
-    )
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
-"""Tests share helpers through one place: ``tests/support/``, ``tests/factories.py`` and the root
-``tests/conftest.py``. A test module (or a folder's conftest) that imports from another test module couples
-the two and hides where a helper lives; a fixture of ``tests/support/`` defined again elsewhere shadows the one
+"""Tests share helpers through one place: ``tests/support/`` and ``tests/factories.py`` (the root
+``tests/conftest.py`` holds fixtures, which are asked for by name, never imported). A test module (or a folder's
+conftest) that imports from another test module couples the two and hides where a helper lives; a fixture of ``tests/support/`` defined again elsewhere shadows the one
 definition. Both are read from the source with ``ast``, without importing anything."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
-SHARED = ("tests.support", "tests.factories", "tests.conftest")
+SHARED = ("tests.support", "tests.factories")
 
 
 def _modules() -> list[Path]:
@@ -102,7 +102,8 @@ def test_a_shared_fixture_is_defined_once() -> None:
         ("from tests.support.api import AdminApi", []),
         ("from tests.support import reference_server", []),
         ("from tests.factories import AccountFactory", []),
-        ("from tests.conftest import Tenant", []),
+        ("from tests.conftest import Tenant", ["tests.conftest"]),
+        ("from tests.support.tenants import Tenant", []),
         ("from exports import services", []),
     ],
 )

@@ -21,10 +21,10 @@ from exports import circuit, replay, services
 from exports.deliveries.base import DeliveryResult
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from integrations.models import RuntimeIntegration
-from tests.conftest import Tenant
 from tests.support.admin import admin_url
 from tests.support.api import AdminApi, results
 from tests.support.queues import SECRET, make_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

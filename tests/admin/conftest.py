@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import Tenant
 from tests.support.admin import populate
+from tests.support.tenants import Tenant
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from django.test import Client
 
 from accounts import services
 from accounts.models import AuditEntry, PersonPreference
-from tests.conftest import Tenant
 from tests.support.backoffice import PASSWORD, SignIn
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -14,11 +14,11 @@ from accounts.models import AuditEntry
 from exports.models import ExportQueue
 from exports.selectors import recent_entities
 from exports.serializers import MASK
-from tests.conftest import Tenant
 from tests.support.backoffice import SignIn
 from tests.support.imports import import_orders
 from tests.support.queues import SECRET, make_queue
 from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -14,12 +14,12 @@ from imports.models import ImportItem
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.services import save_runtime_integration
 from ledger.models import Checkout, Sale
-from tests.conftest import Tenant
 from tests.factories import ImportItemFactory, IntegrationFactory, RegisterFactory, StockLocationFactory
 from tests.support.api import PosApi
 from tests.support.backoffice import SignIn
 from tests.support.checkouts import checkout_body
 from tests.support.imports import materialise_pending, order, post
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

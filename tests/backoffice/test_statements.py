@@ -11,11 +11,11 @@ import pytest
 from backoffice import documents, pages
 from ledger.models import RegisterCloseStatement
 from ledger.services.registers import close_register, open_register
-from tests.conftest import Tenant
 from tests.factories import RegisterFactory, StockLocationFactory
 from tests.support.api import PosApi
 from tests.support.backoffice import SignIn
 from tests.support.checkouts import checkout_body
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

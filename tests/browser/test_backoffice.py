@@ -13,10 +13,10 @@ from playwright.sync_api import Page, expect
 from exports import services as export_services
 from exports.models import ExportItem, ExportStatus
 from ledger.models import RegisterCloseStatement
-from tests.conftest import Tenant, make_tenant
 from tests.support import showcase
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant, make_tenant
 
 EMAIL = "ann@acme.example"
 PASSWORD = "correct-Horse-battery-9"

@@ -17,9 +17,9 @@ from playwright.sync_api import Page, expect
 from accounts import services as account_services
 from exports.models import ExportQueue
 from orders.models import OrderStateChange
-from tests.conftest import Tenant, make_tenant
 from tests.support.imports import materialise_pending, order
 from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant, make_tenant
 
 PASSWORD = "correct-Horse-battery-9"
 PHONE = {"width": 390, "height": 844}

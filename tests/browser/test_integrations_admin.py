@@ -7,9 +7,9 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from integrations.models import RuntimeIntegration
-from tests.conftest import make_tenant
 from tests.support import reference_server
 from tests.support.browser import shoot
+from tests.support.tenants import make_tenant
 
 
 def add_row(page: Page, field: str, button: str, name: str, value: str) -> None:

@@ -19,7 +19,6 @@ from campaigns import services
 from campaigns.models import Campaign, PricingVersion
 from campaigns.pricing.engine import PricingLine, PricingResult, clear_cache, compile_market, evaluate, price_basket
 from core.errors import ServiceError
-from tests.conftest import Tenant
 from tests.support.campaigns import (
     VAT_25,
     campaign,
@@ -32,6 +31,7 @@ from tests.support.campaigns import (
     shipping,
     sub_totals,
 )
+from tests.support.tenants import Tenant
 
 D = Decimal
 

@@ -18,8 +18,8 @@ from core.nodes import Components
 from integrations import answers, callbacks, services
 from integrations.kinds import KINDS
 from integrations.models import RuntimeIntegration
-from tests.conftest import Tenant
 from tests.support import reference_server
+from tests.support.tenants import Tenant
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "callbacks.md"
 

@@ -14,8 +14,8 @@ from django.test import Client
 from accounts.models import Register
 from imports import docs
 from ledger.api.checkouts import CHECKOUT_REQUEST_EXAMPLE
-from tests.conftest import Tenant
 from tests.factories import OutgoingOrderFactory
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

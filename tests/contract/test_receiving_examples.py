@@ -26,8 +26,8 @@ from exports import services
 from exports.models import ExportDelivery, ExportQueue, ExportStatus
 from imports import services as import_services
 from imports.models import ImportItem, ImportStatus
-from tests.conftest import Tenant
 from tests.support.receivers import Receiver, running_receiver
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -25,9 +25,9 @@ from accounts.models import StockLocation
 from exports.models import ExportDelivery, ExportItem, ExportStatus
 from exports.tasks import sweep_exports
 from orders import services as order_services
-from tests.conftest import Tenant
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
 from tests.support.waiting import wait_until
 from tests.support.workers import running_worker, use_broker, use_queue
 

@@ -11,10 +11,10 @@ import pytest
 from core.models import CircuitBreaker
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportStatus
 from exports.tasks import sweep_exports
-from tests.conftest import Tenant
 from tests.support.imports import batch, post_orders
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
 from tests.support.waiting import wait_until
 from tests.support.workers import running_worker, use_queue
 

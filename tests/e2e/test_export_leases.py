@@ -25,10 +25,10 @@ import pytest
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportStatus
 from exports.tasks import deliver, sweep_exports
-from tests.conftest import Tenant
 from tests.support.imports import batch, post_orders
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
 from tests.support.waiting import wait_until
 from tests.support.workers import running_worker, use_queue
 

@@ -14,10 +14,10 @@ from standardwebhooks import Webhook
 
 from exports.models import ExportDelivery, ExportItem, ExportStatus
 from exports.tasks import sweep_exports
-from tests.conftest import Tenant
 from tests.support.imports import batch, post_orders
 from tests.support.queues import SECRET, make_queue
 from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
 from tests.support.waiting import wait_until
 from tests.support.workers import CeleryWorkerProcess, running_worker, use_queue
 

@@ -14,8 +14,8 @@ from imports import services as import_services
 from imports.models import ImportItem, ImportKind, ImportStatus
 from imports.tasks import sweep_pending_imports
 from orders.models import IncomingOrder
-from tests.conftest import Tenant
 from tests.support.imports import BATCH_SIZE, batch, post_orders
+from tests.support.tenants import Tenant
 from tests.support.waiting import wait_until
 from tests.support.workers import CeleryWorkerProcess
 

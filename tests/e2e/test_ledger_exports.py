@@ -12,12 +12,12 @@ from standardwebhooks import Webhook
 
 from exports.models import EntityType, ExportItem, ExportStatus
 from orders.models import IncomingOrder, OutgoingOrder
-from tests.conftest import Tenant
 from tests.factories import RegisterFactory
 from tests.support.checkouts import checkout_body
 from tests.support.imports import batch, post_orders
 from tests.support.queues import SECRET, make_queue
 from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
 from tests.support.waiting import wait_until
 from tests.support.workers import CeleryWorkerProcess
 

@@ -15,11 +15,11 @@ import pytest
 import requests
 
 from exports.models import ExportItem, ExportStatus
-from tests.conftest import Tenant
 from tests.factories import RegisterFactory
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
 from tests.support.register_day import CLOSE_BODY, register_day
+from tests.support.tenants import Tenant
 from tests.support.waiting import wait_until
 from tests.support.workers import CeleryWorkerProcess
 

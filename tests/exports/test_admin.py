@@ -11,10 +11,10 @@ from django.http import HttpResponse
 
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import MASK
-from tests.conftest import Tenant
 from tests.support.admin import admin_url, listed
 from tests.support.imports import import_orders
 from tests.support.queues import SECRET, failed_item, make_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

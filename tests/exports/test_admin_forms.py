@@ -12,12 +12,12 @@ from django.http import HttpResponse
 
 from exports.models import ExportDelivery, ExportItem, ExportQueue
 from exports.serializers import MASK
-from tests.conftest import Tenant
 from tests.support.admin import admin_url
 from tests.support.api import AdminApi
 from tests.support.imports import import_orders
 from tests.support.queues import SECRET, make_queue
 from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

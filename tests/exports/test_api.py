@@ -11,10 +11,10 @@ from django.test.utils import CaptureQueriesContext
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import MASK
-from tests.conftest import Tenant
 from tests.support.api import AdminApi, error_fields, results
 from tests.support.imports import import_orders
 from tests.support.queues import SECRET, make_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,6 @@ import pytest
 from exports import services
 from exports.deliveries.base import ANSWER_BYTES
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportStatus
-from tests.conftest import Tenant
 from tests.support.backoffice import SignIn
 from tests.support.imports import import_orders
 from tests.support.queues import make_queue
@@ -24,6 +23,7 @@ from tests.support.servers import (
     SftpServer,
 )
 from tests.support.smtp import running_smtp
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -17,11 +17,11 @@ from core import breaker
 from core.models import BreakerState, CircuitBreaker
 from exports import circuit, services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
-from tests.conftest import make_tenant
 from tests.support.admin import admin_url
 from tests.support.imports import import_orders
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver, closed_port
+from tests.support.tenants import make_tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -25,7 +25,6 @@ from exports.transforms.identity import IdentityTransform
 from imports.docs import ORDER
 from ledger.api.checkouts import _BASKET, CHECKOUT_REQUEST_EXAMPLE
 from orders.models import IncomingOrder, OrderStateChange
-from tests.conftest import Tenant
 from tests.factories import (
     CashierFactory,
     IncomingOrderFactory,
@@ -33,6 +32,7 @@ from tests.factories import (
     OutgoingOrderFactory,
     RegisterFactory,
 )
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -7,12 +7,12 @@ import pytest
 
 from exports import services
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
-from tests.conftest import Tenant
 from tests.support.admin import admin_url
 from tests.support.api import AdminApi, error_fields
 from tests.support.clocks import FakeClock
 from tests.support.imports import import_orders
 from tests.support.queues import make_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -17,10 +17,10 @@ from django.test import RequestFactory
 
 from giftcards import selectors as giftcard_selectors
 from giftcards.models import GiftCard, GiftCardMove, GiftCardStatus
-from tests.conftest import Tenant
 from tests.support.api import PosApi, error_fields
 from tests.support.races import missing_once
 from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 KINDS = ("giftcard_create", "giftcard_activate", "giftcard_read", "giftcard_pay")
 

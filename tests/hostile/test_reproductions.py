@@ -16,8 +16,8 @@ import pytest
 from django.test import Client
 
 from core import jsonparse
-from tests.conftest import Tenant
 from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 from tests.support.world import World, build_world
 
 HUGE = ("1E+1000000", "1e999999999")

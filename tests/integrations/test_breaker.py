@@ -18,10 +18,10 @@ from core.models import BreakerState, CircuitBreaker
 from integrations.errors import IntegrationFailed, IntegrationNotCalled
 from integrations.models import IntegrationCall
 from integrations.runtime import call
-from tests.conftest import Tenant, make_tenant
 from tests.support.api import PosApi
 from tests.support.receivers import closed_port
 from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant, make_tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -19,9 +19,9 @@ from integrations import runtime
 from integrations.errors import IntegrationNotCalled, IntegrationTimeout
 from integrations.models import IntegrationCall
 from integrations.runtime import call
-from tests.conftest import Tenant
 from tests.support.api import PosApi
 from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

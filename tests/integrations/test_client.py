@@ -16,8 +16,8 @@ from integrations.errors import IntegrationFailed, IntegrationTimeout, NotConfig
 from integrations.kinds import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.runtime import call
-from tests.conftest import Tenant
 from tests.support.reference_server import DEFAULTS, PRODUCTS, ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 SEARCH = {"search_term": "sweater", "market": "dk", "currency_code": "DKK", "shop_id": "shop-1", "limit": 20}
 PAY = {"code": "GC-1", "id": "id-GC-1", "amount": Decimal("12.50"), "currency_code": "DKK", "sale_id": "s-9"}

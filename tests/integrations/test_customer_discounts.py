@@ -12,9 +12,9 @@ import pytest
 from rest_framework.response import Response
 from rest_framework.test import APIClient
 
-from tests.conftest import Tenant
 from tests.support.api import PosApi
 from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -17,10 +17,10 @@ from rest_framework.test import APIClient
 
 from integrations import retention
 from integrations.models import CustomerDiscountsAnswer
-from tests.conftest import Tenant
 from tests.factories import MarketFactory
 from tests.support.api import PosApi
 from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -11,10 +11,10 @@ from urllib.parse import quote, unquote
 import pytest
 from rest_framework.response import Response
 
-from tests.conftest import Tenant
 from tests.factories import MarketFactory
 from tests.support.api import PosApi
 from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -10,9 +10,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from ledger.models import Product, ProductEditEvent
-from tests.conftest import Tenant, make_tenant
 from tests.support.api import PosApi
 from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant, make_tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,6 @@ from accounts.models import Register
 from exports.models import ExportDelivery, ExportItem
 from ledger.models import Checkout, Expense, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax, StockEvent
 from ledger.services.checkouts import record_checkout
-from tests.conftest import Tenant
 from tests.factories import MarketFactory, RegisterFactory, StockLocationFactory
 from tests.support.api import AdminApi, PosApi, error_fields, errors_of, results
 from tests.support.checkouts import (
@@ -24,6 +23,7 @@ from tests.support.checkouts import (
     export_queue,
     post_ok,
 )
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.usefixtures("register")
 

@@ -9,10 +9,10 @@ import pytest
 
 from exports.models import ExportItem, ExportQueue
 from ledger.models import Product, ProductEditEvent
-from tests.conftest import Tenant
 from tests.factories import MarketFactory
 from tests.support.api import AdminApi, error_fields, results
 from tests.support.products import create, events, product_body, raw
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,6 @@ from ledger.models import RegisterCloseStatement, RegisterPeriod, Sale
 from ledger.selectors.registers import period_figures
 from ledger.services.registers import close_register, open_register
 from ledger.statements import CountedAmount, StatementContext, statement_document, timing
-from tests.conftest import Tenant
 from tests.support.statements import (
     CLOSE_COUNTED,
     CLOSED,
@@ -35,6 +34,7 @@ from tests.support.statements import (
     SaleSpec,
     book_sale,
 )
+from tests.support.tenants import Tenant
 
 # --- The golden day (its sales and expected figures: tests/support/statements.py) -------------------------
 

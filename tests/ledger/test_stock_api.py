@@ -8,10 +8,10 @@ import pytest
 
 from accounts.models import StockLocation
 from ledger.models import StockEvent, StockLevel
-from tests.conftest import Tenant
 from tests.factories import StockLocationFactory
 from tests.support.api import AdminApi, error_fields, errors_of, results
 from tests.support.stock import event, level, set_level
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

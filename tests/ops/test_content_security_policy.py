@@ -13,8 +13,8 @@ from django.contrib import admin
 from django.test import Client
 from django.urls import reverse
 
-from tests.conftest import Tenant
 from tests.support.logs import make_sales_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

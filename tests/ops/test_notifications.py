@@ -24,10 +24,10 @@ from imports.models import ImportItem, ImportStatus
 from integrations.models import IntegrationCall
 from ops import notifications, tasks
 from ops.models import NotificationSent
-from tests.conftest import Tenant
 from tests.factories import ImportItemFactory
 from tests.support.logs import make_attempt, make_call, make_delivery, make_sales_queue
 from tests.support.smtp import SmtpServer, free_port, running_smtp
+from tests.support.tenants import Tenant
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from rest_framework.test import APIClient
 from campaigns import services
 from exports.models import ExportItem
 from ledger.models import Product
-from tests.conftest import Tenant
 from tests.factories import MarketFactory
 from tests.support.api import PosApi, error_fields
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,6 @@ from django.db.models import Model
 from django.http import HttpResponse
 from django.urls import reverse
 
-from tests.conftest import Tenant
 from tests.factories import (
     CampaignFactory,
     CashierFactory,
@@ -21,6 +20,7 @@ from tests.factories import (
     ProductRuleFactory,
     RegisterFactory,
 )
+from tests.support.tenants import Tenant
 
 
 def populate(tenant: Tenant) -> None:

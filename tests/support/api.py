@@ -13,8 +13,8 @@ from rest_framework.response import Response
 from rest_framework.test import APIClient
 
 from accounts.models import Register
-from tests.conftest import Tenant
 from tests.factories import RegisterFactory
+from tests.support.tenants import Tenant
 
 
 @dataclass

@@ -10,8 +10,8 @@ from accounts.models import Market
 from campaigns.models import Campaign
 from campaigns.pricing.engine import PricingLine, PricingResult, compile_market, evaluate
 from ledger.definitions import SALE_SUMMARY, SaleReport
-from tests.conftest import Tenant
 from tests.factories import CampaignFactory
+from tests.support.tenants import Tenant
 
 TSHIRTS_15 = {
     "id": "tshirts-15",

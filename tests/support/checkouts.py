@@ -8,8 +8,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from exports.models import ExportQueue
-from tests.conftest import Tenant
 from tests.support.api import PosApi
+from tests.support.tenants import Tenant
 
 CheckoutLine = tuple[str, str | None, int | Decimal, int | Decimal | str]
 

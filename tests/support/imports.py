@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from imports import services
 from imports.models import ImportItem, ImportStatus
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 
 def order(identifier: str = "o-1", **overrides: Any) -> dict[str, Any]:

@@ -18,9 +18,9 @@ import pytest
 
 from accounts.models import Account
 from integrations import runtime
-from tests.conftest import Tenant
 from tests.support import reference_server
 from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 _UNSET: Any = object()
 

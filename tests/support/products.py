@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ledger.models import ProductEditEvent
-from tests.conftest import Tenant
 from tests.support.api import AdminApi
+from tests.support.tenants import Tenant
 
 
 def product_body(**overrides: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 SECRET = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
 

@@ -15,7 +15,7 @@ from django.db import transaction
 from accounts.models import Register
 from ledger.models import Checkout, Sale, SaleLine, SalePayment, SaleTax
 from ledger.services.registers import open_period_for
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 D = Decimal
 ZERO = D(0)

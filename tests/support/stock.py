@@ -7,7 +7,7 @@ from typing import Any
 
 from accounts.models import StockLocation
 from ledger.models import StockLevel
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 
 def event(type: str = "received", **fields: Any) -> dict[str, Any]:
