@@ -1,7 +1,8 @@
 """Tests share helpers through one place: ``tests/support/`` and ``tests/factories.py`` (the root
 ``tests/conftest.py`` holds fixtures, which are asked for by name, never imported). A test module (or a folder's
-conftest) that imports from another test module couples the two and hides where a helper lives; a fixture of ``tests/support/`` defined again elsewhere shadows the one
-definition. Both are read from the source with ``ast``, without importing anything."""
+conftest) that imports from another test module couples the two and hides where a helper lives; a fixture of
+``tests/support/`` defined again elsewhere shadows the one definition. Both are read from the source with ``ast``,
+without importing anything."""
 
 from __future__ import annotations
 
