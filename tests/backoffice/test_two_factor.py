@@ -22,16 +22,10 @@ from accounts import two_factor
 from accounts.models import AuditEntry
 from tests.support.backoffice import PASSWORD, SignIn
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_hashes")]
 
 ADDRESS = "198.51.100.23"
 EMAIL = "ann@example.com"
-
-
-@pytest.fixture(autouse=True)
-def fast_hashes(settings: Any) -> None:
-    # Every sign-in hashes a password: a fast hasher keeps these tests about the second step, not about PBKDF2.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def app_code(key: str, *, ahead: int = 0) -> str:
