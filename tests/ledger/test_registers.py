@@ -12,7 +12,7 @@ from accounts.models import Register
 from exports.models import ExportItem, ExportQueue
 from ledger.models import RegisterCloseStatement, RegisterPeriod, Sale
 from tests.factories import RegisterFactory, StockLocationFactory
-from tests.support.api import errors_of
+from tests.support.api import errors_of, results
 from tests.support.statements import Line, Pay, SaleSpec, book_sale
 
 D = Decimal
@@ -530,11 +530,6 @@ def test_bad_payment_types_are_refused(api, register, payment_types):
 
     assert response.status_code == 400
     assert "payment_types" in {e["field"].split("[")[0] for e in response.json()["errors"]}
-
-
-def results(response: Any) -> list[dict[str, Any]]:
-    assert response.status_code == 200, response.json()
-    return response.json()["results"]
 
 
 # --- Concurrency (PostgreSQL: SQLite has no row locks) --------------------------------------------------

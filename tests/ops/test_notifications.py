@@ -24,7 +24,7 @@ from ops import notifications, tasks
 from ops.models import NotificationSent
 from tests.factories import ImportItemFactory
 from tests.support.logs import make_attempt, make_call, make_delivery, make_sales_queue
-from tests.support.smtp import free_port
+from tests.support.ports import free_port
 from tests.support.tenants import Tenant
 
 

@@ -5,7 +5,6 @@ reach it where the test also asks for ``allow_loopback``."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +13,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from tests.support.ports import free_port
 
 
 @dataclass
@@ -101,9 +102,7 @@ def running_receiver() -> Iterator[Receiver]:
 
 def closed_port() -> int:
     """A port on 127.0.0.1 where nothing listens (a refused connection)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_port()
 
 
 @pytest.fixture

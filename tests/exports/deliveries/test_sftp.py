@@ -131,7 +131,7 @@ def test_a_loopback_destination_is_refused_by_default(
 
 
 def test_a_closed_port_is_a_failure_not_an_exception(rendered: Rendered, context: RenderContext) -> None:
-    from tests.support.smtp import free_port
+    from tests.support.ports import free_port
 
     cfg = {
         "type": "sftp",
