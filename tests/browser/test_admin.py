@@ -18,11 +18,7 @@ from tests.factories import (
     IntegrationFactory,
     StockLocationFactory,
 )
-from tests.support.browser import log_in
-
-
-def rows(page: Page):
-    return page.locator("#result_list tbody tr")
+from tests.support.browser import log_in, rows
 
 
 def test_superuser_logs_in_to_the_styled_admin(page: Page, superuser, artifacts: Path) -> None:

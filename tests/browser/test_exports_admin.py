@@ -13,14 +13,10 @@ from rest_framework.test import APIClient
 
 from exports import services
 from exports.models import ExportItem, ExportQueue, ExportStatus
-from tests.support.browser import shoot
+from tests.support.browser import rows, shoot
 from tests.support.imports import import_orders
 from tests.support.receivers import running_receiver
 from tests.support.tenants import make_tenant
-
-
-def rows(page: Page):
-    return page.locator("#result_list tbody tr")
 
 
 def deliver_pending(item: ExportItem) -> None:

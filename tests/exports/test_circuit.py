@@ -19,6 +19,7 @@ from exports import circuit, services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from tests.support.admin import admin_url
 from tests.support.imports import import_orders
+from tests.support.outbound import cool_down_over
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver, closed_port
 from tests.support.tenants import make_tenant
@@ -43,10 +44,6 @@ def due(*deliveries: ExportDelivery) -> None:
 def deliver(delivery: ExportDelivery) -> str | None:
     due(delivery)
     return services.deliver(delivery_pk=delivery.pk)
-
-
-def cool_down_over() -> None:
-    CircuitBreaker.objects.update(open_until=timezone.now() - timedelta(seconds=1))
 
 
 def open_breaker(tenant: Any, client: Any, receiver: Receiver, count: int = 3) -> list[ExportDelivery]:

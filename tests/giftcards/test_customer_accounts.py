@@ -16,6 +16,7 @@ from django.test import RequestFactory
 from giftcards import selectors as giftcard_selectors
 from giftcards.models import CustomerAccountPayment
 from tests.support.api import PosApi, error_fields
+from tests.support.integrations import pays_sent
 from tests.support.races import missing_once
 from tests.support.reference_server import ReferenceIntegrator
 from tests.support.tenants import Tenant
@@ -30,10 +31,6 @@ def accounts(configure: Callable[..., Any]) -> None:
 def pay(pos: PosApi, customer_id: str, amount: Any, payment_type: str = "customer_account", **extra: Any) -> Any:
     body = {"amount": amount, "currency_code": "DKK", "payment_type": payment_type, **extra}
     return pos.post(f"customer-accounts/{customer_id}/pay", body)
-
-
-def _pays_sent(reference: ReferenceIntegrator) -> int:
-    return len([r for r in reference.requests if r.path.endswith("/pay")])
 
 
 # --- read ------------------------------------------------------------------------------------------------
@@ -168,7 +165,7 @@ def test_a_repeated_identifier_answers_the_first_result_without_paying_twice(
     again = pay(pos, "c-9", 100, identifier="pay-1")
     assert again.status_code == 200
     assert again.json()["replayed"] is True and first.json()["replayed"] is False
-    assert _pays_sent(reference) == 1
+    assert pays_sent(reference) == 1
     assert reference.balances["c-9"] == Decimal(900)
 
 
@@ -184,7 +181,7 @@ def test_a_retry_that_passes_the_identifier_check_in_a_race_replays_the_first_pa
     again = pay(pos, "c-9", 100, identifier="pay-1")
     assert again.status_code == 200, again.json()
     assert again.json()["replayed"] is True
-    assert _pays_sent(reference) == 1
+    assert pays_sent(reference) == 1
     assert CustomerAccountPayment.objects.filter(identifier="pay-1").count() == 1
 
 
@@ -214,7 +211,7 @@ def test_a_wrong_pay_body_is_a_400_naming_the_field(
     response = pos.post("customer-accounts/c-9/pay", body)
     assert response.status_code == 400
     assert error_fields(response) == fields
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
 def test_truncated_json_is_a_400(pos: PosApi, accounts: None) -> None:
@@ -236,7 +233,7 @@ def test_the_credit_rule_refuses_before_asking_the_integrator_to_pay(
     response = pay(pos, "c-1", 600.01, payment_type="invoice")
     assert response.status_code == 400
     assert response.json()["errors"][0]["code"] == "credit_limit_exceeded"
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
     assert not CustomerAccountPayment.objects.exists()
     assert reference.last("/customers").query["q"] == "c-1"
 
@@ -261,7 +258,7 @@ def test_other_payment_types_are_not_limited(pos: PosApi, lookup: None, referenc
 def test_a_blocked_customer_is_refused(pos: PosApi, lookup: None, reference: ReferenceIntegrator) -> None:
     response = pay(pos, "c-3", 10, payment_type="invoice")
     assert response.status_code == 409 and response.json()["errors"][0]["code"] == "sales_blocked"
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
 def test_a_customer_the_lookup_does_not_know_is_refused(pos: PosApi, lookup: None) -> None:
@@ -281,7 +278,7 @@ def test_a_missing_balance_is_read_from_the_customer_account(
 def test_a_failing_lookup_refuses_the_payment(pos: PosApi, lookup: None, reference: ReferenceIntegrator) -> None:
     reference.script["/customers"] = [(503, "down")]
     assert pay(pos, "c-1", 10, payment_type="invoice").status_code == 502
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
 def test_without_a_lookup_the_integrator_decides(pos: PosApi, accounts: None) -> None:

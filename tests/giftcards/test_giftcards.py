@@ -18,6 +18,7 @@ from django.test import RequestFactory
 from giftcards import selectors as giftcard_selectors
 from giftcards.models import GiftCard, GiftCardMove, GiftCardStatus
 from tests.support.api import PosApi, error_fields
+from tests.support.integrations import pays_sent
 from tests.support.races import missing_once
 from tests.support.reference_server import ReferenceIntegrator
 from tests.support.tenants import Tenant
@@ -183,30 +184,26 @@ def test_activating_an_unknown_card_is_404(pos: PosApi, giftcards: None) -> None
 # --- local refusals of a pay (the integrator is never asked) -----------------------------------------------
 
 
-def _pays_sent(reference: ReferenceIntegrator) -> int:
-    return len([r for r in reference.requests if r.path.endswith("/pay")])
-
-
 def test_paying_with_an_unknown_card_is_refused_before_asking(
     pos: PosApi, giftcards: None, reference: ReferenceIntegrator
 ) -> None:
     response = pay(pos, "NEVER-SEEN", 10)
     assert response.status_code == 404
     assert response.json()["errors"][0]["code"] == "unknown_giftcard"
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
 def test_paying_with_an_inactive_card_is_refused(pos: PosApi, created: str, reference: ReferenceIntegrator) -> None:
     response = pay(pos, created, 10)
     assert (response.status_code, response.json()["errors"][0]["code"]) == (409, "giftcard_inactive")
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
 def test_paying_with_a_used_card_is_refused(pos: PosApi, active: str, reference: ReferenceIntegrator) -> None:
     pay(pos, active, 500)
     response = pay(pos, active, 1)
     assert (response.status_code, response.json()["errors"][0]["code"]) == (409, "giftcard_used")
-    assert _pays_sent(reference) == 1
+    assert pays_sent(reference) == 1
 
 
 def test_paying_with_an_expired_card_is_refused(pos: PosApi, giftcards: None, reference: ReferenceIntegrator) -> None:
@@ -214,20 +211,20 @@ def test_paying_with_an_expired_card_is_refused(pos: PosApi, giftcards: None, re
     pos.get("giftcards/OLD")
     response = pay(pos, "OLD", 10)
     assert (response.status_code, response.json()["errors"][0]["code"]) == (409, "giftcard_expired")
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
 def test_paying_in_another_currency_is_refused(pos: PosApi, active: str, reference: ReferenceIntegrator) -> None:
     response = pos.post(f"giftcards/{active}/pay", {"amount": 10, "currency_code": "EUR"})
     assert response.status_code == 400
     assert response.json()["errors"][0]["code"] == "wrong_currency"
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
 def test_paying_more_than_the_balance_is_refused(pos: PosApi, active: str, reference: ReferenceIntegrator) -> None:
     response = pay(pos, active, 500.01)
     assert (response.status_code, response.json()["errors"][0]["code"]) == (400, "insufficient_balance")
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
 @pytest.mark.parametrize("amount", [0, -5])
@@ -301,7 +298,7 @@ def test_a_repeated_pay_identifier_answers_the_first_result_without_paying_twice
     assert again.status_code == 200
     assert again.json()["replayed"] is True
     assert again.json()["amount"] == first.json()["amount"] == 400
-    assert _pays_sent(reference) == 2
+    assert pays_sent(reference) == 2
     assert reference.cards[active]["amount"] == 350
 
 
@@ -315,7 +312,7 @@ def test_a_retry_that_passes_the_identifier_check_in_a_race_replays_the_first_pa
     again = pay(pos, active, 100, identifier="pay-1")
     assert again.status_code == 200, again.json()
     assert again.json()["replayed"] is True and again.json()["amount"] == first.json()["amount"]
-    assert _pays_sent(reference) == 1
+    assert pays_sent(reference) == 1
     assert GiftCardMove.objects.filter(identifier="pay-1").count() == 1
 
 

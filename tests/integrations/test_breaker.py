@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from core.models import BreakerState, CircuitBreaker
@@ -19,6 +17,7 @@ from integrations.errors import IntegrationFailed, IntegrationNotCalled
 from integrations.models import IntegrationCall
 from integrations.runtime import call
 from tests.support.api import PosApi
+from tests.support.outbound import cool_down_over
 from tests.support.receivers import closed_port
 from tests.support.reference_server import ReferenceIntegrator
 from tests.support.tenants import Tenant, make_tenant
@@ -52,10 +51,6 @@ def open_breaker(client: APIClient, pos: PosApi, reference: ReferenceIntegrator)
     assert search(client, pos).status_code == 502
     assert len(reference.requests) == 2
     assert CircuitBreaker.objects.get().state == BreakerState.OPEN
-
-
-def cool_down_over() -> None:
-    CircuitBreaker.objects.update(open_until=timezone.now() - timedelta(seconds=1))
 
 
 def test_an_open_breaker_answers_the_pos_504_at_once_without_calling(

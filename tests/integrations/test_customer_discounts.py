@@ -9,10 +9,9 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from rest_framework.response import Response
 from rest_framework.test import APIClient
 
-from tests.support.api import PosApi
+from tests.support.api import PosApi, priced
 from tests.support.reference_server import ReferenceIntegrator
 from tests.support.tenants import Tenant
 
@@ -30,11 +29,6 @@ def basket(customer: str | None = "c-1") -> dict[str, Any]:
     if customer is not None:
         body["customer"] = {"identifier": customer}
     return body
-
-
-def priced(response: Response) -> dict[str, Any]:
-    assert response.status_code == 200, response.content
-    return json.loads(response.content, parse_float=Decimal)  # type: ignore[no-any-return]
 
 
 def discount(**fields: Any) -> dict[str, Any]:

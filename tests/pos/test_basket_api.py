@@ -19,7 +19,7 @@ from campaigns import services
 from exports.models import ExportItem
 from ledger.models import Product
 from tests.factories import MarketFactory
-from tests.support.api import PosApi, error_fields
+from tests.support.api import PosApi, error_fields, priced
 from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -80,12 +80,6 @@ def line(
     if product_id is not None:
         body["id"] = product_id
     return body
-
-
-def priced(response: Response) -> dict[str, Any]:
-    """The answer with its amounts as exact Decimals."""
-    assert response.status_code == 200, response.content
-    return json.loads(response.content, parse_float=Decimal)  # type: ignore[no-any-return]
 
 
 def price(pos: PosApi, body: Any, explain: str | None = None) -> Response:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 
@@ -90,4 +91,11 @@ def register(tenant: Tenant) -> Register:
 
 
 def errors_of(response: Any) -> dict[str, str]:
+    """The answer's errors, field to code."""
     return {e["field"]: e.get("code", "") for e in response.json().get("errors", [])}
+
+
+def priced(response: Response) -> dict[str, Any]:
+    """A 200 answer's body with its fractions as Decimal (a priced basket's amounts)."""
+    assert response.status_code == 200, response.content
+    return json.loads(response.content, parse_float=Decimal)  # type: ignore[no-any-return]

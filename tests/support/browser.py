@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 USERNAME = "staff"
 PASSWORD = "correct horse battery staple"
@@ -53,3 +53,8 @@ def chromium_or_skip() -> str:
     if os.environ.get("REQUIRE_BROWSER") == "1":
         pytest.fail(f"{message} REQUIRE_BROWSER=1: the browser tests must run.", pytrace=False)
     pytest.skip(message)
+
+
+def rows(page: Page) -> Locator:
+    """The rows of the changelist on the page."""
+    return page.locator("#result_list tbody tr")

@@ -67,3 +67,8 @@ def configure(reference: ReferenceIntegrator, tenant: Tenant, allow_loopback: No
         return integration
 
     return configure
+
+
+def pays_sent(reference: ReferenceIntegrator) -> int:
+    """How many pay requests (gift card or customer account) the reference integrator received."""
+    return len([r for r in reference.requests if r.path.endswith("/pay")])
