@@ -75,7 +75,7 @@ def main() -> int:
     from exports import circuit
     from exports.models import ExportQueue
     from exports.transforms.base import RenderContext, Rendered
-    from tests.exports.receiver import closed_port, running_receiver
+    from tests.support.receivers import closed_port, running_receiver
 
     threshold = int(settings.BREAKER_FAILURE_THRESHOLD)
     account = Account.objects.create(identifier=f"bench-brk-{uuid.uuid4().hex[:8]}", name="breaker bench")

@@ -64,7 +64,7 @@ print(key)
 
 def body(identifier: str, lines: int) -> bytes:
     """A valid checkout of ``lines`` lines of distinct products (the shape the ledger's tests post)."""
-    from tests.ledger.test_checkouts import checkout_body
+    from tests.support.checkouts import checkout_body
 
     products = [(f"sku-{n:04d}", "tops", 1 + n % 3, "49.95") for n in range(lines)]
     return json.dumps(checkout_body(identifier=identifier, lines=products, timestamp=int(time.time()))).encode()

@@ -103,7 +103,7 @@ def main() -> int:
     from exports import services as export_services
     from exports.models import ExportQueue
     from orders import services as order_services
-    from tests.exports.receiver import running_receiver
+    from tests.support.receivers import running_receiver
 
     account = Account.objects.get(identifier=harness.ACCOUNT)
     shop = account_services.ensure_demo_structure(account=account)

@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import harness
 from ops.embedded_broker import EmbeddedBroker
-from tests.exports.receiver import ReceiverServer
+from tests.support.receivers import ReceiverServer
 
 TARGET_RATIO = 1.5
 SWEEP_INTERVAL_SECONDS = 5.0

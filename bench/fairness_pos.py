@@ -156,7 +156,7 @@ def main() -> int:
     parser.add_argument("--root", type=Path, default=harness.ROOT, help="the checkout whose code gunicorn runs")
     args = parser.parse_args()
 
-    from tests.integrations.reference_server import running
+    from tests.support.reference_server import running
 
     root = args.root.resolve()
     extra = {"GUNICORN_WORKER_CLASS": args.worker_class, "GUNICORN_THREADS": args.threads}

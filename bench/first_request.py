@@ -38,7 +38,7 @@ def main() -> int:
     parser.add_argument("--root", type=Path, default=harness.ROOT, help="the checkout whose code gunicorn runs")
     args = parser.parse_args()
 
-    from tests.integrations.reference_server import running
+    from tests.support.reference_server import running
 
     folder = Path(tempfile.mkdtemp(prefix="bench-first-request-"))
     env = setup.environment(folder)

@@ -375,7 +375,7 @@ def probes(base: str, key: str, receiver: Any, samples: int, batch_size: int, la
     one_import()
     figures[f"import: {batch_size} orders until materialised"] = median_ms(samples, one_import)
 
-    from tests.ledger.test_checkouts import checkout_body
+    from tests.support.checkouts import checkout_body
 
     checkouts = iter(range(10**6))
 
@@ -503,7 +503,7 @@ def main() -> int:
     parser.add_argument("--explain-rows", type=int, default=1_000_000)
     args = parser.parse_args()
 
-    from tests.exports.receiver import running_receiver
+    from tests.support.receivers import running_receiver
 
     url = database_url(args.database)
     folder = Path(tempfile.mkdtemp(prefix="bench-history-"))

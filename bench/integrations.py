@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/integrations.py [--calls 2000] [--warmup 100]
 
-Starts the reference integrator of the tests (``tests/integrations/reference_server.py``) on 127.0.0.1, stores
+Starts the reference integrator of the tests (``tests/support/reference_server.py``) on 127.0.0.1, stores
 a ``product_search`` integration for an account of its own (``DATABASE_URL``, default PostgreSQL
 ``retail_bench``, created when missing and migrated), then times, interleaved so both see the same machine:
 
@@ -62,7 +62,7 @@ def main() -> int:
     from integrations import call_log
     from integrations.models import IntegrationCall, RuntimeIntegration
     from integrations.runtime import call
-    from tests.integrations.reference_server import DEFAULTS, running
+    from tests.support.reference_server import DEFAULTS, running
 
     method, path, query, _ = DEFAULTS["product_search"]
     account = Account.objects.create(identifier=f"bench-int-{uuid.uuid4().hex[:8]}", name="integrations bench")

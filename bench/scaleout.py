@@ -150,7 +150,7 @@ def main() -> int:
     from accounts import services as account_services
     from accounts.models import Account
     from exports.models import ExportQueue
-    from tests.exports.receiver import running_receiver
+    from tests.support.receivers import running_receiver
 
     account = Account.objects.get(identifier=harness.ACCOUNT)
     shop = account_services.ensure_demo_structure(account=account)

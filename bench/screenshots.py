@@ -134,10 +134,10 @@ def showcase_targets() -> dict[str, int]:
     """The demo account's showcase, made once; the ids the pages' paths name."""
     from accounts.models import Account, Integration, Market, StockLocation
     from ops.management.commands.bootstrap_demo import DEMO_ACCOUNT, DEMO_INTEGRATION
-    from tests.conftest import Tenant
-    from tests.exports.receiver import running_receiver
     from tests.factories import api_key_for
     from tests.support import showcase
+    from tests.support.receivers import running_receiver
+    from tests.support.tenants import Tenant
 
     account = Account.objects.get(identifier=DEMO_ACCOUNT)
     integration = Integration.objects.get(account=account, identifier=DEMO_INTEGRATION)

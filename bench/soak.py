@@ -377,7 +377,7 @@ def main() -> int:
     from accounts.models import Account
     from exports.models import ExportQueue
     from ops.management.commands.runall import gunicorn_extra_args
-    from tests.exports.receiver import running_receiver
+    from tests.support.receivers import running_receiver
 
     account = Account.objects.get(identifier=harness.ACCOUNT)
     account_services.ensure_demo_structure(account=account)

@@ -121,7 +121,7 @@ def main() -> int:
     django.setup()
     from accounts.models import Account
     from exports import services as export_services
-    from tests.exports.receiver import running_receiver
+    from tests.support.receivers import running_receiver
 
     account = Account.objects.get(identifier=query["account"])
     children = harness.Children(log_dir=var_dir, env=env)

@@ -410,5 +410,5 @@ def publish(result: dict[str, Any], generator: Any, request: Any, public: bool) 
         generator.registry.register_on_missing(
             ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=components.owners[name], schema=schema)
         )
-    result.setdefault("webhooks", {}).update({code: webhook(code) for code in ELEMENTS})
+    result.setdefault("webhooks", {}).update({str(code): webhook(code) for code in ELEMENTS})
     return result

@@ -3,47 +3,23 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from rest_framework.test import APIClient
 
-from accounts.models import Account, Integration, Market, StockLocation
 from integrations import call_log, runtime
-from tests.factories import (
-    AccountFactory,
-    IntegrationFactory,
-    MarketFactory,
-    StockLocationFactory,
-    api_key_for,
-)
+from tests.support.tenants import Tenant, make_tenant
 
-
-@dataclass
-class Tenant:
-    """An account with market ``dk``, shop ``shop-1`` and one integration with keys of each scope."""
-
-    account: Account
-    integration: Integration
-    market: Market
-    stock_location: StockLocation
-    imports_key: str
-    admin_key: str
-    pos_key: str
-
-    def params(self, key: str | None = None, **extra: str) -> dict[str, str]:
-        return {
-            "account": self.account.identifier,
-            "integration": self.integration.identifier,
-            "apikey": key or self.imports_key,
-            **extra,
-        }
-
-    def query(self, key: str | None = None, **extra: str) -> str:
-        from urllib.parse import urlencode
-
-        return urlencode(self.params(key, **extra))
+# Fixtures shared by tests in several folders, defined once in tests/support.
+pytest_plugins = [
+    "tests.support.api",
+    "tests.support.backoffice",
+    "tests.support.integrations",
+    "tests.support.outbound",
+    "tests.support.receivers",
+    "tests.support.servers",
+]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -73,20 +49,22 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.EMBEDDED_BROKER_DIR = directory
 
 
-def make_tenant(identifier: str = "acme") -> Tenant:
-    account = AccountFactory(identifier=identifier)
-    integration = IntegrationFactory(account=account, identifier="webshop")
-    market = MarketFactory(account=account, identifier="dk")
-    shop = StockLocationFactory(account=account, market=market, identifier="shop-1")
-    return Tenant(
-        account=account,
-        integration=integration,
-        market=market,
-        stock_location=shop,
-        imports_key=api_key_for(integration, "imports"),
-        admin_key=api_key_for(integration, "admin"),
-        pos_key=api_key_for(integration, "pos"),
-    )
+TESTS = Path(__file__).resolve().parent
+# The tiers that start real processes or a browser, marked by folder: ``-m "not browser"``, ``-m "not e2e"``.
+TIER_MARKERS = {"e2e": "e2e", "browser": "browser"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks each test under ``tests/e2e/`` ``e2e`` and under ``tests/browser/`` ``browser`` (before ``-m``
+    selects)."""
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(TESTS).parts[0]
+        except ValueError:
+            continue
+        if folder in TIER_MARKERS:
+            item.add_marker(TIER_MARKERS[folder])
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from rest_framework.test import APIClient
 
 from accounts.models import Integration
 from exports.models import ExportQueue
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi
-from tests.conftest import Tenant
+from tests.support.admin import admin_url
+from tests.support.api import AdminApi
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

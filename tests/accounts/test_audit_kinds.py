@@ -12,7 +12,6 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from accounts import audit
 from accounts.models import ApiKey, AuditEntry
@@ -22,19 +21,14 @@ from exports import circuit, replay, services
 from exports.deliveries.base import DeliveryResult
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from integrations.models import RuntimeIntegration
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi, results
-from tests.conftest import Tenant
-from tests.exports.conftest import SECRET, make_queue
+from tests.support.admin import admin_url
+from tests.support.api import AdminApi, results
+from tests.support.queues import SECRET, make_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
 HOOK = {"type": "webhook", "url": "https://erp.example.com/hook", "headers": {"Authorization": "Bearer tok-1"}}
-
-
-@pytest.fixture
-def api(client: APIClient, tenant: Tenant) -> AdminApi:
-    return AdminApi(client, tenant)
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from rest_framework.test import APIClient
 from accounts import auth_failures, selectors
 from accounts.auth_failures import TOO_MANY_FAILURES
 from accounts.models import AuthFailureWindow
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 3

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from accounts.models import Market, StockLocation
-from tests.admin.conftest import admin_url, listed
 from tests.factories import MarketFactory, StockLocationFactory
+from tests.support.admin import admin_url, listed
 
 
 def market_form(tenant, **overrides: str) -> dict[str, str]:

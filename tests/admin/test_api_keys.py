@@ -8,8 +8,8 @@ import pytest
 
 from accounts import selectors
 from accounts.models import ApiKey
-from tests.admin.conftest import admin_url, listed, shown_api_key
 from tests.factories import IntegrationFactory
+from tests.support.admin import admin_url, listed, shown_api_key
 
 
 @pytest.fixture

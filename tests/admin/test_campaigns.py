@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from campaigns.models import Campaign, ProductRule
-from tests.admin.conftest import admin_url, listed
 from tests.factories import CampaignFactory, MarketFactory, ProductRuleFactory
+from tests.support.admin import admin_url, listed
 
 
 def test_campaign_search_finds_by_id_and_name(admin_client, tenant) -> None:

@@ -15,9 +15,9 @@ from django.test.utils import CaptureQueriesContext
 from accounts.admin import ReadOnlyAdminMixin
 from core import paginators
 from imports.models import ImportItem
-from tests.admin.conftest import admin_url
-from tests.conftest import Tenant
 from tests.factories import ImportItemFactory
+from tests.support.admin import admin_url
+from tests.support.tenants import Tenant
 
 POSTGRESQL = connection.vendor == "postgresql"
 

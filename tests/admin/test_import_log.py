@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 
 from imports.models import ImportItem, ImportKind, ImportStatus
-from tests.admin.conftest import admin_url, listed
 from tests.factories import ImportItemFactory, IntegrationFactory
+from tests.support.admin import admin_url, listed
 
 
 def item(tenant, **kwargs) -> ImportItem:

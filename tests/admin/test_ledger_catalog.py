@@ -10,8 +10,8 @@ import pytest
 
 from ledger.models import Expense, NewsletterSignup, Product, ProductEditEvent
 from ledger.services import catalog as services
-from tests.admin.conftest import admin_url, listed
-from tests.conftest import Tenant
+from tests.support.admin import admin_url, listed
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from orders.models import ExternalOrder, IncomingOrder, OrderState, OrderStateChange, OutgoingOrder
-from tests.admin.conftest import admin_url, listed
 from tests.factories import (
     ExternalOrderFactory,
     IncomingOrderFactory,
     OrderStateChangeFactory,
     OutgoingOrderFactory,
 )
+from tests.support.admin import admin_url, listed
 
 ORDER_FACTORIES = [IncomingOrderFactory, ExternalOrderFactory, OutgoingOrderFactory]
 

@@ -13,8 +13,8 @@ from accounts.models import Account, ApiKey, AuditEntry, Cashier, Integration, M
 from campaigns.models import Campaign, ProductRule
 from imports.models import ImportItem
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange, OutgoingOrder
-from tests.admin.conftest import admin_url, listed, populate
-from tests.conftest import make_tenant
+from tests.support.admin import admin_url, listed, populate
+from tests.support.tenants import make_tenant
 
 EDITABLE: list[type[Model]] = [Account, Market, StockLocation, Register, Cashier, Integration, ApiKey]
 READ_ONLY: list[type[Model]] = [

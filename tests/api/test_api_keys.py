@@ -6,9 +6,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts.models import ApiKey
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
 from tests.factories import IntegrationFactory
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.tenants import Tenant
 
 LISTED_FIELDS = {
     "id",

@@ -7,8 +7,8 @@ from django.core.management import call_command
 
 from accounts import audit, services
 from accounts.models import ApiKey, AuditEntry
-from tests.api.conftest import AdminApi, results
-from tests.conftest import Tenant
+from tests.support.api import AdminApi, results
+from tests.support.tenants import Tenant
 
 
 def entries(api: AdminApi, **params: str) -> list[dict]:

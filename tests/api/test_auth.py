@@ -7,8 +7,8 @@ from accounts import services
 from accounts.keys import prefix_of
 from accounts.models import ApiKey
 from core.api.credentials import INVALID_CREDENTIALS
-from tests.conftest import Tenant
 from tests.factories import IntegrationFactory, api_key_for
+from tests.support.tenants import Tenant
 
 URL = "/api/v1/markets/"
 REFUSED = {"status": "ERROR", "message": INVALID_CREDENTIALS}

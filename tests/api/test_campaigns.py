@@ -4,9 +4,9 @@ from decimal import Decimal
 
 import pytest
 
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
 from tests.factories import CampaignFactory, MarketFactory, ProductRuleFactory
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.tenants import Tenant
 
 FACTORIES = {"campaigns": CampaignFactory, "product-rules": ProductRuleFactory}
 ID_FIELD = {"campaigns": "campaign_id", "product-rules": "rule_id"}

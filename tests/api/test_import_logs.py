@@ -5,9 +5,9 @@ import uuid
 import pytest
 
 from imports.models import ImportKind, ImportStatus
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
 from tests.factories import ImportItemFactory, IntegrationFactory
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.tenants import Tenant
 
 
 def _item(tenant: Tenant, identifier: str, **fields: object) -> object:

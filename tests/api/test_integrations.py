@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import ApiKey, Integration
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
 from tests.factories import IntegrationFactory, api_key_for
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.tenants import Tenant
 
 
 def test_create_answers_201_with_the_integration(api: AdminApi) -> None:

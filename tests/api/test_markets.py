@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import Market
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
 from tests.factories import MarketFactory, StockLocationFactory
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.tenants import Tenant
 
 NEW_MARKET = {
     "identifier": "se",

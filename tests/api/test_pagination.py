@@ -6,8 +6,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from rest_framework.test import APIClient
 
-from tests.conftest import Tenant
 from tests.factories import IncomingOrderFactory
+from tests.support.tenants import Tenant
 
 
 def _page(client: APIClient, tenant: Tenant, **params: str) -> dict:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
 from tests.factories import RegisterFactory
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.tenants import Tenant
 
 
 def test_create_resolves_the_stock_location_by_identifier(api: AdminApi) -> None:

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import StockLocation
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
 from tests.factories import IncomingOrderFactory, MarketFactory, RegisterFactory, StockLocationFactory
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.tenants import Tenant
 
 NEW_SHOP = {
     "identifier": "shop-2",

@@ -13,18 +13,12 @@ from django.test import Client
 
 from accounts import services as account_services
 from accounts.models import AuditEntry
-from tests.backoffice.conftest import PASSWORD, SignIn
+from tests.support.backoffice import PASSWORD, SignIn
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_hashes")]
 
 NEW_PASSWORD = "another-Staple-battery-7"
 ADDRESS = "198.51.100.9"
-
-
-@pytest.fixture(autouse=True)
-def fast_hashes(settings: Any) -> None:
-    # Every sign-in hashes a password: a fast hasher keeps these tests about access, not about PBKDF2.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def sign_in_at(path: str, username: str, password: str, client: Client | None = None, **data: str) -> Any:

@@ -17,10 +17,10 @@ from integrations import services as integration_services
 from integrations.models import RuntimeIntegration
 from ledger.models import RegisterCloseStatement
 from ledger.services.registers import close_register, open_register
-from tests.backoffice.conftest import SignIn
-from tests.exports.conftest import make_queue
-from tests.exports.test_outbox import import_orders
 from tests.factories import RegisterFactory
+from tests.support.backoffice import SignIn
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
 
 pytestmark = pytest.mark.django_db
 

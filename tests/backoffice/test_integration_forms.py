@@ -12,9 +12,9 @@ import pytest
 from accounts.models import AuditEntry
 from integrations import services
 from integrations.models import IntegrationCall, RuntimeIntegration
-from tests.backoffice.conftest import SignIn
-from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.backoffice import SignIn
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from exports.models import ExportStatus
-from tests.backoffice.conftest import SignIn
-from tests.ops.conftest import make_item, make_queue
+from tests.support.backoffice import SignIn
+from tests.support.logs import make_item, make_sales_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -92,7 +92,7 @@ def test_the_queue_form_is_danish_with_the_exports_apps_own_texts(tenant, sign_i
 
 
 def test_the_export_log_shows_the_statuses_in_danish(tenant, sign_in: SignIn):
-    queue = make_queue(tenant.account)
+    queue = make_sales_queue(tenant.account)
     make_item(queue, status=ExportStatus.SUCCESS)
     make_item(queue, status=ExportStatus.FAILURE)
     client = sign_in(tenant.account, "viewer")
@@ -113,7 +113,7 @@ def test_the_members_page_shows_the_roles_in_danish(tenant, sign_in: SignIn):
 
 
 def test_the_dashboard_tells_the_breaker_in_danish(tenant, sign_in: SignIn):
-    make_queue(tenant.account)
+    make_sales_queue(tenant.account)
     client = sign_in(tenant.account, "viewer")
     page = text(client.get("/backoffice/", HTTP_ACCEPT_LANGUAGE="da"))
     assert "lukket: ingen fejl siden seneste succes (afbryder " in page

@@ -3,23 +3,16 @@ preference, which follows them to any browser they sign in on; audited in each o
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from django.conf import settings
 from django.test import Client
 
 from accounts import services
 from accounts.models import AuditEntry, PersonPreference
-from tests.backoffice.conftest import PASSWORD, SignIn
-from tests.conftest import Tenant
+from tests.support.backoffice import PASSWORD, SignIn
+from tests.support.tenants import Tenant
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast_hashes(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_hashes")]
 
 
 def test_a_visitor_chooses_with_a_cookie_only() -> None:

@@ -12,9 +12,9 @@ from django.utils import timezone
 from core.models import BreakerState, CircuitBreaker
 from exports import circuit
 from exports.models import ExportQueue
-from tests.backoffice.conftest import SignIn
-from tests.conftest import Tenant
-from tests.exports.conftest import make_queue
+from tests.support.backoffice import SignIn
+from tests.support.queues import make_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ import pytest
 
 from accounts import selectors
 from accounts.models import AuditEntry, Membership, NotificationPreference
-from tests.backoffice.conftest import SignIn
+from tests.support.backoffice import SignIn
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,9 @@ from django.test import Client
 
 from accounts import services as account_services
 from exports.models import ExportItem, ExportQueue, ExportStatus
-from tests.backoffice.conftest import PASSWORD, SignIn
-from tests.exports.conftest import make_queue
-from tests.exports.test_outbox import import_orders
+from tests.support.backoffice import PASSWORD, SignIn
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,8 @@ from django.test import Client
 from accounts import keys
 from accounts import services as account_services
 from accounts.models import ApiKey, AuditEntry, Membership
-from tests.backoffice.conftest import PASSWORD, SignIn
 from tests.factories import IntegrationFactory
+from tests.support.backoffice import PASSWORD, SignIn
 
 pytestmark = pytest.mark.django_db
 

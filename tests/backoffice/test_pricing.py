@@ -13,8 +13,8 @@ from django.test import Client
 
 from accounts.models import AuditEntry
 from ledger.models import Product
-from tests.backoffice.conftest import SignIn
 from tests.factories import MarketFactory
+from tests.support.backoffice import SignIn
 from tests.support.campaigns import JEANS_10, TSHIRTS_15, stored_campaign
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,6 @@ errors on the field they concern, secrets masked, each change audited, try-outs 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,26 +14,15 @@ from accounts.models import AuditEntry
 from exports.models import ExportQueue
 from exports.selectors import recent_entities
 from exports.serializers import MASK
-from tests.backoffice.conftest import SignIn
-from tests.conftest import Tenant
-from tests.exports.conftest import SECRET, make_queue
-from tests.exports.receiver import Receiver, running_receiver
-from tests.exports.test_outbox import import_orders
+from tests.support.backoffice import SignIn
+from tests.support.imports import import_orders
+from tests.support.queues import SECRET, make_queue
+from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
 NEW = "/backoffice/exports/queues/new/"
-
-
-@pytest.fixture
-def allow_loopback(settings: Any) -> None:
-    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as running:
-        yield running
 
 
 @pytest.fixture

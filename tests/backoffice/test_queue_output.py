@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from exports.models import ExportQueue
-from tests.backoffice.conftest import SignIn
-from tests.conftest import Tenant
+from tests.support.backoffice import SignIn
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -14,19 +14,14 @@ from imports.models import ImportItem
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.services import save_runtime_integration
 from ledger.models import Checkout, Sale
-from tests.backoffice.conftest import SignIn
-from tests.conftest import Tenant
 from tests.factories import ImportItemFactory, IntegrationFactory, RegisterFactory, StockLocationFactory
-from tests.imports.conftest import materialise_pending, order, post
-from tests.ledger.conftest import PosApi
-from tests.ledger.test_checkouts import checkout_body
+from tests.support.api import PosApi
+from tests.support.backoffice import SignIn, page_text
+from tests.support.checkouts import checkout_body
+from tests.support.imports import materialise_pending, order, post
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
-
-
-def _text(response: Any) -> str:
-    assert response.status_code == 200
-    return response.content.decode()
 
 
 def test_the_import_log_lists_filters_and_shows_an_items_errors_and_payload(
@@ -41,11 +36,11 @@ def test_the_import_log_lists_filters_and_shows_an_items_errors_and_payload(
     ImportItemFactory(account=tenant.account, integration=erp, identifier="erp-item")
     viewer = sign_in(tenant.account, "viewer")
 
-    listed = _text(viewer.get("/backoffice/imports/"))
-    rejected = _text(viewer.get("/backoffice/imports/", {"status": "rejected"}))
-    by_identifier = _text(viewer.get("/backoffice/imports/", {"identifier": "web-good"}))
-    by_integration = _text(viewer.get("/backoffice/imports/", {"integration": "erp"}))
-    by_kind = _text(viewer.get("/backoffice/imports/", {"kind": "external_order"}))
+    listed = page_text(viewer.get("/backoffice/imports/"))
+    rejected = page_text(viewer.get("/backoffice/imports/", {"status": "rejected"}))
+    by_identifier = page_text(viewer.get("/backoffice/imports/", {"identifier": "web-good"}))
+    by_integration = page_text(viewer.get("/backoffice/imports/", {"integration": "erp"}))
+    by_kind = page_text(viewer.get("/backoffice/imports/", {"kind": "external_order"}))
 
     assert all(i in listed for i in ("web-good", "web-bad", "erp-item")) and "globex-order" not in listed
     assert "web-bad" in rejected and "web-good" not in rejected
@@ -54,7 +49,7 @@ def test_the_import_log_lists_filters_and_shows_an_items_errors_and_payload(
     assert "web-good" not in by_kind and "erp-item" not in by_kind
 
     item = ImportItem.objects.get(account=tenant.account, identifier="web-bad")
-    page = _text(viewer.get(f"/backoffice/imports/{item.pk}/"))
+    page = page_text(viewer.get(f"/backoffice/imports/{item.pk}/"))
     assert "basket.line_items[0].price" in page and "must be positive" in page and "out_of_range" in page
     assert "T-shirt" in page  # the payload
     theirs = ImportItem.objects.get(account=other_tenant.account)
@@ -66,7 +61,7 @@ def test_a_large_payload_is_shown_in_short(tenant: Tenant, sign_in: SignIn) -> N
     item = ImportItemFactory(account=tenant.account, integration=tenant.integration, payload={"lines": lines})
     viewer = sign_in(tenant.account, "viewer")
 
-    page = _text(viewer.get(f"/backoffice/imports/{item.pk}/"))
+    page = page_text(viewer.get(f"/backoffice/imports/{item.pk}/"))
 
     assert len(page) < 3 * documents.MAX_CHARS and documents.MORE in page
     assert "x" * (documents.MAX_TEXT + 1) not in page
@@ -101,9 +96,9 @@ def test_sales_list_filter_by_warnings_and_shop_and_show_one_sale(
 ) -> None:
     viewer = sign_in(tenant.account, "viewer")
 
-    listed = _text(viewer.get("/backoffice/sales/"))
-    warned = _text(viewer.get("/backoffice/sales/", {"warnings": "1"}))
-    in_shop_2 = _text(viewer.get("/backoffice/sales/", {"shop": "shop-2"}))
+    listed = page_text(viewer.get("/backoffice/sales/"))
+    warned = page_text(viewer.get("/backoffice/sales/", {"warnings": "1"}))
+    in_shop_2 = page_text(viewer.get("/backoffice/sales/", {"shop": "shop-2"}))
 
     assert all(s in listed for s in ("co-warn-s1", "co-plain-s1", "co-two-s1")) and "globex-co" not in listed
     assert "250.00 DKK" in listed
@@ -111,28 +106,28 @@ def test_sales_list_filter_by_warnings_and_shop_and_show_one_sale(
     assert "co-two-s1" in in_shop_2 and "co-warn-s1" not in in_shop_2
 
     sale = Sale.objects.get(account=tenant.account, identifier="co-warn-s1")
-    page = _text(viewer.get(f"/backoffice/sales/{sale.pk}/"))
+    page = page_text(viewer.get(f"/backoffice/sales/{sale.pk}/"))
     assert "sales[0].basket.total_discounts" in page and "total_discounts_mismatch" in page
     assert "base_price" in page  # the document
     theirs = Sale.objects.get(account=other_tenant.account)
     assert viewer.get(f"/backoffice/sales/{theirs.pk}/").status_code == 404
-    assert f"/backoffice/sales/{sale.pk}/" in _text(viewer.get("/backoffice/"))
+    assert f"/backoffice/sales/{sale.pk}/" in page_text(viewer.get("/backoffice/"))
 
 
 @pytest.mark.usefixtures("sold")
 def test_checkouts_list_filter_and_show_one_checkout(tenant: Tenant, other_tenant: Tenant, sign_in: SignIn) -> None:
     viewer = sign_in(tenant.account, "viewer")
 
-    listed = _text(viewer.get("/backoffice/checkouts/"))
-    warned = _text(viewer.get("/backoffice/checkouts/", {"warnings": "1"}))
-    in_shop_2 = _text(viewer.get("/backoffice/checkouts/", {"shop": "shop-2"}))
+    listed = page_text(viewer.get("/backoffice/checkouts/"))
+    warned = page_text(viewer.get("/backoffice/checkouts/", {"warnings": "1"}))
+    in_shop_2 = page_text(viewer.get("/backoffice/checkouts/", {"shop": "shop-2"}))
 
     assert all(c in listed for c in ("co-warn", "co-plain", "co-two")) and "globex-co" not in listed
     assert "co-warn" in warned and "co-plain" not in warned
     assert "co-two" in in_shop_2 and "co-plain" not in in_shop_2
 
     checkout = Checkout.objects.get(account=tenant.account, identifier="co-warn")
-    page = _text(viewer.get(f"/backoffice/checkouts/{checkout.pk}/"))
+    page = page_text(viewer.get(f"/backoffice/checkouts/{checkout.pk}/"))
     assert "total_discounts_mismatch" in page and f"/backoffice/sales/{checkout.sales.get().pk}/" in page
     theirs = Checkout.objects.get(account=other_tenant.account)
     assert viewer.get(f"/backoffice/checkouts/{theirs.pk}/").status_code == 404
@@ -176,8 +171,8 @@ def test_runtime_integrations_show_their_calls_and_never_a_secret(
     _call(theirs, ok=False, ms=50, error="globex failure")
     viewer = sign_in(tenant.account, "viewer")
 
-    listed = _text(viewer.get("/backoffice/integrations/"))
-    page = _text(viewer.get(f"/backoffice/integrations/{mine.pk}/"))
+    listed = page_text(viewer.get("/backoffice/integrations/"))
+    page = page_text(viewer.get(f"/backoffice/integrations/{mine.pk}/"))
 
     assert "erp.acme.example" in listed and "erp.globex.example" not in listed
     assert "917 ms" in listed and "4321 ms" not in listed  # the slowest of the last 24 hours
@@ -185,4 +180,4 @@ def test_runtime_integrations_show_their_calls_and_never_a_secret(
     for shown in (listed, page):
         assert "url-secret" not in shown and "header-secret" not in shown
     assert viewer.get(f"/backoffice/integrations/{theirs.pk}/").status_code == 404
-    assert f"/backoffice/integrations/{mine.pk}/" in _text(viewer.get("/backoffice/"))
+    assert f"/backoffice/integrations/{mine.pk}/" in page_text(viewer.get("/backoffice/"))

@@ -11,18 +11,13 @@ import pytest
 from backoffice import documents, pages
 from ledger.models import RegisterCloseStatement
 from ledger.services.registers import close_register, open_register
-from tests.backoffice.conftest import SignIn
-from tests.conftest import Tenant
 from tests.factories import RegisterFactory, StockLocationFactory
-from tests.ledger.conftest import PosApi
-from tests.ledger.test_checkouts import checkout_body
+from tests.support.api import PosApi
+from tests.support.backoffice import SignIn, page_text
+from tests.support.checkouts import checkout_body
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
-
-
-def _text(response: Any) -> str:
-    assert response.status_code == 200
-    return response.content.decode()
 
 
 def _day(tenant: Tenant, client: Any, register: str, *, sales: int = 1, identifier: str = "") -> RegisterCloseStatement:
@@ -60,8 +55,8 @@ def test_the_list_shows_the_accounts_statements_and_filters_by_register(
 ) -> None:
     viewer = sign_in(tenant.account, "viewer")
 
-    listed = _text(viewer.get("/backoffice/statements/"))
-    of_reg_2 = _text(viewer.get("/backoffice/statements/", {"register": "reg-2"}))
+    listed = page_text(viewer.get("/backoffice/statements/"))
+    of_reg_2 = page_text(viewer.get("/backoffice/statements/", {"register": "reg-2"}))
 
     one, two = closed["one"], closed["two"]
     assert f"/backoffice/statements/{one.pk}/" in listed and f"/backoffice/statements/{two.pk}/" in listed
@@ -79,7 +74,7 @@ def test_a_statement_shows_its_facts_summaries_reconciliations_and_document(
     one = closed["one"]
     viewer = sign_in(tenant.account, "viewer")
 
-    page = _text(viewer.get(f"/backoffice/statements/{one.pk}/"))
+    page = page_text(viewer.get(f"/backoffice/statements/{one.pk}/"))
 
     assert "Statement #1 of reg-1" in page and "close-one" in page and "shop-1" in page
     assert page.count(">500.00<") >= 2  # the sales' total, in "everything" and "sales"
@@ -102,8 +97,8 @@ def test_the_list_pages_by_fifty_newest_first(tenant: Tenant, client: Any, sign_
     made = [_day(tenant, client, "reg-1", sales=0) for _ in range(pages.PAGE_SIZE + 1)]
     viewer = sign_in(tenant.account, "viewer")
 
-    first = _text(viewer.get("/backoffice/statements/"))
-    older = _text(viewer.get("/backoffice/statements/", {"before": made[1].pk}))
+    first = page_text(viewer.get("/backoffice/statements/"))
+    older = page_text(viewer.get("/backoffice/statements/", {"before": made[1].pk}))
 
     assert f"/backoffice/statements/{made[-1].pk}/" in first and f"/backoffice/statements/{made[0].pk}/" not in first
     assert f"before={made[1].pk}" in first

@@ -20,18 +20,12 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from accounts import services as account_services
 from accounts import two_factor
 from accounts.models import AuditEntry
-from tests.backoffice.conftest import PASSWORD, SignIn
+from tests.support.backoffice import PASSWORD, SignIn
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_hashes")]
 
 ADDRESS = "198.51.100.23"
 EMAIL = "ann@example.com"
-
-
-@pytest.fixture(autouse=True)
-def fast_hashes(settings: Any) -> None:
-    # Every sign-in hashes a password: a fast hasher keeps these tests about the second step, not about PBKDF2.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def app_code(key: str, *, ahead: int = 0) -> str:

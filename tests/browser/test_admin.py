@@ -6,13 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from accounts import selectors
 from accounts.models import ApiKey, Market, StockLocation
 from imports.models import ImportStatus
-from tests.browser.conftest import log_in
 from tests.factories import (
     AccountFactory,
     ImportItemFactory,
@@ -20,12 +18,7 @@ from tests.factories import (
     IntegrationFactory,
     StockLocationFactory,
 )
-
-pytestmark = pytest.mark.browser
-
-
-def rows(page: Page):
-    return page.locator("#result_list tbody tr")
+from tests.support.browser import log_in, rows
 
 
 def test_superuser_logs_in_to_the_styled_admin(page: Page, superuser, artifacts: Path) -> None:

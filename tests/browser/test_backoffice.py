@@ -6,8 +6,6 @@ page's own button; a person in two accounts switches between them and chooses Da
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -15,12 +13,10 @@ from playwright.sync_api import Page, expect
 from exports import services as export_services
 from exports.models import ExportItem, ExportStatus
 from ledger.models import RegisterCloseStatement
-from tests.conftest import Tenant, make_tenant
-from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver, running_receiver
 from tests.support import showcase
-
-pytestmark = pytest.mark.browser
+from tests.support.queues import make_queue
+from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant, make_tenant
 
 EMAIL = "ann@acme.example"
 PASSWORD = "correct-Horse-battery-9"
@@ -58,13 +54,6 @@ NAV_CUT = """() => [...document.querySelectorAll("nav.main a")]
 
 
 @pytest.fixture
-def receiver(settings: Any) -> Iterator[Receiver]:
-    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]  # the receiver and the live server run here
-    with running_receiver() as running:
-        yield running
-
-
-@pytest.fixture
 def acme(transactional_db: None) -> Tenant:
     return make_tenant("acme")
 
@@ -94,9 +83,9 @@ def assert_rows_are_cards(page: Page) -> None:
 
 
 def test_a_member_signs_in_and_reads_every_page_at_desktop_and_phone_width(
-    page: Page, acme: Tenant, receiver: Receiver
+    page: Page, acme: Tenant, reachable_receiver: Receiver
 ) -> None:
-    shown = showcase.fill(acme, receiver)
+    shown = showcase.fill(acme, reachable_receiver)
     showcase.sign_in_member(acme, email=EMAIL, password=PASSWORD)
     assert shown.delivered and shown.failed and shown.waiting
     failed = shown.failed[0]
@@ -153,9 +142,9 @@ def test_a_member_signs_in_and_reads_every_page_at_desktop_and_phone_width(
 
 
 def test_a_failed_item_is_sent_again_from_the_export_log_and_delivered(
-    page: Page, acme: Tenant, receiver: Receiver
+    page: Page, acme: Tenant, reachable_receiver: Receiver
 ) -> None:
-    shown = showcase.fill(acme, receiver)
+    shown = showcase.fill(acme, reachable_receiver)
     showcase.sign_in_member(acme, email=EMAIL, password=PASSWORD, role="manager")
     failed = shown.failed[0]
     page.set_viewport_size(PHONE)
@@ -237,8 +226,10 @@ def test_the_pricing_page_s_line_inputs_fit_their_lines_at_desktop_and_phone_wid
     assert_rows_are_cards(page)
 
 
-def test_the_other_pages_read_at_desktop_and_phone_width(page: Page, acme: Tenant, receiver: Receiver) -> None:
-    showcase.fill(acme, receiver)
+def test_the_other_pages_read_at_desktop_and_phone_width(
+    page: Page, acme: Tenant, reachable_receiver: Receiver
+) -> None:
+    showcase.fill(acme, reachable_receiver)
     showcase.sign_in_member(acme, email=EMAIL, password=PASSWORD)
     statement = RegisterCloseStatement.objects.filter(account=acme.account).first()
     assert statement is not None

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,11 +17,9 @@ from playwright.sync_api import Page, expect
 from accounts import services as account_services
 from exports.models import ExportQueue
 from orders.models import OrderStateChange
-from tests.conftest import Tenant, make_tenant
-from tests.exports.receiver import Receiver, running_receiver
-from tests.imports.conftest import materialise_pending, order
-
-pytestmark = pytest.mark.browser
+from tests.support.imports import materialise_pending, order
+from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant, make_tenant
 
 PASSWORD = "correct-Horse-battery-9"
 PHONE = {"width": 390, "height": 844}
@@ -32,13 +29,6 @@ PHONE = {"width": 390, "height": 844}
 def acme(transactional_db: None, settings: Any) -> Tenant:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return make_tenant("acme")
-
-
-@pytest.fixture
-def receiver(settings: Any) -> Iterator[Receiver]:
-    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]  # the receiver and the live server run here
-    with running_receiver() as running:
-        yield running
 
 
 def password_step(page: Page, email: str) -> None:
@@ -72,7 +62,7 @@ def test_a_member_with_two_factor_types_the_apps_code_after_the_password(page: P
 
 
 def test_a_queue_is_created_with_the_form_previewed_and_test_sent(
-    page: Page, acme: Tenant, receiver: Receiver, client: Any
+    page: Page, acme: Tenant, reachable_receiver: Receiver, client: Any
 ) -> None:
     account_services.add_member(account=acme.account, email="ann@acme.example", role="manager", password=PASSWORD)
     client.post(
@@ -89,7 +79,7 @@ def test_a_queue_is_created_with_the_form_previewed_and_test_sent(
     page.locator("[name=name]").fill("orders to the web shop")
     page.locator("[name=entity_type]").select_option("incoming_order_state_changes")
     page.locator("[name=delivery__type]").select_option("webhook")
-    page.locator("[name=delivery__url]").fill(receiver.url)
+    page.locator("[name=delivery__url]").fill(reachable_receiver.url)
     page.get_by_role("button", name="Create the queue").click()
     expect(page.locator("h1")).to_contain_text("orders to the web shop")
     queue = ExportQueue.objects.get(account=acme.account, name="orders to the web shop")
@@ -100,7 +90,7 @@ def test_a_queue_is_created_with_the_form_previewed_and_test_sent(
 
     page.get_by_role("button", name="Send a test").click()
     expect(page.locator(".test-status")).to_have_text("200")
-    assert any("web-preview-1" in got.body.decode() for got in receiver.received)
+    assert any("web-preview-1" in got.body.decode() for got in reachable_receiver.received)
 
     page.set_viewport_size(PHONE)
     no_sideways_scroll(page)

@@ -8,8 +8,6 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-pytestmark = pytest.mark.browser
-
 # Registered before any page script: every violation the browser reports on the page, as "directive blocked-uri".
 WATCH = """
 window.__violations = [];

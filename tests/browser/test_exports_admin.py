@@ -8,22 +8,15 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from playwright.sync_api import Page, expect
 from rest_framework.test import APIClient
 
 from exports import services
 from exports.models import ExportItem, ExportQueue, ExportStatus
-from tests.browser.conftest import shoot
-from tests.conftest import make_tenant
-from tests.exports.receiver import running_receiver
-from tests.exports.test_outbox import import_orders
-
-pytestmark = pytest.mark.browser
-
-
-def rows(page: Page):
-    return page.locator("#result_list tbody tr")
+from tests.support.browser import rows, shoot
+from tests.support.imports import import_orders
+from tests.support.receivers import running_receiver
+from tests.support.tenants import make_tenant
 
 
 def deliver_pending(item: ExportItem) -> None:

@@ -4,15 +4,12 @@ reference integrator on 127.0.0.1."""
 
 from __future__ import annotations
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from integrations.models import RuntimeIntegration
-from tests.browser.conftest import shoot
-from tests.conftest import make_tenant
-from tests.integrations import reference_server
-
-pytestmark = pytest.mark.browser
+from tests.support import reference_server
+from tests.support.browser import shoot
+from tests.support.tenants import make_tenant
 
 
 def add_row(page: Page, field: str, button: str, name: str, value: str) -> None:

@@ -6,13 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.factories import AccountFactory, CampaignFactory, MarketFactory
-from tests.pos.test_price_basket import TSHIRTS_15
-
-pytestmark = pytest.mark.browser
+from tests.support.campaigns import TSHIRTS_15
 
 
 def test_staff_price_a_basket_from_the_campaign_list(admin_page: Page, artifacts: Path) -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from campaigns.pricing.engine import PricingLine, PricingResult
 from campaigns.pricing.registry import CAMPAIGN_TYPES
-from tests.campaigns.test_pricing import campaign, deposit_rule, price, sale_summary_errors, shipping
+from tests.support.campaigns import campaign, deposit_rule, price, sale_summary_errors, shipping
 
 PRODUCTS = ("a", "b", "c", "d")
 TAGS = ("t1", "t2", "bottle")

@@ -11,8 +11,8 @@ import pytest
 from accounts.models import Market
 from campaigns import services
 from campaigns.pricing.engine import PricingLine, price_basket
-from tests.campaigns.test_pricing import campaign, deposit_rule
-from tests.conftest import Tenant
+from tests.support.campaigns import campaign, deposit_rule
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 D = Decimal

@@ -4,7 +4,6 @@ document is the declaration the service validates with, and the two request conv
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,9 @@ from core.nodes import Components
 from integrations import answers, callbacks, services
 from integrations.kinds import KINDS
 from integrations.models import RuntimeIntegration
-from tests.conftest import Tenant
-from tests.integrations import reference_server
+from tests.support import reference_server
 from tests.support.openapi import schema_validator
+from tests.support.tenants import Tenant
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "callbacks.md"
 
@@ -138,10 +137,10 @@ def test_each_callback_says_its_time_and_every_failure(document: dict[str, Any],
 
 
 @pytest.fixture
-def reference() -> Iterator[reference_server.ReferenceIntegrator]:
-    with reference_server.running() as state:
-        state.add_card("TEST-CARD", amount=100, status=2)
-        yield state
+def reference_with_card(reference: reference_server.ReferenceIntegrator) -> reference_server.ReferenceIntegrator:
+    """The reference integrator holding gift card ``TEST-CARD``."""
+    reference.add_card("TEST-CARD", amount=100, status=2)
+    return reference
 
 
 def convention(kind: str, method: str, base: str) -> dict[str, Any]:
@@ -168,21 +167,21 @@ def convention(kind: str, method: str, base: str) -> dict[str, Any]:
 def test_test_this_integration_on_the_published_convention_sends_and_accepts_what_is_published(
     document: dict[str, Any],
     tenant: Tenant,
-    reference: reference_server.ReferenceIntegrator,
+    reference_with_card: reference_server.ReferenceIntegrator,
     settings: Any,
     kind: str,
     method: str,
 ) -> None:
     settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    config = convention(kind, method, reference.url)
+    config = convention(kind, method, reference_with_card.url)
     assert services.configuration_errors(config) == []
     integration = RuntimeIntegration.objects.create(account=tenant.account, **config)
     if (kind, method) == ("giftcard_create", "GET"):  # the reference server creates cards on a POST only
-        reference.always["/giftcards"] = (200, {**_CARD, "status": 1})
+        reference_with_card.always["/giftcards"] = (200, {**_CARD, "status": 1})
     result = services.test_runtime_integration(account=tenant.account, integration=integration)
     assert result["problems"] == []
     assert result["ok"] is True
-    [sent] = reference.requests
+    [sent] = reference_with_card.requests
     operation = published(document, kind, method.lower())
     if method == "GET":
         assert sorted(sent.query) == sorted(p["name"] for p in operation["parameters"])

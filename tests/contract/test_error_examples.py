@@ -29,7 +29,6 @@ from integrations import runtime
 from ledger.api.catalog import EXPENSE_REQUEST_EXAMPLE, PRODUCT_REQUEST_EXAMPLE
 from ledger.api.checkouts import CHECKOUT_REQUEST_EXAMPLE
 from ledger.api.stock import MAX_EVENTS_PER_REQUEST, POS_REQUEST_EXAMPLE
-from tests.conftest import Tenant
 from tests.factories import (
     CashierFactory,
     IncomingOrderFactory,
@@ -37,7 +36,7 @@ from tests.factories import (
     RegisterFactory,
     StockLocationFactory,
 )
-from tests.integrations.conftest import allow_loopback, configure, reference  # noqa: F401  (fixtures)
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -26,8 +26,9 @@ from exports import services
 from exports.models import ExportDelivery, ExportQueue, ExportStatus
 from imports import services as import_services
 from imports.models import ImportItem, ImportStatus
-from tests.conftest import Tenant
-from tests.exports.receiver import Receiver, running_receiver
+from tests.support.ports import free_port
+from tests.support.receivers import Receiver, running_receiver
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -62,13 +63,6 @@ def node_modules() -> Path:
     return target / "node_modules"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _accepting(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.2):
@@ -86,7 +80,7 @@ class Example:
 @pytest.fixture(params=["python", "node", "php"])
 def example(request: pytest.FixtureRequest) -> Iterator[Example]:
     language: str = request.param
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "WEBHOOK_SECRET": SECRET, "PORT": str(port)}
     if language == "python":
         command = [sys.executable, str(EXAMPLES / "python" / "receiver.py")]

@@ -7,7 +7,7 @@ import pytest
 import yaml
 from rest_framework.test import APIClient
 
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@
 schemathesis generates requests for every operation of ``/api/schema/`` and sends them to the Django app
 through WSGI (in this process, inside the test's database transaction). Each operation is called with a
 key of the scope it needs, the ``account`` and ``integration`` query parameters of a real tenant, and the
-identifiers of real objects in its path (``tests/hostile/world.py``), so the generated data reaches the
+identifiers of real objects in its path (``tests/support/world.py``), so the generated data reaches the
 validation and the services instead of stopping at 401 or 404. Checks: no server
 error (5xx), every status code documented, every content type and JSON body matching the schema.
 
@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi import checks as openapi_checks
 
 from config.wsgi import application
-from tests.hostile.world import World, build_world
+from tests.support.world import World, build_world
 
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "5"))
 

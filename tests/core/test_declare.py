@@ -15,13 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rest_framework.views import APIView
 
-import tests.orders.test_order_validation as order_cases
 from core.declare import Body, Field, components_of, optional, rule
 from core.errors import InvalidInput
 from core.nodes import INVALID, Arr, Components, Int, Node, Num, Obj, Report, Str, join
 from imports.bodies import IncomingOrdersRequest
 from orders.definitions import ExternalOrder, IncomingOrder, LineItem
-from tests.imports.conftest import order
+from tests.support.imports import as_posted, order
 
 
 def outcome(node: Node, value: Any) -> tuple[Any, list[dict[str, str]], list[dict[str, str]]]:
@@ -65,32 +64,32 @@ def outcome(node: Node, value: Any) -> tuple[Any, list[dict[str, str]], list[dic
     ],
 )
 def test_the_declared_incoming_order_names_every_error_and_warning(item, expected):
-    cleaned, errors, warnings = outcome(IncomingOrder, order_cases.as_posted(item))
+    cleaned, errors, warnings = outcome(IncomingOrder, as_posted(item))
 
     assert ([(e["field"], e["code"]) for e in errors], [(w["field"], w["code"]) for w in warnings]) == expected
     assert (cleaned is None) == bool(errors)
 
 
 def test_an_explicit_null_counts_as_left_out_and_unknown_fields_are_dropped():
-    cleaned, errors, _ = outcome(IncomingOrder, order_cases.as_posted(order(customer=None, colour="red")))
+    cleaned, errors, _ = outcome(IncomingOrder, as_posted(order(customer=None, colour="red")))
 
     assert errors == []
     assert "customer" not in cleaned and "colour" not in cleaned
 
 
 def test_the_declared_external_order_takes_no_payment_or_shipping():
-    cleaned, errors, warnings = outcome(ExternalOrder, order_cases.as_posted(order(payment={"reference": "r"})))
+    cleaned, errors, warnings = outcome(ExternalOrder, as_posted(order(payment={"reference": "r"})))
 
     assert errors == []
     assert "payment" not in cleaned
     assert [(w["field"], w["code"]) for w in warnings] == [("payment", "unknown_field")]
-    assert outcome(ExternalOrder, order_cases.as_posted(order(customer={"name": "Jane"})))[1] == [
+    assert outcome(ExternalOrder, as_posted(order(customer={"name": "Jane"})))[1] == [
         {"field": "customer.customer_identifier", "message": "is required", "code": "required"}
     ]
 
 
 def test_numbers_stay_as_parsed():
-    item = order_cases.as_posted(order())
+    item = as_posted(order())
     item["basket"]["line_items"][0]["price"] = Decimal("1E-7")
 
     cleaned, errors, _ = outcome(IncomingOrder, item)

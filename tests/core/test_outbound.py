@@ -9,7 +9,6 @@ import smtplib
 import socket
 import ssl
 import threading
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
@@ -18,14 +17,8 @@ import pytest
 import requests
 
 from core import budget, outbound
-from tests.exports.receiver import Receiver, closed_port, running_receiver
-from tests.rebinding import LOOPBACK, NAME, PUBLIC, Network
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as running:
-        yield running
+from tests.support.rebinding import LOOPBACK, NAME, PUBLIC, Network
+from tests.support.receivers import Receiver, closed_port
 
 
 def _port(receiver: Receiver) -> int:

@@ -23,7 +23,7 @@ from django.db import connection
 from core import liveness
 from core.models import LiveProcess
 from ops.models import BeatLease
-from tests.e2e.waiting import wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 

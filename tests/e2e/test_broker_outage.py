@@ -25,11 +25,11 @@ from accounts.models import StockLocation
 from exports.models import ExportDelivery, ExportItem, ExportStatus
 from exports.tasks import sweep_exports
 from orders import services as order_services
-from tests.conftest import Tenant
-from tests.e2e.conftest import running_worker, use_broker, use_queue
-from tests.e2e.waiting import wait_until
-from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver, running_receiver
+from tests.support.queues import make_queue
+from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
+from tests.support.waiting import wait_until
+from tests.support.workers import running_worker, use_broker, use_queue
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -89,13 +89,6 @@ def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
         server.stop()
 
 
-@pytest.fixture
-def receiver(settings: Any) -> Iterator[Receiver]:
-    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    with running_receiver() as running:
-        yield running
-
-
 def place_orders(tenant: Tenant, prefix: str, count: int) -> None:
     """Outgoing orders to an external system, one transaction each (each exported in real time)."""
     shop = StockLocation.objects.get(account=tenant.account, identifier="shop-1")
@@ -109,9 +102,9 @@ def place_orders(tenant: Tenant, prefix: str, count: int) -> None:
 
 
 def test_an_outage_of_the_broker_under_load_loses_no_export(
-    tenant: Tenant, receiver: Receiver, private_redis: PrivateRedis, tmp_path: Path
+    tenant: Tenant, reachable_receiver: Receiver, private_redis: PrivateRedis, tmp_path: Path
 ) -> None:
-    make_queue(tenant, receiver.url, entity_type="outgoing_orders")
+    make_queue(tenant, reachable_receiver.url, entity_type="outgoing_orders")
     restore_broker = use_broker(private_redis.url)
     try:
         with running_worker(tmp_path, ["--pool=solo"], env={"CELERY_BROKER_URL": private_redis.url}) as worker:
@@ -133,7 +126,7 @@ def test_an_outage_of_the_broker_under_load_loses_no_export(
                 restore_queue()
     finally:
         restore_broker()
-    received = {key for got in receiver.received for key in json.loads(got.body)}
+    received = {key for got in reachable_receiver.received for key in json.loads(got.body)}
     assert {key.split(":")[0] for key in received} == {
         f"{prefix}-{n}" for prefix in ("before", "during", "after") for n in range(10)
     }

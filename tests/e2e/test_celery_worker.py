@@ -7,8 +7,8 @@ import uuid
 import pytest
 
 from config.celery import app
-from tests.e2e.conftest import CeleryWorkerProcess
-from tests.e2e.waiting import wait_until
+from tests.support.waiting import wait_until
+from tests.support.workers import CeleryWorkerProcess
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 

@@ -3,7 +3,6 @@ breaker; the deliveries it holds back are paused, not attempted, and all arrive 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,28 +11,21 @@ import pytest
 from core.models import CircuitBreaker
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportStatus
 from exports.tasks import sweep_exports
-from tests.conftest import Tenant
-from tests.e2e.conftest import running_worker, use_queue
-from tests.e2e.test_import_pipeline import batch, post_orders
-from tests.e2e.waiting import wait_until
-from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver, running_receiver
+from tests.support.imports import batch, post_orders
+from tests.support.queues import make_queue
+from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
+from tests.support.waiting import wait_until
+from tests.support.workers import running_worker, use_queue
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def receiver(settings: Any) -> Iterator[Receiver]:
-    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    with running_receiver() as running:
-        yield running
-
-
 def test_deliveries_held_back_by_an_open_breaker_are_paused_then_all_delivered(
-    live_server: Any, tenant: Tenant, receiver: Receiver, tmp_path: Path
+    live_server: Any, tenant: Tenant, reachable_receiver: Receiver, tmp_path: Path
 ) -> None:
-    make_queue(tenant, receiver.url)
-    receiver.script = [503, 503, 503]
+    make_queue(tenant, reachable_receiver.url)
+    reachable_receiver.script = [503, 503, 503]
     env = {"BREAKER_FAILURE_THRESHOLD": "2", "BREAKER_COOLDOWN_SECONDS": "1", "BREAKER_MEMO_SECONDS": "0"}
     with running_worker(tmp_path, ["--pool=solo"], env=env) as worker:
         restore = use_queue(worker.queue)
@@ -57,5 +49,5 @@ def test_deliveries_held_back_by_an_open_breaker_are_paused_then_all_delivered(
         finally:
             restore()
     # Every request the receiver saw is an attempt, and nothing else is: a pause made none.
-    assert ExportAttempt.objects.filter(account=tenant.account).count() == len(receiver.received) == 9
+    assert ExportAttempt.objects.filter(account=tenant.account).count() == len(reachable_receiver.received) == 9
     assert not ExportDelivery.objects.filter(paused_until__isnull=False).exists()

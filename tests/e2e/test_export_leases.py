@@ -17,7 +17,6 @@ import os
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +25,12 @@ import pytest
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportStatus
 from exports.tasks import deliver, sweep_exports
-from tests.conftest import Tenant
-from tests.e2e.conftest import running_worker, use_queue
-from tests.e2e.test_import_pipeline import batch, post_orders
-from tests.e2e.waiting import wait_until
-from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver, running_receiver
+from tests.support.imports import batch, post_orders
+from tests.support.queues import make_queue
+from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
+from tests.support.waiting import wait_until
+from tests.support.workers import running_worker, use_queue
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -39,23 +38,16 @@ LEASE_SECONDS = 4.0
 HOLD_SECONDS = 10.0  # the receiver holds the request this long: longer than the lease
 
 
-@pytest.fixture
-def receiver(settings: Any) -> Iterator[Receiver]:
-    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    with running_receiver() as running:
-        yield running
-
-
-def requests_per_delivery_id(receiver: Receiver) -> Counter[str]:
-    with receiver.lock:
-        return Counter(r.headers["webhook-id"] for r in receiver.received)
+def requests_per_delivery_id(reachable_receiver: Receiver) -> Counter[str]:
+    with reachable_receiver.lock:
+        return Counter(r.headers["webhook-id"] for r in reachable_receiver.received)
 
 
 def test_no_second_worker_sends_a_delivery_whose_first_send_outlives_the_lease(
-    live_server: Any, tenant: Tenant, receiver: Receiver, tmp_path: Path
+    live_server: Any, tenant: Tenant, reachable_receiver: Receiver, tmp_path: Path
 ) -> None:
-    queue = make_queue(tenant, receiver.url, delivery={"read_timeout": 30})
-    receiver.script = [f"sleep:{HOLD_SECONDS:g}"]
+    queue = make_queue(tenant, reachable_receiver.url, delivery={"read_timeout": 30})
+    reachable_receiver.script = [f"sleep:{HOLD_SECONDS:g}"]
     env = {
         "EXPORT_LEASE_SECONDS": str(LEASE_SECONDS),
         "EXPORT_SWEEP_GRACE_SECONDS": "0",  # the sweeper hands over anything not leased at once
@@ -66,7 +58,11 @@ def test_no_second_worker_sends_a_delivery_whose_first_send_outlives_the_lease(
         restore = use_queue(worker.queue)
         try:
             assert post_orders(live_server, tenant, batch("lease", 1)).status_code == 200
-            wait_until(lambda: len(receiver.received) == 1, 60, message="the first send to reach the receiver")
+            wait_until(
+                lambda: len(reachable_receiver.received) == 1,
+                60,
+                message="the first send to reach the receiver",
+            )
             first_seen = time.monotonic()
             delivery = ExportDelivery.objects.get(account=tenant.account)
             # The beat's sweeper every 0.3 s, and more tasks for the queue, until well past the lease and the
@@ -82,7 +78,7 @@ def test_no_second_worker_sends_a_delivery_whose_first_send_outlives_the_lease(
             )
         finally:
             restore()
-    assert requests_per_delivery_id(receiver) == Counter({delivery.delivery_id: 1})
+    assert requests_per_delivery_id(reachable_receiver) == Counter({delivery.delivery_id: 1})
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts, delivery.lease_until) == (ExportStatus.PENDING, 1, None)
     attempt = ExportAttempt.objects.get(delivery=delivery)
@@ -96,11 +92,11 @@ TAKEOVER_SECONDS = 30.0  # the issue's bound: the queue delivers again this soon
 
 
 def test_a_worker_process_killed_mid_send_has_its_lease_taken_over_long_before_it_runs_out(
-    live_server: Any, tenant: Tenant, receiver: Receiver, tmp_path: Path, settings: Any
+    live_server: Any, tenant: Tenant, reachable_receiver: Receiver, tmp_path: Path, settings: Any
 ) -> None:
     settings.LIVENESS_TIMEOUT_SECONDS = 3.0  # this process's sweeper judges the worker's heartbeats by it
-    queue = make_queue(tenant, receiver.url, delivery={"read_timeout": 60})
-    receiver.script = ["sleep:20"]  # the first send hangs: the process is killed in the middle of it
+    queue = make_queue(tenant, reachable_receiver.url, delivery={"read_timeout": 60})
+    reachable_receiver.script = ["sleep:20"]  # the first send hangs: the process is killed in the middle of it
     env = {
         "EXPORT_LEASE_SECONDS": "3600",  # the lease alone would hold the queue for an hour
         "EXPORT_QUEUE_CONCURRENCY": "1",  # and while it is live, nothing else of the queue may be sent
@@ -112,7 +108,11 @@ def test_a_worker_process_killed_mid_send_has_its_lease_taken_over_long_before_i
         restore = use_queue(worker.queue)
         try:
             assert post_orders(live_server, tenant, batch("killed", 1)).status_code == 200
-            wait_until(lambda: len(receiver.received) == 1, 60, message="the first send to reach the receiver")
+            wait_until(
+                lambda: len(reachable_receiver.received) == 1,
+                60,
+                message="the first send to reach the receiver",
+            )
             first = ExportDelivery.objects.get(account=tenant.account)
             assert first.lease_owner  # the pool process that sends it: hostname:pid
             lease_until = first.lease_until
@@ -135,4 +135,4 @@ def test_a_worker_process_killed_mid_send_has_its_lease_taken_over_long_before_i
     assert (first.status, first.attempts, first.lease_until, first.lease_owner) == (ExportStatus.SUCCESS, 2, None, "")
     assert lease_until is not None and first.finished_at is not None and first.finished_at < lease_until
     second = ExportDelivery.objects.exclude(pk=first.pk).get(queue=queue)
-    assert requests_per_delivery_id(receiver) == Counter({first.delivery_id: 2, second.delivery_id: 1})
+    assert requests_per_delivery_id(reachable_receiver) == Counter({first.delivery_id: 2, second.delivery_id: 1})

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,21 +14,14 @@ from standardwebhooks import Webhook
 
 from exports.models import ExportDelivery, ExportItem, ExportStatus
 from exports.tasks import sweep_exports
-from tests.conftest import Tenant
-from tests.e2e.conftest import CeleryWorkerProcess, running_worker, use_queue
-from tests.e2e.test_import_pipeline import batch, post_orders
-from tests.e2e.waiting import wait_until
-from tests.exports.conftest import SECRET, make_queue
-from tests.exports.receiver import Receiver, running_receiver
+from tests.support.imports import batch, post_orders
+from tests.support.queues import SECRET, make_queue
+from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
+from tests.support.waiting import wait_until
+from tests.support.workers import CeleryWorkerProcess, running_worker, use_queue
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def receiver(settings: Any) -> Iterator[Receiver]:
-    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    with running_receiver() as running:
-        yield running
 
 
 def items_by_status(tenant: Tenant) -> dict[str, int]:
@@ -38,16 +30,16 @@ def items_by_status(tenant: Tenant) -> dict[str, int]:
 
 
 def test_imported_orders_are_exported_to_the_web_hook_by_the_worker(
-    live_server: Any, tenant: Tenant, receiver: Receiver, celery_worker_process: CeleryWorkerProcess
+    live_server: Any, tenant: Tenant, reachable_receiver: Receiver, celery_worker_process: CeleryWorkerProcess
 ) -> None:
-    make_queue(tenant, receiver.url)
+    make_queue(tenant, reachable_receiver.url)
     orders = batch("exp", 5)
     assert post_orders(live_server, tenant, orders).status_code == 200
 
     wait_until(lambda: items_by_status(tenant) == {ExportStatus.SUCCESS: 5}, 60, message="5 delivered export items")
-    assert len(receiver.received) == 5
+    assert len(reachable_receiver.received) == 5
     identifiers = set()
-    for got in receiver.received:
+    for got in reachable_receiver.received:
         Webhook(SECRET).verify(got.body, got.headers)
         [element] = json.loads(got.body).values()
         identifiers.add(element["order"]["order_identifier"])
@@ -55,17 +47,21 @@ def test_imported_orders_are_exported_to_the_web_hook_by_the_worker(
 
 
 def test_a_worker_killed_mid_delivery_leaves_it_to_be_delivered_again(
-    live_server: Any, tenant: Tenant, receiver: Receiver, tmp_path: Path
+    live_server: Any, tenant: Tenant, reachable_receiver: Receiver, tmp_path: Path
 ) -> None:
-    make_queue(tenant, receiver.url, delivery={"read_timeout": 30})
-    receiver.script = ["sleep:20"]  # the first delivery hangs at the receiver while the worker is killed
+    make_queue(tenant, reachable_receiver.url, delivery={"read_timeout": 30})
+    reachable_receiver.script = ["sleep:20"]  # the first delivery hangs at the receiver while the worker is killed
     (tmp_path / "first").mkdir()
     (tmp_path / "second").mkdir()
     with running_worker(tmp_path / "first", ["--pool=solo"], must_survive=False) as worker:
         restore = use_queue(worker.queue)
         try:
             assert post_orders(live_server, tenant, batch("kill", 1)).status_code == 200
-            wait_until(lambda: len(receiver.received) == 1, 60, message="the first delivery to reach the receiver")
+            wait_until(
+                lambda: len(reachable_receiver.received) == 1,
+                60,
+                message="the first delivery to reach the receiver",
+            )
             os.kill(worker.process.pid, signal.SIGKILL)
             worker.process.wait()
         finally:
@@ -84,5 +80,7 @@ def test_a_worker_killed_mid_delivery_leaves_it_to_be_delivered_again(
             wait_until(delivered, 60, message="the delivery to be taken up again and delivered")
         finally:
             restore()
-    assert len(receiver.received) == 2
-    assert {r.headers["webhook-id"] for r in receiver.received} == {delivery.delivery_id}  # one id: deduplicable
+    assert len(reachable_receiver.received) == 2
+    assert {r.headers["webhook-id"] for r in reachable_receiver.received} == {
+        delivery.delivery_id
+    }  # one id: deduplicable

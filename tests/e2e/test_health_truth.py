@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 
 from core.models import LiveProcess
-from tests.e2e.conftest import running_worker
-from tests.e2e.waiting import wait_until
+from tests.support.waiting import wait_until
+from tests.support.workers import running_worker
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 

@@ -9,47 +9,19 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-import requests
 
 from imports import services as import_services
 from imports.models import ImportItem, ImportKind, ImportStatus
 from imports.tasks import sweep_pending_imports
 from orders.models import IncomingOrder
-from tests.conftest import Tenant
-from tests.e2e.conftest import CeleryWorkerProcess
-from tests.e2e.waiting import wait_until
+from tests.support.imports import BATCH_SIZE, batch, post_orders
+from tests.support.tenants import Tenant
+from tests.support.waiting import wait_until
+from tests.support.workers import CeleryWorkerProcess
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
-BATCH_SIZE = 25
 MATERIALISE_TIMEOUT_SECONDS = 60
-
-
-def batch(prefix: str, count: int = BATCH_SIZE) -> list[dict[str, Any]]:
-    return [
-        {
-            "order_identifier": f"{prefix}-{i}",
-            "basket": {
-                "currency": "DKK",
-                "line_items": [
-                    {"product_identifier": f"p{i}", "name": "Coffee", "quantity": 1 + i % 3, "price": 25.0},
-                    {"product_identifier": "bag", "name": "Bag", "quantity": 1, "price": 2.5},
-                ],
-            },
-        }
-        for i in range(count)
-    ]
-
-
-def post_orders(live_server: Any, tenant: Tenant, orders: list[dict[str, Any]]) -> requests.Response:
-    return requests.post(
-        f"{live_server.url}/imports/incoming_orders?{tenant.query(stock_location='shop-1')}",
-        json={"orders": orders},
-        # The live server keeps each kept-alive connection in a thread holding a database connection, which
-        # would stop pytest-django from dropping the test database at the end.
-        headers={"Connection": "close"},
-        timeout=30,
-    )
 
 
 def statuses(tenant: Tenant) -> Counter[str]:

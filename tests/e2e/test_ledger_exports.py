@@ -4,7 +4,6 @@ server create them, a real Celery worker delivers them to a real web hook receiv
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,23 +13,16 @@ from standardwebhooks import Webhook
 from core.outbox import EntityType
 from exports.models import ExportItem, ExportStatus
 from orders.models import IncomingOrder, OutgoingOrder
-from tests.conftest import Tenant
-from tests.e2e.conftest import CeleryWorkerProcess
-from tests.e2e.test_import_pipeline import batch, post_orders
-from tests.e2e.waiting import wait_until
-from tests.exports.conftest import SECRET, make_queue
-from tests.exports.receiver import Receiver, running_receiver
 from tests.factories import RegisterFactory
-from tests.ledger.test_checkouts import checkout_body
+from tests.support.checkouts import checkout_body
+from tests.support.imports import batch, post_orders
+from tests.support.queues import SECRET, make_queue
+from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
+from tests.support.waiting import wait_until
+from tests.support.workers import CeleryWorkerProcess
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def receiver(settings: Any) -> Iterator[Receiver]:
-    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    with running_receiver() as running:
-        yield running
 
 
 def call(live_server: Any, tenant: Tenant, key: str, path: str, body: Any) -> requests.Response:
@@ -45,10 +37,10 @@ def call(live_server: Any, tenant: Tenant, key: str, path: str, body: Any) -> re
 
 
 def test_every_entity_type_is_delivered_by_the_worker_to_the_queue_of_its_type(
-    live_server: Any, tenant: Tenant, receiver: Receiver, celery_worker_process: CeleryWorkerProcess
+    live_server: Any, tenant: Tenant, reachable_receiver: Receiver, celery_worker_process: CeleryWorkerProcess
 ) -> None:
     for entity_type in EntityType.values:
-        make_queue(tenant, f"{receiver.url}/{entity_type}", name=entity_type, entity_type=entity_type)
+        make_queue(tenant, f"{reachable_receiver.url}/{entity_type}", name=entity_type, entity_type=entity_type)
     RegisterFactory(account=tenant.account, stock_location=tenant.stock_location, identifier="reg-1")
 
     # Product edit event (back office), newsletter signup, checkout -> sale -> stock event (POS).
@@ -76,7 +68,7 @@ def test_every_entity_type_is_delivered_by_the_worker_to_the_queue_of_its_type(
     call(live_server, tenant, tenant.pos_key, "pos/registers/reg-1/close", CLOSE_BODY)
 
     def delivered() -> set[str]:
-        return {r.path.rsplit("/", 1)[-1].split("?")[0] for r in receiver.received}
+        return {r.path.rsplit("/", 1)[-1].split("?")[0] for r in reachable_receiver.received}
 
     wait_until(lambda: delivered() == set(EntityType.values), 90, message="one delivery of every entity type")
     wait_until(
@@ -85,7 +77,7 @@ def test_every_entity_type_is_delivered_by_the_worker_to_the_queue_of_its_type(
         message="every export item logged as a success",
     )
     keys: dict[str, set[str]] = {}
-    for got in receiver.received:
+    for got in reachable_receiver.received:
         Webhook(SECRET).verify(got.body, got.headers)
         [(key, _entity)] = json.loads(got.body).items()  # real time: exactly one element per export
         keys.setdefault(got.path.rsplit("/", 1)[-1], set()).add(key)

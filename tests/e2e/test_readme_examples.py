@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.e2e.waiting import wait_until
 from tests.support.demo_service import ROOT, DemoService
+from tests.support.waiting import wait_until
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUNS = re.compile(r"^<!-- runs -->\n```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)

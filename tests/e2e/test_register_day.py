@@ -1,5 +1,5 @@
 """Compatibility over real-shaped data (issue 14, docs/amounts.md): a register day posted through the POS API of a
-live server, exported by a real Celery worker to a real web hook receiver, and read field by field the way the
+live server, exported by a real Celery worker to a real web hook reachable_receiver, and read field by field the way the
 platform's tools read it: a line's discount is ``retail_price - sub_total``, a unit cost ``cost_price / quantity``,
 a period's cost ``margin_total - margin``, and every statement's totals add up."""
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv as stdlib_csv
 import io
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -16,13 +15,13 @@ import pytest
 import requests
 
 from exports.models import ExportItem, ExportStatus
-from tests.conftest import Tenant
-from tests.e2e.conftest import CeleryWorkerProcess
-from tests.e2e.waiting import wait_until
-from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver, running_receiver
 from tests.factories import RegisterFactory
-from tests.ledger.register_day import CLOSE_BODY, register_day
+from tests.support.queues import make_queue
+from tests.support.receivers import Receiver
+from tests.support.register_day import CLOSE_BODY, register_day
+from tests.support.tenants import Tenant
+from tests.support.waiting import wait_until
+from tests.support.workers import CeleryWorkerProcess
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -48,13 +47,6 @@ CSV_CONFIG: dict[str, Any] = {
 }
 
 
-@pytest.fixture
-def receiver(settings: Any) -> Iterator[Receiver]:
-    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    with running_receiver() as running:
-        yield running
-
-
 def call(live_server: Any, tenant: Tenant, key: str, path: str, body: Any) -> dict[str, Any]:
     response = requests.post(
         f"{live_server.url}/api/v1/{path}?{tenant.query(key)}",
@@ -71,11 +63,13 @@ def decimals(body: bytes) -> Any:
 
 
 def test_a_register_day_reads_as_the_platforms_tools_read_it(
-    live_server: Any, tenant: Tenant, receiver: Receiver, celery_worker_process: CeleryWorkerProcess
+    live_server: Any, tenant: Tenant, reachable_receiver: Receiver, celery_worker_process: CeleryWorkerProcess
 ) -> None:
-    make_queue(tenant, f"{receiver.url}/sales", name="sales", entity_type="sales")
-    make_queue(tenant, f"{receiver.url}/csv", name="sales csv", entity_type="sales", transform=CSV_CONFIG)
-    make_queue(tenant, f"{receiver.url}/statements", name="statements", entity_type="register_close_statements")
+    make_queue(tenant, f"{reachable_receiver.url}/sales", name="sales", entity_type="sales")
+    make_queue(tenant, f"{reachable_receiver.url}/csv", name="sales csv", entity_type="sales", transform=CSV_CONFIG)
+    make_queue(
+        tenant, f"{reachable_receiver.url}/statements", name="statements", entity_type="register_close_statements"
+    )
     RegisterFactory(account=tenant.account, stock_location=tenant.stock_location, identifier="reg-1")
     call(live_server, tenant, tenant.admin_key, "expenses", {"id": "coffee", "name": {"da": "Kaffe", "en": "Coffee"}})
 
@@ -85,7 +79,7 @@ def test_a_register_day_reads_as_the_platforms_tools_read_it(
     call(live_server, tenant, tenant.pos_key, "pos/registers/reg-1/close", CLOSE_BODY)
 
     def at(path: str) -> list[bytes]:
-        return [got.body for got in receiver.received if got.path.split("?")[0].endswith(path)]
+        return [got.body for got in reachable_receiver.received if got.path.split("?")[0].endswith(path)]
 
     wait_until(
         lambda: (len(at("/sales")), len(at("/csv")), len(at("/statements"))) == (5, 5, 1),

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import requests
 
-from tests.e2e.waiting import wait_until
 from tests.support.demo_service import ORDER, DemoService
+from tests.support.waiting import wait_until
 
 
 def test_runall_serves_imports_materialises_them_and_delivers_to_the_demo_receiver(demo_service: DemoService):

@@ -9,13 +9,12 @@ from typing import Any
 import pytest
 from django.http import HttpResponse
 
-from exports import services
-from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
+from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import MASK
-from tests.admin.conftest import admin_url, listed
-from tests.conftest import Tenant
-from tests.exports.conftest import SECRET, make_queue
-from tests.exports.test_outbox import import_orders
+from tests.support.admin import admin_url, listed
+from tests.support.imports import import_orders
+from tests.support.queues import SECRET, failed_item, make_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -41,37 +40,6 @@ def form_data(tenant: Tenant, **overrides: Any) -> dict[str, str]:
 def shown_secret(response: HttpResponse) -> str | None:
     match = re.search(r'<code class="webhook-secret">(whsec_[^<]+)</code>', response.content.decode())
     return match.group(1) if match else None
-
-
-def failed_item(queue: ExportQueue, key: str, status: str = ExportStatus.FAILURE) -> ExportItem:
-    delivery = ExportDelivery.objects.create(
-        account=queue.account,
-        queue=queue,
-        delivery_id=services.new_delivery_id(),
-        status=status,
-        attempts=1,
-        status_code=500,
-        next_attempt_at="2025-01-15T09:30:00Z",
-    )
-    ExportAttempt.objects.create(
-        account=queue.account,
-        delivery=delivery,
-        number=1,
-        ok=False,
-        status_code=500,
-        error="HTTP 500",
-        duration_ms=12,
-        started_at="2025-01-15T09:30:00Z",
-    )
-    return ExportItem.objects.create(
-        account=queue.account,
-        queue=queue,
-        entity_type=queue.entity_type,
-        object_id=1,
-        element_key=key,
-        status=status,
-        delivery=delivery,
-    )
 
 
 # --- Pages ---------------------------------------------------------------------------------------------------

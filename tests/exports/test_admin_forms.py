@@ -12,12 +12,12 @@ from django.http import HttpResponse
 
 from exports.models import ExportDelivery, ExportItem, ExportQueue
 from exports.serializers import MASK
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi
-from tests.conftest import Tenant
-from tests.exports.conftest import SECRET, make_queue
-from tests.exports.receiver import Receiver
-from tests.exports.test_outbox import import_orders
+from tests.support.admin import admin_url
+from tests.support.api import AdminApi
+from tests.support.imports import import_orders
+from tests.support.queues import SECRET, make_queue
+from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -10,9 +10,8 @@ from django.utils import timezone
 
 from exports.models import ExportDelivery, ExportItem, ExportStatus
 from imports.models import ImportItem, ImportStatus
-from tests.admin.conftest import admin_url
-from tests.exports.conftest import make_queue
-from tests.exports.test_admin import failed_item
+from tests.support.admin import admin_url
+from tests.support.queues import failed_item, make_queue
 
 
 def test_the_export_log_list_shows_why_an_item_failed(admin_client, tenant) -> None:

@@ -7,15 +7,14 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.test import APIClient
 
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import MASK
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
-from tests.exports.conftest import SECRET, make_queue
-from tests.exports.test_outbox import import_orders
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.imports import import_orders
+from tests.support.queues import SECRET, make_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -55,11 +54,6 @@ LOG_FIELDS = {
     "pause_reason",
     "attempt_log",
 }
-
-
-@pytest.fixture
-def api(client: APIClient, tenant: Tenant) -> AdminApi:
-    return AdminApi(client, tenant)
 
 
 def queue_body(**overrides: Any) -> dict[str, Any]:

@@ -10,26 +10,20 @@ import pytest
 from exports import services
 from exports.deliveries.base import ANSWER_BYTES
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportStatus
-from tests.backoffice.conftest import (
-    SignIn,
-    sign_in,  # noqa: F401  (a fixture: asked for by name)
-)
-from tests.conftest import Tenant
-from tests.exports.conftest import make_queue
-from tests.exports.deliveries.conftest import (  # noqa: F401  (the real servers: fixtures asked for by name)
+from tests.support.backoffice import SignIn
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
+from tests.support.receivers import Receiver, closed_port
+from tests.support.servers import (
     FTP_PASSWORD,
     FTP_USER,
     SFTP_PASSWORD,
     SFTP_USER,
     FtpServer,
     SftpServer,
-    ftp_server,
-    sftp_server,
-    ssh_keys,
 )
-from tests.exports.receiver import Receiver, closed_port
-from tests.exports.test_outbox import import_orders
 from tests.support.smtp import running_smtp
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

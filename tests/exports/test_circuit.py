@@ -17,19 +17,14 @@ from core import breaker
 from core.models import BreakerState, CircuitBreaker
 from exports import circuit, services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi
-from tests.conftest import make_tenant
-from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver, closed_port
-from tests.exports.test_outbox import import_orders
+from tests.support.admin import admin_url
+from tests.support.imports import import_orders
+from tests.support.outbound import cool_down_over
+from tests.support.queues import make_queue
+from tests.support.receivers import Receiver, closed_port
+from tests.support.tenants import make_tenant
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(client: Any, tenant: Any) -> AdminApi:
-    return AdminApi(client, tenant)
 
 
 @pytest.fixture(autouse=True)
@@ -49,10 +44,6 @@ def due(*deliveries: ExportDelivery) -> None:
 def deliver(delivery: ExportDelivery) -> str | None:
     due(delivery)
     return services.deliver(delivery_pk=delivery.pk)
-
-
-def cool_down_over() -> None:
-    CircuitBreaker.objects.update(open_until=timezone.now() - timedelta(seconds=1))
 
 
 def open_breaker(tenant: Any, client: Any, receiver: Receiver, count: int = 3) -> list[ExportDelivery]:

@@ -22,8 +22,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportStatus
 from exports.services import enqueueing, sending
-from tests.exports.conftest import make_queue
-from tests.exports.test_outbox import import_orders
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

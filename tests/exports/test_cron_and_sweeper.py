@@ -11,8 +11,8 @@ from django.utils import timezone
 from exports import services
 from exports.models import ExportDelivery, ExportItem
 from exports.services import enqueueing
-from tests.exports.conftest import make_queue
-from tests.exports.test_outbox import import_orders
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
 
 pytestmark = pytest.mark.django_db
 

@@ -30,8 +30,8 @@ from exports.deliveries import REGISTRY as DELIVERIES
 from exports.deliveries.base import DeliveryResult
 from exports.models import ExportAttempt, ExportDelivery, ExportQueue, ExportStatus
 from exports.services import enqueueing, leasing
-from tests.exports.conftest import make_queue
-from tests.exports.test_outbox import import_orders
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,9 +20,9 @@ from exports.entities import REGISTRY as ENTITIES
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import Element, RenderContext
 from ledger.api.checkouts import CHECKOUT_REQUEST_EXAMPLE
-from tests.conftest import Tenant
 from tests.factories import RegisterFactory
 from tests.support.export_checks import ExportCheck, install
+from tests.support.tenants import Tenant
 
 pytestmark = [pytest.mark.django_db, pytest.mark.made_up_entities]
 

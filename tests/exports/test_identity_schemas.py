@@ -24,7 +24,6 @@ from exports.transforms.identity import IdentityTransform
 from imports.docs import ORDER
 from ledger.api.checkouts import _BASKET, CHECKOUT_REQUEST_EXAMPLE
 from orders.models import IncomingOrder, OrderStateChange
-from tests.conftest import Tenant
 from tests.factories import (
     CashierFactory,
     IncomingOrderFactory,
@@ -33,6 +32,7 @@ from tests.factories import (
     RegisterFactory,
 )
 from tests.support.openapi import component_validator, problems
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +49,7 @@ def document(openapi_document: dict) -> dict:
     return openapi_document
 
 
-def pos(client: Client, tenant: Tenant, path: str, body: Any) -> Any:
+def post_pos(client: Client, tenant: Tenant, path: str, body: Any) -> Any:
     url = f"/api/v1/pos/{path}?{tenant.query(tenant.pos_key)}"
     response = client.post(url, json.dumps(body), content_type="application/json")
     assert response.status_code in (200, 201), response.content
@@ -60,13 +60,15 @@ def pos(client: Client, tenant: Tenant, path: str, body: Any) -> Any:
 def exports(client: Client, tenant: Tenant) -> dict[str, bytes]:
     """One entity of each type, made as in use, and its identity export: the wrapper's bytes by type."""
     RegisterFactory(account=tenant.account, stock_location=tenant.stock_location, identifier="reg-1", name="Till 1")
-    pos(client, tenant, "registers/reg-1/open", {"cash_total_at_open": 500})
-    pos(client, tenant, "checkouts", CHECKOUT_REQUEST_EXAMPLE)
+    post_pos(client, tenant, "registers/reg-1/open", {"cash_total_at_open": 500})
+    post_pos(client, tenant, "checkouts", CHECKOUT_REQUEST_EXAMPLE)
     signup = {"email": "Jane@Example.COM", "first_name": "Jane", "register_id": "reg-1", "timestamp": 1736933400}
-    pos(client, tenant, "newsletter-signups", {**signup, "shop_id": "shop-1"})
+    post_pos(client, tenant, "newsletter-signups", {**signup, "shop_id": "shop-1"})
     stock = {"type": "received", "product_id": "tshirt-basic", "stock_location_id": "shop-1", "adjustment": 12}
-    pos(client, tenant, "stock-events", {**stock, "timestamp": "2025-01-15T08:00:00Z"})
-    pos(client, tenant, "registers/reg-1/close", {"counted": [{"payment_type_identifier": "cash", "counted": 500}]})
+    post_pos(client, tenant, "stock-events", {**stock, "timestamp": "2025-01-15T08:00:00Z"})
+    post_pos(
+        client, tenant, "registers/reg-1/close", {"counted": [{"payment_type_identifier": "cash", "counted": 500}]}
+    )
     product = {"id": "tshirt-basic", "name": {"da": "T-shirt", "en": "T-shirt"}, "retail_price": {"dk": 125}}
     response = client.post(
         f"/api/v1/products/?{tenant.query(tenant.admin_key)}", json.dumps(product), content_type="application/json"

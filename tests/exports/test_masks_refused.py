@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from exports.models import ExportQueue
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi, error_fields
-from tests.exports.conftest import SECRET, make_queue
+from tests.support.admin import admin_url
+from tests.support.api import AdminApi, error_fields
+from tests.support.queues import SECRET, make_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -23,11 +23,6 @@ HOOK = {
     "headers": {"X-Shop": "shop-Secret-1", "Accept": "application/json"},
     "secret": SECRET,
 }
-
-
-@pytest.fixture
-def api(client, tenant) -> AdminApi:
-    return AdminApi(client, tenant)
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from unittest import mock
 
 import pytest
@@ -12,22 +11,11 @@ from exports import services
 from exports.models import ExportDelivery, ExportItem, ExportStatus
 from orders import services as order_services
 from orders.models import IncomingOrder, OrderStateChange
-from tests.exports.conftest import make_queue
 from tests.factories import MarketFactory, StockLocationFactory
-from tests.imports.conftest import materialise_pending, order
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
 
 pytestmark = pytest.mark.django_db
-
-
-def import_orders(client, tenant, *identifiers: str, location: str = "shop-1") -> None:
-    body = json.dumps({"orders": [order(i) for i in identifiers]})
-    client.generic(
-        "POST",
-        f"/imports/incoming_orders?{tenant.query(stock_location=location)}",
-        body,
-        content_type="application/json",
-    )
-    materialise_pending(tenant)
 
 
 def test_a_materialised_order_emits_a_created_event_into_each_matching_queue(tenant, client):

@@ -20,8 +20,8 @@ from exports import outputs, services
 from exports.api import OUTPUT_SCHEMA_EXAMPLE, OUTPUT_SCHEMA_EXAMPLE_TRANSFORM
 from exports.models import ExportQueue
 from ledger.api.checkouts import CHECKOUT_REQUEST_EXAMPLE
-from tests.conftest import Tenant
 from tests.factories import RegisterFactory
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

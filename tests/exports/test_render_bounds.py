@@ -4,25 +4,19 @@ output is stopped while it renders, wherever it runs (issue 11). Time runs on a 
 from __future__ import annotations
 
 import pytest
-from rest_framework.test import APIClient
 
 from exports import services
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi, error_fields
-from tests.conftest import Tenant
-from tests.exports.conftest import make_queue
-from tests.exports.test_outbox import import_orders
-from tests.exports.transforms.conftest import FakeClock
+from tests.support.admin import admin_url
+from tests.support.api import AdminApi, error_fields
+from tests.support.clocks import FakeClock
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
 AMPLIFYING = {"type": "handlebars", "template": "{{{@root}}}" * 200}
-
-
-@pytest.fixture
-def api(client: APIClient, tenant: Tenant) -> AdminApi:
-    return AdminApi(client, tenant)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from exports.models import ExportDelivery, ExportItem, ExportStatus
-from tests.exports.conftest import make_queue
+from tests.support.queues import make_queue
 
 pytestmark = pytest.mark.django_db
 

@@ -10,11 +10,11 @@ from rest_framework.test import APIClient
 
 from accounts.services import create_api_key
 from exports.models import ExportQueue
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi
-from tests.conftest import Tenant
-from tests.exports.conftest import make_queue
-from tests.exports.test_outbox import import_orders
+from tests.support.admin import admin_url
+from tests.support.api import AdminApi
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -11,9 +11,9 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportStatus
-from tests.exports.conftest import SECRET, make_queue
-from tests.exports.receiver import closed_port
-from tests.exports.test_outbox import import_orders
+from tests.support.imports import import_orders
+from tests.support.queues import SECRET, make_queue
+from tests.support.receivers import closed_port
 
 pytestmark = pytest.mark.django_db
 

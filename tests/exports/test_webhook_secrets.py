@@ -14,11 +14,11 @@ import pytest
 
 from exports import services
 from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi, error_fields
-from tests.exports.conftest import SECRET, make_queue
-from tests.exports.receiver import Receiver
-from tests.exports.test_outbox import import_orders
+from tests.support.admin import admin_url
+from tests.support.api import AdminApi, error_fields
+from tests.support.imports import import_orders
+from tests.support.queues import SECRET, make_queue
+from tests.support.receivers import Receiver
 
 pytestmark = pytest.mark.django_db
 
@@ -50,11 +50,6 @@ def hook(receiver: Receiver, *, userinfo: bool = True) -> dict[str, Any]:
 @pytest.fixture
 def queue(tenant, receiver: Receiver, allow_loopback: None) -> ExportQueue:
     return make_queue(tenant, "unused", delivery=hook(receiver))
-
-
-@pytest.fixture
-def api(client, tenant) -> AdminApi:
-    return AdminApi(client, tenant)
 
 
 def assert_no_secret(*texts: str) -> None:

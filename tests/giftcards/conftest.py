@@ -1,38 +1,19 @@
-"""Fixtures of the gift card and customer account tests: the POS client (with GET), the reference
-integrator and a stored, paid sale that sells a gift card."""
+"""Fixtures of the gift card and customer account tests: a stored, paid sale that sells a gift card."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlencode
 
 import pytest
-from rest_framework.response import Response
-from rest_framework.test import APIClient
 
 from accounts.models import Register
-from tests.conftest import Tenant
-from tests.integrations.conftest import allow_loopback, configure, reference
-from tests.ledger.conftest import PosApi, error_fields, register
-from tests.ledger.test_checkouts import checkout_body
-
-
-class Pos(PosApi):
-    """The ledger's PosApi plus GET with query parameters next to the credentials."""
-
-    def get(self, path: str, **params: str) -> Response:
-        extra = f"&{urlencode(params)}" if params else ""
-        return self.client.get(self.url(path) + extra)
+from tests.support.api import PosApi
+from tests.support.checkouts import checkout_body
 
 
 @pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> Pos:
-    return Pos(client, tenant)
-
-
-@pytest.fixture
-def sell_giftcard(pos: Pos, register: Register) -> Callable[..., str]:
+def sell_giftcard(pos: PosApi, register: Register) -> Callable[..., str]:
     """Posts a checkout whose sale sells gift card ``code`` (a line with ``behavior.giftcard``); returns the
     sale identifier."""
 
@@ -53,17 +34,3 @@ def sell_giftcard(pos: Pos, register: Register) -> Callable[..., str]:
         return sale_id
 
     return sell
-
-
-__all__ = ["allow_loopback", "configure", "error_fields", "reference", "register"]
-
-
-def missing_once(lookup: Callable[..., Any]) -> Callable[..., Any]:
-    """``lookup`` that finds nothing the first time: the check before a pay's insert misses the pay already
-    recorded, as a concurrent retry's check does, so the insert meets the unique constraint."""
-    calls = iter([True])
-
-    def lookup_missing_once(**keywords: Any) -> Any:
-        return None if next(calls, False) else lookup(**keywords)
-
-    return lookup_missing_once

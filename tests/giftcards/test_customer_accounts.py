@@ -15,9 +15,11 @@ from django.test import RequestFactory
 
 from giftcards import selectors as giftcard_selectors
 from giftcards.models import CustomerAccountPayment
-from tests.conftest import Tenant
-from tests.giftcards.conftest import Pos, error_fields, missing_once
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.api import PosApi, error_fields
+from tests.support.integrations import pays_sent
+from tests.support.races import missing_once
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 
 @pytest.fixture
@@ -26,19 +28,15 @@ def accounts(configure: Callable[..., Any]) -> None:
     configure("customer_account_pay")
 
 
-def pay(pos: Pos, customer_id: str, amount: Any, payment_type: str = "customer_account", **extra: Any) -> Any:
+def pay(pos: PosApi, customer_id: str, amount: Any, payment_type: str = "customer_account", **extra: Any) -> Any:
     body = {"amount": amount, "currency_code": "DKK", "payment_type": payment_type, **extra}
     return pos.post(f"customer-accounts/{customer_id}/pay", body)
-
-
-def _pays_sent(reference: ReferenceIntegrator) -> int:
-    return len([r for r in reference.requests if r.path.endswith("/pay")])
 
 
 # --- read ------------------------------------------------------------------------------------------------
 
 
-def test_the_balance_is_read_from_the_integrator(pos: Pos, accounts: None, reference: ReferenceIntegrator) -> None:
+def test_the_balance_is_read_from_the_integrator(pos: PosApi, accounts: None, reference: ReferenceIntegrator) -> None:
     reference.balances["c-9"] = Decimal("123.45")
     response = pos.get("customer-accounts/c-9", currency_code="DKK")
     assert response.status_code == 200
@@ -46,33 +44,33 @@ def test_the_balance_is_read_from_the_integrator(pos: Pos, accounts: None, refer
     assert reference.last("/customer-accounts/c-9").query["currency_code"] == "DKK"
 
 
-def test_reading_needs_a_currency_code(pos: Pos, accounts: None) -> None:
+def test_reading_needs_a_currency_code(pos: PosApi, accounts: None) -> None:
     response = pos.get("customer-accounts/c-9")
     assert response.status_code == 400 and error_fields(response) == {"currency_code"}
 
 
-def test_reading_refuses_a_wrong_currency_code(pos: Pos, accounts: None) -> None:
+def test_reading_refuses_a_wrong_currency_code(pos: PosApi, accounts: None) -> None:
     response = pos.get("customer-accounts/c-9", currency_code="kroner")
     assert response.status_code == 400 and error_fields(response) == {"currency_code"}
 
 
-def test_a_non_200_read_is_an_error(pos: Pos, accounts: None, reference: ReferenceIntegrator) -> None:
+def test_a_non_200_read_is_an_error(pos: PosApi, accounts: None, reference: ReferenceIntegrator) -> None:
     reference.script["/customer-accounts/{customer_id}"] = [(404, {"error": "no such customer"})]
     assert pos.get("customer-accounts/c-9", currency_code="DKK").status_code == 502
 
 
-def test_a_2xx_read_other_than_200_is_an_error(pos: Pos, accounts: None, reference: ReferenceIntegrator) -> None:
+def test_a_2xx_read_other_than_200_is_an_error(pos: PosApi, accounts: None, reference: ReferenceIntegrator) -> None:
     reference.script["/customer-accounts/{customer_id}"] = [(202, {"amount": 5})]
     assert pos.get("customer-accounts/c-9", currency_code="DKK").status_code == 502
 
 
-def test_a_read_without_an_amount_is_a_502(pos: Pos, accounts: None, reference: ReferenceIntegrator) -> None:
+def test_a_read_without_an_amount_is_a_502(pos: PosApi, accounts: None, reference: ReferenceIntegrator) -> None:
     reference.script["/customer-accounts/{customer_id}"] = [(200, {"balance": 5})]
     response = pos.get("customer-accounts/c-9", currency_code="DKK")
     assert response.status_code == 502 and response.json()["errors"][0]["code"] == "bad_answer"
 
 
-def test_reading_without_a_configuration_is_a_404(pos: Pos, configure: Callable[..., Any]) -> None:
+def test_reading_without_a_configuration_is_a_404(pos: PosApi, configure: Callable[..., Any]) -> None:
     configure("customer_account_pay")
     assert pos.get("customer-accounts/c-9", currency_code="DKK").status_code == 404
 
@@ -80,7 +78,7 @@ def test_reading_without_a_configuration_is_a_404(pos: Pos, configure: Callable[
 # --- pay -------------------------------------------------------------------------------------------------
 
 
-def test_a_payment_is_made_and_recorded(pos: Pos, accounts: None, reference: ReferenceIntegrator) -> None:
+def test_a_payment_is_made_and_recorded(pos: PosApi, accounts: None, reference: ReferenceIntegrator) -> None:
     response = pay(pos, "c-9", 250, purchase_amount=250, identifier="pay-1")
     assert response.status_code == 200, response.json()
     body = response.json()
@@ -93,7 +91,7 @@ def test_a_payment_is_made_and_recorded(pos: Pos, accounts: None, reference: Ref
 
 
 def test_a_differing_amount_is_answered_as_it_is_and_flagged(
-    pos: Pos, accounts: None, reference: ReferenceIntegrator
+    pos: PosApi, accounts: None, reference: ReferenceIntegrator
 ) -> None:
     reference.pay_partial = Decimal("80.5")
     response = pay(pos, "c-9", 100)
@@ -113,7 +111,9 @@ def test_a_differing_amount_is_answered_as_it_is_and_flagged(
         ("close", None),
     ],
 )
-def test_any_non_200_is_a_failed_payment(pos: Pos, accounts: None, reference: ReferenceIntegrator, entry: Any) -> None:
+def test_any_non_200_is_a_failed_payment(
+    pos: PosApi, accounts: None, reference: ReferenceIntegrator, entry: Any
+) -> None:
     reference.script["/customer-accounts/{customer_id}/pay"] = [entry]
     response = pay(pos, "c-9", 100)
     assert response.status_code == 502
@@ -132,7 +132,7 @@ def test_any_non_200_is_a_failed_payment(pos: Pos, accounts: None, reference: Re
     ],
 )
 def test_a_200_of_the_wrong_shape_is_a_502_and_nothing_is_recorded_as_paid(
-    pos: Pos, accounts: None, reference: ReferenceIntegrator, entry: Any
+    pos: PosApi, accounts: None, reference: ReferenceIntegrator, entry: Any
 ) -> None:
     reference.script["/customer-accounts/{customer_id}/pay"] = [entry]
     response = pay(pos, "c-9", 100)
@@ -140,7 +140,7 @@ def test_a_200_of_the_wrong_shape_is_a_502_and_nothing_is_recorded_as_paid(
     assert not CustomerAccountPayment.objects.filter(ok=True).exists()
 
 
-def test_a_zero_amount_used_is_a_failed_payment(pos: Pos, accounts: None, reference: ReferenceIntegrator) -> None:
+def test_a_zero_amount_used_is_a_failed_payment(pos: PosApi, accounts: None, reference: ReferenceIntegrator) -> None:
     reference.script["/customer-accounts/{customer_id}/pay"] = [(200, {"amount": 0})]
     response = pay(pos, "c-9", 100)
     assert response.status_code == 502
@@ -148,7 +148,7 @@ def test_a_zero_amount_used_is_a_failed_payment(pos: Pos, accounts: None, refere
 
 
 def test_a_slow_integrator_is_a_504(
-    pos: Pos, accounts: None, reference: ReferenceIntegrator, configure: Callable[..., Any]
+    pos: PosApi, accounts: None, reference: ReferenceIntegrator, configure: Callable[..., Any]
 ) -> None:
     configure("customer_account_pay", timeout="0.3")
     reference.script["/customer-accounts/{customer_id}/pay"] = [("sleep", 2)]
@@ -159,18 +159,18 @@ def test_a_slow_integrator_is_a_504(
 
 
 def test_a_repeated_identifier_answers_the_first_result_without_paying_twice(
-    pos: Pos, accounts: None, reference: ReferenceIntegrator
+    pos: PosApi, accounts: None, reference: ReferenceIntegrator
 ) -> None:
     first = pay(pos, "c-9", 100, identifier="pay-1")
     again = pay(pos, "c-9", 100, identifier="pay-1")
     assert again.status_code == 200
     assert again.json()["replayed"] is True and first.json()["replayed"] is False
-    assert _pays_sent(reference) == 1
+    assert pays_sent(reference) == 1
     assert reference.balances["c-9"] == Decimal(900)
 
 
 def test_a_retry_that_passes_the_identifier_check_in_a_race_replays_the_first_payment(
-    pos: Pos, accounts: None, reference: ReferenceIntegrator, monkeypatch: pytest.MonkeyPatch
+    pos: PosApi, accounts: None, reference: ReferenceIntegrator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pay(pos, "c-9", 100, identifier="pay-1")
     monkeypatch.setattr(
@@ -181,11 +181,11 @@ def test_a_retry_that_passes_the_identifier_check_in_a_race_replays_the_first_pa
     again = pay(pos, "c-9", 100, identifier="pay-1")
     assert again.status_code == 200, again.json()
     assert again.json()["replayed"] is True
-    assert _pays_sent(reference) == 1
+    assert pays_sent(reference) == 1
     assert CustomerAccountPayment.objects.filter(identifier="pay-1").count() == 1
 
 
-def test_an_identifier_reused_for_another_customer_is_a_409(pos: Pos, accounts: None) -> None:
+def test_an_identifier_reused_for_another_customer_is_a_409(pos: PosApi, accounts: None) -> None:
     pay(pos, "c-9", 100, identifier="pay-1")
     assert pay(pos, "c-8", 100, identifier="pay-1").status_code == 409
 
@@ -206,15 +206,15 @@ def test_an_identifier_reused_for_another_customer_is_a_409(pos: Pos, accounts: 
     ],
 )
 def test_a_wrong_pay_body_is_a_400_naming_the_field(
-    pos: Pos, accounts: None, reference: ReferenceIntegrator, body: Any, fields: set[str]
+    pos: PosApi, accounts: None, reference: ReferenceIntegrator, body: Any, fields: set[str]
 ) -> None:
     response = pos.post("customer-accounts/c-9/pay", body)
     assert response.status_code == 400
     assert error_fields(response) == fields
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
-def test_truncated_json_is_a_400(pos: Pos, accounts: None) -> None:
+def test_truncated_json_is_a_400(pos: PosApi, accounts: None) -> None:
     assert pos.post("customer-accounts/c-9/pay", '{"amount": 1').status_code == 400
 
 
@@ -227,47 +227,47 @@ def lookup(configure: Callable[..., Any], accounts: None) -> None:
 
 
 def test_the_credit_rule_refuses_before_asking_the_integrator_to_pay(
-    pos: Pos, lookup: None, reference: ReferenceIntegrator
+    pos: PosApi, lookup: None, reference: ReferenceIntegrator
 ) -> None:
     # c-1: balance 100, credit_limit 500: a purchase of 600.01 less 100 exceeds 500.
     response = pay(pos, "c-1", 600.01, payment_type="invoice")
     assert response.status_code == 400
     assert response.json()["errors"][0]["code"] == "credit_limit_exceeded"
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
     assert not CustomerAccountPayment.objects.exists()
     assert reference.last("/customers").query["q"] == "c-1"
 
 
 def test_the_credit_rule_allows_a_purchase_within_the_limit(
-    pos: Pos, lookup: None, reference: ReferenceIntegrator
+    pos: PosApi, lookup: None, reference: ReferenceIntegrator
 ) -> None:
     assert pay(pos, "c-1", 600, payment_type="invoice").status_code == 200
 
 
-def test_the_credit_rule_uses_the_purchase_amount_when_given(pos: Pos, lookup: None) -> None:
+def test_the_credit_rule_uses_the_purchase_amount_when_given(pos: PosApi, lookup: None) -> None:
     response = pay(pos, "c-1", 50, payment_type="customer_account", purchase_amount=700)
     assert response.status_code == 400
     assert response.json()["errors"][0]["code"] == "credit_limit_exceeded"
 
 
-def test_other_payment_types_are_not_limited(pos: Pos, lookup: None, reference: ReferenceIntegrator) -> None:
+def test_other_payment_types_are_not_limited(pos: PosApi, lookup: None, reference: ReferenceIntegrator) -> None:
     assert pay(pos, "c-1", 5000, payment_type="card.external").status_code == 200
     assert not [r for r in reference.requests if r.path == "/customers"]
 
 
-def test_a_blocked_customer_is_refused(pos: Pos, lookup: None, reference: ReferenceIntegrator) -> None:
+def test_a_blocked_customer_is_refused(pos: PosApi, lookup: None, reference: ReferenceIntegrator) -> None:
     response = pay(pos, "c-3", 10, payment_type="invoice")
     assert response.status_code == 409 and response.json()["errors"][0]["code"] == "sales_blocked"
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
-def test_a_customer_the_lookup_does_not_know_is_refused(pos: Pos, lookup: None) -> None:
+def test_a_customer_the_lookup_does_not_know_is_refused(pos: PosApi, lookup: None) -> None:
     response = pay(pos, "c-404", 10, payment_type="invoice")
     assert response.status_code == 404 and response.json()["errors"][0]["code"] == "unknown_customer"
 
 
 def test_a_missing_balance_is_read_from_the_customer_account(
-    pos: Pos, lookup: None, reference: ReferenceIntegrator
+    pos: PosApi, lookup: None, reference: ReferenceIntegrator
 ) -> None:
     reference.script["/customers"] = [(200, [{"identifier": "c-5", "credit_limit": 100}])]
     reference.balances["c-5"] = Decimal(50)
@@ -275,13 +275,13 @@ def test_a_missing_balance_is_read_from_the_customer_account(
     assert reference.last("/customer-accounts/c-5").method == "GET"
 
 
-def test_a_failing_lookup_refuses_the_payment(pos: Pos, lookup: None, reference: ReferenceIntegrator) -> None:
+def test_a_failing_lookup_refuses_the_payment(pos: PosApi, lookup: None, reference: ReferenceIntegrator) -> None:
     reference.script["/customers"] = [(503, "down")]
     assert pay(pos, "c-1", 10, payment_type="invoice").status_code == 502
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
-def test_without_a_lookup_the_integrator_decides(pos: Pos, accounts: None) -> None:
+def test_without_a_lookup_the_integrator_decides(pos: PosApi, accounts: None) -> None:
     assert pay(pos, "c-1", 100_000, payment_type="invoice").status_code == 200
 
 
@@ -289,11 +289,11 @@ def test_without_a_lookup_the_integrator_decides(pos: Pos, accounts: None) -> No
 
 
 def test_another_account_without_the_integration_gets_a_404(accounts: None, other_tenant: Tenant, client: Any) -> None:
-    other = Pos(client, other_tenant)
+    other = PosApi(client, other_tenant)
     assert pay(other, "c-9", 10).status_code == 404
 
 
-def test_the_admin_shows_payments_read_only(pos: Pos, accounts: None, admin_user: Any, admin_client: Any) -> None:
+def test_the_admin_shows_payments_read_only(pos: PosApi, accounts: None, admin_user: Any, admin_client: Any) -> None:
     pay(pos, "c-9", 10)
     request = RequestFactory().get("/admin/")
     request.user = admin_user

@@ -17,9 +17,11 @@ from django.test import RequestFactory
 
 from giftcards import selectors as giftcard_selectors
 from giftcards.models import GiftCard, GiftCardMove, GiftCardStatus
-from tests.conftest import Tenant
-from tests.giftcards.conftest import Pos, error_fields, missing_once
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.api import PosApi, error_fields
+from tests.support.integrations import pays_sent
+from tests.support.races import missing_once
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 KINDS = ("giftcard_create", "giftcard_activate", "giftcard_read", "giftcard_pay")
 
@@ -31,14 +33,14 @@ def giftcards(configure: Callable[..., Any]) -> None:
 
 
 @pytest.fixture
-def active(pos: Pos, giftcards: None, reference: ReferenceIntegrator) -> str:
+def active(pos: PosApi, giftcards: None, reference: ReferenceIntegrator) -> str:
     """An active card ``GC-A`` of 500 DKK, known to the service (read once)."""
     reference.add_card("GC-A", amount=500)
     assert pos.get("giftcards/GC-A").status_code == 200
     return "GC-A"
 
 
-def pay(pos: Pos, code: str, amount: Any, **extra: Any) -> Any:
+def pay(pos: PosApi, code: str, amount: Any, **extra: Any) -> Any:
     return pos.post(f"giftcards/{code}/pay", {"amount": amount, "currency_code": "DKK", **extra})
 
 
@@ -50,7 +52,7 @@ def card(code: str) -> GiftCard:
 
 
 def test_a_card_is_created_activated_read_paid_partly_and_used_up(
-    pos: Pos, giftcards: None, reference: ReferenceIntegrator, sell_giftcard: Callable[..., str]
+    pos: PosApi, giftcards: None, reference: ReferenceIntegrator, sell_giftcard: Callable[..., str]
 ) -> None:
     created = pos.post("giftcards", {"amount": 500, "currency_code": "DKK", "shop_id": "shop-1"})
     assert created.status_code == 201, created.json()
@@ -89,7 +91,7 @@ def test_a_card_is_created_activated_read_paid_partly_and_used_up(
     ]
 
 
-def test_the_record_keeps_amounts_before_and_after_each_pay(pos: Pos, active: str) -> None:
+def test_the_record_keeps_amounts_before_and_after_each_pay(pos: PosApi, active: str) -> None:
     pay(pos, active, 100)
     move = GiftCardMove.objects.get(action="pay")
     assert (move.amount_before, move.amount_after, move.requested_amount) == (Decimal(500), Decimal(400), Decimal(100))
@@ -97,7 +99,7 @@ def test_the_record_keeps_amounts_before_and_after_each_pay(pos: Pos, active: st
 
 
 def test_the_card_is_used_when_the_balance_reaches_zero_even_if_the_integrator_says_active(
-    pos: Pos, active: str, reference: ReferenceIntegrator
+    pos: PosApi, active: str, reference: ReferenceIntegrator
 ) -> None:
     entity = {**reference.cards[active], "amount": 0, "status": 2}
     reference.script["/giftcards/{code}/pay"] = [(200, entity)]
@@ -108,7 +110,7 @@ def test_the_card_is_used_when_the_balance_reaches_zero_even_if_the_integrator_s
 
 
 def test_reading_an_unknown_card_records_it_so_it_can_be_paid(
-    pos: Pos, giftcards: None, reference: ReferenceIntegrator
+    pos: PosApi, giftcards: None, reference: ReferenceIntegrator
 ) -> None:
     reference.add_card("WEB-1", amount=250)
     response = pos.get("giftcards/WEB-1")
@@ -117,7 +119,7 @@ def test_reading_an_unknown_card_records_it_so_it_can_be_paid(
     assert pay(pos, "WEB-1", 50).status_code == 200
 
 
-def test_paths_work_with_a_trailing_slash(pos: Pos, active: str) -> None:
+def test_paths_work_with_a_trailing_slash(pos: PosApi, active: str) -> None:
     assert pos.get(f"giftcards/{active}/").status_code == 200
     assert pos.post(f"giftcards/{active}/pay/", {"amount": 1, "currency_code": "DKK"}).status_code == 200
 
@@ -126,21 +128,21 @@ def test_paths_work_with_a_trailing_slash(pos: Pos, active: str) -> None:
 
 
 @pytest.fixture
-def created(pos: Pos, giftcards: None) -> str:
+def created(pos: PosApi, giftcards: None) -> str:
     response = pos.post("giftcards", {"amount": 500, "currency_code": "DKK"})
     assert response.status_code == 201
     code: str = response.json()["code"]
     return code
 
 
-def test_activation_needs_a_stored_sale(pos: Pos, created: str) -> None:
+def test_activation_needs_a_stored_sale(pos: PosApi, created: str) -> None:
     response = pos.post(f"giftcards/{created}/activate", {"sale_id": "no-such-sale"})
     assert response.status_code == 400
     assert response.json()["errors"][0]["code"] == "sale_not_paid"
     assert card(created).status == GiftCardStatus.CREATED
 
 
-def test_activation_refuses_a_voided_sale(pos: Pos, created: str, sell_giftcard: Callable[..., str]) -> None:
+def test_activation_refuses_a_voided_sale(pos: PosApi, created: str, sell_giftcard: Callable[..., str]) -> None:
     sale_id = sell_giftcard(created, voided=True)
     response = pos.post(f"giftcards/{created}/activate", {"sale_id": sale_id})
     assert response.status_code == 400
@@ -148,7 +150,7 @@ def test_activation_refuses_a_voided_sale(pos: Pos, created: str, sell_giftcard:
 
 
 def test_activation_refuses_a_sale_that_does_not_sell_the_card(
-    pos: Pos, created: str, sell_giftcard: Callable[..., str], reference: ReferenceIntegrator
+    pos: PosApi, created: str, sell_giftcard: Callable[..., str], reference: ReferenceIntegrator
 ) -> None:
     sale_id = sell_giftcard("ANOTHER-CARD")
     response = pos.post(f"giftcards/{created}/activate", {"sale_id": sale_id})
@@ -158,7 +160,7 @@ def test_activation_refuses_a_sale_that_does_not_sell_the_card(
 
 
 def test_activating_again_for_the_same_sale_answers_the_active_card(
-    pos: Pos, created: str, sell_giftcard: Callable[..., str], reference: ReferenceIntegrator
+    pos: PosApi, created: str, sell_giftcard: Callable[..., str], reference: ReferenceIntegrator
 ) -> None:
     sale_id = sell_giftcard(created)
     pos.post(f"giftcards/{created}/activate", {"sale_id": sale_id})
@@ -168,75 +170,71 @@ def test_activating_again_for_the_same_sale_answers_the_active_card(
 
 
 def test_an_active_card_cannot_be_activated_for_another_sale(
-    pos: Pos, created: str, sell_giftcard: Callable[..., str]
+    pos: PosApi, created: str, sell_giftcard: Callable[..., str]
 ) -> None:
     pos.post(f"giftcards/{created}/activate", {"sale_id": sell_giftcard(created)})
     other = sell_giftcard(created, identifier="co-gc-2")
     assert pos.post(f"giftcards/{created}/activate", {"sale_id": other}).status_code == 409
 
 
-def test_activating_an_unknown_card_is_404(pos: Pos, giftcards: None) -> None:
+def test_activating_an_unknown_card_is_404(pos: PosApi, giftcards: None) -> None:
     assert pos.post("giftcards/NOPE/activate", {"sale_id": "s"}).status_code == 404
 
 
 # --- local refusals of a pay (the integrator is never asked) -----------------------------------------------
 
 
-def _pays_sent(reference: ReferenceIntegrator) -> int:
-    return len([r for r in reference.requests if r.path.endswith("/pay")])
-
-
 def test_paying_with_an_unknown_card_is_refused_before_asking(
-    pos: Pos, giftcards: None, reference: ReferenceIntegrator
+    pos: PosApi, giftcards: None, reference: ReferenceIntegrator
 ) -> None:
     response = pay(pos, "NEVER-SEEN", 10)
     assert response.status_code == 404
     assert response.json()["errors"][0]["code"] == "unknown_giftcard"
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
-def test_paying_with_an_inactive_card_is_refused(pos: Pos, created: str, reference: ReferenceIntegrator) -> None:
+def test_paying_with_an_inactive_card_is_refused(pos: PosApi, created: str, reference: ReferenceIntegrator) -> None:
     response = pay(pos, created, 10)
     assert (response.status_code, response.json()["errors"][0]["code"]) == (409, "giftcard_inactive")
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
-def test_paying_with_a_used_card_is_refused(pos: Pos, active: str, reference: ReferenceIntegrator) -> None:
+def test_paying_with_a_used_card_is_refused(pos: PosApi, active: str, reference: ReferenceIntegrator) -> None:
     pay(pos, active, 500)
     response = pay(pos, active, 1)
     assert (response.status_code, response.json()["errors"][0]["code"]) == (409, "giftcard_used")
-    assert _pays_sent(reference) == 1
+    assert pays_sent(reference) == 1
 
 
-def test_paying_with_an_expired_card_is_refused(pos: Pos, giftcards: None, reference: ReferenceIntegrator) -> None:
+def test_paying_with_an_expired_card_is_refused(pos: PosApi, giftcards: None, reference: ReferenceIntegrator) -> None:
     reference.add_card("OLD", amount=100, expiry_date=time.time() - 60)
     pos.get("giftcards/OLD")
     response = pay(pos, "OLD", 10)
     assert (response.status_code, response.json()["errors"][0]["code"]) == (409, "giftcard_expired")
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
-def test_paying_in_another_currency_is_refused(pos: Pos, active: str, reference: ReferenceIntegrator) -> None:
+def test_paying_in_another_currency_is_refused(pos: PosApi, active: str, reference: ReferenceIntegrator) -> None:
     response = pos.post(f"giftcards/{active}/pay", {"amount": 10, "currency_code": "EUR"})
     assert response.status_code == 400
     assert response.json()["errors"][0]["code"] == "wrong_currency"
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
-def test_paying_more_than_the_balance_is_refused(pos: Pos, active: str, reference: ReferenceIntegrator) -> None:
+def test_paying_more_than_the_balance_is_refused(pos: PosApi, active: str, reference: ReferenceIntegrator) -> None:
     response = pay(pos, active, 500.01)
     assert (response.status_code, response.json()["errors"][0]["code"]) == (400, "insufficient_balance")
-    assert _pays_sent(reference) == 0
+    assert pays_sent(reference) == 0
 
 
 @pytest.mark.parametrize("amount", [0, -5])
-def test_paying_nothing_or_less_is_refused(pos: Pos, active: str, amount: int) -> None:
+def test_paying_nothing_or_less_is_refused(pos: PosApi, active: str, amount: int) -> None:
     response = pay(pos, active, amount)
     assert response.status_code == 400
     assert error_fields(response) == {"amount"}
 
 
-def test_an_amount_finer_than_the_currency_is_refused(pos: Pos, active: str) -> None:
+def test_an_amount_finer_than_the_currency_is_refused(pos: PosApi, active: str) -> None:
     response = pay(pos, active, 10.005)
     assert response.status_code == 400
     assert response.json()["errors"][0]["code"] == "invalid_amount"
@@ -256,30 +254,32 @@ def test_an_amount_finer_than_the_currency_is_refused(pos: Pos, active: str) -> 
         ([1, 2], {""}),
     ],
 )
-def test_a_wrong_create_body_is_a_400_naming_the_field(pos: Pos, giftcards: None, body: Any, fields: set[str]) -> None:
+def test_a_wrong_create_body_is_a_400_naming_the_field(
+    pos: PosApi, giftcards: None, body: Any, fields: set[str]
+) -> None:
     response = pos.post("giftcards", body)
     assert response.status_code == 400
     assert error_fields(response) == fields
 
 
-def test_truncated_json_is_a_400(pos: Pos, giftcards: None) -> None:
+def test_truncated_json_is_a_400(pos: PosApi, giftcards: None) -> None:
     response = pos.post("giftcards", '{"amount": 10, "curr')
     assert response.status_code == 400
     assert response.json()["errors"][0]["code"] == "invalid_json"
 
 
-def test_unknown_fields_are_ignored(pos: Pos, giftcards: None) -> None:
+def test_unknown_fields_are_ignored(pos: PosApi, giftcards: None) -> None:
     response = pos.post("giftcards", {"amount": 10, "currency_code": "DKK", "colour": "gold"})
     assert response.status_code == 201
 
 
-def test_an_unknown_shop_is_refused(pos: Pos, giftcards: None, reference: ReferenceIntegrator) -> None:
+def test_an_unknown_shop_is_refused(pos: PosApi, giftcards: None, reference: ReferenceIntegrator) -> None:
     response = pos.post("giftcards", {"amount": 10, "currency_code": "DKK", "shop_id": "nowhere"})
     assert response.status_code == 400 and error_fields(response) == {"shop_id"}
     assert not reference.requests
 
 
-def test_a_unicode_code_is_passed_through(pos: Pos, giftcards: None, reference: ReferenceIntegrator) -> None:
+def test_a_unicode_code_is_passed_through(pos: PosApi, giftcards: None, reference: ReferenceIntegrator) -> None:
     reference.add_card("GAVEKORT-ÆØÅ-☃", amount=10)
     response = pos.get("giftcards/GAVEKORT-ÆØÅ-☃")
     assert response.status_code == 200
@@ -290,7 +290,7 @@ def test_a_unicode_code_is_passed_through(pos: Pos, giftcards: None, reference: 
 
 
 def test_a_repeated_pay_identifier_answers_the_first_result_without_paying_twice(
-    pos: Pos, active: str, reference: ReferenceIntegrator
+    pos: PosApi, active: str, reference: ReferenceIntegrator
 ) -> None:
     first = pay(pos, active, 100, identifier="pay-1")
     pay(pos, active, 50)
@@ -298,12 +298,12 @@ def test_a_repeated_pay_identifier_answers_the_first_result_without_paying_twice
     assert again.status_code == 200
     assert again.json()["replayed"] is True
     assert again.json()["amount"] == first.json()["amount"] == 400
-    assert _pays_sent(reference) == 2
+    assert pays_sent(reference) == 2
     assert reference.cards[active]["amount"] == 350
 
 
 def test_a_retry_that_passes_the_identifier_check_in_a_race_replays_the_first_pay(
-    pos: Pos, active: str, reference: ReferenceIntegrator, monkeypatch: pytest.MonkeyPatch
+    pos: PosApi, active: str, reference: ReferenceIntegrator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = pay(pos, active, 100, identifier="pay-1")
     monkeypatch.setattr(
@@ -312,18 +312,20 @@ def test_a_retry_that_passes_the_identifier_check_in_a_race_replays_the_first_pa
     again = pay(pos, active, 100, identifier="pay-1")
     assert again.status_code == 200, again.json()
     assert again.json()["replayed"] is True and again.json()["amount"] == first.json()["amount"]
-    assert _pays_sent(reference) == 1
+    assert pays_sent(reference) == 1
     assert GiftCardMove.objects.filter(identifier="pay-1").count() == 1
 
 
-def test_a_pay_identifier_reused_for_another_amount_is_a_409(pos: Pos, active: str) -> None:
+def test_a_pay_identifier_reused_for_another_amount_is_a_409(pos: PosApi, active: str) -> None:
     pay(pos, active, 100, identifier="pay-1")
     response = pay(pos, active, 99, identifier="pay-1")
     assert response.status_code == 409
     assert response.json()["errors"][0]["code"] == "reused"
 
 
-def test_a_failed_pay_frees_its_identifier_for_a_retry(pos: Pos, active: str, reference: ReferenceIntegrator) -> None:
+def test_a_failed_pay_frees_its_identifier_for_a_retry(
+    pos: PosApi, active: str, reference: ReferenceIntegrator
+) -> None:
     reference.script["/giftcards/{code}/pay"] = [(503, {"error": "maintenance"})]
     assert pay(pos, active, 100, identifier="pay-1").status_code == 502
     retry = pay(pos, active, 100, identifier="pay-1")
@@ -355,7 +357,7 @@ def test_a_failed_pay_frees_its_identifier_for_a_retry(pos: Pos, active: str, re
     ],
 )
 def test_a_failing_integrator_is_a_502_and_the_card_is_unchanged(
-    pos: Pos, active: str, reference: ReferenceIntegrator, entry: Any
+    pos: PosApi, active: str, reference: ReferenceIntegrator, entry: Any
 ) -> None:
     reference.script["/giftcards/{code}/pay"] = [entry]
     response = pay(pos, active, 100)
@@ -367,7 +369,7 @@ def test_a_failing_integrator_is_a_502_and_the_card_is_unchanged(
 
 
 def test_a_slow_integrator_is_a_504_and_the_outcome_stays_unknown(
-    pos: Pos, active: str, reference: ReferenceIntegrator, configure: Callable[..., Any]
+    pos: PosApi, active: str, reference: ReferenceIntegrator, configure: Callable[..., Any]
 ) -> None:
     configure("giftcard_pay", timeout="0.3")
     reference.script["/giftcards/{code}/pay"] = [("sleep", 2)]
@@ -381,7 +383,7 @@ def test_a_slow_integrator_is_a_504_and_the_outcome_stays_unknown(
 
 
 def test_a_pay_the_pos_budget_left_no_time_for_is_a_504_and_a_certain_failure(
-    pos: Pos, active: str, reference: ReferenceIntegrator, settings: Any
+    pos: PosApi, active: str, reference: ReferenceIntegrator, settings: Any
 ) -> None:
     settings.POS_INTEGRATION_BUDGET_SECONDS = 0.05  # less than any call may be given: the pay is not sent
     response = pay(pos, active, 100, identifier="pay-1")
@@ -393,7 +395,7 @@ def test_a_pay_the_pos_budget_left_no_time_for_is_a_504_and_a_certain_failure(
 
 
 def test_a_create_answer_not_in_status_1_is_a_502_and_nothing_is_stored(
-    pos: Pos, giftcards: None, reference: ReferenceIntegrator
+    pos: PosApi, giftcards: None, reference: ReferenceIntegrator
 ) -> None:
     reference.script["/giftcards"] = [(200, {**reference.add_card("GC-X"), "status": 2})]
     response = pos.post("giftcards", {"amount": 10, "currency_code": "DKK"})
@@ -401,7 +403,7 @@ def test_a_create_answer_not_in_status_1_is_a_502_and_nothing_is_stored(
     assert not GiftCard.objects.exists()
 
 
-def test_an_unconfigured_kind_is_a_404(pos: Pos, configure: Callable[..., Any]) -> None:
+def test_an_unconfigured_kind_is_a_404(pos: PosApi, configure: Callable[..., Any]) -> None:
     configure("giftcard_read")
     response = pos.post("giftcards", {"amount": 10, "currency_code": "DKK"})
     assert response.status_code == 404
@@ -409,7 +411,7 @@ def test_an_unconfigured_kind_is_a_404(pos: Pos, configure: Callable[..., Any]) 
 
 
 def test_a_confirmed_pay_that_cannot_be_recorded_is_an_error_carrying_the_answer(
-    pos: Pos, active: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    pos: PosApi, active: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     def broken_save(self: GiftCard, *args: Any, **kwargs: Any) -> None:
         raise DatabaseError("disk full")
@@ -430,11 +432,11 @@ def test_a_confirmed_pay_that_cannot_be_recorded_is_an_error_carrying_the_answer
 
 
 def test_another_accounts_card_is_unknown(
-    pos: Pos, active: str, other_tenant: Tenant, client: Any, configure: Callable[..., Any]
+    pos: PosApi, active: str, other_tenant: Tenant, client: Any, configure: Callable[..., Any]
 ) -> None:
     for kind in KINDS:
         configure(kind, account=other_tenant.account)
-    other = Pos(client, other_tenant)
+    other = PosApi(client, other_tenant)
     response = pay(other, active, 10)
     assert response.status_code == 404
 

@@ -1,6 +1,6 @@
 """Hostile input against every operation of the OpenAPI schema (issue 11): each class is a 4xx JSON answer.
 
-For every operation, with real identifiers in its path (``tests/hostile/world.py``) so requests reach past the
+For every operation, with real identifiers in its path (``tests/support/world.py``) so requests reach past the
 404s, and the key of the scope the path needs:
 
 * bodies (POST, PUT, PATCH, DELETE): huge exponents, overflowing decimals, over-long integers, lone surrogates
@@ -28,7 +28,7 @@ from django.conf import settings
 from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
-from tests.hostile.world import World, build_world
+from tests.support.world import World, build_world
 
 BODY_METHODS = ("post", "put", "patch", "delete")
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from exports.models import ExportQueue
 from integrations.models import RuntimeIntegration
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

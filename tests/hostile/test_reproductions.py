@@ -16,9 +16,9 @@ import pytest
 from django.test import Client
 
 from core import jsonparse
-from tests.conftest import Tenant
-from tests.hostile.world import World, build_world
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
+from tests.support.world import World, build_world
 
 HUGE = ("1E+1000000", "1e999999999")
 
@@ -55,7 +55,7 @@ def post(world: World, path: str, raw: bytes) -> Any:
     return Client().post(f"{path}?{world.tenant.query(world.key_for(path))}", raw, content_type="application/json")
 
 
-def errors_of(response: Any) -> list[dict[str, str]]:
+def answered_errors(response: Any) -> list[dict[str, str]]:
     assert response["Content-Type"].startswith("application/json")
     body = response.json()
     return body.get("errors") or [e for item in body.get("failed", []) for e in item["errors"]]
@@ -71,7 +71,7 @@ def test_a_basket_quantity_with_a_huge_exponent_is_refused_before_any_conversion
     response = post(world, "/api/v1/pos/baskets/price", basket(literal))
 
     assert response.status_code == 400
-    [error] = errors_of(response)
+    [error] = answered_errors(response)
     assert (error["field"], error["code"]) == ("line_items[0].quantity", "number_out_of_range")
     assert literal not in conversions
     assert "10" in conversions  # the converter is the one the parser calls
@@ -120,7 +120,7 @@ def test_an_exponent_past_decimal_limits_is_a_400_naming_the_field(
     )
 
     assert response.status_code == 400
-    errors = errors_of(response)
+    errors = answered_errors(response)
     assert [e["code"] for e in errors] == ["number_out_of_range"]
     assert errors[0]["field"].split(".")[-1] in ("price", "amount", "cash_total_at_open", "retail_price")
 
@@ -159,7 +159,7 @@ def test_a_lone_surrogate_is_a_400_whose_answer_renders(world: World, path: str)
     )
 
     assert response.status_code == 400
-    errors = errors_of(response)
+    errors = answered_errors(response)
     assert errors and all(e["code"] == "invalid_text" for e in errors)
     # The answer is UTF-8 and holds no surrogate: nothing echoes the refused text as it came.
     text = json.dumps(json.loads(response.content.decode("utf-8")), ensure_ascii=False)

@@ -13,7 +13,7 @@ from campaigns.pricing.registry import CAMPAIGN_TYPES, check_campaign
 from core.nodes import Report
 from imports.models import ImportItem, ImportKind, ImportStatus
 from tests.factories import MarketFactory
-from tests.imports.conftest import post
+from tests.support.imports import as_posted, post
 
 pytestmark = pytest.mark.django_db
 
@@ -47,9 +47,9 @@ def campaign(kind: str, identifier: str = "c1", **overrides: Any) -> dict[str, A
     return {"id": identifier, "type": kind, **COMMON, **VALID[kind], **overrides}
 
 
-def errors_of(item: dict[str, Any], markets: tuple[str, ...] = ("dk",)) -> list[tuple[str, str]]:
+def campaign_errors(item: dict[str, Any], markets: tuple[str, ...] = ("dk",)) -> list[tuple[str, str]]:
     report = Report(markets=markets)
-    check_campaign(json.loads(json.dumps(item), parse_float=Decimal), "", report)
+    check_campaign(as_posted(item), "", report)
     return [(e["field"], e["code"]) for e in report.errors]
 
 
@@ -68,7 +68,7 @@ def test_a_valid_campaign_of_each_type_is_stored(tenant, client, kind):
 
 @pytest.mark.parametrize("char", list("./#$*[]"))
 def test_campaign_ids_with_a_forbidden_character_are_refused(char):
-    assert errors_of(campaign("percentage_discount-tag", f"a{char}b")) == [("id", "invalid")]
+    assert campaign_errors(campaign("percentage_discount-tag", f"a{char}b")) == [("id", "invalid")]
 
 
 @pytest.mark.parametrize(
@@ -119,13 +119,13 @@ def test_campaign_ids_with_a_forbidden_character_are_refused(char):
     ],
 )
 def test_campaign_field_rules_name_the_field(item, expected):
-    assert expected in errors_of(item)
+    assert expected in campaign_errors(item)
 
 
 def test_a_market_price_object_must_price_every_listed_market():
     item = campaign("new_price_discount-single_product", new_price_per_item={"dk": 10})
-    assert errors_of(item, ("dk", "se")) == [("new_price_per_item.se", "missing_market")]
-    assert errors_of(item, ("dk",)) == []
+    assert campaign_errors(item, ("dk", "se")) == [("new_price_per_item.se", "missing_market")]
+    assert campaign_errors(item, ("dk",)) == []
 
 
 def test_campaigns_go_to_every_listed_market(tenant, client):

@@ -10,7 +10,7 @@ from django.utils import timezone
 from imports import services
 from imports.models import ImportItem, ImportStatus
 from orders.models import IncomingOrder
-from tests.imports.conftest import order, post
+from tests.support.imports import order, post
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from imports.models import ImportItem, ImportStatus
 from orders.models import IncomingOrder
-from tests.imports.conftest import materialise_pending, order, post
+from tests.support.imports import materialise_pending, order, post
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ import pytest
 from accounts import services as account_services
 from core.api.credentials import INVALID_CREDENTIALS
 from tests.factories import IntegrationFactory, api_key_for
-from tests.imports.conftest import order
+from tests.support.imports import order
 
 pytestmark = pytest.mark.django_db
 

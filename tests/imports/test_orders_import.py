@@ -6,9 +6,9 @@ import pytest
 
 from imports.models import ImportItem, ImportKind, ImportStatus
 from orders.models import ExternalOrder, HandlingType, IncomingOrder, OrderState
-from tests.conftest import make_tenant
 from tests.factories import StockLocationFactory
-from tests.imports.conftest import materialise_pending, order, post
+from tests.support.imports import materialise_pending, order, post
+from tests.support.tenants import make_tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.imports.conftest import materialise_pending, order, post
+from tests.support.imports import materialise_pending, order, post
 
 pytestmark = [
     pytest.mark.django_db,

@@ -7,7 +7,7 @@ import pytest
 from imports.models import ImportItem, ImportStatus
 from orders.models import OrderState
 from tests.factories import OutgoingOrderFactory
-from tests.imports.conftest import materialise_pending, post
+from tests.support.imports import materialise_pending, post
 
 pytestmark = pytest.mark.django_db
 

@@ -10,9 +10,9 @@ import pytest
 from exports.models import ExportItem, ExportQueue, Trigger
 from imports.models import ImportItem, ImportKind, ImportStatus
 from ledger.models import StockEvent, StockLevel
-from tests.conftest import Tenant
 from tests.factories import StockLocationFactory
-from tests.imports.conftest import post
+from tests.support.imports import post
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

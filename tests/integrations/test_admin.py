@@ -9,8 +9,8 @@ from django.test import Client
 from django.urls import reverse
 
 from integrations.models import IntegrationCall, RuntimeIntegration
-from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 SECRET = "Bearer admin-s3cret-value"
 

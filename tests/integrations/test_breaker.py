@@ -6,22 +6,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from core.models import BreakerState, CircuitBreaker
 from integrations.errors import IntegrationFailed, IntegrationNotCalled
 from integrations.models import IntegrationCall
 from integrations.runtime import call
-from tests.conftest import Tenant, make_tenant
-from tests.exports.receiver import closed_port
-from tests.integrations.reference_server import ReferenceIntegrator
-from tests.ledger.conftest import PosApi
+from tests.support.api import PosApi
+from tests.support.outbound import cool_down_over
+from tests.support.receivers import closed_port
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant, make_tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -42,11 +41,6 @@ def _settings(settings: Any) -> None:
     settings.POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS = 0
 
 
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> PosApi:
-    return PosApi(client, tenant)
-
-
 def search(client: APIClient, pos: PosApi) -> Any:
     return client.get(pos.url("products/search") + "&q=sweater")
 
@@ -57,10 +51,6 @@ def open_breaker(client: APIClient, pos: PosApi, reference: ReferenceIntegrator)
     assert search(client, pos).status_code == 502
     assert len(reference.requests) == 2
     assert CircuitBreaker.objects.get().state == BreakerState.OPEN
-
-
-def cool_down_over() -> None:
-    CircuitBreaker.objects.update(open_until=timezone.now() - timedelta(seconds=1))
 
 
 def test_an_open_breaker_answers_the_pos_504_at_once_without_calling(
@@ -222,7 +212,7 @@ def test_exports_to_the_same_host_keep_their_own_breaker(
     """A POS call is cut at the request's budget: an integrator slower than that must not pause the web hooks."""
     from core import breaker
     from exports import circuit
-    from tests.exports.conftest import make_queue
+    from tests.support.queues import make_queue
 
     configure("product_search")
     open_breaker(client, pos, reference)

@@ -19,9 +19,9 @@ from integrations import runtime
 from integrations.errors import IntegrationNotCalled, IntegrationTimeout
 from integrations.models import IntegrationCall
 from integrations.runtime import call
-from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
-from tests.ledger.conftest import PosApi
+from tests.support.api import PosApi
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -33,11 +33,6 @@ BASKET = {
     "customer": {"identifier": "c-1"},
     "line_items": [{"line_item_id": "li-1", "id": "p-1", "quantity": 2, "unit_price": 100}],
 }
-
-
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> PosApi:
-    return PosApi(client, tenant)
 
 
 @pytest.fixture

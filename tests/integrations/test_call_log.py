@@ -24,8 +24,8 @@ from integrations import call_log, runtime, services
 from integrations.errors import IntegrationFailed, NotConfigured
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.runtime import call
-from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 SEARCH = {"search_term": "sweater", "market": "dk", "currency_code": "DKK", "shop_id": "shop-1", "limit": 20}
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import socket
 from decimal import Decimal
 from typing import Any
 
@@ -16,17 +15,12 @@ from integrations.errors import IntegrationFailed, IntegrationTimeout, NotConfig
 from integrations.kinds import KINDS
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.runtime import call
-from tests.conftest import Tenant
-from tests.integrations.reference_server import DEFAULTS, PRODUCTS, ReferenceIntegrator
+from tests.support.ports import free_port
+from tests.support.reference_server import DEFAULTS, PRODUCTS, ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 SEARCH = {"search_term": "sweater", "market": "dk", "currency_code": "DKK", "shop_id": "shop-1", "limit": 20}
 PAY = {"code": "GC-1", "id": "id-GC-1", "amount": Decimal("12.50"), "currency_code": "DKK", "sale_id": "s-9"}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # --- requests and answers ---------------------------------------------------------------------------------
@@ -268,7 +262,7 @@ def test_a_connection_closed_without_an_answer_fails(
 
 
 def test_a_refused_connection_fails(tenant: Tenant, configure: Any) -> None:
-    configure("product_search", url=f"http://127.0.0.1:{_free_port()}/search")
+    configure("product_search", url=f"http://127.0.0.1:{free_port()}/search")
 
     with pytest.raises(IntegrationFailed, match="refused the connection") as caught:
         call(account=tenant.account, kind="product_search", values=SEARCH)

@@ -8,9 +8,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from integrations.models import IntegrationCall, RuntimeIntegration
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 BODY: dict[str, Any] = {
     "kind": "giftcard_pay",

@@ -9,22 +9,16 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from rest_framework.response import Response
 from rest_framework.test import APIClient
 
-from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
-from tests.ledger.conftest import PosApi
+from tests.support.api import PosApi, priced
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
 Configure = Callable[..., Any]
 DISCOUNTS = "/customers/{customer_id}/discounts"
-
-
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> PosApi:
-    return PosApi(client, tenant)
 
 
 def basket(customer: str | None = "c-1") -> dict[str, Any]:
@@ -35,11 +29,6 @@ def basket(customer: str | None = "c-1") -> dict[str, Any]:
     if customer is not None:
         body["customer"] = {"identifier": customer}
     return body
-
-
-def priced(response: Response) -> dict[str, Any]:
-    assert response.status_code == 200, response.content
-    return json.loads(response.content, parse_float=Decimal)  # type: ignore[no-any-return]
 
 
 def discount(**fields: Any) -> dict[str, Any]:

@@ -4,7 +4,6 @@ Expiry is shown by ageing the remembered answer, never by waiting."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
@@ -12,25 +11,19 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
-from rest_framework.response import Response
 from rest_framework.test import APIClient
 
 from integrations import retention
 from integrations.models import CustomerDiscountsAnswer
-from tests.conftest import Tenant
 from tests.factories import MarketFactory
-from tests.integrations.reference_server import ReferenceIntegrator
-from tests.ledger.conftest import PosApi
+from tests.support.api import PosApi, priced
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
 Configure = Callable[..., Any]
 DISCOUNTS = "/customers/{customer_id}/discounts"
-
-
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> PosApi:
-    return PosApi(client, tenant)
 
 
 def basket(customer: str = "c-1", market: str = "dk", quantity: int = 2) -> dict[str, Any]:
@@ -39,11 +32,6 @@ def basket(customer: str = "c-1", market: str = "dk", quantity: int = 2) -> dict
         "customer": {"identifier": customer},
         "line_items": [{"line_item_id": "li-1", "id": "p-1", "quantity": quantity, "unit_price": 100}],
     }
-
-
-def priced(response: Response) -> dict[str, Any]:
-    assert response.status_code == 200, response.content
-    return json.loads(response.content, parse_float=Decimal)  # type: ignore[no-any-return]
 
 
 def asked(reference: ReferenceIntegrator) -> list[str]:

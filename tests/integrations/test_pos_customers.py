@@ -6,30 +6,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
-from urllib.parse import quote, unquote, urlencode
+from urllib.parse import quote, unquote
 
 import pytest
 from rest_framework.response import Response
-from rest_framework.test import APIClient
 
-from tests.conftest import Tenant
 from tests.factories import MarketFactory
-from tests.integrations.reference_server import ReferenceIntegrator
-from tests.ledger.conftest import PosApi
+from tests.support.api import PosApi
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
 Configure = Callable[..., Any]
-
-
-class Pos(PosApi):
-    def get(self, path: str, **params: str) -> Response:
-        return self.client.get(f"{self.url(path)}&{urlencode(params)}")
-
-
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> Pos:
-    return Pos(client, tenant)
 
 
 def by_id(response: Response) -> dict[str, dict[str, Any]]:
@@ -39,7 +28,7 @@ def by_id(response: Response) -> dict[str, dict[str, Any]]:
 # --- customer lookup ----------------------------------------------------------------------------------------
 
 
-def test_lookup_answers_the_integrators_customers(pos: Pos, configure: Configure) -> None:
+def test_lookup_answers_the_integrators_customers(pos: PosApi, configure: Configure) -> None:
     configure("customer_lookup")
 
     response = pos.get("customers", q="acme")
@@ -48,7 +37,9 @@ def test_lookup_answers_the_integrators_customers(pos: Pos, configure: Configure
     assert list(by_id(response)) == ["c-1", "c-2", "c-3"]
 
 
-def test_lookup_sends_the_term_market_and_shop(pos: Pos, configure: Configure, reference: ReferenceIntegrator) -> None:
+def test_lookup_sends_the_term_market_and_shop(
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
+) -> None:
     configure("customer_lookup")
 
     pos.get("customers/", q="Jens Ærø", shop_id="shop-1")
@@ -56,7 +47,7 @@ def test_lookup_sends_the_term_market_and_shop(pos: Pos, configure: Configure, r
     assert reference.last("/customers").query == {"q": "Jens Ærø", "market": "dk", "shop_id": "shop-1"}
 
 
-def test_the_deprecated_balance_object_is_flattened(pos: Pos, configure: Configure) -> None:
+def test_the_deprecated_balance_object_is_flattened(pos: PosApi, configure: Configure) -> None:
     configure("customer_lookup")
 
     customer = by_id(pos.get("customers", q="x"))["c-2"]
@@ -64,7 +55,7 @@ def test_the_deprecated_balance_object_is_flattened(pos: Pos, configure: Configu
     assert Decimal(str(customer["balance"])) == Decimal("-250")
 
 
-def test_a_customer_with_a_credit_limit_reports_what_rule_1_allows(pos: Pos, configure: Configure) -> None:
+def test_a_customer_with_a_credit_limit_reports_what_rule_1_allows(pos: PosApi, configure: Configure) -> None:
     configure("customer_lookup")
 
     customer = by_id(pos.get("customers", q="x"))["c-1"]
@@ -72,13 +63,13 @@ def test_a_customer_with_a_credit_limit_reports_what_rule_1_allows(pos: Pos, con
     assert customer["credit"] == {"balance": 100, "credit_limit": 500, "available": 600}
 
 
-def test_a_customer_without_a_credit_limit_has_no_credit_rule(pos: Pos, configure: Configure) -> None:
+def test_a_customer_without_a_credit_limit_has_no_credit_rule(pos: PosApi, configure: Configure) -> None:
     configure("customer_lookup")
 
     assert by_id(pos.get("customers", q="x"))["c-3"]["credit"] is None
 
 
-def test_available_credit_is_never_negative(pos: Pos, configure: Configure, reference: ReferenceIntegrator) -> None:
+def test_available_credit_is_never_negative(pos: PosApi, configure: Configure, reference: ReferenceIntegrator) -> None:
     configure("customer_lookup")
     reference.script["/customers"] = [(200, [{"identifier": "c", "balance": -900, "credit_limit": 500}])]
 
@@ -87,7 +78,7 @@ def test_available_credit_is_never_negative(pos: Pos, configure: Configure, refe
     assert customer["credit"]["available"] == 0
 
 
-def test_an_overdue_customer_comes_with_a_deposit_prompt(pos: Pos, configure: Configure) -> None:
+def test_an_overdue_customer_comes_with_a_deposit_prompt(pos: PosApi, configure: Configure) -> None:
     configure("customer_lookup")
 
     customers = by_id(pos.get("customers", q="x"))
@@ -96,7 +87,7 @@ def test_an_overdue_customer_comes_with_a_deposit_prompt(pos: Pos, configure: Co
     assert customers["c-1"]["deposit_prompt"] is None
 
 
-def test_block_sales_is_reported_for_every_customer(pos: Pos, configure: Configure) -> None:
+def test_block_sales_is_reported_for_every_customer(pos: PosApi, configure: Configure) -> None:
     configure("customer_lookup")
 
     customers = by_id(pos.get("customers", q="x"))
@@ -104,7 +95,7 @@ def test_block_sales_is_reported_for_every_customer(pos: Pos, configure: Configu
     assert {key: c["block_sales"] for key, c in customers.items()} == {"c-1": False, "c-2": False, "c-3": True}
 
 
-def test_a_customer_with_an_organization_number_is_b2b(pos: Pos, configure: Configure) -> None:
+def test_a_customer_with_an_organization_number_is_b2b(pos: PosApi, configure: Configure) -> None:
     configure("customer_lookup")
 
     customers = by_id(pos.get("customers", q="x"))
@@ -113,13 +104,13 @@ def test_a_customer_with_an_organization_number_is_b2b(pos: Pos, configure: Conf
     assert customers["c-2"]["b2b"] is False
 
 
-def test_lookup_with_no_results_answers_an_empty_list(pos: Pos, configure: Configure) -> None:
+def test_lookup_with_no_results_answers_an_empty_list(pos: PosApi, configure: Configure) -> None:
     configure("customer_lookup")
 
     assert pos.get("customers", q="nothing").json() == {"results": []}
 
 
-def test_lookup_without_a_term_is_refused(pos: Pos, configure: Configure) -> None:
+def test_lookup_without_a_term_is_refused(pos: PosApi, configure: Configure) -> None:
     configure("customer_lookup")
 
     response = pos.get("customers")
@@ -128,7 +119,7 @@ def test_lookup_without_a_term_is_refused(pos: Pos, configure: Configure) -> Non
     assert response.json()["errors"][0]["field"] == "q"
 
 
-def test_a_too_long_term_is_refused(pos: Pos, configure: Configure) -> None:
+def test_a_too_long_term_is_refused(pos: PosApi, configure: Configure) -> None:
     configure("customer_lookup")
 
     response = pos.get("customers", q="x" * 256)
@@ -137,7 +128,7 @@ def test_a_too_long_term_is_refused(pos: Pos, configure: Configure) -> None:
     assert response.json()["errors"][0]["code"] == "too_long"
 
 
-def test_lookup_without_an_integration_is_a_404(pos: Pos) -> None:
+def test_lookup_without_an_integration_is_a_404(pos: PosApi) -> None:
     response = pos.get("customers", q="x")
 
     assert response.status_code == 404
@@ -145,7 +136,7 @@ def test_lookup_without_an_integration_is_a_404(pos: Pos) -> None:
 
 
 def test_a_customer_without_identifier_is_a_bad_answer(
-    pos: Pos, configure: Configure, reference: ReferenceIntegrator
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
 ) -> None:
     configure("customer_lookup")
     reference.script["/customers"] = [(200, [{"identifier": "ok"}, {"name": "Nameless"}])]
@@ -157,7 +148,7 @@ def test_a_customer_without_identifier_is_a_bad_answer(
 
 
 def test_a_customer_lookup_failing_upstream_is_a_502(
-    pos: Pos, configure: Configure, reference: ReferenceIntegrator
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
 ) -> None:
     configure("customer_lookup")
     reference.script["/customers"] = [(500, {"error": "boom"})]
@@ -171,7 +162,7 @@ def test_a_customer_lookup_failing_upstream_is_a_502(
 # --- customer-specific discounts ------------------------------------------------------------------------------
 
 
-def test_discounts_answers_the_customers_discounts(pos: Pos, configure: Configure) -> None:
+def test_discounts_answers_the_customers_discounts(pos: PosApi, configure: Configure) -> None:
     configure("customer_discounts")
 
     response = pos.get("customers/c-1/discounts", market="dk")
@@ -183,7 +174,7 @@ def test_discounts_answers_the_customers_discounts(pos: Pos, configure: Configur
 
 
 def test_discounts_send_the_customer_market_and_base_currency(
-    pos: Pos, configure: Configure, reference: ReferenceIntegrator
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
 ) -> None:
     configure("customer_discounts")
 
@@ -194,7 +185,9 @@ def test_discounts_send_the_customer_market_and_base_currency(
     assert request.query == {"market": "dk", "currency_code": "DKK"}
 
 
-def test_discounts_need_a_market_when_the_account_has_several(pos: Pos, configure: Configure, tenant: Tenant) -> None:
+def test_discounts_need_a_market_when_the_account_has_several(
+    pos: PosApi, configure: Configure, tenant: Tenant
+) -> None:
     configure("customer_discounts")
     MarketFactory(account=tenant.account, identifier="se", currency="SEK")
 
@@ -205,7 +198,7 @@ def test_discounts_need_a_market_when_the_account_has_several(pos: Pos, configur
 
 
 def test_a_discount_with_a_market_price_object_is_a_bad_answer(
-    pos: Pos, configure: Configure, reference: ReferenceIntegrator
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
 ) -> None:
     configure("customer_discounts")
     discount = {
@@ -225,13 +218,15 @@ def test_a_discount_with_a_market_price_object_is_a_bad_answer(
     assert response.json()["errors"][0]["field"] == "[0].new_price_per_item"
 
 
-def test_discounts_without_an_integration_are_a_404(pos: Pos) -> None:
+def test_discounts_without_an_integration_are_a_404(pos: PosApi) -> None:
     response = pos.get("customers/c-1/discounts", market="dk")
 
     assert response.status_code == 404
 
 
-def test_a_term_with_a_nul_character_is_refused(pos: Pos, configure: Configure, reference: ReferenceIntegrator) -> None:
+def test_a_term_with_a_nul_character_is_refused(
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
+) -> None:
     configure("customer_lookup")
 
     response = pos.get("customers", q="ab\x00c")

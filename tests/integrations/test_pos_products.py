@@ -5,28 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
-from urllib.parse import urlencode
 
 import pytest
-from rest_framework.response import Response
 from rest_framework.test import APIClient
 
 from ledger.models import Product, ProductEditEvent
-from tests.conftest import Tenant, make_tenant
-from tests.integrations.reference_server import ReferenceIntegrator
-from tests.ledger.conftest import PosApi
+from tests.support.api import PosApi
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant, make_tenant
 
 pytestmark = pytest.mark.django_db
-
-
-class Pos(PosApi):
-    def get(self, path: str, **params: str) -> Response:
-        return self.client.get(f"{self.url(path)}&{urlencode(params)}")
-
-
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> Pos:
-    return Pos(client, tenant)
 
 
 Configure = Callable[..., Any]
@@ -35,7 +23,7 @@ Configure = Callable[..., Any]
 # --- product search ------------------------------------------------------------------------------------------
 
 
-def test_search_answers_the_integrators_products(pos: Pos, configure: Configure) -> None:
+def test_search_answers_the_integrators_products(pos: PosApi, configure: Configure) -> None:
     configure("product_search")
 
     response = pos.get("products/search", q="sweater")
@@ -48,7 +36,7 @@ def test_search_answers_the_integrators_products(pos: Pos, configure: Configure)
 
 
 def test_search_sends_the_term_market_currency_and_shop(
-    pos: Pos, configure: Configure, reference: ReferenceIntegrator
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
 ) -> None:
     configure("product_search")
 
@@ -58,7 +46,7 @@ def test_search_sends_the_term_market_currency_and_shop(
     assert sent == {"q": "blå trøje", "market": "dk", "currency_code": "DKK", "shop_id": "shop-1", "limit": "10"}
 
 
-def test_search_works_with_a_trailing_slash(pos: Pos, configure: Configure) -> None:
+def test_search_works_with_a_trailing_slash(pos: PosApi, configure: Configure) -> None:
     configure("product_search")
 
     response = pos.get("products/search/", q="x")
@@ -66,7 +54,7 @@ def test_search_works_with_a_trailing_slash(pos: Pos, configure: Configure) -> N
     assert response.status_code == 200
 
 
-def test_search_with_no_results_answers_an_empty_list(pos: Pos, configure: Configure) -> None:
+def test_search_with_no_results_answers_an_empty_list(pos: PosApi, configure: Configure) -> None:
     configure("product_search")
 
     response = pos.get("products/search", q="nothing")
@@ -74,7 +62,7 @@ def test_search_with_no_results_answers_an_empty_list(pos: Pos, configure: Confi
     assert response.json() == {"results": []}
 
 
-def test_search_answers_at_most_the_limit_even_if_the_integrator_ignores_it(pos: Pos, configure: Configure) -> None:
+def test_search_answers_at_most_the_limit_even_if_the_integrator_ignores_it(pos: PosApi, configure: Configure) -> None:
     configure("product_search")
 
     response = pos.get("products/search", q="x", limit="1")
@@ -82,7 +70,7 @@ def test_search_answers_at_most_the_limit_even_if_the_integrator_ignores_it(pos:
     assert [p["id"] for p in response.json()["results"]] == ["web-1"]
 
 
-def test_search_without_a_term_is_refused(pos: Pos, configure: Configure) -> None:
+def test_search_without_a_term_is_refused(pos: PosApi, configure: Configure) -> None:
     configure("product_search")
 
     response = pos.get("products/search", q="  ")
@@ -92,7 +80,7 @@ def test_search_without_a_term_is_refused(pos: Pos, configure: Configure) -> Non
 
 
 @pytest.mark.parametrize("limit", ["0", "201", "ten", "-1"])
-def test_search_with_a_bad_limit_is_refused(pos: Pos, configure: Configure, limit: str) -> None:
+def test_search_with_a_bad_limit_is_refused(pos: PosApi, configure: Configure, limit: str) -> None:
     configure("product_search")
 
     response = pos.get("products/search", q="x", limit=limit)
@@ -101,7 +89,7 @@ def test_search_with_a_bad_limit_is_refused(pos: Pos, configure: Configure, limi
     assert response.json()["errors"][0]["field"] == "limit"
 
 
-def test_search_in_an_unknown_market_is_refused(pos: Pos, configure: Configure) -> None:
+def test_search_in_an_unknown_market_is_refused(pos: PosApi, configure: Configure) -> None:
     configure("product_search")
 
     response = pos.get("products/search", q="x", market="se")
@@ -110,7 +98,7 @@ def test_search_in_an_unknown_market_is_refused(pos: Pos, configure: Configure) 
     assert response.json()["errors"][0]["field"] == "market"
 
 
-def test_search_in_an_unknown_shop_is_refused(pos: Pos, configure: Configure) -> None:
+def test_search_in_an_unknown_shop_is_refused(pos: PosApi, configure: Configure) -> None:
     configure("product_search")
 
     response = pos.get("products/search", q="x", shop_id="nope")
@@ -119,7 +107,7 @@ def test_search_in_an_unknown_shop_is_refused(pos: Pos, configure: Configure) ->
     assert response.json()["errors"][0]["field"] == "shop_id"
 
 
-def test_search_without_an_integration_is_a_404_saying_so(pos: Pos) -> None:
+def test_search_without_an_integration_is_a_404_saying_so(pos: PosApi) -> None:
     response = pos.get("products/search", q="x")
 
     assert response.status_code == 404
@@ -128,7 +116,7 @@ def test_search_without_an_integration_is_a_404_saying_so(pos: Pos) -> None:
     assert "No product search integration is configured" in body["message"]
 
 
-def test_search_does_not_use_another_accounts_integration(pos: Pos, configure: Configure) -> None:
+def test_search_does_not_use_another_accounts_integration(pos: PosApi, configure: Configure) -> None:
     configure("product_search", account=make_tenant("other").account)
 
     response = pos.get("products/search", q="x")
@@ -137,7 +125,7 @@ def test_search_does_not_use_another_accounts_integration(pos: Pos, configure: C
 
 
 def test_a_product_without_a_price_is_a_bad_answer_naming_the_field(
-    pos: Pos, configure: Configure, reference: ReferenceIntegrator
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
 ) -> None:
     configure("product_search")
     reference.script["/products/search"] = [(200, [{"id": "a", "retail_price": 1}, {"id": "b", "name": "No price"}])]
@@ -151,7 +139,7 @@ def test_a_product_without_a_price_is_a_bad_answer_naming_the_field(
 
 
 def test_an_object_instead_of_an_array_is_a_bad_answer(
-    pos: Pos, configure: Configure, reference: ReferenceIntegrator
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
 ) -> None:
     configure("product_search")
     reference.script["/products/search"] = [(200, {"products": []})]
@@ -162,7 +150,7 @@ def test_an_object_instead_of_an_array_is_a_bad_answer(
     assert response.json()["errors"][0]["code"] == "bad_answer"
 
 
-def test_an_html_answer_is_a_502(pos: Pos, configure: Configure, reference: ReferenceIntegrator) -> None:
+def test_an_html_answer_is_a_502(pos: PosApi, configure: Configure, reference: ReferenceIntegrator) -> None:
     configure("product_search")
     reference.script["/products/search"] = [("html", "<html><body>Login</body></html>")]
 
@@ -173,7 +161,7 @@ def test_an_html_answer_is_a_502(pos: Pos, configure: Configure, reference: Refe
 
 
 def test_truncated_json_from_the_integrator_is_a_502(
-    pos: Pos, configure: Configure, reference: ReferenceIntegrator
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
 ) -> None:
     configure("product_search")
     reference.script["/products/search"] = [("garbage", b'[{"id": "a", "retail_pri')]
@@ -183,7 +171,7 @@ def test_truncated_json_from_the_integrator_is_a_502(
     assert response.status_code == 502
 
 
-def test_an_integrator_error_status_is_a_502(pos: Pos, configure: Configure, reference: ReferenceIntegrator) -> None:
+def test_an_integrator_error_status_is_a_502(pos: PosApi, configure: Configure, reference: ReferenceIntegrator) -> None:
     configure("product_search")
     reference.script["/products/search"] = [(503, "down for maintenance")]
 
@@ -193,7 +181,7 @@ def test_an_integrator_error_status_is_a_502(pos: Pos, configure: Configure, ref
     assert response.json()["status"] == "ERROR"
 
 
-def test_a_slow_integrator_is_a_504(pos: Pos, configure: Configure, reference: ReferenceIntegrator) -> None:
+def test_a_slow_integrator_is_a_504(pos: PosApi, configure: Configure, reference: ReferenceIntegrator) -> None:
     configure("product_search", timeout="0.2")
     reference.script["/products/search"] = [("sleep", 2)]
 
@@ -203,7 +191,7 @@ def test_a_slow_integrator_is_a_504(pos: Pos, configure: Configure, reference: R
     assert response.json()["status"] == "ERROR"
 
 
-def test_a_closed_connection_is_a_502(pos: Pos, configure: Configure, reference: ReferenceIntegrator) -> None:
+def test_a_closed_connection_is_a_502(pos: PosApi, configure: Configure, reference: ReferenceIntegrator) -> None:
     configure("product_search")
     reference.script["/products/search"] = [("close", None)]
 
@@ -223,7 +211,7 @@ def test_search_needs_a_pos_key(client: APIClient, tenant: Tenant, configure: Co
 # --- product lookup ------------------------------------------------------------------------------------------
 
 
-def test_lookup_imports_a_new_product_and_returns_it(pos: Pos, configure: Configure) -> None:
+def test_lookup_imports_a_new_product_and_returns_it(pos: PosApi, configure: Configure) -> None:
     configure("product_lookup")
 
     response = pos.get("products/lookup", barcode="5701234567890")
@@ -237,7 +225,7 @@ def test_lookup_imports_a_new_product_and_returns_it(pos: Pos, configure: Config
     assert product.retail_price == Decimal("149.95")
 
 
-def test_lookup_of_a_new_product_emits_a_create_product_edit_event(pos: Pos, configure: Configure) -> None:
+def test_lookup_of_a_new_product_emits_a_create_product_edit_event(pos: PosApi, configure: Configure) -> None:
     configure("product_lookup")
 
     pos.get("products/lookup", barcode="5701234567890")
@@ -248,7 +236,7 @@ def test_lookup_of_a_new_product_emits_a_create_product_edit_event(pos: Pos, con
 
 
 def test_lookup_of_a_known_product_updates_it_with_an_update_event(
-    pos: Pos, configure: Configure, reference: ReferenceIntegrator
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
 ) -> None:
     configure("product_lookup")
     pos.get("products/lookup", barcode="123")
@@ -265,7 +253,7 @@ def test_lookup_of_a_known_product_updates_it_with_an_update_event(
     assert events == [ProductEditEvent.Event.CREATE, ProductEditEvent.Event.UPDATE]
 
 
-def test_lookup_of_an_unchanged_product_emits_nothing(pos: Pos, configure: Configure) -> None:
+def test_lookup_of_an_unchanged_product_emits_nothing(pos: PosApi, configure: Configure) -> None:
     configure("product_lookup")
     pos.get("products/lookup", barcode="123")
 
@@ -275,7 +263,7 @@ def test_lookup_of_an_unchanged_product_emits_nothing(pos: Pos, configure: Confi
     assert ProductEditEvent.objects.filter(product_id="ext-123").count() == 1
 
 
-def test_lookup_sends_the_barcode_and_place(pos: Pos, configure: Configure, reference: ReferenceIntegrator) -> None:
+def test_lookup_sends_the_barcode_and_place(pos: PosApi, configure: Configure, reference: ReferenceIntegrator) -> None:
     configure("product_lookup")
 
     pos.get("products/lookup", barcode="ÆØÅ-1", shop_id="shop-1")
@@ -288,7 +276,7 @@ def test_lookup_sends_the_barcode_and_place(pos: Pos, configure: Configure, refe
     }
 
 
-def test_lookup_of_a_code_the_integrator_does_not_know_is_a_404(pos: Pos, configure: Configure) -> None:
+def test_lookup_of_a_code_the_integrator_does_not_know_is_a_404(pos: PosApi, configure: Configure) -> None:
     configure("product_lookup")
 
     response = pos.get("products/lookup", barcode="0000000000000")
@@ -298,7 +286,7 @@ def test_lookup_of_a_code_the_integrator_does_not_know_is_a_404(pos: Pos, config
     assert not Product.objects.exists()
 
 
-def test_lookup_answered_with_null_is_a_404(pos: Pos, configure: Configure, reference: ReferenceIntegrator) -> None:
+def test_lookup_answered_with_null_is_a_404(pos: PosApi, configure: Configure, reference: ReferenceIntegrator) -> None:
     configure("product_lookup")
     reference.script["/products/lookup"] = [(200, None)]
 
@@ -307,7 +295,7 @@ def test_lookup_answered_with_null_is_a_404(pos: Pos, configure: Configure, refe
     assert response.status_code == 404
 
 
-def test_lookup_without_a_barcode_is_refused(pos: Pos, configure: Configure) -> None:
+def test_lookup_without_a_barcode_is_refused(pos: PosApi, configure: Configure) -> None:
     configure("product_lookup")
 
     response = pos.get("products/lookup")
@@ -317,7 +305,7 @@ def test_lookup_without_a_barcode_is_refused(pos: Pos, configure: Configure) -> 
 
 
 def test_a_looked_up_product_without_a_name_is_a_bad_answer_and_imports_nothing(
-    pos: Pos, configure: Configure, reference: ReferenceIntegrator
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
 ) -> None:
     configure("product_lookup")
     reference.script["/products/lookup"] = [(200, {"id": "x", "retail_price": 5})]
@@ -330,7 +318,7 @@ def test_a_looked_up_product_without_a_name_is_a_bad_answer_and_imports_nothing(
 
 
 def test_a_looked_up_product_priced_in_an_unknown_market_is_a_bad_answer(
-    pos: Pos, configure: Configure, reference: ReferenceIntegrator
+    pos: PosApi, configure: Configure, reference: ReferenceIntegrator
 ) -> None:
     configure("product_lookup")
     reference.script["/products/lookup"] = [(200, {"id": "x", "name": "X", "retail_price": {"dk": 5, "se": 7}})]
@@ -342,7 +330,7 @@ def test_a_looked_up_product_priced_in_an_unknown_market_is_a_bad_answer(
     assert not Product.objects.exists()
 
 
-def test_lookup_imports_into_the_callers_account_only(pos: Pos, configure: Configure, other_tenant: Tenant) -> None:
+def test_lookup_imports_into_the_callers_account_only(pos: PosApi, configure: Configure, other_tenant: Tenant) -> None:
     configure("product_lookup")
 
     pos.get("products/lookup", barcode="123")

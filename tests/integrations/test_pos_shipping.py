@@ -6,11 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from rest_framework.test import APIClient
 
-from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
-from tests.ledger.conftest import PosApi
+from tests.support.api import PosApi
+from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 
@@ -24,11 +22,6 @@ ADDRESS = {
     "country_code": "DK",
 }
 BODY = {"stock_location": "shop-1", "address": ADDRESS}
-
-
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> PosApi:
-    return PosApi(client, tenant)
 
 
 def test_shipping_options_are_answered(pos: PosApi, configure: Configure) -> None:

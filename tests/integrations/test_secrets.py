@@ -18,9 +18,9 @@ from integrations import services
 from integrations.errors import IntegrationFailed
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.runtime import call
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
-from tests.integrations.reference_server import Received, ReferenceIntegrator
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.reference_server import Received, ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 MASK = "********"
 K = "kq-7Zx9Secret-01"  # a query value under a name that says nothing

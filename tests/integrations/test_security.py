@@ -15,10 +15,10 @@ from core import outbound
 from integrations.errors import IntegrationFailed, NotConfigured
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.runtime import call
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
-from tests.integrations.reference_server import ReferenceIntegrator
-from tests.rebinding import LOOPBACK, NAME, PUBLIC, Network
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.rebinding import LOOPBACK, NAME, PUBLIC, Network
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 SECRET = "Bearer sk_live_9f8e7d6c5b4a"
 QUERY_SECRET = "q-secret-4711xyz"

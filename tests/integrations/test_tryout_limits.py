@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from integrations.models import IntegrationCall
-from tests.api.conftest import AdminApi
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support.api import AdminApi
+from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from ledger.models import RegisterCloseStatement, Sale, SaleLine
-from tests.ledger.conftest import PosApi
-from tests.ledger.register_day import basket, checkout
+from tests.support.api import PosApi
+from tests.support.register_day import basket, checkout
 
 pytestmark = pytest.mark.usefixtures("register")
 D = Decimal

@@ -16,7 +16,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from accounts.models import Register
 from ledger.models import Checkout, RegisterCloseStatement, Sale, SaleLine
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 D = Decimal
 BEFORE = [("ledger", "0003_close_identifier")]

@@ -16,9 +16,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.conftest import Tenant
-from tests.ledger.conftest import PosApi
-from tests.ledger.test_checkouts import checkout_body, export_queue, post_ok
+from tests.support.api import PosApi
+from tests.support.checkouts import checkout_body, export_queue, post_ok
+from tests.support.tenants import Tenant
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("register")]
 

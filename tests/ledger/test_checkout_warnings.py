@@ -13,10 +13,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from accounts.models import Register
 from ledger.models import Checkout, Sale, SaleLine, SalePayment
-from tests.admin.conftest import admin_url
-from tests.api.conftest import AdminApi
-from tests.ledger.conftest import PosApi
-from tests.ledger.test_checkouts import checkout_body, error_fields
+from tests.support.admin import admin_url
+from tests.support.api import AdminApi, PosApi, error_fields
+from tests.support.checkouts import checkout_body
 
 pytestmark = pytest.mark.usefixtures("register")
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from ledger.models import Expense
-from tests.conftest import Tenant
 from tests.factories import MarketFactory
-from tests.ledger.conftest import AdminApi, error_fields, results
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ import pytest
 from exports.models import ExportItem, ExportQueue
 from ledger.models import NewsletterSignup
 from tests.factories import RegisterFactory, StockLocationFactory
-from tests.ledger.conftest import AdminApi, error_fields, results
+from tests.support.api import AdminApi, error_fields, results
 
 pytestmark = pytest.mark.django_db
 

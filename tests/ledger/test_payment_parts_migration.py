@@ -14,7 +14,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from accounts.models import Register
 from ledger.models import SalePayment
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 D = Decimal
 BEFORE = [("ledger", "0005_checkout_created_index")]

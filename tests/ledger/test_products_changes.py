@@ -9,8 +9,8 @@ import pytest
 from exports.services import enqueueing
 from ledger.models import Product, ProductEditEvent
 from ledger.services import catalog as services
-from tests.ledger.conftest import error_fields
-from tests.ledger.test_products import create, events, product_body, raw
+from tests.support.api import error_fields
+from tests.support.products import create, events, product_body, raw
 
 pytestmark = pytest.mark.django_db
 

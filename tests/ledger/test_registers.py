@@ -12,7 +12,8 @@ from accounts.models import Register
 from exports.models import ExportItem, ExportQueue
 from ledger.models import RegisterCloseStatement, RegisterPeriod, Sale
 from tests.factories import RegisterFactory, StockLocationFactory
-from tests.ledger.test_statement import Line, Pay, SaleSpec, book_sale
+from tests.support.api import errors_of, results
+from tests.support.statements import Line, Pay, SaleSpec, book_sale
 
 D = Decimal
 CASH_COUNT = {"payment_type_identifier": "cash", "counted": 100}
@@ -31,10 +32,6 @@ def a_sale(tenant: Any, register: Register, *payments: Pay) -> Sale:
     total = sum((p.amount for p in pays), D(0))
     spec = SaleSpec(lines=[Line("", D(1), total, total / 5)], payments=pays)
     return book_sale(tenant=tenant, register=register, spec=spec)
-
-
-def errors_of(response: Any) -> dict[str, str]:
-    return {e["field"]: e.get("code", "") for e in response.json().get("errors", [])}
 
 
 # --- Opening ------------------------------------------------------------------------------------------------
@@ -427,7 +424,7 @@ def test_a_statement_is_read_by_id_with_its_document(api, pos, register):
 
 
 def test_another_accounts_statement_is_a_404_and_not_listed(api, client, other_tenant, register):
-    from tests.ledger.conftest import PosApi
+    from tests.support.api import PosApi
 
     RegisterFactory(account=other_tenant.account, stock_location=other_tenant.stock_location, identifier="reg-x")
     other_pos = PosApi(client, other_tenant)
@@ -533,11 +530,6 @@ def test_bad_payment_types_are_refused(api, register, payment_types):
 
     assert response.status_code == 400
     assert "payment_types" in {e["field"].split("[")[0] for e in response.json()["errors"]}
-
-
-def results(response: Any) -> list[dict[str, Any]]:
-    assert response.status_code == 200, response.json()
-    return response.json()["results"]
 
 
 # --- Concurrency (PostgreSQL: SQLite has no row locks) --------------------------------------------------

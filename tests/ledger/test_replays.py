@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ledger.models import NewsletterSignup, StockEvent
-from tests.ledger.test_stock_api import event, level
+from tests.support.stock import event, level
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +42,7 @@ def test_events_without_identifiers_are_never_taken_for_replays(pos, tenant):
 
 
 def test_identifiers_are_per_account(pos, tenant, other_tenant, client):
-    from tests.ledger.conftest import PosApi
+    from tests.support.api import PosApi
 
     pos.post("stock-events", event("received", adjustment=5, identifier="rcv-1"))
     assert PosApi(client, other_tenant).post("stock-events", event("received", identifier="rcv-1")).status_code == 201

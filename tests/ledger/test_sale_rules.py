@@ -12,7 +12,7 @@ import pytest
 from core.nodes import INVALID, Report
 from ledger.definitions import SALE_SUMMARY, SaleReport, check_checkout
 from ledger.services.checkouts import body_hash, derive_timing, strip_customer
-from tests.ledger.test_checkouts import checkout_body
+from tests.support.checkouts import checkout_body
 
 
 def as_posted(body: Any) -> Any:

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from ledger.models import Expense, RegisterCloseStatement, Sale
-from tests.ledger.test_statement import (
+from tests.support.statements import (
     CLOSE_COUNTED,
     DAY,
     EVENT_COUNTS,

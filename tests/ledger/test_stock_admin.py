@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from ledger.models import StockEvent, StockLevel
-from tests.admin.conftest import admin_url, listed
-from tests.conftest import Tenant
+from tests.support.admin import admin_url, listed
+from tests.support.tenants import Tenant
 
 
 @pytest.fixture

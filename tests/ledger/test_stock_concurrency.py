@@ -17,7 +17,7 @@ from django.db import connection
 
 from ledger.models import StockEvent, StockLevel
 from ledger.services.stock import StockMove, apply_stock_moves
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db(transaction=True)
 THREADS = 4

@@ -14,7 +14,7 @@ from exports.entities import REGISTRY
 from exports.entities.stock_events import ENTITY
 from exports.models import ExportItem, ExportQueue, Trigger
 from ledger.models import StockEvent
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

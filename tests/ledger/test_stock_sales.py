@@ -15,9 +15,9 @@ from accounts.models import Register, StockLocation
 from exports.models import ExportItem, ExportQueue, Trigger
 from ledger.models import Checkout, RegisterPeriod, Sale, SaleKind, StockEvent, StockLevel
 from ledger.services.stock import record_sale_stock_events
-from tests.conftest import Tenant
 from tests.factories import StockLocationFactory
-from tests.ledger.test_checkouts import checkout_body, exchange_body
+from tests.support.checkouts import checkout_body, exchange_body
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 SOLD_AT = datetime(2025, 1, 15, 9, 30, tzinfo=UTC)

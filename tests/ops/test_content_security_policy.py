@@ -13,8 +13,8 @@ from django.contrib import admin
 from django.test import Client
 from django.urls import reverse
 
-from tests.conftest import Tenant
-from tests.ops.conftest import make_queue
+from tests.support.logs import make_sales_queue
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -97,7 +97,7 @@ def test_every_admin_page_has_the_policy_and_no_inline_script(admin_client: Clie
 
 
 def test_the_custom_admin_pages_have_the_policy(admin_client: Client, tenant: Tenant) -> None:
-    queue = make_queue(tenant.account)
+    queue = make_sales_queue(tenant.account)
     for url in (
         reverse("admin:exports_exportqueue_change", args=[queue.pk]),
         reverse("admin:campaigns_campaign_changelist"),

@@ -16,7 +16,7 @@ from ops.admin import DASHBOARD_PERMISSIONS
 from ops.health import this_host
 from ops.services import hold_beat_lease
 from tests.factories import ImportItemFactory
-from tests.ops.conftest import make_attempt, make_call, make_delivery, make_item, make_queue
+from tests.support.logs import make_attempt, make_call, make_delivery, make_item, make_sales_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -57,11 +57,11 @@ def test_staff_with_the_log_permissions_sees_it(client) -> None:
 
 
 def test_the_backlog_per_queue_with_its_oldest_pending_age(admin_client, tenant, other_tenant) -> None:
-    hooks = make_queue(tenant.account, "hooks")
+    hooks = make_sales_queue(tenant.account, "hooks")
     make_item(hooks, age=timedelta(minutes=5))
     make_item(hooks)
     make_item(hooks, status=ExportStatus.SUCCESS)
-    make_queue(other_tenant.account, "files")
+    make_sales_queue(other_tenant.account, "files")
     backlog = {(q.account, q.queue): q for q in admin_client.get(URL).context["backlog"]}
     assert backlog[("acme", "hooks")].pending == 2
     assert 290 < backlog[("acme", "hooks")].oldest_pending_age_seconds < 400
@@ -69,7 +69,7 @@ def test_the_backlog_per_queue_with_its_oldest_pending_age(admin_client, tenant,
 
 
 def test_export_failures_of_the_last_24_hours_by_queue(admin_client, tenant) -> None:
-    hooks = make_queue(tenant.account, "hooks")
+    hooks = make_sales_queue(tenant.account, "hooks")
     make_delivery(hooks, status=ExportStatus.FAILURE)
     make_delivery(hooks, status=ExportStatus.FAILURE)
     make_delivery(hooks, status=ExportStatus.FAILURE, finished_at=timezone.now() - timedelta(hours=25))
@@ -112,7 +112,7 @@ def test_calls_older_than_24_hours_are_left_out_of_the_slowest(admin_client, ten
 
 
 def test_the_page_shows_the_numbers(admin_client, tenant) -> None:
-    hooks = make_queue(tenant.account, "web-hooks-<b>")
+    hooks = make_sales_queue(tenant.account, "web-hooks-<b>")
     make_item(hooks)
     make_call(tenant.account, kind="customer_lookup", duration_ms=432)
     html = admin_client.get(URL).content.decode()
@@ -123,7 +123,7 @@ def test_the_page_shows_the_numbers(admin_client, tenant) -> None:
 
 def test_the_dashboard_queries_do_not_grow_with_queues(admin_client, tenant, django_assert_max_num_queries) -> None:
     for n in range(10):
-        make_item(make_queue(tenant.account, f"q{n}"))
+        make_item(make_sales_queue(tenant.account, f"q{n}"))
     admin_client.get(URL)
     # 12 for the tables, 8 for the health checks and the process list, 1 for the operator's two-factor device: a
     # constant, whatever the queues.
@@ -138,7 +138,7 @@ def test_the_dashboard_shows_the_health_checks_and_names_what_they_count(admin_c
             name=f"{this_host()}:{pid}", kind=kind, hostname=this_host(), pid=pid, started_at=seen, seen_at=seen
         )
     hold_beat_lease(holder=f"{this_host()}:12", seconds=30)
-    stalled = make_delivery(make_queue(tenant.account, "order-states"), status=ExportStatus.PENDING)
+    stalled = make_delivery(make_sales_queue(tenant.account, "order-states"), status=ExportStatus.PENDING)
     ExportDelivery.objects.filter(pk=stalled.pk).update(next_attempt_at=now - timedelta(seconds=900))
 
     page = admin_client.get(URL).content.decode()

@@ -16,7 +16,7 @@ from ops import health
 from ops.models import BeatLease, Heartbeat
 from ops.services import BEAT, hold_beat_lease, record_heartbeat
 from ops.tasks import beat_heartbeat
-from tests.ops.conftest import make_delivery, make_queue
+from tests.support.logs import make_delivery, make_sales_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -278,10 +278,10 @@ def overdue(queue, seconds: float) -> ExportDelivery:
 def test_a_queue_with_a_delivery_due_too_long_is_degraded_without_naming_it(web, beating, tenant, settings) -> None:
     # The stall: 3,737 deliveries waited 10 minutes behind a dead worker's lease while health said 200 "ok".
     settings.HEALTH_EXPORT_DUE_MAX_AGE_SECONDS = 300
-    queue = make_queue(tenant.account, "order-states")
+    queue = make_sales_queue(tenant.account, "order-states")
     overdue(queue, 400)
     overdue(queue, 350)
-    overdue(make_queue(tenant.account, "fine"), 10)
+    overdue(make_sales_queue(tenant.account, "fine"), 10)
     names, checks = degraded(web)
     assert names == ["export_queues"]
     assert checks["export_queues"] == {
@@ -292,21 +292,21 @@ def test_a_queue_with_a_delivery_due_too_long_is_degraded_without_naming_it(web,
 
 
 def test_deliveries_not_yet_due_or_of_disabled_queues_are_not_overdue(web, beating, tenant) -> None:
-    waiting = make_queue(tenant.account, "retrying")
+    waiting = make_sales_queue(tenant.account, "retrying")
     delivery = overdue(waiting, 0)
     ExportDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() + timedelta(hours=1))
-    disabled = make_queue(tenant.account, "disabled")
+    disabled = make_sales_queue(tenant.account, "disabled")
     overdue(disabled, 4000)
     disabled.enabled = False
     disabled.save(update_fields=["enabled"])
-    overdue(make_queue(tenant.account, "delivered"), 4000)
+    overdue(make_sales_queue(tenant.account, "delivered"), 4000)
     ExportDelivery.objects.filter(queue__name="delivered").update(status=ExportStatus.SUCCESS)
     assert web.get("/health/ready").json()["checks"]["export_queues"] == {"ok": True, "detail": "ok"}
 
 
 def test_the_export_queue_check_can_be_turned_off(web, beating, tenant, settings) -> None:
     settings.HEALTH_EXPORT_DUE_MAX_AGE_SECONDS = 0
-    overdue(make_queue(tenant.account), 4000)
+    overdue(make_sales_queue(tenant.account), 4000)
     assert web.get("/health/ready").json()["checks"]["export_queues"] == {"ok": True, "detail": "not checked"}
 
 

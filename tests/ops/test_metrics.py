@@ -14,7 +14,7 @@ from exports.models import ExportStatus
 from imports.models import ImportKind, ImportStatus
 from ops import metrics
 from tests.factories import ImportItemFactory
-from tests.ops.conftest import make_attempt, make_call, make_delivery, make_item, make_queue
+from tests.support.logs import make_attempt, make_call, make_delivery, make_item, make_sales_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -93,7 +93,7 @@ def test_request_durations_are_observed_per_endpoint(web) -> None:
 
 # --- Business metrics from the database -------------------------------------------------------------------------
 def test_the_export_backlog_and_its_oldest_age_per_queue(web, tenant) -> None:
-    queue = make_queue(tenant.account, "hooks")
+    queue = make_sales_queue(tenant.account, "hooks")
     make_item(queue, age=timedelta(minutes=10))
     make_item(queue)
     make_item(queue, status=ExportStatus.SUCCESS, age=timedelta(hours=2))
@@ -104,7 +104,7 @@ def test_the_export_backlog_and_its_oldest_age_per_queue(web, tenant) -> None:
 
 
 def test_an_empty_queue_reports_zero_backlog(web, tenant) -> None:
-    make_queue(tenant.account, "quiet")
+    make_sales_queue(tenant.account, "quiet")
     samples = scrape(web)
     assert value(samples, "retail_export_backlog", account="acme", queue="quiet") == 0
     assert value(samples, "retail_export_oldest_pending_age_seconds", account="acme", queue="quiet") == 0
@@ -112,7 +112,7 @@ def test_an_empty_queue_reports_zero_backlog(web, tenant) -> None:
 
 def test_export_items_by_queue_and_status_in_the_window(web, tenant, settings) -> None:
     settings.METRICS_WINDOW_SECONDS = 900
-    queue = make_queue(tenant.account, "hooks")
+    queue = make_sales_queue(tenant.account, "hooks")
     make_item(queue, status=ExportStatus.SUCCESS)
     make_item(queue, status=ExportStatus.SUCCESS)
     make_item(queue, status=ExportStatus.FAILURE)
@@ -134,7 +134,7 @@ def test_import_items_queued_materialised_and_failed(web, tenant) -> None:
 
 
 def test_the_delivery_latency_histogram(web, tenant) -> None:
-    queue = make_queue(tenant.account)
+    queue = make_sales_queue(tenant.account)
     delivery = make_delivery(queue)
     make_attempt(delivery, number=1, ok=False, duration_ms=3000)
     make_attempt(delivery, number=2, ok=True, duration_ms=40)
@@ -150,7 +150,7 @@ def test_the_delivery_latency_histogram(web, tenant) -> None:
 
 
 def test_retries_are_the_attempts_after_the_first(web, tenant) -> None:
-    queue = make_queue(tenant.account, "hooks")
+    queue = make_sales_queue(tenant.account, "hooks")
     delivery = make_delivery(queue)
     make_attempt(delivery, number=1, ok=False)
     make_attempt(delivery, number=2, ok=False)
@@ -173,7 +173,7 @@ def test_the_integration_call_latency_by_kind_and_outcome(web, tenant) -> None:
 
 def test_the_business_metrics_cost_a_fixed_number_of_queries(web, tenant, django_assert_max_num_queries) -> None:
     for name in ("a", "b", "c"):
-        queue = make_queue(tenant.account, name)
+        queue = make_sales_queue(tenant.account, name)
         make_item(queue)
         make_attempt(make_delivery(queue))
     make_call(tenant.account)
@@ -263,11 +263,11 @@ def test_circuit_breakers_paused_deliveries_and_disabled_queues_are_gauged(web, 
     for _ in range(5):
         breaker.record_failure("acct:1|https://erp.example.com:443", error="timeout")
     breaker.record_failure("acct:1|https://other.example.com:443", error="timeout")
-    queue = make_queue(tenant.account, "hooks")
+    queue = make_sales_queue(tenant.account, "hooks")
     paused = make_delivery(queue, status=ExportStatus.PENDING)
     paused.paused_until = timezone.now() + timedelta(seconds=30)
     paused.save(update_fields=["paused_until"])
-    make_queue(tenant.account, "dead")
+    make_sales_queue(tenant.account, "dead")
     ExportQueue.objects.filter(name="dead").update(enabled=False, disabled_at=timezone.now(), disabled_reason="x")
 
     samples = scrape(web)

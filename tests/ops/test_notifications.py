@@ -3,9 +3,7 @@ destination's breaker stays open, and (when they ask for it) a daily digest; onc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
@@ -24,16 +22,10 @@ from imports.models import ImportItem, ImportStatus
 from integrations.models import IntegrationCall
 from ops import notifications, tasks
 from ops.models import NotificationSent
-from tests.conftest import Tenant
 from tests.factories import ImportItemFactory
-from tests.ops.conftest import make_attempt, make_call, make_delivery, make_queue
-from tests.support.smtp import SmtpServer, free_port, running_smtp
-
-
-@pytest.fixture
-def relay(settings: Any) -> Iterator[SmtpServer]:
-    with running_smtp(settings) as server:
-        yield server
+from tests.support.logs import make_attempt, make_call, make_delivery, make_sales_queue
+from tests.support.ports import free_port
+from tests.support.tenants import Tenant
 
 
 def member(account: Account, role: str, email: str | None = None) -> Membership:
@@ -65,29 +57,29 @@ def open_breaker(queue: ExportQueue, *, failing_for: timedelta) -> str:
 # --- A queue disabled --------------------------------------------------------------------------------------------
 
 
-def test_a_queue_disabled_by_a_person_is_mailed_to_owners_and_managers_once(tenant, staff, relay):
-    queue = make_queue(tenant.account, "erp-sales")
+def test_a_queue_disabled_by_a_person_is_mailed_to_owners_and_managers_once(tenant, staff, smtp_server):
+    queue = make_sales_queue(tenant.account, "erp-sales")
     disable_by_person(queue, staff["owner"])
 
     first = notifications.notify_problems()
     again = notifications.notify_problems()
 
-    assert sorted(relay.recipients()) == ["manager@acme.example", "owner@acme.example"]
+    assert sorted(smtp_server.recipients()) == ["manager@acme.example", "owner@acme.example"]
     assert (first.sent, again.sent) == (2, 0)
-    message = relay.messages()[0]
+    message = smtp_server.messages()[0]
     assert "Export queue 'erp-sales' was disabled" in message["Subject"]
     assert "disabled by owner@acme.example" in message.get_content()
     assert f"/backoffice/exports/queues/{queue.pk}/" in message.get_content()
 
 
-def test_a_member_who_chose_danish_is_mailed_in_danish_and_the_others_in_english(tenant, staff, relay):
+def test_a_member_who_chose_danish_is_mailed_in_danish_and_the_others_in_english(tenant, staff, smtp_server):
     account_services.set_language(user=staff["manager"].user, language="da")
-    queue = make_queue(tenant.account, name="erp-sales")
+    queue = make_sales_queue(tenant.account, name="erp-sales")
     assert circuit.disable_queue(queue=queue, reason="every delivery has failed for 5 days", actor=audit.SYSTEM)
 
     assert notifications.notify_problems().sent == 2
 
-    mails = {message["To"]: message for message in relay.messages()}
+    mails = {message["To"]: message for message in smtp_server.messages()}
     danish, english = mails["manager@acme.example"], mails["owner@acme.example"]
     assert danish["Subject"].strip() == "[acme] Eksportkøen 'erp-sales' blev deaktiveret"  # encoded, then folded
     assert "blev deaktiveret af systemet" in danish.get_content()
@@ -96,38 +88,38 @@ def test_a_member_who_chose_danish_is_mailed_in_danish_and_the_others_in_english
     assert "disabled by the system" in english.get_content()
 
 
-def test_a_queue_disabled_by_the_system_is_mailed_with_its_reason(tenant, staff, relay):
-    queue = make_queue(tenant.account)
+def test_a_queue_disabled_by_the_system_is_mailed_with_its_reason(tenant, staff, smtp_server):
+    queue = make_sales_queue(tenant.account)
     assert circuit.disable_queue(queue=queue, reason="every delivery has failed for 5 days", actor=audit.SYSTEM)
 
     notifications.notify_problems()
 
-    body = relay.messages()[0].get_content()
+    body = smtp_server.messages()[0].get_content()
     assert "disabled by the system" in body
     assert "every delivery has failed for 5 days" in body
 
 
-def test_a_queue_turned_off_along_with_other_changes_is_told_too(tenant, staff, relay):
-    queue = make_queue(tenant.account)
+def test_a_queue_turned_off_along_with_other_changes_is_told_too(tenant, staff, smtp_server):
+    queue = make_sales_queue(tenant.account)
     with audit.acting(audit.Actor.person(staff["manager"].user)):
         export_services.update_queue(account=tenant.account, queue=queue, enabled=False, name="renamed-hooks")
 
     assert notifications.notify_problems().sent == 2
-    assert "Export queue 'renamed-hooks' was disabled" in relay.messages()[0]["Subject"]
+    assert "Export queue 'renamed-hooks' was disabled" in smtp_server.messages()[0]["Subject"]
 
 
-def test_a_rolled_back_disable_sends_nothing(tenant, staff, relay):
-    queue = make_queue(tenant.account)
+def test_a_rolled_back_disable_sends_nothing(tenant, staff, smtp_server):
+    queue = make_sales_queue(tenant.account)
     with pytest.raises(RuntimeError), transaction.atomic():
         disable_by_person(queue, staff["owner"])
         raise RuntimeError("the request failed after the disable")
 
     assert notifications.notify_problems().sent == 0
-    assert relay.recipients() == []
+    assert smtp_server.recipients() == []
 
 
-def test_a_queue_disabled_again_after_an_enable_is_told_again(tenant, staff, relay):
-    queue = make_queue(tenant.account)
+def test_a_queue_disabled_again_after_an_enable_is_told_again(tenant, staff, smtp_server):
+    queue = make_sales_queue(tenant.account)
     disable_by_person(queue, staff["owner"])
     notifications.notify_problems()
     circuit.enable_queue(account=tenant.account, queue=queue)
@@ -135,22 +127,22 @@ def test_a_queue_disabled_again_after_an_enable_is_told_again(tenant, staff, rel
 
     notifications.notify_problems()
 
-    assert len(relay.recipients()) == 4
+    assert len(smtp_server.recipients()) == 4
 
 
 # --- A breaker open too long -------------------------------------------------------------------------------------
 
 
-def test_a_breaker_open_longer_than_the_setting_is_mailed_once_per_open_period(tenant, staff, relay, settings):
+def test_a_breaker_open_longer_than_the_setting_is_mailed_once_per_open_period(tenant, staff, smtp_server, settings):
     settings.NOTIFY_BREAKER_OPEN_SECONDS = 900
-    queue = make_queue(tenant.account, "erp-sales")
+    queue = make_sales_queue(tenant.account, "erp-sales")
     key = open_breaker(queue, failing_for=timedelta(minutes=20))
 
     first = notifications.notify_problems()
     again = notifications.notify_problems()
 
     assert (first.sent, again.sent) == (2, 0)
-    message = relay.messages()[0]
+    message = smtp_server.messages()[0]
     assert "https://example.com:443" in message["Subject"]
     body = message.get_content()
     assert "export queue 'erp-sales'" in body
@@ -161,12 +153,12 @@ def test_a_breaker_open_longer_than_the_setting_is_mailed_once_per_open_period(t
     assert notifications.notify_problems().sent == 2
 
 
-def test_a_breaker_open_for_less_than_the_setting_is_not_mailed(tenant, staff, relay, settings):
+def test_a_breaker_open_for_less_than_the_setting_is_not_mailed(tenant, staff, smtp_server, settings):
     settings.NOTIFY_BREAKER_OPEN_SECONDS = 900
-    open_breaker(make_queue(tenant.account), failing_for=timedelta(minutes=1))
+    open_breaker(make_sales_queue(tenant.account), failing_for=timedelta(minutes=1))
 
     assert notifications.notify_problems().sent == 0
-    assert relay.recipients() == []
+    assert smtp_server.recipients() == []
 
 
 # --- The daily digest --------------------------------------------------------------------------------------------
@@ -176,11 +168,11 @@ def _yesterday_noon(today: date) -> datetime:
     return datetime.combine(today - timedelta(days=1), time(12), tzinfo=UTC)
 
 
-def test_the_digest_goes_only_to_members_who_asked_for_it_once_a_day(tenant, staff, relay, settings):
+def test_the_digest_goes_only_to_members_who_asked_for_it_once_a_day(tenant, staff, smtp_server, settings):
     settings.NOTIFY_DIGEST_HOUR = 6
     today = timezone.now().astimezone(UTC).date()
     at = _yesterday_noon(today)
-    queue = make_queue(tenant.account, "erp-sales")
+    queue = make_sales_queue(tenant.account, "erp-sales")
     make_delivery(queue, status=ExportStatus.SUCCESS, finished_at=at)
     failed = make_delivery(queue, status=ExportStatus.FAILURE, finished_at=at)
     attempt = make_attempt(failed, ok=False)
@@ -198,8 +190,8 @@ def test_the_digest_goes_only_to_members_who_asked_for_it_once_a_day(tenant, sta
     again = notifications.notify_digests(now=morning + timedelta(minutes=15))
 
     assert (first.sent, again.sent) == (1, 0)
-    assert relay.recipients() == ["viewer@acme.example"]
-    message = relay.messages()[0]
+    assert smtp_server.recipients() == ["viewer@acme.example"]
+    message = smtp_server.messages()[0]
     assert (today - timedelta(days=1)).isoformat() in message["Subject"]
     body = message.get_content()
     assert "erp-sales: 1 sent, 1 failed" in body
@@ -208,7 +200,7 @@ def test_the_digest_goes_only_to_members_who_asked_for_it_once_a_day(tenant, sta
     assert "customer_lookup: 1 of 1 calls failed" in body
 
 
-def test_no_digest_before_the_hour(tenant, staff, relay, settings):
+def test_no_digest_before_the_hour(tenant, staff, smtp_server, settings):
     settings.NOTIFY_DIGEST_HOUR = 6
     account_services.set_notifications(
         account=tenant.account, membership=staff["owner"], chosen=[NotificationKind.DAILY_DIGEST]
@@ -222,7 +214,7 @@ def test_no_digest_before_the_hour(tenant, staff, relay, settings):
 # --- Isolation ---------------------------------------------------------------------------------------------------
 
 
-def test_a_member_of_another_account_never_gets_its_notices(tenant, other_tenant, staff, relay, settings):
+def test_a_member_of_another_account_never_gets_its_notices(tenant, other_tenant, staff, smtp_server, settings):
     settings.NOTIFY_DIGEST_HOUR = 0
     outsider = member(other_tenant.account, "owner", "boss@globex.example")
     both = member(other_tenant.account, "owner", "both@example.com")
@@ -234,13 +226,13 @@ def test_a_member_of_another_account_never_gets_its_notices(tenant, other_tenant
     account_services.set_notifications(
         account=tenant.account, membership=staff["manager"], chosen=NotificationKind.values
     )
-    disable_by_person(make_queue(tenant.account, "acme-sales"), staff["owner"])
-    open_breaker(make_queue(tenant.account, "acme-hooks"), failing_for=timedelta(hours=1))
+    disable_by_person(make_sales_queue(tenant.account, "acme-sales"), staff["owner"])
+    open_breaker(make_sales_queue(tenant.account, "acme-hooks"), failing_for=timedelta(hours=1))
 
     notifications.notify_problems()
     notifications.notify_digests()
 
-    mails = [(str(m["To"]), str(m["Subject"]), m.get_content()) for m in relay.messages()]
+    mails = [(str(m["To"]), str(m["Subject"]), m.get_content()) for m in smtp_server.messages()]
     to_acme = [mail for mail in mails if mail[1].startswith("[acme]")]
     assert {to for to, _, _ in to_acme} == {"owner@acme.example", "manager@acme.example"}
     others = [mail for mail in mails if mail not in to_acme]
@@ -252,9 +244,9 @@ def test_a_member_of_another_account_never_gets_its_notices(tenant, other_tenant
 # --- Failures and bounds -----------------------------------------------------------------------------------------
 
 
-def test_a_mail_the_relay_refuses_is_logged_and_sent_on_the_next_run(tenant, staff, relay, caplog):
-    disable_by_person(make_queue(tenant.account), staff["owner"])
-    relay.recorder.data_reply = "451 4.3.0 try again later"
+def test_a_mail_the_relay_refuses_is_logged_and_sent_on_the_next_run(tenant, staff, smtp_server, caplog):
+    disable_by_person(make_sales_queue(tenant.account), staff["owner"])
+    smtp_server.recorder.data_reply = "451 4.3.0 try again later"
 
     refused = notifications.notify_problems()
 
@@ -262,13 +254,13 @@ def test_a_mail_the_relay_refuses_is_logged_and_sent_on_the_next_run(tenant, sta
     assert "tried again next run" in caplog.text
     assert not NotificationSent.objects.exists()
 
-    relay.recorder.data_reply = None
+    smtp_server.recorder.data_reply = None
     assert notifications.notify_problems().sent == 2
-    assert len(relay.recipients()) == 2
+    assert len(smtp_server.recipients()) == 2
 
 
-def test_an_unreachable_relay_does_not_crash_the_task_and_the_mail_waits(tenant, staff, settings, relay):
-    disable_by_person(make_queue(tenant.account), staff["owner"])
+def test_an_unreachable_relay_does_not_crash_the_task_and_the_mail_waits(tenant, staff, settings, smtp_server):
+    disable_by_person(make_sales_queue(tenant.account), staff["owner"])
     port = settings.EMAIL_PORT
     settings.EMAIL_PORT = free_port()  # nothing listens there
 
@@ -279,15 +271,15 @@ def test_an_unreachable_relay_does_not_crash_the_task_and_the_mail_waits(tenant,
     assert tasks.notify_problems() == 2
 
 
-def test_a_run_sends_at_most_the_setting_and_the_rest_next_run(tenant, staff, relay, settings):
+def test_a_run_sends_at_most_the_setting_and_the_rest_next_run(tenant, staff, smtp_server, settings):
     settings.NOTIFY_MAX_MAILS_PER_RUN = 1
-    disable_by_person(make_queue(tenant.account), staff["owner"])
+    disable_by_person(make_sales_queue(tenant.account), staff["owner"])
 
     first = notifications.notify_problems()
     second = notifications.notify_problems()
 
     assert (first.sent, first.stopped, second.sent) == (1, True, 1)
-    assert sorted(relay.recipients()) == ["manager@acme.example", "owner@acme.example"]
+    assert sorted(smtp_server.recipients()) == ["manager@acme.example", "owner@acme.example"]
 
 
 def test_beat_runs_the_notices_every_minute_and_the_digest_every_quarter_hour():

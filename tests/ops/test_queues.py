@@ -17,7 +17,7 @@ from config.celery import app
 from exports import services
 from exports.models import ExportDelivery, ExportQueue
 from ops.management.commands.runall import child_commands, worker_queues
-from tests.e2e.conftest import use_queue
+from tests.support.workers import use_queue
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = [

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from exports import services
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.services import enqueueing
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -19,8 +19,8 @@ from imports.models import ImportItem, ImportStatus
 from integrations import retention as integration_retention
 from integrations.models import IntegrationCall
 from orders.models import IncomingOrder
-from tests.conftest import Tenant
 from tests.factories import ImportItemFactory, IncomingOrderFactory
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -24,8 +24,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from ops.management.commands.runall import Child, Command, RestartPolicy
-from tests.e2e.waiting import wait_until
 from tests.support.demo_service import ORDER, ROOT, demo_env, manage
+from tests.support.waiting import wait_until
 
 STARTED = re.compile(r"runall: (?:re)?started (\w+) \(pid (\d+)\)")
 

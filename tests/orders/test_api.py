@@ -5,8 +5,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from orders.models import OrderState, OrderStateChange
-from tests.api.conftest import AdminApi, error_fields, results
-from tests.conftest import Tenant
 from tests.factories import (
     ExternalOrderFactory,
     IncomingOrderFactory,
@@ -14,6 +12,8 @@ from tests.factories import (
     OutgoingOrderFactory,
     StockLocationFactory,
 )
+from tests.support.api import AdminApi, error_fields, results
+from tests.support.tenants import Tenant
 
 ORDER_FACTORIES = {
     "incoming-orders": IncomingOrderFactory,

@@ -15,7 +15,7 @@ from django.db.models import NOT_PROVIDED
 from django.test.utils import CaptureQueriesContext
 
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange
-from tests.imports.conftest import materialise_pending, order, post
+from tests.support.imports import materialise_pending, order, post
 
 pytestmark = pytest.mark.django_db
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -13,15 +11,10 @@ from hypothesis import strategies as st
 
 from core.nodes import INVALID, Report
 from orders.definitions import ExternalOrder, IncomingOrder, OutgoingOrderStateChange
-from tests.imports.conftest import order
+from tests.support.imports import as_posted, order
 
 
-def as_posted(item: Any) -> Any:
-    """The item as the import endpoint parses it: fractions become Decimal."""
-    return json.loads(json.dumps(item), parse_float=Decimal)
-
-
-def errors_of(item: Any, schema: Any = IncomingOrder) -> list[tuple[str, str]]:
+def order_errors(item: Any, schema: Any = IncomingOrder) -> list[tuple[str, str]]:
     report = Report()
     schema.check(as_posted(item), "", report)
     return [(e["field"], e["code"]) for e in report.errors]
@@ -44,7 +37,7 @@ LINE = ["basket", "line_items", 0]
 
 
 def test_the_minimum_order_is_valid():
-    assert errors_of(order()) == []
+    assert order_errors(order()) == []
 
 
 @pytest.mark.parametrize(
@@ -110,24 +103,25 @@ def test_the_minimum_order_is_valid():
     ],
 )
 def test_each_field_rule_names_the_field(path, value, expected):
-    assert expected in errors_of(with_change(path, value))
+    assert expected in order_errors(with_change(path, value))
 
 
 @pytest.mark.parametrize("kind", ["amount", "amount_per_item", "percentage", "new_price", "new_price_per_item"])
 def test_every_discount_type_is_allowed_on_a_line_item(kind):
     item = with_change([*LINE, "discounts"], [{"name": "d", "type": kind, "amount": 0.5}])
-    assert errors_of(item) == []
+    assert order_errors(item) == []
 
 
 @pytest.mark.parametrize("kind", ["amount", "percentage", "new_price"])
 def test_basket_level_discount_types_are_allowed_on_the_basket(kind):
-    assert errors_of(with_change(["basket", "discounts"], [{"name": "d", "type": kind, "amount": 0.5}])) == []
+    assert order_errors(with_change(["basket", "discounts"], [{"name": "d", "type": kind, "amount": 0.5}])) == []
 
 
 def test_percentage_bounds_are_inclusive():
     for amount in (0, 1):
         assert (
-            errors_of(with_change([*LINE, "discounts"], [{"name": "d", "type": "percentage", "amount": amount}])) == []
+            order_errors(with_change([*LINE, "discounts"], [{"name": "d", "type": "percentage", "amount": amount}]))
+            == []
         )
 
 
@@ -136,11 +130,11 @@ def test_l10n_strings_accept_a_string_or_a_language_map():
         payment={"reference": "r"},
         shipping={"method_title": {"da": "Levering", "en": "Delivery"}, "method_subtitle": "1-2 dage"},
     )
-    assert errors_of(full) == []
-    assert ("shipping.method_title", "blank") in errors_of(
+    assert order_errors(full) == []
+    assert ("shipping.method_title", "blank") in order_errors(
         order(payment={"reference": "r"}, shipping={"method_title": {}})
     )
-    assert ("shipping.method_title", "invalid_type") in errors_of(
+    assert ("shipping.method_title", "invalid_type") in order_errors(
         order(payment={"reference": "r"}, shipping={"method_title": 5})
     )
 
@@ -154,7 +148,7 @@ def test_unicode_text_is_kept():
 
 
 def test_nul_characters_are_refused():
-    assert ("basket.line_items[0].name", "invalid") in errors_of(with_change([*LINE, "name"], "a\x00b"))
+    assert ("basket.line_items[0].name", "invalid") in order_errors(with_change([*LINE, "name"], "a\x00b"))
 
 
 def test_external_orders_take_no_payment_or_shipping():
@@ -165,13 +159,13 @@ def test_external_orders_take_no_payment_or_shipping():
 
 
 def test_state_change_requires_stock_location_identifier_and_state():
-    assert set(errors_of({}, OutgoingOrderStateChange)) == {
+    assert set(order_errors({}, OutgoingOrderStateChange)) == {
         ("stock_location", "required"),
         ("order_identifier", "required"),
         ("state", "required"),
     }
     bad_state = {"stock_location": "s", "order_identifier": "o", "state": "shipped"}
-    assert ("state", "invalid_choice") in errors_of(bad_state, OutgoingOrderStateChange)
+    assert ("state", "invalid_choice") in order_errors(bad_state, OutgoingOrderStateChange)
 
 
 def test_state_change_cashier_needs_display_name_and_identifier_and_an_https_image():
@@ -181,7 +175,7 @@ def test_state_change_cashier_needs_display_name_and_identifier_and_an_https_ima
         "state": "ready",
         "cashier": {"full_name": "A B", "image_url": "http://x/y.png"},
     }
-    assert set(errors_of(change, OutgoingOrderStateChange)) == {
+    assert set(order_errors(change, OutgoingOrderStateChange)) == {
         ("cashier.display_name", "required"),
         ("cashier.identifier", "required"),
         ("cashier.image_url", "invalid_url"),

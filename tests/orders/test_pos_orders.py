@@ -15,10 +15,9 @@ from core.errors import Conflict
 from exports.models import ExportItem, ExportQueue
 from orders import services as order_services
 from orders.models import IncomingOrder, OrderState, OrderStateChange, OutgoingOrder
-from tests.api.conftest import AdminApi, error_fields
-from tests.conftest import Tenant
 from tests.factories import CashierFactory, IncomingOrderFactory, MarketFactory, StockLocationFactory
-from tests.ledger.conftest import PosApi
+from tests.support.api import AdminApi, PosApi, error_fields
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -18,9 +18,9 @@ from rest_framework.test import APIClient
 from campaigns import services
 from exports.models import ExportItem
 from ledger.models import Product
-from tests.conftest import Tenant
 from tests.factories import MarketFactory
-from tests.ledger.conftest import PosApi, error_fields
+from tests.support.api import PosApi, error_fields, priced
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -33,11 +33,6 @@ class ProductFactory(factory.django.DjangoModelFactory):
     name = factory.LazyAttribute(lambda o: f"Product {o.product_id}")
     retail_price = None
     taxes = None
-
-
-@pytest.fixture
-def pos(client: APIClient, tenant: Tenant) -> PosApi:
-    return PosApi(client, tenant)
 
 
 def import_campaigns(client: APIClient, tenant: Tenant, *campaigns: dict[str, Any], markets: str = "dk") -> None:
@@ -85,12 +80,6 @@ def line(
     if product_id is not None:
         body["id"] = product_id
     return body
-
-
-def priced(response: Response) -> dict[str, Any]:
-    """The answer with its amounts as exact Decimals."""
-    assert response.status_code == 200, response.content
-    return json.loads(response.content, parse_float=Decimal)  # type: ignore[no-any-return]
 
 
 def price(pos: PosApi, body: Any, explain: str | None = None) -> Response:

@@ -14,10 +14,10 @@ from django.test import Client
 from django.urls import reverse
 
 from campaigns.models import Campaign
-from tests.admin.conftest import admin_url
-from tests.conftest import Tenant
 from tests.factories import ProductRuleFactory
+from tests.support.admin import admin_url
 from tests.support.campaigns import JEANS_10, TSHIRTS_15, stored_campaign
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,7 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.e2e.waiting import wait_until
+from tests.support.ports import free_port
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 # One order for the demo's shop, as an integrator posts it (the curl bootstrap_demo prints posts the same shape).
@@ -35,12 +35,6 @@ ORDER = {
 }
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def demo_env(root: Path) -> dict[str, str]:

@@ -19,12 +19,12 @@ from exports.models import ExportItem, ExportQueue
 from imports.models import ImportItem
 from ledger.models import RegisterCloseStatement, Sale
 from ledger.services.registers import close_register, open_register
-from tests.conftest import Tenant
-from tests.exports.conftest import make_queue
-from tests.exports.receiver import Receiver
-from tests.imports.conftest import materialise_pending, order
-from tests.ledger.conftest import PosApi
-from tests.ledger.test_checkouts import checkout_body
+from tests.support.api import PosApi
+from tests.support.checkouts import checkout_body
+from tests.support.imports import materialise_pending, order
+from tests.support.queues import make_queue
+from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
 
 # How the receiver answers the orders' deliveries, in order: two delivered, a 400 (failed for good), two 503s
 # (retryable: each waits for its next attempt), a 422 (failed for good).

@@ -7,7 +7,6 @@ message accepted, and can refuse recipients or messages (``rcpt_reply``, ``data_
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,11 +17,7 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import Envelope
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.support.ports import free_port
 
 
 @dataclass

@@ -9,7 +9,8 @@ import pytest
 
 from exports.deliveries.base import ConfigError, RenderContext, Rendered
 from exports.deliveries.email import EmailDelivery, message_id
-from tests.support.smtp import SmtpServer, free_port
+from tests.support.ports import free_port
+from tests.support.smtp import SmtpServer
 
 RECIPIENTS = ["ops@example.com", "backup@example.org"]
 

@@ -6,7 +6,7 @@ import pytest
 
 from exports.deliveries.base import ConfigError, RenderContext, Rendered
 from exports.deliveries.ftp import FtpDelivery
-from tests.exports.deliveries.conftest import FTP_PASSWORD, FTP_USER, Certificate, FtpServer
+from tests.support.servers import FTP_PASSWORD, FTP_USER, Certificate, FtpServer
 
 pytestmark = pytest.mark.usefixtures("allow_loopback")
 

@@ -13,7 +13,7 @@ from core import destinations
 from exports.deliveries.base import ConfigError, RenderContext, Rendered
 from exports.deliveries.email import EmailDelivery
 from exports.deliveries.ftp import FtpDelivery, split_remote_path
-from tests.exports.deliveries.conftest import FTP_PASSWORD, FTP_USER, FtpServer, SmtpServer
+from tests.support.servers import FTP_PASSWORD, FTP_USER, FtpServer, SmtpServer
 
 AT_LOOKALIKES = ["\uff20", "\ufe6b"]
 BACKSLASHES = ["\\", "\uff3c", "\ufe68", "\u2216", "\u29f5", "\u29f9", "\u2572"]

@@ -8,7 +8,6 @@ import tracemalloc
 from typing import Any
 
 import pytest
-from rest_framework.test import APIClient
 
 from exports.deliveries.base import (
     MAX_RENDERED_CHARS,
@@ -21,19 +20,13 @@ from exports.deliveries.base import (
 from exports.deliveries.email import EmailDelivery
 from exports.deliveries.ftp import FtpDelivery
 from exports.models import ExportQueue
-from tests.api.conftest import AdminApi, error_fields
-from tests.conftest import Tenant
-from tests.exports.deliveries.conftest import SmtpServer
+from tests.support.api import AdminApi, error_fields
+from tests.support.servers import SmtpServer
 
 WIDE = "{date:>400000000}"
 HUGE = "{date:>" + str(10**12) + "}"
 EMAIL = {"type": "email", "recipients": ["ops@acme.example"]}
 FTP = {"type": "ftp", "host": "ftp.acme.example", "username": "exporter", "password": "pw"}
-
-
-@pytest.fixture
-def api(client: APIClient, tenant: Tenant) -> AdminApi:
-    return AdminApi(client, tenant)
 
 
 def queue_body(delivery: dict[str, Any]) -> dict[str, Any]:

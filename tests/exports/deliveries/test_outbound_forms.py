@@ -14,9 +14,9 @@ from exports.deliveries.base import RenderContext, Rendered
 from exports.deliveries.ftp import FtpDelivery
 from exports.deliveries.sftp import SftpDelivery
 from exports.deliveries.webhook import WebhookDelivery
-from tests.exports.deliveries.conftest import FTP_PASSWORD, FTP_USER, SFTP_PASSWORD, SFTP_USER, FtpServer, SftpServer
-from tests.exports.receiver import Receiver
-from tests.rebinding import LOOPBACK, NAME, PUBLIC, Network
+from tests.support.rebinding import LOOPBACK, NAME, PUBLIC, Network
+from tests.support.receivers import Receiver
+from tests.support.servers import FTP_PASSWORD, FTP_USER, SFTP_PASSWORD, SFTP_USER, FtpServer, SftpServer
 
 # Each form carries 127.0.0.1 (Teredo: as its client address, behind a public server).
 FORMS = ["::127.0.0.1", "64:ff9b::7f00:1", "2002:7f00:1::", "2001:0:808:808::80ff:fffe"]

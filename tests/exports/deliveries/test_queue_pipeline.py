@@ -8,10 +8,10 @@ import pytest
 
 from exports import services
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
-from tests.api.conftest import AdminApi
-from tests.exports.conftest import make_queue
-from tests.exports.deliveries.conftest import FTP_PASSWORD, FTP_USER
-from tests.exports.test_outbox import import_orders
+from tests.support.api import AdminApi
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
+from tests.support.servers import FTP_PASSWORD, FTP_USER
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 
 from exports.deliveries.base import ConfigError, RenderContext, Rendered
 from exports.deliveries.sftp import SftpDelivery
-from tests.exports.deliveries.conftest import SFTP_PASSWORD, SFTP_USER, SftpServer
+from tests.support.servers import SFTP_PASSWORD, SFTP_USER, SftpServer
 
 pytestmark = pytest.mark.usefixtures("allow_loopback")
 
@@ -131,7 +131,7 @@ def test_a_loopback_destination_is_refused_by_default(
 
 
 def test_a_closed_port_is_a_failure_not_an_exception(rendered: Rendered, context: RenderContext) -> None:
-    from tests.support.smtp import free_port
+    from tests.support.ports import free_port
 
     cfg = {
         "type": "sftp",

@@ -14,12 +14,12 @@ from exports.services import attempts
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import Element, Rendered
 from ledger.models import Expense, Sale
-from tests.exports.conftest import make_queue
-from tests.exports.deliveries.conftest import FTP_PASSWORD, FTP_USER
-from tests.exports.test_outbox import import_orders
 from tests.factories import RegisterFactory
-from tests.ledger.conftest import PosApi
-from tests.ledger.register_day import register_day
+from tests.support.api import PosApi
+from tests.support.imports import import_orders
+from tests.support.queues import make_queue
+from tests.support.register_day import register_day
+from tests.support.servers import FTP_PASSWORD, FTP_USER
 
 pytestmark = pytest.mark.django_db
 

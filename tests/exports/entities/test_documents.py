@@ -13,7 +13,7 @@ from exports.entities.documents import outermost
 from exports.entities.newsletter_signups import ENTITY as SIGNUPS
 from exports.transforms.common import resolve
 from ledger.models import NewsletterSignup
-from tests.conftest import Tenant
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 

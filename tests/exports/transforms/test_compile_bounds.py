@@ -23,9 +23,9 @@ from exports.transforms.handlebars import (
     compile_template,
 )
 from exports.transforms.mustache import MustacheTransform
-from tests.api.conftest import AdminApi, error_fields
-from tests.conftest import Tenant
-from tests.exports.transforms.conftest import FakeClock
+from tests.support.api import AdminApi, error_fields
+from tests.support.clocks import FakeClock
+from tests.support.tenants import Tenant
 
 # The reproductions: 1,000 tags of 18 segments (58,000 characters, within the size and tag caps) compiled for
 # 13.2 s; one tag of 30,000 segments for 14 s.

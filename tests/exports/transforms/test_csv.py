@@ -10,7 +10,7 @@ import pytest
 import exports.transforms.csv as csv_module
 from exports.transforms.base import ConfigError, Element, RenderContext, TransformError
 from exports.transforms.csv import CsvTransform
-from tests.exports.transforms.conftest import elements_of, make_sale
+from tests.support.sales import elements_of, make_sale
 
 transform = CsvTransform()
 

@@ -15,10 +15,10 @@ from exports.entities.sales import ENTITY as SALES
 from exports.transforms.base import ConfigError, Element, RenderContext
 from exports.transforms.csv import SALE_TYPES, CsvTransform
 from ledger.models import Expense, Sale
-from tests.conftest import Tenant
 from tests.factories import RegisterFactory
-from tests.ledger.conftest import PosApi
-from tests.ledger.register_day import register_day
+from tests.support.api import PosApi
+from tests.support.register_day import register_day
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 transform = CsvTransform()

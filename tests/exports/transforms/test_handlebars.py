@@ -9,7 +9,7 @@ import pytest
 
 from exports.transforms.base import ConfigError, Element, RenderContext, TransformError
 from exports.transforms.handlebars import MAX_NESTING, MAX_TEMPLATE_LENGTH, HandlebarsTransform
-from tests.exports.transforms.conftest import elements_of, make_sale
+from tests.support.sales import elements_of, make_sale
 
 transform = HandlebarsTransform()
 

@@ -21,7 +21,8 @@ from exports.transforms.base import Element, RenderContext, Transform, Transform
 from exports.transforms.common import json_default
 from exports.transforms.handlebars import HandlebarsTransform
 from exports.transforms.mustache import MustacheTransform
-from tests.exports.transforms.conftest import FakeClock, make_large_sale
+from tests.support.clocks import FakeClock
+from tests.support.sales import make_large_sale
 
 LIMIT = 64 * 1024
 # Produced text may take two bytes a character in memory (the sale's names hold an en dash), and a render holds

@@ -7,7 +7,7 @@ import pytest
 
 from exports.transforms.base import ConfigError, Element, RenderContext, TransformError
 from exports.transforms.simple_json import SimpleJsonTransform
-from tests.exports.transforms.conftest import elements_of, make_sale
+from tests.support.sales import elements_of, make_sale
 
 transform = SimpleJsonTransform()
 

@@ -1,9 +1,8 @@
 """A reference integrator server for the runtime-integration tests: real HTTP on 127.0.0.1, one per test.
 
 It serves a valid spec answer for every kind (spec: Endpoints B) and can be scripted to be slow, fail or answer
-garbage. Use it through the fixtures of ``tests/integrations/conftest.py``::
-
-    from tests.integrations.conftest import configure, reference  # noqa: F401  (in your own conftest/test)
+garbage. Use it through the fixtures ``reference`` and ``configure`` (``tests/support/integrations.py``,
+registered for every test)::
 
     def test_x(reference, configure):
         configure("giftcard_read")                        # default method/path/query/body for the kind

@@ -1,13 +1,11 @@
-"""Fixtures of the runtime-integration tests, shared with the POS, gift card and customer account tests:
+"""The reference integrator's fixtures (registered for every test by the root conftest):
 
-* ``reference``: a running reference integrator (``tests/integrations/reference_server.py``: its docstring lists
+* ``reference``: a running reference integrator (``tests/support/reference_server.py``: its docstring lists
   the paths, default templates, built-in answers and how to script failures).
 * ``configure(kind, path=None, method=None, query=None, body=..., headers=None, timeout=5, transform="",
   enabled=True, account=None)``: stores the tenant's (or ``account``'s) RuntimeIntegration of ``kind`` pointing at
   the reference server, with the kind's defaults (``reference_server.DEFAULTS``) for what is not given, and
   allows 127.0.0.1 for outgoing calls (``OUTBOUND_ALLOWED_NETWORKS``). Returns the RuntimeIntegration.
-
-Use them elsewhere with ``from tests.integrations.conftest import configure, reference  # noqa: F401``.
 """
 
 from __future__ import annotations
@@ -20,10 +18,9 @@ import pytest
 
 from accounts.models import Account
 from integrations import runtime
-from tests.api.conftest import api  # noqa: F401  (the admin API fixture)
-from tests.conftest import Tenant
-from tests.integrations import reference_server
-from tests.integrations.reference_server import ReferenceIntegrator
+from tests.support import reference_server
+from tests.support.reference_server import ReferenceIntegrator
+from tests.support.tenants import Tenant
 
 _UNSET: Any = object()
 
@@ -32,11 +29,6 @@ _UNSET: Any = object()
 def reference() -> Iterator[ReferenceIntegrator]:
     with reference_server.running() as state:
         yield state
-
-
-@pytest.fixture
-def allow_loopback(settings: Any) -> None:
-    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.1/32"]
 
 
 @pytest.fixture
@@ -75,3 +67,8 @@ def configure(reference: ReferenceIntegrator, tenant: Tenant, allow_loopback: No
         return integration
 
     return configure
+
+
+def pays_sent(reference: ReferenceIntegrator) -> int:
+    """How many pay requests (gift card or customer account) the reference integrator received."""
+    return len([r for r in reference.requests if r.path.endswith("/pay")])

@@ -1,16 +1,15 @@
-"""Members of the test accounts signed in to the back-office with Django's test client; the reference integrator
-(``reference``, ``configure``: tests/integrations/conftest.py) for the pages that call one."""
+"""Members of the test accounts signed in to the back-office with Django's test client."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.test import Client
 
 from accounts import services
 from accounts.models import Account
-from tests.integrations.conftest import allow_loopback, configure, reference  # noqa: F401  (the reference integrator)
 
 PASSWORD = "correct-Horse-battery-9"
 
@@ -31,3 +30,16 @@ def sign_in(db: None) -> SignIn:
         return client
 
     return signed_in
+
+
+@pytest.fixture
+def fast_hashes(settings: Any) -> None:
+    """A fast password hasher, for the tests that sign in through the form: every sign-in hashes a password, and
+    these tests are about access, not about PBKDF2."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def page_text(response: Any) -> str:
+    """The text of a page that must have been answered 200."""
+    assert response.status_code == 200
+    return response.content.decode()

@@ -31,7 +31,6 @@ from ledger.models import (
     StockLevel,
 )
 from orders.models import ExternalOrder, IncomingOrder, OutgoingOrder
-from tests.conftest import Tenant, make_tenant
 from tests.factories import (
     CashierFactory,
     ExternalOrderFactory,
@@ -40,7 +39,8 @@ from tests.factories import (
     OutgoingOrderFactory,
     RegisterFactory,
 )
-from tests.ledger.test_checkouts import checkout_body
+from tests.support.checkouts import checkout_body
+from tests.support.tenants import Tenant, make_tenant
 
 
 @dataclass

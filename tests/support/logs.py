@@ -1,4 +1,5 @@
-"""Rows of the export, import and integration logs, written directly: the ops app only reads them."""
+"""Rows of the export and integration logs, written directly (as the ops pages and metrics only read them):
+a sales queue to a web hook, its items, deliveries and attempts, and integration calls."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueu
 from integrations.models import IntegrationCall
 
 
-def make_queue(account: Account, name: str = "hooks") -> ExportQueue:
+def make_sales_queue(account: Account, name: str = "hooks") -> ExportQueue:
     return ExportQueue.objects.create(
         account=account,
         name=name,

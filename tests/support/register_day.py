@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from tests.ledger.test_checkouts import _json_number
+from tests.support.checkouts import json_numbers
 
 D = Decimal
 CENT = D("0.01")
@@ -120,7 +120,7 @@ def checkout(
     }
     if voided:
         body["voided"] = True
-    return _json_number(body)
+    return json_numbers(body)
 
 
 B2B_CUSTOMER = {

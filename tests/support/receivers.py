@@ -1,14 +1,20 @@
-"""A real web hook receiver on 127.0.0.1 for tests: records every request, can be told how to answer."""
+"""A real web hook receiver on 127.0.0.1 for tests: records every request, can be told how to answer.
+
+The fixture ``receiver`` runs one for the test (registered for every test by the root conftest); outgoing calls
+reach it where the test also asks for ``allow_loopback``."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from tests.support.ports import free_port
 
 
 @dataclass
@@ -96,6 +102,17 @@ def running_receiver() -> Iterator[Receiver]:
 
 def closed_port() -> int:
     """A port on 127.0.0.1 where nothing listens (a refused connection)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_port()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as running:
+        yield running
+
+
+@pytest.fixture
+def reachable_receiver(receiver: Receiver, allow_loopback: None) -> Receiver:
+    """The receiver with outgoing calls allowed to reach it (as the end-to-end and browser tests need: their live
+    server, workers and receiver all run on 127.0.0.1)."""
+    return receiver

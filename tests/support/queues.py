@@ -1,0 +1,58 @@
+"""Export queues in tests: a real-time web hook queue of order state changes to a receiver, signed with `SECRET`;
+an item whose delivery failed once."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from exports import services
+from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueue, ExportStatus
+from tests.support.tenants import Tenant
+
+SECRET = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
+
+
+def make_queue(tenant: Tenant, url: str, **fields: Any) -> ExportQueue:
+    delivery = {"type": "webhook", "url": url, "headers": {"X-Shop": "acme"}, "secret": SECRET, "read_timeout": 2}
+    delivery.update(fields.pop("delivery", {}))
+    defaults: dict[str, Any] = {
+        "name": fields.pop("name", "orders to webshop"),
+        "entity_type": "incoming_order_state_changes",
+        "trigger": "realtime",
+        "transform": {"type": "identity"},
+        "delivery": delivery,
+    }
+    defaults.update(fields)
+    return ExportQueue.objects.create(account=tenant.account, **defaults)
+
+
+def failed_item(queue: ExportQueue, key: str, status: str = ExportStatus.FAILURE) -> ExportItem:
+    delivery = ExportDelivery.objects.create(
+        account=queue.account,
+        queue=queue,
+        delivery_id=services.new_delivery_id(),
+        status=status,
+        attempts=1,
+        status_code=500,
+        next_attempt_at="2025-01-15T09:30:00Z",
+    )
+    ExportAttempt.objects.create(
+        account=queue.account,
+        delivery=delivery,
+        number=1,
+        ok=False,
+        status_code=500,
+        error="HTTP 500",
+        duration_ms=12,
+        started_at="2025-01-15T09:30:00Z",
+    )
+    return ExportItem.objects.create(
+        account=queue.account,
+        queue=queue,
+        entity_type=queue.entity_type,
+        object_id=1,
+        element_key=key,
+        status=status,
+        delivery=delivery,
+    )
