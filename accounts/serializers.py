@@ -75,11 +75,20 @@ def _optional_text(max_length: int, **kwargs: Any) -> serializers.CharField:
 # --- Markets -----------------------------------------------------------------------------------------
 
 
+IDENTIFIER = "Its identifier, unique in the account: letters, digits and `. _ : -`, starting with a letter or digit."
+NAME = "Its name, for people (may be empty)."
+
+
 class MarketInputSerializer(serializers.Serializer):
-    identifier = serializers.CharField(max_length=32, validators=[identifier_validator])
-    name = _optional_text(200)
+    identifier = serializers.CharField(
+        max_length=32, validators=[identifier_validator], help_text=IDENTIFIER + " At most 32 characters."
+    )
+    name = _optional_text(200, help_text=NAME + " At most 200 characters.")
     currency = serializers.CharField(max_length=3, help_text="ISO 4217 code, e.g. DKK.")
-    default_taxes = TaxesField(default=list)  # type: ignore[arg-type]  # the stubs expect a mapping
+    default_taxes = TaxesField(  # type: ignore[arg-type]  # the stubs expect a mapping
+        default=list,
+        help_text="The taxes of a product or expense that names none of its own (spec: Product); default none.",
+    )
 
     def validate_currency(self, value: str) -> str:
         if not is_currency_code(value):
@@ -89,10 +98,6 @@ class MarketInputSerializer(serializers.Serializer):
     class Meta:
         # Same name as the output: the schema shows MarketRequest / PatchedMarketRequest.
         ref_name = "Market"
-
-
-IDENTIFIER = "Its identifier, unique in the account: letters, digits and `. _ : -`, starting with a letter or digit."
-NAME = "Its name, for people (may be empty)."
 
 
 class MarketOutputSerializer(serializers.ModelSerializer):
@@ -111,20 +116,26 @@ class MarketOutputSerializer(serializers.ModelSerializer):
 
 
 class StockLocationInputSerializer(serializers.Serializer):
-    identifier = serializers.CharField(max_length=64, validators=[identifier_validator])
-    name = _optional_text(200)
-    kind = serializers.ChoiceField(choices=StockLocation.Kind.choices, default=StockLocation.Kind.SHOP)
+    identifier = serializers.CharField(
+        max_length=64, validators=[identifier_validator], help_text=IDENTIFIER + " At most 64 characters."
+    )
+    name = _optional_text(200, help_text=NAME + " At most 200 characters.")
+    kind = serializers.ChoiceField(
+        choices=StockLocation.Kind.choices,
+        default=StockLocation.Kind.SHOP,
+        help_text="What the place is: a shop with registers (the default) or a warehouse.",
+    )
     market = serializers.CharField(max_length=32, help_text="Identifier of a market of the account.")
-    street = _optional_text(200)
-    city = _optional_text(100)
-    zip = _optional_text(20)
+    street = _optional_text(200, help_text="Street and number, at most 200 characters (may be empty).")
+    city = _optional_text(100, help_text="City, at most 100 characters (may be empty).")
+    zip = _optional_text(20, help_text="Postal code, at most 20 characters (may be empty).")
     country_code = _optional_text(
         2,
         # Empty (the default) is no country: the published pattern says so (DRF does not run it on "").
         validators=[RegexValidator(r"^([A-Za-z]{2})?$", "Use an ISO 3166-1 alpha-2 code, e.g. DK.")],
         help_text="ISO 3166-1 alpha-2, e.g. DK.",
     )
-    vat_number = _optional_text(40)
+    vat_number = _optional_text(40, help_text="The business's VAT number, at most 40 characters (may be empty).")
 
     def validate_country_code(self, value: str) -> str:
         return value.upper()
@@ -175,8 +186,12 @@ class PaymentTypesField(CheckedJSONField):
 
 
 class RegisterInputSerializer(serializers.Serializer):
-    identifier = serializers.CharField(max_length=64, validators=[identifier_validator])
-    name = _optional_text(200)
+    identifier = serializers.CharField(
+        max_length=64,
+        validators=[identifier_validator],
+        help_text=IDENTIFIER + " At most 64 characters; the `register_id` of the POS API.",
+    )
+    name = _optional_text(200, help_text=NAME + " At most 200 characters.")
     stock_location = serializers.CharField(max_length=64, help_text="Identifier of a stock location of the account.")
     payment_types = PaymentTypesField(
         default=default_payment_types,  # type: ignore[arg-type]  # the stubs expect a mapping
@@ -209,10 +224,12 @@ class RegisterOutputSerializer(serializers.ModelSerializer):
 class CashierInputSerializer(serializers.Serializer):
     # The spec allows any string; only "/" is refused because the identifier is a URL path segment.
     identifier = serializers.CharField(
-        max_length=64, validators=[RegexValidator(r"^[^/]+$", "The identifier cannot contain '/'.")]
+        max_length=64,
+        validators=[RegexValidator(r"^[^/]+$", "The identifier cannot contain '/'.")],
+        help_text="Its identifier, unique in the account: any text of at most 64 characters without `/`.",
     )
     display_name = serializers.CharField(max_length=64, help_text="Usually initials.")
-    full_name = _optional_text(200)
+    full_name = _optional_text(200, help_text="The store associate's full name, at most 200 characters (may be empty).")
     image_url = serializers.URLField(
         max_length=200,
         allow_blank=True,
@@ -244,8 +261,12 @@ class CashierOutputSerializer(serializers.ModelSerializer):
 
 
 class IntegrationInputSerializer(serializers.Serializer):
-    identifier = serializers.CharField(max_length=64, validators=[identifier_validator])
-    name = _optional_text(200)
+    identifier = serializers.CharField(
+        max_length=64,
+        validators=[identifier_validator],
+        help_text=IDENTIFIER + " At most 64 characters; the `integration` of every request's credentials.",
+    )
+    name = _optional_text(200, help_text=NAME + " At most 200 characters.")
 
     class Meta:
         # Same name as the output: the schema shows IntegrationRequest / PatchedIntegrationRequest.
@@ -266,12 +287,18 @@ class IntegrationOutputSerializer(serializers.ModelSerializer):
 # --- API keys ----------------------------------------------------------------------------------------
 
 
+SCOPES = "What the key may call: `imports` (/imports/...), `pos` (/api/v1/pos/...), `admin` (the rest of /api/v1/)."
+
+
 class ApiKeyInputSerializer(serializers.Serializer):
     integration = serializers.CharField(max_length=64, help_text="Identifier of an integration of the account.")
     scopes = serializers.ListField(
-        child=serializers.ChoiceField(choices=Scope.choices), allow_empty=False, max_length=len(Scope.values)
+        child=serializers.ChoiceField(choices=Scope.choices),
+        allow_empty=False,
+        max_length=len(Scope.values),
+        help_text=SCOPES + " At least one.",
     )
-    name = _optional_text(200)
+    name = _optional_text(200, help_text="What the key is for, for people: at most 200 characters (may be empty).")
 
     class Meta:
         # Same name as the output: the schema shows ApiKeyRequest / PatchedApiKeyRequest.
@@ -281,7 +308,6 @@ class ApiKeyInputSerializer(serializers.Serializer):
 API_KEY_FIELDS = ["id", "prefix", "name", "scopes", "integration", "created_at", "last_used_at", "revoked_at", "active"]
 
 
-SCOPES = "What the key may call: `imports` (/imports/...), `pos` (/api/v1/pos/...), `admin` (the rest of /api/v1/)."
 API_KEY_DESCRIPTIONS = {
     "id": "The key's id (its URL: `api-keys/{id}/`).",
     "prefix": "The key's first characters: what tells keys apart in lists and logs (the key itself is never shown).",

@@ -160,11 +160,24 @@ class FiltersField(JSONField):
 
 class ExportQueueInputSerializer(serializers.Serializer):
     # Defaults (not required=False) so that PUT resets an omitted field; PATCH skips defaults.
-    name = serializers.CharField(max_length=200)
-    entity_type = serializers.ChoiceField(choices=EntityType.choices)
-    enabled = serializers.BooleanField(default=True)
-    filters = FiltersField(default=dict)  # type: ignore[arg-type]  # the stubs expect a mapping
-    trigger = serializers.ChoiceField(choices=Trigger.choices, default=Trigger.REALTIME)
+    name = serializers.CharField(
+        max_length=200, help_text="Its name, for people: unique in the account, at most 200 characters."
+    )
+    entity_type = serializers.ChoiceField(
+        choices=EntityType.choices,
+        help_text="What it exports (spec: Events, Exportable entities); docs/events.md shows each.",
+    )
+    enabled = serializers.BooleanField(default=True, help_text="False: nothing new is queued nor sent. Default true.")
+    filters = FiltersField(  # type: ignore[arg-type]  # the stubs expect a mapping
+        default=dict,
+        help_text="Which entities the queue takes: `stock_locations` and `markets` (identifiers; empty: all) and "
+        "`ignore_stock_event_types`. Default: all.",
+    )
+    trigger = serializers.ChoiceField(
+        choices=Trigger.choices,
+        default=Trigger.REALTIME,
+        help_text="When it sends: `realtime` (each entity after its commit), `hourly` or `daily` (at `daily_at`).",
+    )
     daily_at = serializers.TimeField(
         default=None,
         allow_null=True,
@@ -180,7 +193,10 @@ class ExportQueueInputSerializer(serializers.Serializer):
             "operator's EXPORT_QUEUE_CONCURRENCY_MAX; null: the service's default (EXPORT_QUEUE_CONCURRENCY)."
         ),
     )
-    transform = TransformConfigField(default=lambda: {"type": "identity"})  # type: ignore[arg-type]
+    transform = TransformConfigField(  # type: ignore[arg-type]
+        default=lambda: {"type": "identity"},
+        help_text='How the entities are rendered, e.g. {"type": "identity"} (the default; docs/exports.md).',
+    )
     delivery = DeliveryConfigField(
         help_text=(
             'E.g. {"type": "webhook", "url": "https://...", "headers": {}}. A web hook without a secret (or with '
@@ -280,7 +296,7 @@ class PreviewInputSerializer(serializers.Serializer):
 
 
 class ConfigPreviewInputSerializer(PreviewInputSerializer):
-    entity_type = serializers.ChoiceField(choices=EntityType.choices)
+    entity_type = serializers.ChoiceField(choices=EntityType.choices, help_text="The entity type to render.")
     transform = JSONField(help_text='The transform to try, e.g. {"type": "csv", ...}.')
 
     class Meta:

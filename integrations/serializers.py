@@ -21,8 +21,12 @@ _PLACEHOLDER_HELP = "; ".join(f"{kind}: " + ", ".join("{" + p + "}" for p in nam
 
 class RuntimeIntegrationInputSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=list(KINDS), help_text=f"Placeholders per kind: {_PLACEHOLDER_HELP}")
-    enabled = serializers.BooleanField(default=True)
-    method = serializers.ChoiceField(choices=Method.values, default=Method.GET)
+    enabled = serializers.BooleanField(
+        default=True, help_text="False: the POS endpoints of the kind answer 404 (not configured). Default true."
+    )
+    method = serializers.ChoiceField(
+        choices=Method.values, default=Method.GET, help_text="The HTTP method of the call: GET (the default) or POST."
+    )
     url = serializers.CharField(max_length=2000, help_text="URL template, e.g. https://erp.example.com/cards/{code}")
     query = serializers.DictField(
         child=serializers.CharField(allow_blank=True, max_length=2000, trim_whitespace=False),
@@ -49,7 +53,12 @@ class RuntimeIntegrationInputSerializer(serializers.Serializer):
         "new names.",
     )
     timeout = serializers.DecimalField(
-        max_digits=4, decimal_places=1, min_value=MIN_TIMEOUT, max_value=MAX_TIMEOUT, default=DEFAULT_TIMEOUT
+        max_digits=4,
+        decimal_places=1,
+        min_value=MIN_TIMEOUT,
+        max_value=MAX_TIMEOUT,
+        default=DEFAULT_TIMEOUT,
+        help_text=f"Seconds the whole call may take, {MIN_TIMEOUT} to {MAX_TIMEOUT} (default {DEFAULT_TIMEOUT}).",
     )
     transform = serializers.CharField(
         allow_blank=True, allow_null=True, default="", max_length=4000, help_text="A JMESPath expression, or blank."

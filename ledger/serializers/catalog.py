@@ -222,7 +222,7 @@ class ExpenseTaxesField(JSONField):
 
 
 class ExpenseRequestSerializer(serializers.Serializer):
-    id = serializers.CharField(max_length=255)
+    id = serializers.CharField(max_length=255, help_text="The expense's id (spec: Expense), unique in the account.")
     name = L10nStringField()
     taxes = ExpenseTaxesField(required=False)
 
