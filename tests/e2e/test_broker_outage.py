@@ -89,6 +89,21 @@ def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
         server.stop()
 
 
+# A sale summary of no lines, as the spec's Outgoing order requires it (its export is checked against the schema).
+EMPTY_BASKET = {
+    "line_items": [],
+    "base_price": 0,
+    "sub_total": 0,
+    "total_discounts": 0,
+    "total_tax_amount": 0,
+    "sales_tax_amount": 0,
+    "vat_amount": 0,
+    "total": 0,
+    "is_return": False,
+    "taxes": [],
+}
+
+
 def place_orders(tenant: Tenant, prefix: str, count: int) -> None:
     """Outgoing orders to an external system, one transaction each (each exported in real time)."""
     shop = StockLocation.objects.get(account=tenant.account, identifier="shop-1")
@@ -97,7 +112,7 @@ def place_orders(tenant: Tenant, prefix: str, count: int) -> None:
             order_services.create_outgoing_order(
                 account=tenant.account,
                 stock_location=shop,
-                order={"order_identifier": f"{prefix}-{n}", "basket": {"line_items": [], "total": 0}},
+                order={"order_identifier": f"{prefix}-{n}", "basket": EMPTY_BASKET},
             )
 
 

@@ -102,7 +102,8 @@ def test_a_simple_json_queue_is_described_by_a_schema_of_its_fields(tenant: Tena
         None,
     )
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert list(flat["properties"]) == list(FIELDS) == flat["required"]
+    # The stored configuration's order (PostgreSQL's jsonb orders an object's keys its own way).
+    assert set(flat["properties"]) == set(FIELDS) and list(flat["properties"]) == flat["required"]
     assert flat["additionalProperties"] is False
     element = outputs.element_schema("sales")
     kinds = {key: element.types(prop) for key, prop in flat["properties"].items()}
@@ -131,7 +132,7 @@ def test_with_drop_empty_a_value_that_can_be_missing_is_an_optional_key_never_nu
         "additionalProperties"
     ]
 
-    assert flat["required"] == ["note", "kind"]
+    assert sorted(flat["required"]) == ["kind", "note"]
     assert "anyOf" not in flat["properties"]["amount"]
 
 
