@@ -13,7 +13,7 @@ from exports.models import ExportAttempt, ExportDelivery, ExportItem, ExportQueu
 from exports.serializers import MASK
 from tests.support.api import AdminApi, error_fields, results
 from tests.support.imports import import_orders
-from tests.support.queues import SECRET, make_queue
+from tests.support.queues import SECRET, exported_item, make_queue
 from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -70,28 +70,6 @@ def queue_body(**overrides: Any) -> dict[str, Any]:
 
 def stored_delivery(queue_id: int) -> dict[str, Any]:
     return ExportQueue.objects.get(pk=queue_id).delivery
-
-
-def item(queue: ExportQueue, key: str, status: str = ExportStatus.FAILURE, **delivery: Any) -> ExportItem:
-    """An export item of the queue with a delivery that reached ``status``."""
-    sent = ExportDelivery.objects.create(
-        account=queue.account,
-        queue=queue,
-        delivery_id=services.new_delivery_id(),
-        status=status,
-        attempts=1,
-        next_attempt_at="2025-01-15T09:30:00Z",
-        **delivery,
-    )
-    return ExportItem.objects.create(
-        account=queue.account,
-        queue=queue,
-        entity_type=queue.entity_type,
-        object_id=1,
-        element_key=key,
-        status=status,
-        delivery=sent,
-    )
 
 
 # --- Queues: create, read, update, delete ------------------------------------------------------------------
@@ -386,7 +364,7 @@ def test_preview_does_not_render_another_accounts_entity(api: AdminApi, other_te
 
 def test_retry_of_a_failed_item_hands_it_to_a_new_delivery(api: AdminApi) -> None:
     queue = make_queue(api.tenant, "https://example.com/a")
-    failed = item(queue, "k-1")
+    failed = exported_item(queue, "k-1")
     old_delivery = failed.delivery
 
     response = api.post(f"export-logs/{failed.pk}/retry")
@@ -401,7 +379,7 @@ def test_retry_of_a_failed_item_hands_it_to_a_new_delivery(api: AdminApi) -> Non
 
 def test_retry_of_a_delivered_item_replays_it(api: AdminApi) -> None:
     queue = make_queue(api.tenant, "https://example.com/a")
-    delivered = item(queue, "k-1", ExportStatus.SUCCESS)
+    delivered = exported_item(queue, "k-1", ExportStatus.SUCCESS)
 
     assert api.post(f"export-logs/{delivered.pk}/retry").json() == {"retried": 1}
     assert ExportItem.objects.get(pk=delivered.pk).status == ExportStatus.PENDING
@@ -409,7 +387,7 @@ def test_retry_of_a_delivered_item_replays_it(api: AdminApi) -> None:
 
 def test_retry_of_a_pending_item_is_a_conflict(api: AdminApi) -> None:
     queue = make_queue(api.tenant, "https://example.com/a")
-    pending = item(queue, "k-1", ExportStatus.PENDING)
+    pending = exported_item(queue, "k-1", ExportStatus.PENDING)
 
     response = api.post(f"export-logs/{pending.pk}/retry")
 
@@ -418,7 +396,7 @@ def test_retry_of_a_pending_item_is_a_conflict(api: AdminApi) -> None:
 
 
 def test_retry_of_another_accounts_item_is_404(api: AdminApi, other_tenant: Tenant) -> None:
-    theirs = item(make_queue(other_tenant, "https://example.com/b"), "k-1")
+    theirs = exported_item(make_queue(other_tenant, "https://example.com/b"), "k-1")
 
     assert api.post(f"export-logs/{theirs.pk}/retry").status_code == 404
     assert ExportItem.objects.get(pk=theirs.pk).status == ExportStatus.FAILURE
@@ -427,9 +405,9 @@ def test_retry_of_another_accounts_item_is_404(api: AdminApi, other_tenant: Tena
 def test_bulk_retry_resends_the_queues_failed_items_only(api: AdminApi) -> None:
     queue = make_queue(api.tenant, "https://example.com/a")
     other_queue = make_queue(api.tenant, "https://example.com/b", name="other")
-    failed = [item(queue, "f-1"), item(queue, "f-2")]
-    delivered = item(queue, "s-1", ExportStatus.SUCCESS)
-    elsewhere = item(other_queue, "f-3")
+    failed = [exported_item(queue, "f-1"), exported_item(queue, "f-2")]
+    delivered = exported_item(queue, "s-1", ExportStatus.SUCCESS)
+    elsewhere = exported_item(other_queue, "f-3")
 
     response = api.post(f"export-queues/{queue.pk}/retry")
 
@@ -443,10 +421,10 @@ def test_bulk_retry_resends_the_queues_failed_items_only(api: AdminApi) -> None:
 
 def test_bulk_retry_by_ids_replays_those_items_of_the_queue(api: AdminApi, other_tenant: Tenant) -> None:
     queue = make_queue(api.tenant, "https://example.com/a")
-    delivered = item(queue, "s-1", ExportStatus.SUCCESS)
-    failed = item(queue, "f-1")
-    pending = item(queue, "p-1", ExportStatus.PENDING)
-    theirs = item(make_queue(other_tenant, "https://example.com/b"), "t-1")
+    delivered = exported_item(queue, "s-1", ExportStatus.SUCCESS)
+    failed = exported_item(queue, "f-1")
+    pending = exported_item(queue, "p-1", ExportStatus.PENDING)
+    theirs = exported_item(make_queue(other_tenant, "https://example.com/b"), "t-1")
 
     response = api.post(f"export-queues/{queue.pk}/retry", {"ids": [delivered.pk, pending.pk, theirs.pk]})
 
@@ -509,10 +487,10 @@ def test_a_cron_item_waiting_for_its_window_has_no_delivery_yet(api: AdminApi) -
 def test_the_export_log_is_newest_first_and_filters(api: AdminApi, other_tenant: Tenant) -> None:
     orders = make_queue(api.tenant, "https://example.com/a", name="orders")
     outgoing = make_queue(api.tenant, "https://example.com/b", name="outgoing", entity_type="outgoing_orders")
-    item(orders, "o-1", ExportStatus.SUCCESS)
-    item(orders, "o-2")
-    item(outgoing, "g-1", ExportStatus.SKIPPED)
-    item(make_queue(other_tenant, "https://example.com/c"), "theirs")
+    exported_item(orders, "o-1", ExportStatus.SUCCESS)
+    exported_item(orders, "o-2")
+    exported_item(outgoing, "g-1", ExportStatus.SKIPPED)
+    exported_item(make_queue(other_tenant, "https://example.com/c"), "theirs")
 
     def keys(**params: Any) -> list[str]:
         return [row["element_key"] for row in results(api.get("export-logs", **params))]
@@ -535,7 +513,7 @@ def test_the_export_log_refuses_an_unknown_filter_value(api: AdminApi) -> None:
 def test_the_export_log_is_paginated(api: AdminApi) -> None:
     queue = make_queue(api.tenant, "https://example.com/a")
     for n in range(5):
-        item(queue, f"k-{n}")
+        exported_item(queue, f"k-{n}")
 
     page = api.get("export-logs", limit="2", offset="2").json()
 
@@ -545,7 +523,7 @@ def test_the_export_log_is_paginated(api: AdminApi) -> None:
 
 
 def test_another_accounts_log_entry_is_404(api: AdminApi, other_tenant: Tenant) -> None:
-    theirs = item(make_queue(other_tenant, "https://example.com/b"), "theirs")
+    theirs = exported_item(make_queue(other_tenant, "https://example.com/b"), "theirs")
 
     assert api.get(f"export-logs/{theirs.pk}").status_code == 404
 
@@ -559,11 +537,11 @@ def test_the_export_log_costs_the_same_queries_for_many_rows(api: AdminApi) -> N
             assert api.get("export-logs").status_code == 200
         return len(captured)
 
-    item(queue, "k-0")
+    exported_item(queue, "k-0")
     queries()  # the key's first use of the day writes last_used_at
     few = queries()
     for n in range(1, 8):
-        row = item(queue if n % 2 else other, f"k-{n}")
+        row = exported_item(queue if n % 2 else other, f"k-{n}")
         ExportAttempt.objects.create(
             account=queue.account, delivery=row.delivery, number=1, ok=False, duration_ms=5, started_at=row.created_at
         )

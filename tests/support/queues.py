@@ -27,25 +27,16 @@ def make_queue(tenant: Tenant, url: str, **fields: Any) -> ExportQueue:
     return ExportQueue.objects.create(account=tenant.account, **defaults)
 
 
-def failed_item(queue: ExportQueue, key: str, status: str = ExportStatus.FAILURE) -> ExportItem:
-    delivery = ExportDelivery.objects.create(
+def exported_item(queue: ExportQueue, key: str, status: str = ExportStatus.FAILURE, **delivery: Any) -> ExportItem:
+    """An export item of the queue with a delivery that reached ``status`` (``delivery``: more of its fields)."""
+    sent = ExportDelivery.objects.create(
         account=queue.account,
         queue=queue,
         delivery_id=services.new_delivery_id(),
         status=status,
         attempts=1,
-        status_code=500,
         next_attempt_at="2025-01-15T09:30:00Z",
-    )
-    ExportAttempt.objects.create(
-        account=queue.account,
-        delivery=delivery,
-        number=1,
-        ok=False,
-        status_code=500,
-        error="HTTP 500",
-        duration_ms=12,
-        started_at="2025-01-15T09:30:00Z",
+        **delivery,
     )
     return ExportItem.objects.create(
         account=queue.account,
@@ -54,5 +45,22 @@ def failed_item(queue: ExportQueue, key: str, status: str = ExportStatus.FAILURE
         object_id=1,
         element_key=key,
         status=status,
-        delivery=delivery,
+        delivery=sent,
     )
+
+
+def failed_item(queue: ExportQueue, key: str, status: str = ExportStatus.FAILURE) -> ExportItem:
+    """``exported_item`` whose one attempt was answered HTTP 500."""
+    item = exported_item(queue, key, status, status_code=500)
+    assert item.delivery is not None
+    ExportAttempt.objects.create(
+        account=queue.account,
+        delivery=item.delivery,
+        number=1,
+        ok=False,
+        status_code=500,
+        error="HTTP 500",
+        duration_ms=12,
+        started_at="2025-01-15T09:30:00Z",
+    )
+    return item
