@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from campaigns.pricing.registry import CAMPAIGN_TYPES, PRODUCT_RULE_TYPES
 from tests.support.openapi import problems, schema_validator
@@ -20,10 +19,9 @@ IMPORT_PATHS = [
 
 
 @pytest.fixture
-def schema(client):
-    response = client.get("/api/schema/")
-    assert response.status_code == 200
-    return yaml.safe_load(response.content)
+def schema(openapi_document):
+    """The document ``/api/schema/`` serves (``tests/api/test_schema.py`` reads it over HTTP), once a session."""
+    return openapi_document
 
 
 def test_every_import_endpoint_is_documented_as_the_spec_spells_it(schema):

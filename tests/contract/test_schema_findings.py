@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import jsonschema_rs
 import pytest
-import yaml
 from rest_framework.test import APIClient
 
 from tests.support.tenants import Tenant
@@ -13,8 +12,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def schema(client: APIClient) -> dict:
-    return yaml.safe_load(client.get("/api/schema/").content)
+def schema(openapi_document: dict) -> dict:
+    """The document ``/api/schema/`` serves, generated once a session."""
+    return openapi_document
 
 
 def component(schema: dict, name: str) -> dict:
