@@ -24,7 +24,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from ops.management.commands.runall import Child, Command, RestartPolicy
-from tests.support.demo_service import ORDER, ROOT, demo_env, manage
+from tests.support.demo_service import ORDER, ROOT, demo_env, manage, migrate
 from tests.support.waiting import wait_until
 
 STARTED = re.compile(r"runall: (?:re)?started (\w+) \(pid (\d+)\)")
@@ -98,7 +98,7 @@ def runall(embedded_env: dict[str, str], tmp_path: Path, request: pytest.Fixture
     ``runall_env`` mark. Stopped with SIGTERM at the end, which must end it with status 0."""
     marker = request.node.get_closest_marker("runall_env")
     env = {**embedded_env, **(marker.kwargs if marker else {})}
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     url = next(line for line in manage(env, "bootstrap_demo").splitlines() if line.startswith("curl ")).split("'")[1]
     log_path = tmp_path / "runall.log"
     with log_path.open("wb") as log:
