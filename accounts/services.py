@@ -75,15 +75,20 @@ def create_api_key(
             key_hash=key_hash,
             scopes=sorted(set(scopes)),
         )
-        audit.record(
-            account=account,
-            action="created",
-            target_type="api_key",
-            target_id=api_key.pk,
-            target=f"{prefix}… ({integration.identifier})",
-            after=_api_key_fields(api_key),
-        )
+        _record_api_key(account, api_key, "created", after=_api_key_fields(api_key))
     return api_key, raw_key
+
+
+def _record_api_key(account: Account, api_key: ApiKey, action: str, **change: Any) -> None:
+    """An audit entry of a key, named by its prefix and its integration."""
+    audit.record(
+        account=account,
+        action=action,
+        target_type="api_key",
+        target_id=api_key.pk,
+        target=f"{api_key.prefix}… ({api_key.integration.identifier})",
+        **change,
+    )
 
 
 def _api_key_fields(api_key: ApiKey) -> dict[str, Any]:
@@ -104,14 +109,7 @@ def revoke_api_key(*, account: Account, api_key: ApiKey) -> ApiKey:
         with transaction.atomic():
             api_key.revoked_at = timezone.now()
             api_key.save(update_fields=["revoked_at"])
-            audit.record(
-                account=account,
-                action="revoked",
-                target_type="api_key",
-                target_id=api_key.pk,
-                target=f"{api_key.prefix}… ({api_key.integration.identifier})",
-                changes={"revoked_at": [None, api_key.revoked_at.isoformat()]},
-            )
+            _record_api_key(account, api_key, "revoked", changes={"revoked_at": [None, api_key.revoked_at.isoformat()]})
     return api_key
 
 
