@@ -458,15 +458,14 @@ def memberships_of(user: Any) -> list[Membership]:
 def record_new_password(*, user: Any) -> None:
     """Audit that a person set a new password (by the e-mail link) in each account they are a member of: the
     password as changed, never its value. In the caller's transaction, the one that saves the password."""
+    _record_in_each_account(user, before=None, after={"password": "set"})
+
+
+def _record_in_each_account(user: Any, **fields: Any) -> None:
+    """An audit entry of a change of the person in each account they are a member of."""
     address = str(user.get_username())
     for membership in memberships_of(user):
-        _record_member(
-            account=membership.account,
-            address=address,
-            action="changed",
-            before=None,
-            after={"password": "set"},
-        )
+        _record_member(account=membership.account, address=address, action="changed", **fields)
 
 
 def language_of(*, user: Any) -> str:
@@ -487,16 +486,9 @@ def set_language(*, user: Any, language: str) -> str:
             return language
         preference.language = language
         preference.save(update_fields=["language", "updated_at"])
-        address = str(user.get_username())
-        for membership in memberships_of(user):
-            _record_member(
-                account=membership.account,
-                address=address,
-                action="changed",
-                before={"language": before},
-                after={"language": language},
-                actor=audit.Actor.person(user),
-            )
+        _record_in_each_account(
+            user, before={"language": before}, after={"language": language}, actor=audit.Actor.person(user)
+        )
     return language
 
 
