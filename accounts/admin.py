@@ -114,6 +114,21 @@ class AccountOwnedAdmin(admin.ModelAdmin):
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
+class DeletedByServiceAdmin(AccountOwnedAdmin):
+    """An admin whose rows a service of their app deletes (``delete_row``), never a bare delete: one row at a time,
+    for the bulk action too."""
+
+    def delete_row(self, obj: Any) -> None:
+        raise NotImplementedError
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self.delete_row(obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for row in queryset.select_related("account"):
+            self.delete_row(row)
+
+
 class ReadOnlyAdminMixin:
     """View-only in the admin: these rows are written by imports and services, never by hand
     (the spec forbids updating or deleting orders; the import log is a record).

@@ -25,7 +25,13 @@ from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
 from accounts import tryouts
-from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, RecordInline
+from accounts.admin import (
+    AccountOwnedAdmin,
+    AccountScopedRelatedFilter,
+    DeletedByServiceAdmin,
+    ReadOnlyAdminMixin,
+    RecordInline,
+)
 from accounts.models import Account
 from core import jsonparse
 from core.admin_fields import REASON_CHARS
@@ -94,7 +100,7 @@ class ExportQueueForm(QueueConfigForm):
 
 
 @admin.register(ExportQueue)
-class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
+class ExportQueueAdmin(QueueConfigAdmin, DeletedByServiceAdmin):
     form = ExportQueueForm
     change_form_template = "admin/exports/exportqueue/change_form.html"
     list_display = [
@@ -152,12 +158,8 @@ class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
                 ),
             )
 
-    def delete_model(self, request: HttpRequest, obj: ExportQueue) -> None:
+    def delete_row(self, obj: ExportQueue) -> None:
         services.delete_queue(account=obj.account, queue=obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ExportQueue]) -> None:
-        for queue in queryset.select_related("account"):
-            services.delete_queue(account=queue.account, queue=queue)
 
     def get_urls(self) -> list[URLPattern]:
         preview = path(

@@ -16,13 +16,12 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
 from accounts import tryouts
-from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin
+from accounts.admin import AccountOwnedAdmin, DeletedByServiceAdmin, ReadOnlyAdminMixin
 from core import breaker, jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
@@ -61,7 +60,7 @@ class RuntimeIntegrationForm(integration_forms.RuntimeIntegrationForm):
 
 
 @admin.register(RuntimeIntegration)
-class RuntimeIntegrationAdmin(AccountOwnedAdmin):
+class RuntimeIntegrationAdmin(DeletedByServiceAdmin):
     form = RuntimeIntegrationForm
     change_form_template = "admin/integrations/runtimeintegration/change_form.html"
     list_display = ["kind", "account", "enabled", "method", "shown_url", "timeout", "updated_at"]
@@ -109,12 +108,8 @@ class RuntimeIntegrationAdmin(AccountOwnedAdmin):
         obj._state.adding = False
         obj._state.db = saved._state.db
 
-    def delete_model(self, request: HttpRequest, obj: RuntimeIntegration) -> None:
+    def delete_row(self, obj: RuntimeIntegration) -> None:
         services.delete_runtime_integration(account=obj.account, integration=obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[RuntimeIntegration]) -> None:
-        for integration in queryset.select_related("account"):
-            services.delete_runtime_integration(account=integration.account, integration=integration)
 
     def get_urls(self) -> list[URLPattern]:
         test = path(

@@ -14,10 +14,15 @@ from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin
-from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin, pretty_json_field, scoped_filters
+from accounts.admin import (
+    AccountOwnedAdmin,
+    DeletedByServiceAdmin,
+    ReadOnlyAdminMixin,
+    pretty_json_field,
+    scoped_filters,
+)
 from core import jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONDecoder, DecimalJSONEncoder
@@ -168,7 +173,7 @@ def _adopt(obj: Any, saved: Any) -> None:
     obj._state.db = saved._state.db
 
 
-class ThroughServicesAdmin(AccountOwnedAdmin):
+class ThroughServicesAdmin(DeletedByServiceAdmin):
     """An admin whose rows are created, changed and deleted by the catalog services (which validate the body
     the form built and emit the mirrors' events), never by a bare save."""
 
@@ -182,12 +187,8 @@ class ThroughServicesAdmin(AccountOwnedAdmin):
             saved = self.writes.create(account=obj.account, data=body)
         _adopt(obj, saved)
 
-    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+    def delete_row(self, obj: Any) -> None:
         self.writes.deleted(obj, account=obj.account)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
-        for row in queryset.select_related("account"):
-            self.writes.deleted(row, account=row.account)
 
 
 @admin.register(Product)
