@@ -114,6 +114,14 @@ class AccountOwnedAdmin(admin.ModelAdmin):
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
+def adopt(obj: Any, saved: Any) -> None:
+    """The admin goes on to log and redirect with ``obj``: make it the row the service saved."""
+    for field in type(saved)._meta.concrete_fields:
+        setattr(obj, field.attname, getattr(saved, field.attname))
+    obj._state.adding = False
+    obj._state.db = saved._state.db
+
+
 class DeletedByServiceAdmin(AccountOwnedAdmin):
     """An admin whose rows a service of their app deletes (``delete_row``), never a bare delete: one row at a time,
     for the bulk action too."""

@@ -21,7 +21,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
 from accounts import tryouts
-from accounts.admin import AccountOwnedAdmin, DeletedByServiceAdmin, ReadOnlyAdminMixin
+from accounts.admin import AccountOwnedAdmin, DeletedByServiceAdmin, ReadOnlyAdminMixin, adopt
 from core import breaker, jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
@@ -103,10 +103,7 @@ class RuntimeIntegrationAdmin(DeletedByServiceAdmin):
             account, instance = form.cleaned_data["account"], None
         # The form ran the service's checks, so this cannot refuse (short of a concurrent save of the same kind).
         saved = services.save_runtime_integration(account=account, integration=instance, data=data)
-        for field in RuntimeIntegration._meta.concrete_fields:
-            setattr(obj, field.attname, getattr(saved, field.attname))
-        obj._state.adding = False
-        obj._state.db = saved._state.db
+        adopt(obj, saved)
 
     def delete_row(self, obj: RuntimeIntegration) -> None:
         services.delete_runtime_integration(account=obj.account, integration=obj)

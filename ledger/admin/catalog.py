@@ -20,6 +20,7 @@ from accounts.admin import (
     AccountOwnedAdmin,
     DeletedByServiceAdmin,
     ReadOnlyAdminMixin,
+    adopt,
     pretty_json_field,
     scoped_filters,
 )
@@ -165,14 +166,6 @@ class ExpenseForm(CatalogForm):
         services.check_expense_references(account=account, data=data)
 
 
-def _adopt(obj: Any, saved: Any) -> None:
-    """The admin goes on to log and redirect with ``obj``: make it the row the service saved."""
-    for field in type(saved)._meta.concrete_fields:
-        setattr(obj, field.attname, getattr(saved, field.attname))
-    obj._state.adding = False
-    obj._state.db = saved._state.db
-
-
 class ThroughServicesAdmin(DeletedByServiceAdmin):
     """An admin whose rows are created, changed and deleted by the catalog services (which validate the body
     the form built and emit the mirrors' events), never by a bare save."""
@@ -185,7 +178,7 @@ class ThroughServicesAdmin(DeletedByServiceAdmin):
             saved = self.writes.updated(obj, account=obj.account, data=body)
         else:
             saved = self.writes.create(account=obj.account, data=body)
-        _adopt(obj, saved)
+        adopt(obj, saved)
 
     def delete_row(self, obj: Any) -> None:
         self.writes.deleted(obj, account=obj.account)
