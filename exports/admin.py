@@ -19,7 +19,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, URLPattern, path, reverse
+from django.urls import NoReverseMatch, URLPattern, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
@@ -162,17 +162,11 @@ class ExportQueueAdmin(QueueConfigAdmin, DeletedByServiceAdmin):
         services.delete_queue(account=obj.account, queue=obj)
 
     def get_urls(self) -> list[URLPattern]:
-        preview = path(
-            "<path:object_id>/preview/",
-            self.admin_site.admin_view(self.preview_view),
-            name="exports_exportqueue_preview",
-        )
-        preview_unsaved = path(
-            "preview-unsaved/",
-            self.admin_site.admin_view(self.preview_unsaved_view),
-            name="exports_exportqueue_preview_unsaved",
-        )
-        return [preview, preview_unsaved, *super().get_urls()]
+        return [
+            self.page("<path:object_id>/preview/", self.preview_view, "preview"),
+            self.page("preview-unsaved/", self.preview_unsaved_view, "preview_unsaved"),
+            *super().get_urls(),
+        ]
 
     def preview_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The queue's transform rendered on the newest stored entity of its type (or ``?object_id=``)."""

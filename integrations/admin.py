@@ -18,7 +18,7 @@ from django import forms
 from django.contrib import admin
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, reverse
 
 from accounts import tryouts
 from accounts.admin import AccountOwnedAdmin, DeletedByServiceAdmin, ReadOnlyAdminMixin, adopt
@@ -109,12 +109,7 @@ class RuntimeIntegrationAdmin(DeletedByServiceAdmin):
         services.delete_runtime_integration(account=obj.account, integration=obj)
 
     def get_urls(self) -> list[URLPattern]:
-        test = path(
-            "<path:object_id>/test/",
-            self.admin_site.admin_view(self.test_view),
-            name="integrations_runtimeintegration_test",
-        )
-        return [test, *super().get_urls()]
+        return [self.page("<path:object_id>/test/", self.test_view, "test"), *super().get_urls()]
 
     def test_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Calls the integrator with sample values (GET: the kind's defaults; POST: the values typed) and shows
