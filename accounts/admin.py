@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from django.contrib import admin, messages
 from django.db.models import Count, Field, ForeignKey, JSONField, Model, Q, QuerySet, URLField
 from django.forms import ModelChoiceField, ModelForm
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -112,6 +113,35 @@ class AccountOwnedAdmin(admin.ModelAdmin):
             kwargs.setdefault("queryset", by_account(related))
             kwargs.setdefault("form_class", AccountLabelledChoiceField)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def page(self, route: str, view: Callable[..., HttpResponse], name: str) -> URLPattern:
+        """A page of its own at ``route`` (under the model's admin), behind the admin's sign-in, its URL named
+        ``<app>_<model>_<name>``."""
+        opts = self.model._meta
+        return path(route, self.admin_site.admin_view(view), name=f"{opts.app_label}_{opts.model_name}_{name}")
+
+
+def adopt(obj: Any, saved: Any) -> None:
+    """The admin goes on to log and redirect with ``obj``: make it the row the service saved."""
+    for field in type(saved)._meta.concrete_fields:
+        setattr(obj, field.attname, getattr(saved, field.attname))
+    obj._state.adding = False
+    obj._state.db = saved._state.db
+
+
+class DeletedByServiceAdmin(AccountOwnedAdmin):
+    """An admin whose rows a service of their app deletes (``delete_row``), never a bare delete: one row at a time,
+    for the bulk action too."""
+
+    def delete_row(self, obj: Any) -> None:
+        raise NotImplementedError
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self.delete_row(obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for row in queryset.select_related("account"):
+            self.delete_row(row)
 
 
 class ReadOnlyAdminMixin:

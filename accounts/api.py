@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
 from accounts import selectors, services
-from accounts.models import Integration
+from accounts.models import Integration, default_payment_types
 from accounts.scoping import ReadOnlyViewSet, ReadsViewSet
 from accounts.serializers import (
     ApiKeyCreatedOutputSerializer,
@@ -190,10 +190,7 @@ REGISTER_EXAMPLE = {
     "identifier": "register-1",
     "name": "Till 1",
     "stock_location": "shop-1",
-    "payment_types": [
-        {"identifier": "cash", "should_be_reconciled": True},
-        {"identifier": "card.external", "should_be_reconciled": False},
-    ],
+    "payment_types": default_payment_types(),
     "created_at": _CREATED,
 }
 

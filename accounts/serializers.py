@@ -79,11 +79,23 @@ IDENTIFIER = "Its identifier, unique in the account: letters, digits and `. _ : 
 NAME = "Its name, for people (may be empty)."
 
 
-class MarketInputSerializer(serializers.Serializer):
-    identifier = serializers.CharField(
-        max_length=32, validators=[identifier_validator], help_text=IDENTIFIER + " At most 32 characters."
+def _identifier(max_length: int, more: str = "") -> serializers.CharField:
+    """The identifier of an object of the account, as a request gives it."""
+    return serializers.CharField(
+        max_length=max_length,
+        validators=[identifier_validator],
+        help_text=f"{IDENTIFIER} At most {max_length} characters{more}.",
     )
-    name = _optional_text(200, help_text=NAME + " At most 200 characters.")
+
+
+def _identified(max_length: int, more: str, **descriptions: str) -> dict[str, str]:
+    """The output descriptions of an object with an identifier and a name, then the other ``descriptions``."""
+    return {"identifier": f"{IDENTIFIER} At most {max_length} characters{more}.", "name": NAME, **descriptions}
+
+
+class MarketInputSerializer(serializers.Serializer):
+    identifier = _identifier(32)
+    name = _optional_text(200, help_text=f"{NAME} At most 200 characters.")
     currency = serializers.CharField(max_length=3, help_text="ISO 4217 code, e.g. DKK.")
     default_taxes = TaxesField(  # type: ignore[arg-type]  # the stubs expect a mapping
         default=list,
@@ -108,7 +120,7 @@ class MarketOutputSerializer(serializers.ModelSerializer):
     Meta = read_only_meta(
         Market,
         ["identifier", "name", "currency", "default_taxes", "created_at"],
-        descriptions={"identifier": IDENTIFIER + " At most 32 characters (`dk`).", "name": NAME},
+        descriptions=_identified(32, " (`dk`)"),
     )
 
 
@@ -116,10 +128,8 @@ class MarketOutputSerializer(serializers.ModelSerializer):
 
 
 class StockLocationInputSerializer(serializers.Serializer):
-    identifier = serializers.CharField(
-        max_length=64, validators=[identifier_validator], help_text=IDENTIFIER + " At most 64 characters."
-    )
-    name = _optional_text(200, help_text=NAME + " At most 200 characters.")
+    identifier = _identifier(64)
+    name = _optional_text(200, help_text=f"{NAME} At most 200 characters.")
     kind = serializers.ChoiceField(
         choices=StockLocation.Kind.choices,
         default=StockLocation.Kind.SHOP,
@@ -153,16 +163,16 @@ class StockLocationOutputSerializer(serializers.ModelSerializer):
     Meta = read_only_meta(
         StockLocation,
         ["identifier", "name", "kind", "market", "street", "city", "zip", "country_code", "vat_number", "created_at"],
-        descriptions={
-            "identifier": IDENTIFIER + " At most 64 characters (`shop-1`).",
-            "name": NAME,
-            "kind": "`shop` (registers sell there) or `warehouse`.",
-            "street": "The street address, as receipts print it (may be empty).",
-            "city": "The city (may be empty).",
-            "zip": "The postal code (may be empty).",
-            "country_code": "ISO 3166-1 alpha-2, upper case (may be empty).",
-            "vat_number": "The VAT number receipts and statements print (may be empty).",
-        },
+        descriptions=_identified(
+            64,
+            " (`shop-1`)",
+            kind="`shop` (registers sell there) or `warehouse`.",
+            street="The street address, as receipts print it (may be empty).",
+            city="The city (may be empty).",
+            zip="The postal code (may be empty).",
+            country_code="ISO 3166-1 alpha-2, upper case (may be empty).",
+            vat_number="The VAT number receipts and statements print (may be empty).",
+        ),
     )
 
 
@@ -186,12 +196,8 @@ class PaymentTypesField(CheckedJSONField):
 
 
 class RegisterInputSerializer(serializers.Serializer):
-    identifier = serializers.CharField(
-        max_length=64,
-        validators=[identifier_validator],
-        help_text=IDENTIFIER + " At most 64 characters; the `register_id` of the POS API.",
-    )
-    name = _optional_text(200, help_text=NAME + " At most 200 characters.")
+    identifier = _identifier(64, "; the `register_id` of the POS API")
+    name = _optional_text(200, help_text=f"{NAME} At most 200 characters.")
     stock_location = serializers.CharField(max_length=64, help_text="Identifier of a stock location of the account.")
     payment_types = PaymentTypesField(
         default=default_payment_types,  # type: ignore[arg-type]  # the stubs expect a mapping
@@ -214,7 +220,7 @@ class RegisterOutputSerializer(serializers.ModelSerializer):
     Meta = read_only_meta(
         Register,
         ["identifier", "name", "stock_location", "payment_types", "created_at"],
-        descriptions={"identifier": IDENTIFIER + " At most 64 characters (`reg-1`).", "name": NAME},
+        descriptions=_identified(64, " (`reg-1`)"),
     )
 
 
@@ -261,12 +267,8 @@ class CashierOutputSerializer(serializers.ModelSerializer):
 
 
 class IntegrationInputSerializer(serializers.Serializer):
-    identifier = serializers.CharField(
-        max_length=64,
-        validators=[identifier_validator],
-        help_text=IDENTIFIER + " At most 64 characters; the `integration` of every request's credentials.",
-    )
-    name = _optional_text(200, help_text=NAME + " At most 200 characters.")
+    identifier = _identifier(64, "; the `integration` of every request's credentials")
+    name = _optional_text(200, help_text=f"{NAME} At most 200 characters.")
 
     class Meta:
         # Same name as the output: the schema shows IntegrationRequest / PatchedIntegrationRequest.
@@ -277,10 +279,7 @@ class IntegrationOutputSerializer(serializers.ModelSerializer):
     Meta = read_only_meta(
         Integration,
         ["identifier", "name", "created_at"],
-        descriptions={
-            "identifier": IDENTIFIER + " At most 64 characters; the `integration` of every request's credentials.",
-            "name": NAME,
-        },
+        descriptions=_identified(64, "; the `integration` of every request's credentials"),
     )
 
 

@@ -75,15 +75,20 @@ def create_api_key(
             key_hash=key_hash,
             scopes=sorted(set(scopes)),
         )
-        audit.record(
-            account=account,
-            action="created",
-            target_type="api_key",
-            target_id=api_key.pk,
-            target=f"{prefix}… ({integration.identifier})",
-            after=_api_key_fields(api_key),
-        )
+        _record_api_key(account, api_key, "created", after=_api_key_fields(api_key))
     return api_key, raw_key
+
+
+def _record_api_key(account: Account, api_key: ApiKey, action: str, **change: Any) -> None:
+    """An audit entry of a key, named by its prefix and its integration."""
+    audit.record(
+        account=account,
+        action=action,
+        target_type="api_key",
+        target_id=api_key.pk,
+        target=f"{api_key.prefix}… ({api_key.integration.identifier})",
+        **change,
+    )
 
 
 def _api_key_fields(api_key: ApiKey) -> dict[str, Any]:
@@ -104,14 +109,7 @@ def revoke_api_key(*, account: Account, api_key: ApiKey) -> ApiKey:
         with transaction.atomic():
             api_key.revoked_at = timezone.now()
             api_key.save(update_fields=["revoked_at"])
-            audit.record(
-                account=account,
-                action="revoked",
-                target_type="api_key",
-                target_id=api_key.pk,
-                target=f"{api_key.prefix}… ({api_key.integration.identifier})",
-                changes={"revoked_at": [None, api_key.revoked_at.isoformat()]},
-            )
+            _record_api_key(account, api_key, "revoked", changes={"revoked_at": [None, api_key.revoked_at.isoformat()]})
     return api_key
 
 
@@ -460,15 +458,14 @@ def memberships_of(user: Any) -> list[Membership]:
 def record_new_password(*, user: Any) -> None:
     """Audit that a person set a new password (by the e-mail link) in each account they are a member of: the
     password as changed, never its value. In the caller's transaction, the one that saves the password."""
+    _record_in_each_account(user, before=None, after={"password": "set"})
+
+
+def _record_in_each_account(user: Any, **fields: Any) -> None:
+    """An audit entry of a change of the person in each account they are a member of."""
     address = str(user.get_username())
     for membership in memberships_of(user):
-        _record_member(
-            account=membership.account,
-            address=address,
-            action="changed",
-            before=None,
-            after={"password": "set"},
-        )
+        _record_member(account=membership.account, address=address, action="changed", **fields)
 
 
 def language_of(*, user: Any) -> str:
@@ -489,16 +486,9 @@ def set_language(*, user: Any, language: str) -> str:
             return language
         preference.language = language
         preference.save(update_fields=["language", "updated_at"])
-        address = str(user.get_username())
-        for membership in memberships_of(user):
-            _record_member(
-                account=membership.account,
-                address=address,
-                action="changed",
-                before={"language": before},
-                after={"language": language},
-                actor=audit.Actor.person(user),
-            )
+        _record_in_each_account(
+            user, before={"language": before}, after={"language": language}, actor=audit.Actor.person(user)
+        )
     return language
 
 

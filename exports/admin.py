@@ -19,13 +19,19 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, URLPattern, path, reverse
+from django.urls import NoReverseMatch, URLPattern, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
 from accounts import tryouts
-from accounts.admin import AccountOwnedAdmin, AccountScopedRelatedFilter, ReadOnlyAdminMixin, RecordInline
+from accounts.admin import (
+    AccountOwnedAdmin,
+    AccountScopedRelatedFilter,
+    DeletedByServiceAdmin,
+    ReadOnlyAdminMixin,
+    RecordInline,
+)
 from accounts.models import Account
 from core import jsonparse
 from core.admin_fields import REASON_CHARS
@@ -94,7 +100,7 @@ class ExportQueueForm(QueueConfigForm):
 
 
 @admin.register(ExportQueue)
-class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
+class ExportQueueAdmin(QueueConfigAdmin, DeletedByServiceAdmin):
     form = ExportQueueForm
     change_form_template = "admin/exports/exportqueue/change_form.html"
     list_display = [
@@ -152,25 +158,15 @@ class ExportQueueAdmin(QueueConfigAdmin, AccountOwnedAdmin):
                 ),
             )
 
-    def delete_model(self, request: HttpRequest, obj: ExportQueue) -> None:
+    def delete_row(self, obj: ExportQueue) -> None:
         services.delete_queue(account=obj.account, queue=obj)
 
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ExportQueue]) -> None:
-        for queue in queryset.select_related("account"):
-            services.delete_queue(account=queue.account, queue=queue)
-
     def get_urls(self) -> list[URLPattern]:
-        preview = path(
-            "<path:object_id>/preview/",
-            self.admin_site.admin_view(self.preview_view),
-            name="exports_exportqueue_preview",
-        )
-        preview_unsaved = path(
-            "preview-unsaved/",
-            self.admin_site.admin_view(self.preview_unsaved_view),
-            name="exports_exportqueue_preview_unsaved",
-        )
-        return [preview, preview_unsaved, *super().get_urls()]
+        return [
+            self.page("<path:object_id>/preview/", self.preview_view, "preview"),
+            self.page("preview-unsaved/", self.preview_unsaved_view, "preview_unsaved"),
+            *super().get_urls(),
+        ]
 
     def preview_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The queue's transform rendered on the newest stored entity of its type (or ``?object_id=``)."""

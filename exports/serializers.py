@@ -399,52 +399,42 @@ class ExportAttemptSerializer(serializers.ModelSerializer):
     )
 
 
+def _delivery_field(field: type[serializers.Field], name: str, help_text: str) -> serializers.Field:
+    """A read-only field of the item's delivery, null while the item has none."""
+    return field(source=f"delivery.{name}", read_only=True, allow_null=True, help_text=help_text)
+
+
 class ExportLogOutputSerializer(serializers.ModelSerializer):
     queue = serializers.IntegerField(source="queue_id", read_only=True, help_text="The id of the item's queue.")
     queue_name = serializers.CharField(source="queue.name", read_only=True, help_text="The queue's name.")
     attempts = serializers.SerializerMethodField(help_text="Attempts of the item's delivery so far.")
-    status_code = serializers.IntegerField(
-        source="delivery.status_code",
-        read_only=True,
-        allow_null=True,
-        help_text="The last attempt's HTTP status (web hooks); null without one.",
+    status_code = _delivery_field(
+        serializers.IntegerField, "status_code", "The last attempt's HTTP status (web hooks); null without one."
     )
-    error = serializers.CharField(
-        source="delivery.error",
-        read_only=True,
-        allow_null=True,
-        help_text="Why the last attempt failed, secrets redacted; null without a delivery.",
+    error = _delivery_field(
+        serializers.CharField, "error", "Why the last attempt failed, secrets redacted; null without a delivery."
     )
-    duration_ms = serializers.IntegerField(
-        source="delivery.duration_ms",
-        read_only=True,
-        allow_null=True,
-        help_text="How long the last attempt took, in milliseconds; null before one.",
+    duration_ms = _delivery_field(
+        serializers.IntegerField, "duration_ms", "How long the last attempt took, in milliseconds; null before one."
     )
-    delivery_id = serializers.CharField(
-        source="delivery.delivery_id",
-        read_only=True,
-        allow_null=True,
-        help_text="Sent as webhook-id; null while a cron item waits for its window.",
+    delivery_id = _delivery_field(
+        serializers.CharField, "delivery_id", "Sent as webhook-id; null while a cron item waits for its window."
     )
-    finished_at = serializers.DateTimeField(
-        source="delivery.finished_at",
-        read_only=True,
-        allow_null=True,
-        help_text="When the delivery reached its outcome (ISO 8601); null while it is pending.",
+    finished_at = _delivery_field(
+        serializers.DateTimeField,
+        "finished_at",
+        "When the delivery reached its outcome (ISO 8601); null while it is pending.",
     )
-    paused_until = serializers.DateTimeField(
-        source="delivery.paused_until",
-        read_only=True,
-        allow_null=True,
-        help_text="Not sent: the destination's circuit breaker is open; the delivery waits until then (not an "
+    paused_until = _delivery_field(
+        serializers.DateTimeField,
+        "paused_until",
+        "Not sent: the destination's circuit breaker is open; the delivery waits until then (not an "
         "attempt: its retries are kept).",
     )
-    pause_reason = serializers.CharField(
-        source="delivery.pause_reason",
-        read_only=True,
-        allow_null=True,
-        help_text="Why the delivery is paused (the breaker's last failure); empty when it is not.",
+    pause_reason = _delivery_field(
+        serializers.CharField,
+        "pause_reason",
+        "Why the delivery is paused (the breaker's last failure); empty when it is not.",
     )
 
     Meta = read_only_meta(

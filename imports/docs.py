@@ -153,50 +153,27 @@ class Refusal:
 
 
 PARTIAL, REFUSED = "Some items refused", "Nothing accepted"
-UNREADABLE = OpenApiExample(
-    "Unreadable request",
-    value={
-        "status": "ERROR",
-        "message": "The body is not valid JSON: Expecting ',' delimiter: line 1 column 42 (char 41)",
-        "errors": [
-            {
-                "field": "body",
-                "message": "The body is not valid JSON: Expecting ',' delimiter: line 1 column 42 (char 41)",
-                "code": "invalid_json",
-            }
-        ],
-    },
-    response_only=True,
-    status_codes=["400"],
+
+
+def _error(field: str, message: str, code: str) -> dict[str, str]:
+    return {"field": field, "message": message, "code": code}
+
+
+def _error_answer(name: str, status: int, message: str, *, field: str = "", code: str = "") -> OpenApiExample:
+    """An error answer: its status and message, and when `field` is given the one field error behind it."""
+    value: dict[str, Any] = {"status": "ERROR", "message": message}
+    if field:
+        value["errors"] = [_error(field, message, code)]
+    return OpenApiExample(name, value=value, response_only=True, status_codes=[str(status)])
+
+
+_BAD_JSON = "The body is not valid JSON: Expecting ',' delimiter: line 1 column 42 (char 41)"
+UNREADABLE = _error_answer("Unreadable request", 400, _BAD_JSON, field="body", code="invalid_json")
+NOT_JSON = _error_answer(
+    "Not JSON", 415, "Content-Type must be application/json", field="Content-Type", code="unsupported_media_type"
 )
-NOT_JSON = OpenApiExample(
-    "Not JSON",
-    value={
-        "status": "ERROR",
-        "message": "Content-Type must be application/json",
-        "errors": [
-            {
-                "field": "Content-Type",
-                "message": "Content-Type must be application/json",
-                "code": "unsupported_media_type",
-            }
-        ],
-    },
-    response_only=True,
-    status_codes=["415"],
-)
-UNAUTHORIZED = OpenApiExample(
-    "Bad credentials",
-    value={"status": "ERROR", "message": INVALID_CREDENTIALS},
-    response_only=True,
-    status_codes=["401"],
-)
-FORBIDDEN = OpenApiExample(
-    "Missing scope",
-    value={"status": "ERROR", "message": "This API key lacks the 'imports' scope."},
-    response_only=True,
-    status_codes=["403"],
-)
+UNAUTHORIZED = _error_answer("Bad credentials", 401, INVALID_CREDENTIALS)
+FORBIDDEN = _error_answer("Missing scope", 403, "This API key lacks the 'imports' scope.")
 
 
 class FailedItemSerializer(serializers.Serializer):
@@ -339,10 +316,6 @@ def _delete(noun: str, ids: list[str]) -> dict[str, Any]:
             ),
         ],
     }
-
-
-def _error(field: str, message: str, code: str) -> dict[str, str]:
-    return {"field": field, "message": message, "code": code}
 
 
 BAD_ORDER = {**ORDER, "order_identifier": "web-10043"}

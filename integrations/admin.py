@@ -16,13 +16,12 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, reverse
 
 from accounts import tryouts
-from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin
+from accounts.admin import AccountOwnedAdmin, DeletedByServiceAdmin, ReadOnlyAdminMixin, adopt
 from core import breaker, jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONEncoder
@@ -61,7 +60,7 @@ class RuntimeIntegrationForm(integration_forms.RuntimeIntegrationForm):
 
 
 @admin.register(RuntimeIntegration)
-class RuntimeIntegrationAdmin(AccountOwnedAdmin):
+class RuntimeIntegrationAdmin(DeletedByServiceAdmin):
     form = RuntimeIntegrationForm
     change_form_template = "admin/integrations/runtimeintegration/change_form.html"
     list_display = ["kind", "account", "enabled", "method", "shown_url", "timeout", "updated_at"]
@@ -104,25 +103,13 @@ class RuntimeIntegrationAdmin(AccountOwnedAdmin):
             account, instance = form.cleaned_data["account"], None
         # The form ran the service's checks, so this cannot refuse (short of a concurrent save of the same kind).
         saved = services.save_runtime_integration(account=account, integration=instance, data=data)
-        for field in RuntimeIntegration._meta.concrete_fields:
-            setattr(obj, field.attname, getattr(saved, field.attname))
-        obj._state.adding = False
-        obj._state.db = saved._state.db
+        adopt(obj, saved)
 
-    def delete_model(self, request: HttpRequest, obj: RuntimeIntegration) -> None:
+    def delete_row(self, obj: RuntimeIntegration) -> None:
         services.delete_runtime_integration(account=obj.account, integration=obj)
 
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[RuntimeIntegration]) -> None:
-        for integration in queryset.select_related("account"):
-            services.delete_runtime_integration(account=integration.account, integration=integration)
-
     def get_urls(self) -> list[URLPattern]:
-        test = path(
-            "<path:object_id>/test/",
-            self.admin_site.admin_view(self.test_view),
-            name="integrations_runtimeintegration_test",
-        )
-        return [test, *super().get_urls()]
+        return [self.page("<path:object_id>/test/", self.test_view, "test"), *super().get_urls()]
 
     def test_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Calls the integrator with sample values (GET: the kind's defaults; POST: the values typed) and shows

@@ -301,13 +301,7 @@ def integrator_document(document: dict[str, Any]) -> dict[str, Any]:
     found = document["paths"][path][method]["callbacks"]
     paths = {f"/{kind}": copy.deepcopy(items[EXPRESSION]) for kind, items in found.items()}
     every = document["components"]["schemas"]
-    needed: dict[str, Any] = {}
-    waiting = _references(paths)
-    while waiting:
-        name = waiting.pop()
-        if name not in needed:
-            needed[name] = copy.deepcopy(every[name])
-            waiting |= _references(needed[name])
+    needed = {name: copy.deepcopy(every[name]) for name in closure(references(paths), every)}
     return {
         "openapi": document["openapi"],
         "info": {
@@ -323,15 +317,27 @@ def integrator_document(document: dict[str, Any]) -> dict[str, Any]:
 _PREFIX = "#/components/schemas/"
 
 
-def _references(node: Any) -> set[str]:
+def references(node: Any) -> set[str]:
     """The names of the components ``node`` refers to (``$ref``), at any depth."""
     if isinstance(node, dict):
         ref = node.get("$ref")
         own = {ref.removeprefix(_PREFIX)} if isinstance(ref, str) and ref.startswith(_PREFIX) else set()
-        return own.union(*(_references(value) for value in node.values()))
+        return own.union(*(references(value) for value in node.values()))
     if isinstance(node, list):
-        return set().union(*(_references(value) for value in node))
+        return set().union(*(references(value) for value in node))
     return set()
+
+
+def closure(names: set[str], components: dict[str, Any]) -> set[str]:
+    """``names`` and every component they refer to, at any depth."""
+    found: set[str] = set()
+    waiting = set(names)
+    while waiting:
+        name = waiting.pop()
+        if name not in found:
+            found.add(name)
+            waiting |= references(components[name])
+    return found
 
 
 class IntegratorSchemaView(SpectacularAPIView):

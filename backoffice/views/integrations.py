@@ -11,7 +11,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -21,7 +21,7 @@ from accounts import tryouts
 from accounts.policy import Action
 from backoffice import selectors
 from backoffice.documents import in_short
-from backoffice.members import member_view
+from backoffice.members import found, member_view
 from backoffice.pages import newest_first
 from core import jsonparse
 from core.errors import ServiceError
@@ -38,10 +38,8 @@ ANSWER_SHOWN = 2000
 
 def _integration(request: HttpRequest, pk: int) -> RuntimeIntegration:
     """The member's account's runtime integration, else 404 (another account's is not found, never refused)."""
-    integration = runtime_integrations(account=request.member.account).filter(pk=pk).first()  # type: ignore[attr-defined]
-    if integration is None:
-        raise Http404("no such runtime integration")
-    return integration
+    account = request.member.account  # type: ignore[attr-defined]
+    return found(runtime_integrations(account=account), pk, "runtime integration")
 
 
 @member_view()

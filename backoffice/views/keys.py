@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy
 from accounts import selectors, services
 from accounts.models import Account, Scope
 from accounts.policy import Action
-from backoffice.members import member_view
+from backoffice.members import found, member_view
 from core.errors import ServiceError
 
 
@@ -70,9 +70,7 @@ def key_list(request: HttpRequest) -> HttpResponse:
 @member_view(Action.MANAGE_API_KEYS, methods=("POST",))
 def key_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     account = request.member.account  # type: ignore[attr-defined]
-    api_key = selectors.api_keys(account=account).filter(pk=pk).first()
-    if api_key is None:
-        raise Http404("no such API key")
+    api_key = found(selectors.api_keys(account=account), pk, "API key")
     services.revoke_api_key(account=account, api_key=api_key)
     messages.success(request, _("The key %(prefix)s… is revoked.") % {"prefix": api_key.prefix})
     return HttpResponseRedirect(reverse("backoffice:keys"))

@@ -9,7 +9,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.forms import SetPasswordForm
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -21,7 +21,7 @@ from accounts import selectors, services
 from accounts.models import Membership, Role
 from accounts.policy import Action
 from backoffice import invites
-from backoffice.members import SESSION_KEY, member_view
+from backoffice.members import SESSION_KEY, found, member_view
 from core.errors import Conflict, ServiceError
 
 
@@ -32,10 +32,7 @@ class AddMemberForm(forms.Form):
 
 def _membership(request: HttpRequest, pk: int) -> Membership:
     """A membership of the member's account, else 404 (another account's is not found, never refused)."""
-    found = selectors.members(account=request.member.account).filter(pk=pk).first()  # type: ignore[attr-defined]
-    if found is None:
-        raise Http404("no such member")
-    return found
+    return found(selectors.members(account=request.member.account), pk, "member")  # type: ignore[attr-defined]
 
 
 def _refused(request: HttpRequest, exc: ServiceError, membership: Membership) -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from collections.abc import Callable
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from accounts.selectors import stock_locations
 from backoffice.documents import in_short, problems
-from backoffice.members import member_view
+from backoffice.members import found, member_view
 from backoffice.pages import newest_first
 from ledger.selectors.checkouts import checkouts, sales
 
@@ -27,49 +31,39 @@ def _shops(request: HttpRequest) -> list[str]:
     return list(stock_locations(account=account).values_list("identifier", flat=True))
 
 
-@member_view()
-def sale_list(request: HttpRequest) -> HttpResponse:
+def _list(request: HttpRequest, selector: Callable[..., QuerySet[Any]], *deferred: str, template: str) -> HttpResponse:
+    """A page of the selector's rows as the filters choose them, without the ``deferred`` documents."""
     chosen = _filters(request)
-    rows = sales(
+    rows = selector(
         account=request.member.account,  # type: ignore[attr-defined]
         stock_location=chosen["shop"] or None,
         has_warnings=True if chosen["warnings"] else None,
-    ).defer("document", "checkout__document")
+    ).defer(*deferred)
     context = {"page": newest_first(rows, request), "chosen": chosen, "shops": _shops(request)}
-    return render(request, "backoffice/sales/sales.html", context)
+    return render(request, template, context)
+
+
+@member_view()
+def sale_list(request: HttpRequest) -> HttpResponse:
+    return _list(request, sales, "document", "checkout__document", template="backoffice/sales/sales.html")
 
 
 @member_view()
 def sale_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    sale = (
-        sales(account=request.member.account)  # type: ignore[attr-defined]
-        .defer("checkout__document")
-        .filter(pk=pk)
-        .first()
-    )
-    if sale is None:
-        raise Http404("no such sale")
+    account = request.member.account  # type: ignore[attr-defined]
+    sale = found(sales(account=account).defer("checkout__document"), pk, "sale")
     context = {"sale": sale, "warnings": problems(sale.warnings), "document": in_short(sale.document)}
     return render(request, "backoffice/sales/sale.html", context)
 
 
 @member_view()
 def checkout_list(request: HttpRequest) -> HttpResponse:
-    chosen = _filters(request)
-    rows = checkouts(
-        account=request.member.account,  # type: ignore[attr-defined]
-        stock_location=chosen["shop"] or None,
-        has_warnings=True if chosen["warnings"] else None,
-    ).defer("document")
-    context = {"page": newest_first(rows, request), "chosen": chosen, "shops": _shops(request)}
-    return render(request, "backoffice/sales/checkouts.html", context)
+    return _list(request, checkouts, "document", template="backoffice/sales/checkouts.html")
 
 
 @member_view()
 def checkout_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    checkout = checkouts(account=request.member.account).filter(pk=pk).first()  # type: ignore[attr-defined]
-    if checkout is None:
-        raise Http404("no such checkout")
+    checkout = found(checkouts(account=request.member.account), pk, "checkout")  # type: ignore[attr-defined]
     context = {
         "checkout": checkout,
         "warnings": problems(checkout.warnings),

@@ -195,6 +195,22 @@ def redact(message: str, secrets: list[Any]) -> str:
     return message
 
 
+def transfer_failed(
+    exc: BaseException, stage: str, secrets: list[Any], *, connecting: bool, down: bool, sent: str, answer: str
+) -> DeliveryResult:
+    """A file transfer that failed with ``exc`` at ``stage`` (``FTP upload``, ``SFTP connect``): the error as the
+    attempt records it, secrets redacted, and whether the server was unreachable (``classify_transport``)."""
+    failure = classify_transport(exc, connecting=connecting, down=down)
+    return DeliveryResult(
+        ok=False,
+        error=redact(f"{stage} failed: {str(exc) or exc.__class__.__name__}", secrets),
+        unreachable=failure.unreachable,
+        connecting=failure.connecting,
+        sent=sent,
+        answer=answer,
+    )
+
+
 def _tls_context(config: dict[str, Any]) -> ssl.SSLContext:
     ca_certificate = config.get("ca_certificate")
     if ca_certificate:
@@ -275,20 +291,15 @@ class FtpDelivery(Delivery):
         except ftplib.all_errors as exc:
             if stage in ("upload", "rename"):
                 _remove_quietly(client, temporary)
-            message = str(exc) or exc.__class__.__name__
-            failure = classify_transport(
+            # The server's reply that refused (an ftplib error is its reply line); none when the connection failed.
+            answer = last_line(redact(str(exc), secrets)) if isinstance(exc, ftplib.Error) else ""
+            return transfer_failed(
                 exc,
+                f"FTP {stage}",
+                secrets,
                 # Connecting until the server spoke: an ftplib error is its reply.
                 connecting=stage == "connect" and not isinstance(exc, ftplib.Error),
                 down=isinstance(exc, ftplib.error_temp),  # a temporary reply (4xx): the server cannot take it now
-            )
-            # The server's reply that refused (an ftplib error is its reply line); none when the connection failed.
-            answer = last_line(redact(str(exc), secrets)) if isinstance(exc, ftplib.Error) else ""
-            return DeliveryResult(
-                ok=False,
-                error=redact(f"FTP {stage} failed: {message}", secrets),
-                unreachable=failure.unreachable,
-                connecting=failure.connecting,
                 sent=sent,
                 answer=answer,
             )

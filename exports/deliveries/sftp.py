@@ -45,7 +45,6 @@ from typing import Any
 
 import paramiko
 
-from core.outbound import classify_transport
 from exports.deliveries.base import (
     ConfigError,
     Delivery,
@@ -60,6 +59,7 @@ from exports.deliveries.ftp import (
     remote_address,
     remote_path,
     remote_sent,
+    transfer_failed,
     validate_bool,
     validate_path,
     validate_remote,
@@ -183,19 +183,11 @@ class SftpDelivery(Delivery):
                 answer=_answer(transport),
             )
         except (OSError, EOFError, paramiko.SSHException) as exc:
-            message = str(exc) or exc.__class__.__name__
             # A server that accepts the connection and never speaks fails the handshake (no SSH banner).
             connecting = at.name in ("connect", "SSH handshake")
-            failure = classify_transport(
-                exc, connecting=connecting, down=connecting and isinstance(exc, paramiko.SSHException)
-            )
-            return DeliveryResult(
-                ok=False,
-                error=redact(f"SFTP {at.name} failed: {message}", secrets),
-                unreachable=failure.unreachable,
-                connecting=failure.connecting,
-                sent=sent,
-                answer=_answer(transport),
+            down = connecting and isinstance(exc, paramiko.SSHException)
+            return transfer_failed(
+                exc, f"SFTP {at.name}", secrets, connecting=connecting, down=down, sent=sent, answer=_answer(transport)
             )
         finally:
             if transport is not None:

@@ -14,10 +14,16 @@ from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin
-from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from accounts.admin import AccountOwnedAdmin, ReadOnlyAdminMixin, pretty_json_field, scoped_filters
+from accounts.admin import (
+    AccountOwnedAdmin,
+    DeletedByServiceAdmin,
+    ReadOnlyAdminMixin,
+    adopt,
+    pretty_json_field,
+    scoped_filters,
+)
 from core import jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONDecoder, DecimalJSONEncoder
@@ -160,15 +166,7 @@ class ExpenseForm(CatalogForm):
         services.check_expense_references(account=account, data=data)
 
 
-def _adopt(obj: Any, saved: Any) -> None:
-    """The admin goes on to log and redirect with ``obj``: make it the row the service saved."""
-    for field in type(saved)._meta.concrete_fields:
-        setattr(obj, field.attname, getattr(saved, field.attname))
-    obj._state.adding = False
-    obj._state.db = saved._state.db
-
-
-class ThroughServicesAdmin(AccountOwnedAdmin):
+class ThroughServicesAdmin(DeletedByServiceAdmin):
     """An admin whose rows are created, changed and deleted by the catalog services (which validate the body
     the form built and emit the mirrors' events), never by a bare save."""
 
@@ -180,14 +178,10 @@ class ThroughServicesAdmin(AccountOwnedAdmin):
             saved = self.writes.updated(obj, account=obj.account, data=body)
         else:
             saved = self.writes.create(account=obj.account, data=body)
-        _adopt(obj, saved)
+        adopt(obj, saved)
 
-    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+    def delete_row(self, obj: Any) -> None:
         self.writes.deleted(obj, account=obj.account)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
-        for row in queryset.select_related("account"):
-            self.writes.deleted(row, account=row.account)
 
 
 @admin.register(Product)

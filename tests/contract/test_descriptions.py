@@ -12,6 +12,7 @@ import pytest
 
 from core.declare import Body, BodyMeta, Payload
 from exports.schemas import ELEMENTS, element_name, wrapper_name
+from integrations.callbacks import closure, references
 
 pytestmark = pytest.mark.django_db
 
@@ -63,29 +64,6 @@ def test_every_property_of_every_declared_body_is_described(document: dict) -> N
 
 
 REF = "#/components/schemas/"
-
-
-def references(node: Any) -> set[str]:
-    """The names of the components ``node`` refers to, at any depth."""
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        own = {ref.removeprefix(REF)} if isinstance(ref, str) and ref.startswith(REF) else set()
-        return own.union(*(references(value) for value in node.values()))
-    if isinstance(node, list):
-        return set().union(*(references(value) for value in node))
-    return set()
-
-
-def closure(names: set[str], components: dict[str, Any]) -> set[str]:
-    """``names`` and every component they refer to, at any depth."""
-    found: set[str] = set()
-    waiting = set(names)
-    while waiting:
-        name = waiting.pop()
-        if name not in found:
-            found.add(name)
-            waiting |= references(components[name])
-    return found
 
 
 def operations(document: dict) -> Iterator[tuple[str, dict]]:
