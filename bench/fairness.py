@@ -108,7 +108,7 @@ class SwitchableReceiver:
 
 
 @dataclass
-class Load:
+class Tenants:
     """A run's two tenants ("a", "b": their queues, shops and receivers), the outgoing orders this process commits
     for them (identifier -> (commit time, condition)), and the ``stop`` that ends the load and the sweeper."""
 
@@ -220,10 +220,7 @@ def main() -> int:
         atexit.register(embedded.stop)
         os.environ["CELERY_BROKER_URL"] = embedded.url
     env = environment(folder)
-    harness.migrate(env)
-    import django
-
-    django.setup()
+    harness.setup_django(env)
     from django.conf import settings
 
     from accounts import services as account_services
@@ -275,21 +272,21 @@ def main() -> int:
         try:
             harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])
             runner = run_heavy if args.heavy else run
-            result = runner(args, Load(run_id, queues, shops, receiver_a, receiver_b), worker)
+            result = runner(args, Tenants(run_id, queues, shops, receiver_a, receiver_b), worker)
         finally:
             children.stop_all()
             ExportQueue.objects.filter(name__startswith=f"fairness-{run_id}-").delete()
     return result
 
 
-def run(args: argparse.Namespace, load: Load, worker: Any) -> int:
+def run(args: argparse.Namespace, tenants: Tenants, worker: Any) -> int:
     from django.db import close_old_connections
     from django.utils import timezone
 
     from exports import services as export_services
     from exports.models import ExportAttempt, ExportDelivery, ExportStatus
 
-    queues, receiver_a, stop = load.queues, load.receiver_a, load.stop
+    queues, receiver_a, stop = tenants.queues, tenants.receiver_a, tenants.stop
     most_leased = Counter[str]()
 
     def beat() -> None:
@@ -307,7 +304,7 @@ def run(args: argparse.Namespace, load: Load, worker: Any) -> int:
                 next_sweep += SWEEP_INTERVAL_SECONDS
         close_old_connections()
 
-    load.start_sweeper(beat)
+    tenants.start_sweeper(beat)
     started = time.time()
     for round_number in range(args.rounds):
         for condition in ("healthy", "dead"):
@@ -318,10 +315,10 @@ def run(args: argparse.Namespace, load: Load, worker: Any) -> int:
             until = time.monotonic() + args.seconds
             threads = [
                 threading.Thread(
-                    target=load.orders, args=("a", args.a_rate, until, condition, round_number), daemon=True
+                    target=tenants.orders, args=("a", args.a_rate, until, condition, round_number), daemon=True
                 ),
                 threading.Thread(
-                    target=load.orders, args=("b", args.b_rate, until, condition, round_number), daemon=True
+                    target=tenants.orders, args=("b", args.b_rate, until, condition, round_number), daemon=True
                 ),
             ]
             for thread in threads:
@@ -331,8 +328,8 @@ def run(args: argparse.Namespace, load: Load, worker: Any) -> int:
             worker.check_alive()
             print(f"  round {round_number + 1}, A {condition}: done", flush=True)
     receiver_a.dead.set()  # A stays dead while B's last deliveries arrive
-    load.settle(args.settle)
-    latencies, missing = load.b_latencies(("healthy", "dead"))
+    tenants.settle(args.settle)
+    latencies, missing = tenants.b_latencies(("healthy", "dead"))
 
     def describe(values: list[float]) -> str:
         p50, p99 = harness.percentile(values, 0.5), harness.percentile(values, 0.99)
@@ -366,14 +363,14 @@ HEAVY_TEMPLATE = {
 }
 
 
-def run_heavy(args: argparse.Namespace, load: Load, worker: Any) -> int:
+def run_heavy(args: argparse.Namespace, tenants: Tenants, worker: Any) -> int:
     """B's latency with A quiet ("alone") and with A's bursts of large orders into its heavy queues ("heavy")."""
     from django.db import close_old_connections, connections, transaction
 
     from exports import services as export_services
     from orders import services as order_services
 
-    run_id, queues, shops, receiver_a, stop = load.run_id, load.queues, load.shops, load.receiver_a, load.stop
+    run_id, queues, shops, stop = tenants.run_id, tenants.queues, tenants.shops, tenants.stop
     lines = [
         {"product_identifier": f"p{i}", "name": f"Product number {i}", "quantity": 1 + i % 3, "price": 9.5}
         for i in range(args.lines)
@@ -400,13 +397,13 @@ def run_heavy(args: argparse.Namespace, load: Load, worker: Any) -> int:
         harness.at_fixed_rate(1 / args.burst_every, until, stop, burst)
         close_old_connections()
 
-    load.start_sweeper(beat)
+    tenants.start_sweeper(beat)
     started = time.time()
     for round_number in range(args.rounds):
         for condition in ("alone", "heavy"):
             until = time.monotonic() + args.seconds
             b_args = ("b", args.b_rate, until, condition, round_number)
-            threads = [threading.Thread(target=load.orders, args=b_args, daemon=True)]
+            threads = [threading.Thread(target=tenants.orders, args=b_args, daemon=True)]
             burster = None
             if condition == "heavy":
                 # A's large orders are built and committed by a process of their own: in this one they would hold
@@ -429,10 +426,10 @@ def run_heavy(args: argparse.Namespace, load: Load, worker: Any) -> int:
                 while time.monotonic() < deadline and a_backlog(queues["a"].account_id):
                     time.sleep(0.5)
 
-    load.settle(args.settle)
-    latencies, missing = load.b_latencies(("alone", "heavy"))
-    with receiver_a.lock:
-        a_received = len(receiver_a.received)
+    tenants.settle(args.settle)
+    latencies, missing = tenants.b_latencies(("alone", "heavy"))
+    with tenants.receiver_a.lock:
+        a_received = len(tenants.receiver_a.received)
     p99 = {condition: harness.percentile(values, 0.99) for condition, values in latencies.items()}
     p50 = {condition: harness.percentile(values, 0.5) for condition, values in latencies.items()}
     ratio = p99["heavy"] / p99["alone"]
