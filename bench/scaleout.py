@@ -128,25 +128,8 @@ def main() -> int:
     queue = f"scaleout-{run_id}"
     log_dir = Path(tempfile.mkdtemp(prefix=f"bench-scaleout-{run_id}-"))
     redis_server = soak.PrivateRedis(log_dir)
-    env = harness.worker_env(
-        queue,
-        DATABASE_URL=os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL),
-        CELERY_BROKER_URL=redis_server.url,
-        TASK_ROUTING="false",  # every task on this run's private queue
-        OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",
-        LOG_LEVEL="INFO",  # the beats' "Sending due task" lines are counted
-    )
-    print(f"run {run_id}: database {harness.redacted(env['DATABASE_URL'])}, private Redis on :{redis_server.port}")
-    harness.migrate(env)
-    keys = {
-        scope: harness.create_api_key(env, f"scaleout {scope} {run_id}", *extra)
-        for scope, extra in (("imports", ()), ("pos", ("--scope", "pos")))
-    }
-    harness.vacuum_analyze(env["DATABASE_URL"])
-
-    import django
-
-    django.setup()
+    # LOG_LEVEL INFO: the beats' "Sending due task" lines are counted.
+    env, keys = soak.start_private_run("scaleout", run_id, redis_server, DEFAULT_DATABASE_URL, LOG_LEVEL="INFO")
     from accounts import services as account_services
     from accounts.models import Account
     from exports.models import ExportQueue

@@ -112,6 +112,33 @@ class PrivateRedis:
             self.process.wait(timeout=10)
 
 
+def start_private_run(
+    name: str, run_id: str, redis_server: PrivateRedis, database_url: str, **extra: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """A run on its own Redis and its own Celery queue ``{name}-{run_id}`` (the soaks', bench/scaleout.py's): the
+    environment (``worker_env``; ``DATABASE_URL`` when set, else ``database_url``; every task on that queue; the web
+    hook receiver in this process allowed; ``extra``), printed; the database migrated; an API key of each scope
+    ("imports", "pos"); fresh planner statistics; Django set up in this process. Returns the environment and the
+    keys by scope."""
+    env = harness.worker_env(
+        f"{name}-{run_id}",
+        DATABASE_URL=os.environ.get("DATABASE_URL", database_url),
+        CELERY_BROKER_URL=redis_server.url,
+        TASK_ROUTING="false",  # every task on this run's private queue, whatever the machine's settings
+        OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",  # the web hook receiver in this process
+        **extra,
+    )
+    print(f"run {run_id}: database {harness.redacted(env['DATABASE_URL'])}, private Redis on :{redis_server.port}")
+    harness.migrate(env)
+    api_keys = {
+        scope: harness.create_api_key(env, f"{name} {scope} {run_id}", *options)
+        for scope, options in (("imports", ()), ("pos", ("--scope", "pos")))
+    }
+    harness.vacuum_analyze(env["DATABASE_URL"])
+    harness.setup_django(env)
+    return env, api_keys
+
+
 # --- Load --------------------------------------------------------------------------------------------
 
 
@@ -352,27 +379,9 @@ def main() -> int:
     queue = f"soak-{run_id}"
     log_dir = Path(tempfile.mkdtemp(prefix=f"bench-soak-{run_id}-"))
     redis_server = PrivateRedis(log_dir)
-    env = harness.worker_env(
-        queue,
-        DATABASE_URL=os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL),
-        CELERY_BROKER_URL=redis_server.url,
-        TASK_ROUTING="false",  # every task on this run's private queue, whatever the machine's settings
-        OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",  # the web hook receiver in this process
-        # The default lease: a killed worker's leases are taken over once it is unseen (core.liveness), and a
-        # shorter lease would shorten the task's time below a web hook's timeouts (one send a task, exports.W002).
-        **SHORT_SWEEPS,
-    )
-    print(f"run {run_id}: database {harness.redacted(env['DATABASE_URL'])}, private Redis on :{redis_server.port}")
-    harness.migrate(env)
-    api_keys = {
-        scope: harness.create_api_key(env, f"soak {scope} {run_id}", *extra)
-        for scope, extra in (("imports", ()), ("pos", ("--scope", "pos")))
-    }
-    harness.vacuum_analyze(env["DATABASE_URL"])
-
-    import django
-
-    django.setup()
+    # The default lease: a killed worker's leases are taken over once it is unseen (core.liveness), and a
+    # shorter lease would shorten the task's time below a web hook's timeouts (one send a task, exports.W002).
+    env, api_keys = start_private_run("soak", run_id, redis_server, DEFAULT_DATABASE_URL, **SHORT_SWEEPS)
     from accounts import services as account_services
     from accounts.models import Account
     from exports.models import ExportQueue
