@@ -232,13 +232,7 @@ def failover(
     export_services.create_queue(
         account=account, name=f"{prefix}-sales", entity_type="sales", delivery={"type": "webhook", "url": receiver.url}
     )
-    cron_queue, _ = export_services.create_queue(
-        account=account,
-        name=f"{prefix}-hourly",
-        entity_type="sales",
-        trigger="hourly",
-        delivery={"type": "webhook", "url": receiver.url},
-    )
+    cron_queue = soak.create_hourly_sales_queue(account=account, name=f"{prefix}-hourly", url=receiver.url)
     for stack in stacks:
         web = stack.start_web()
         harness.wait_for(lambda s=stack: harness.answers(f"{s.base}/health/live"), 60, f"{stack.name}'s web", [web])

@@ -440,6 +440,17 @@ def create_realtime_queues(*, account: Any, run_id: str, url: str) -> list[Any]:
     ]
 
 
+def create_hourly_sales_queue(*, account: Any, name: str, url: str) -> Any:
+    """A web hook queue to ``url`` of the sales of each hour (the cron window both stacks or the embedded beat
+    start)."""
+    from exports import services as export_services
+
+    queue, _ = export_services.create_queue(
+        account=account, name=name, entity_type="sales", trigger="hourly", delivery={"type": "webhook", "url": url}
+    )
+    return queue
+
+
 def run(
     args: argparse.Namespace,
     run_id: str,
