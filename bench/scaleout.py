@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import harness, soak
 from bench import imports as bench_imports
+from tests.support.private_redis import PrivateRedis
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/retail_scaleout"
 TAKEOVER_LIMIT_SECONDS = 30.0
@@ -127,7 +128,7 @@ def main() -> int:
     run_id = harness.new_run_id()
     queue = f"scaleout-{run_id}"
     log_dir = Path(tempfile.mkdtemp(prefix=f"bench-scaleout-{run_id}-"))
-    redis_server = soak.PrivateRedis(log_dir)
+    redis_server = PrivateRedis(log_dir)
     # LOG_LEVEL INFO: the beats' "Sending due task" lines are counted.
     env, keys = soak.start_private_run("scaleout", run_id, redis_server, DEFAULT_DATABASE_URL, LOG_LEVEL="INFO")
     from accounts import services as account_services

@@ -36,9 +36,7 @@ import contextlib
 import json
 import os
 import random
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -58,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import harness
 from bench import imports as bench_imports
+from tests.support.private_redis import PrivateRedis
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/retail_soak"
 REGISTER = "reg-1"
@@ -69,47 +68,7 @@ WINDOW_SECONDS = 15.0  # the report's commit -> receipt by when the item was com
 SHORT_SWEEPS = {"IMPORT_SWEEP_GRACE_SECONDS": "10", "EXPORT_SWEEP_GRACE_SECONDS": "10", "EXPORT_RETRY_BASE_DELAY": "2"}
 
 
-# --- Private Redis -----------------------------------------------------------------------------------
-
-
-class PrivateRedis:
-    """``redis-server`` on a free port, killed and started at will, keeping nothing on disk."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = harness.free_port()
-        self.workdir = workdir
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        server = shutil.which("redis-server")
-        if server is None:
-            raise RuntimeError("redis-server is not installed")
-        self.process = subprocess.Popen(
-            [server, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            cwd=self.workdir,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        import redis
-
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
-
-        def answers() -> bool:
-            try:
-                return bool(client.ping())
-            except redis.RedisError:
-                return False
-
-        harness.wait_for(answers, 10, "the private Redis", [])
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
+# --- A private run -------------------------------------------------------------------------------------
 
 
 def start_private_run(
