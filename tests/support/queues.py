@@ -28,15 +28,14 @@ def make_queue(tenant: Tenant, url: str, **fields: Any) -> ExportQueue:
 
 
 def exported_item(queue: ExportQueue, key: str, status: str = ExportStatus.FAILURE, **delivery: Any) -> ExportItem:
-    """An export item of the queue with a delivery that reached ``status`` (``delivery``: more of its fields)."""
+    """An export item of the queue with a delivery that reached ``status`` after one attempt (``delivery``: more of
+    its fields, or others than the defaults)."""
     sent = ExportDelivery.objects.create(
         account=queue.account,
         queue=queue,
         delivery_id=services.new_delivery_id(),
         status=status,
-        attempts=1,
-        next_attempt_at="2025-01-15T09:30:00Z",
-        **delivery,
+        **{"attempts": 1, "next_attempt_at": "2025-01-15T09:30:00Z", **delivery},
     )
     return ExportItem.objects.create(
         account=queue.account,
