@@ -12,8 +12,8 @@ from typing import Any
 
 from django.db import transaction
 
-from accounts.models import Register
-from ledger.models import Checkout, Sale, SaleLine, SalePayment, SaleTax
+from accounts.models import Account, Register, StockLocation
+from ledger.models import Checkout, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax
 from ledger.services.registers import open_period_for
 from ledger.statements import product_group_totals, split_payment
 from tests.support.tenants import Tenant
@@ -72,6 +72,49 @@ class SaleSpec:
         return sum((line.total for line in self.lines), D(0))
 
 
+def store_sale(
+    *,
+    account: Account,
+    register: Register,
+    stock_location: StockLocation,
+    period: RegisterPeriod,
+    number: int,
+    kind: str,
+    voided: bool,
+    total: Decimal,
+    at: datetime,
+    document: dict[str, Any],
+) -> Sale:
+    """A checkout ``co-<number>`` and its sale ``sale-<number>`` in ``period``, as the checkout service stores them
+    (without the sale's rows)."""
+    checkout = Checkout.objects.create(
+        account=account,
+        register=register,
+        stock_location=stock_location,
+        period=period,
+        identifier=f"co-{number}",
+        voided=voided,
+        timestamp=at,
+        body_hash="0" * 64,
+        document={},
+    )
+    return Sale.objects.create(
+        account=account,
+        checkout=checkout,
+        register=register,
+        stock_location=stock_location,
+        period=period,
+        identifier=f"sale-{number}",
+        sequence_number=number,
+        kind=kind,
+        voided=voided,
+        base_currency_code="DKK",
+        total=total,
+        timestamp=at,
+        document=document,
+    )
+
+
 def book_sale(*, tenant: Tenant, register: Register, spec: SaleSpec) -> Sale:
     """Store a sale as the checkout service does: one transaction, booked into the register's open period."""
     number = next(_numbers)
@@ -79,30 +122,16 @@ def book_sale(*, tenant: Tenant, register: Register, spec: SaleSpec) -> Sale:
     account = tenant.account
     with transaction.atomic():
         period = open_period_for(account=account, register=register, at=at)
-        checkout = Checkout.objects.create(
+        sale = store_sale(
             account=account,
             register=register,
             stock_location=register.stock_location,
             period=period,
-            identifier=f"co-{number}",
-            voided=spec.voided,
-            timestamp=at,
-            body_hash="0" * 64,
-            document={},
-        )
-        sale = Sale.objects.create(
-            account=account,
-            checkout=checkout,
-            register=register,
-            stock_location=register.stock_location,
-            period=period,
-            identifier=f"sale-{number}",
-            sequence_number=number,
+            number=number,
             kind=spec.kind,
             voided=spec.voided,
-            base_currency_code="DKK",
             total=spec.total,
-            timestamp=at,
+            at=at,
             document={},
         )
         if spec.voided:
