@@ -35,7 +35,7 @@ def basket_of(line_items: list[dict[str, Any]], *, vat_rate: Decimal, is_return:
     ``vat_rate``."""
 
     def total(name: str) -> Decimal:
-        return sum((line[name] for line in line_items), Decimal(0))
+        return sum((Decimal(line[name]) for line in line_items), Decimal(0))
 
     vat = total("vat_amount")
     return {

@@ -87,23 +87,13 @@ def store_sale(
 ) -> Sale:
     """A checkout ``co-<number>`` and its sale ``sale-<number>`` in ``period``, as the checkout service stores them
     (without the sale's rows)."""
+    where = {"account": account, "register": register, "stock_location": stock_location, "period": period}
     checkout = Checkout.objects.create(
-        account=account,
-        register=register,
-        stock_location=stock_location,
-        period=period,
-        identifier=f"co-{number}",
-        voided=voided,
-        timestamp=at,
-        body_hash="0" * 64,
-        document={},
+        **where, identifier=f"co-{number}", voided=voided, timestamp=at, body_hash="0" * 64, document={}
     )
     return Sale.objects.create(
-        account=account,
+        **where,
         checkout=checkout,
-        register=register,
-        stock_location=stock_location,
-        period=period,
         identifier=f"sale-{number}",
         sequence_number=number,
         kind=kind,
