@@ -39,10 +39,7 @@ def main() -> int:
     args = parser.parse_args()
 
     env = harness.django_env()
-    harness.migrate(env)
-    import django
-
-    django.setup()
+    harness.setup_django(env)
     from django.utils import timezone
 
     from accounts import services as account_services
@@ -62,6 +59,7 @@ def main() -> int:
         },
     )
     have = ExportItem.objects.filter(queue=queue).count()
+    own = {"account": account, "queue": queue}
     now = timezone.now()
     started = time.monotonic()
     for first in range(have, args.rows, BATCH):
@@ -74,8 +72,7 @@ def main() -> int:
         deliveries = ExportDelivery.objects.bulk_create(
             [
                 ExportDelivery(
-                    account=account,
-                    queue=queue,
+                    **own,
                     delivery_id=f"bench-{first + i}-{time.time_ns()}",
                     status=kind,
                     attempts=1,
@@ -89,8 +86,7 @@ def main() -> int:
         ExportItem.objects.bulk_create(
             [
                 ExportItem(
-                    account=account,
-                    queue=queue,
+                    **own,
                     entity_type="outgoing_orders",
                     object_id=first + i,
                     element_key=f"order-{first + i}:{first + i}",

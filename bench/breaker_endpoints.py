@@ -60,13 +60,9 @@ def main() -> int:
     parser.add_argument("--connect-timeout", type=float, default=1.0)
     args = parser.parse_args()
 
-    harness.migrate(
+    harness.setup_django(
         harness.django_env(OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32", LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"))
     )
-
-    import django
-
-    django.setup()
     from django.conf import settings
     from django.utils import timezone
 

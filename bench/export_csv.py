@@ -277,11 +277,7 @@ def main() -> int:
 
     run_id = harness.new_run_id()
     env = harness.django_env(OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32", LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"))
-    harness.migrate(env)
-
-    import django
-
-    django.setup()
+    harness.setup_django(env)
     ftp_root = Path(tempfile.mkdtemp(prefix="bench-csv-ftp-"))
     server = subprocess.Popen(
         [sys.executable, "-c", FTP_SERVER, FTP_USER, FTP_PASSWORD, str(ftp_root)],

@@ -44,6 +44,8 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -105,6 +107,82 @@ class SwitchableReceiver:
         self.server.server_close()
 
 
+@dataclass
+class Tenants:
+    """A run's two tenants ("a", "b": their queues, shops and receivers), the outgoing orders this process commits
+    for them (identifier -> (commit time, condition)), and the ``stop`` that ends the load and the sweeper."""
+
+    run_id: str
+    queues: dict[str, Any]
+    shops: dict[str, Any]
+    receiver_a: SwitchableReceiver
+    receiver_b: SwitchableReceiver
+    stop: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    committed: dict[str, tuple[float, str]] = field(default_factory=dict)
+    sweeper: threading.Thread | None = None
+
+    def start_sweeper(self, beat: Callable[[], None]) -> None:
+        """``beat`` (the export sweeper's loop until ``stop``) in a thread of its own."""
+        self.sweeper = threading.Thread(target=beat, daemon=True)
+        self.sweeper.start()
+
+    def orders(self, tenant: str, rate: float, until: float, condition: str, phase: int) -> None:
+        """``rate`` empty orders a second for ``tenant`` until the monotonic clock reaches ``until``, each in its
+        own transaction."""
+        from django.db import close_old_connections, transaction
+
+        from orders import services as order_services
+
+        def one(n: int) -> None:
+            identifier = f"{self.run_id}-{tenant}-{phase}-{condition}-{n}"
+            with transaction.atomic():
+                order_services.create_outgoing_order(
+                    account=self.queues[tenant].account,
+                    stock_location=self.shops[tenant],
+                    order={"order_identifier": identifier, "basket": {"line_items": [], "total": n}},
+                )
+            with self.lock:
+                self.committed[identifier] = (time.time(), condition)
+
+        harness.at_fixed_rate(rate, until, self.stop, one)
+        close_old_connections()
+
+    def settle(self, seconds: float) -> None:
+        """Wait up to ``seconds`` for every order of B to reach its receiver, then stop the sweeper."""
+        b_sent = {k for k in self.committed if "-b-" in k}
+        receiver_b = self.receiver_b
+
+        def b_received() -> set[str]:
+            with receiver_b.lock:
+                return {key.split(":")[0] for _, keys, _ in receiver_b.received for key in keys}
+
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not b_sent <= b_received():
+            time.sleep(0.2)
+        self.stop.set()
+        if self.sweeper is not None:
+            self.sweeper.join(timeout=10)
+
+    def b_latencies(self, conditions: tuple[str, str]) -> tuple[dict[str, list[float]], int]:
+        """B's commit -> first receipt in milliseconds by condition, and how many of B's orders never arrived."""
+        first_receipt: dict[str, float] = {}
+        with self.receiver_b.lock:
+            for _, keys, at in self.receiver_b.received:
+                for key in keys:
+                    first_receipt.setdefault(key.split(":")[0], at)
+        latencies: dict[str, list[float]] = {condition: [] for condition in conditions}
+        missing = 0
+        for identifier, (at, condition) in self.committed.items():
+            if "-b-" not in identifier:
+                continue
+            if identifier in first_receipt:
+                latencies[condition].append((first_receipt[identifier] - at) * 1000)
+            else:
+                missing += 1
+        return latencies, missing
+
+
 def environment(folder: Path) -> dict[str, str]:
     return harness.local_env(
         folder,
@@ -142,10 +220,7 @@ def main() -> int:
         atexit.register(embedded.stop)
         os.environ["CELERY_BROKER_URL"] = embedded.url
     env = environment(folder)
-    harness.migrate(env)
-    import django
-
-    django.setup()
+    harness.setup_django(env)
     from django.conf import settings
 
     from accounts import services as account_services
@@ -197,32 +272,21 @@ def main() -> int:
         try:
             harness.wait_for(lambda: " ready." in worker.log(), 60, "the Celery worker", [worker])
             runner = run_heavy if args.heavy else run
-            result = runner(args, run_id, queues, shops, receiver_a, receiver_b, worker)
+            result = runner(args, Tenants(run_id, queues, shops, receiver_a, receiver_b), worker)
         finally:
             children.stop_all()
             ExportQueue.objects.filter(name__startswith=f"fairness-{run_id}-").delete()
     return result
 
 
-def run(
-    args: argparse.Namespace,
-    run_id: str,
-    queues: dict[str, Any],
-    shops: dict[str, Any],
-    receiver_a: SwitchableReceiver,
-    receiver_b: SwitchableReceiver,
-    worker: Any,
-) -> int:
-    from django.db import close_old_connections, transaction
+def run(args: argparse.Namespace, tenants: Tenants, worker: Any) -> int:
+    from django.db import close_old_connections
     from django.utils import timezone
 
     from exports import services as export_services
     from exports.models import ExportAttempt, ExportDelivery, ExportStatus
-    from orders import services as order_services
 
-    committed: dict[str, tuple[float, str]] = {}  # identifier -> (commit time, condition)
-    lock = threading.Lock()
-    stop = threading.Event()
+    queues, receiver_a, stop = tenants.queues, tenants.receiver_a, tenants.stop
     most_leased = Counter[str]()
 
     def beat() -> None:
@@ -240,23 +304,7 @@ def run(
                 next_sweep += SWEEP_INTERVAL_SECONDS
         close_old_connections()
 
-    def load(tenant: str, rate: float, until: float, condition: str, phase: int) -> None:
-        def one(n: int) -> None:
-            identifier = f"{run_id}-{tenant}-{phase}-{condition}-{n}"
-            with transaction.atomic():
-                order_services.create_outgoing_order(
-                    account=queues[tenant].account,
-                    stock_location=shops[tenant],
-                    order={"order_identifier": identifier, "basket": {"line_items": [], "total": n}},
-                )
-            with lock:
-                committed[identifier] = (time.time(), condition)
-
-        harness.at_fixed_rate(rate, until, stop, one)
-        close_old_connections()
-
-    sweeper = threading.Thread(target=beat, daemon=True)
-    sweeper.start()
+    tenants.start_sweeper(beat)
     started = time.time()
     for round_number in range(args.rounds):
         for condition in ("healthy", "dead"):
@@ -266,8 +314,12 @@ def run(
                 receiver_a.dead.clear()
             until = time.monotonic() + args.seconds
             threads = [
-                threading.Thread(target=load, args=("a", args.a_rate, until, condition, round_number), daemon=True),
-                threading.Thread(target=load, args=("b", args.b_rate, until, condition, round_number), daemon=True),
+                threading.Thread(
+                    target=tenants.orders, args=("a", args.a_rate, until, condition, round_number), daemon=True
+                ),
+                threading.Thread(
+                    target=tenants.orders, args=("b", args.b_rate, until, condition, round_number), daemon=True
+                ),
             ]
             for thread in threads:
                 thread.start()
@@ -276,33 +328,8 @@ def run(
             worker.check_alive()
             print(f"  round {round_number + 1}, A {condition}: done", flush=True)
     receiver_a.dead.set()  # A stays dead while B's last deliveries arrive
-
-    b_sent = {k for k in committed if "-b-" in k}
-
-    def b_received() -> set[str]:
-        with receiver_b.lock:
-            return {key.split(":")[0] for _, keys, _ in receiver_b.received for key in keys}
-
-    deadline = time.monotonic() + args.settle
-    while time.monotonic() < deadline and not b_sent <= b_received():
-        time.sleep(0.2)
-    stop.set()
-    sweeper.join(timeout=10)
-
-    first_receipt: dict[str, float] = {}
-    with receiver_b.lock:
-        for _, keys, at in receiver_b.received:
-            for key in keys:
-                first_receipt.setdefault(key.split(":")[0], at)
-    latencies: dict[str, list[float]] = {"healthy": [], "dead": []}
-    missing = 0
-    for identifier, (at, condition) in committed.items():
-        if "-b-" not in identifier:
-            continue
-        if identifier in first_receipt:
-            latencies[condition].append((first_receipt[identifier] - at) * 1000)
-        else:
-            missing += 1
+    tenants.settle(args.settle)
+    latencies, missing = tenants.b_latencies(("healthy", "dead"))
 
     def describe(values: list[float]) -> str:
         p50, p99 = harness.percentile(values, 0.5), harness.percentile(values, 0.99)
@@ -336,24 +363,14 @@ HEAVY_TEMPLATE = {
 }
 
 
-def run_heavy(
-    args: argparse.Namespace,
-    run_id: str,
-    queues: dict[str, Any],
-    shops: dict[str, Any],
-    receiver_a: SwitchableReceiver,
-    receiver_b: SwitchableReceiver,
-    worker: Any,
-) -> int:
+def run_heavy(args: argparse.Namespace, tenants: Tenants, worker: Any) -> int:
     """B's latency with A quiet ("alone") and with A's bursts of large orders into its heavy queues ("heavy")."""
     from django.db import close_old_connections, connections, transaction
 
     from exports import services as export_services
     from orders import services as order_services
 
-    committed: dict[str, tuple[float, str]] = {}
-    lock = threading.Lock()
-    stop = threading.Event()
+    run_id, queues, shops, stop = tenants.run_id, tenants.queues, tenants.shops, tenants.stop
     lines = [
         {"product_identifier": f"p{i}", "name": f"Product number {i}", "quantity": 1 + i % 3, "price": 9.5}
         for i in range(args.lines)
@@ -362,21 +379,6 @@ def run_heavy(
     def beat() -> None:
         while not stop.wait(SWEEP_INTERVAL_SECONDS):
             export_services.sweep()
-        close_old_connections()
-
-    def light(until: float, condition: str, phase: int) -> None:
-        def one(n: int) -> None:
-            identifier = f"{run_id}-b-{phase}-{condition}-{n}"
-            with transaction.atomic():
-                order_services.create_outgoing_order(
-                    account=queues["b"].account,
-                    stock_location=shops["b"],
-                    order={"order_identifier": identifier, "basket": {"line_items": [], "total": n}},
-                )
-            with lock:
-                committed[identifier] = (time.time(), condition)
-
-        harness.at_fixed_rate(args.b_rate, until, stop, one)
         close_old_connections()
 
     def heavy(until: float, phase: int) -> None:
@@ -395,13 +397,13 @@ def run_heavy(
         harness.at_fixed_rate(1 / args.burst_every, until, stop, burst)
         close_old_connections()
 
-    sweeper = threading.Thread(target=beat, daemon=True)
-    sweeper.start()
+    tenants.start_sweeper(beat)
     started = time.time()
     for round_number in range(args.rounds):
         for condition in ("alone", "heavy"):
             until = time.monotonic() + args.seconds
-            threads = [threading.Thread(target=light, args=(until, condition, round_number), daemon=True)]
+            b_args = ("b", args.b_rate, until, condition, round_number)
+            threads = [threading.Thread(target=tenants.orders, args=b_args, daemon=True)]
             burster = None
             if condition == "heavy":
                 # A's large orders are built and committed by a process of their own: in this one they would hold
@@ -424,31 +426,10 @@ def run_heavy(
                 while time.monotonic() < deadline and a_backlog(queues["a"].account_id):
                     time.sleep(0.5)
 
-    b_sent = {k for k in committed if "-b-" in k}
-
-    def b_received() -> set[str]:
-        with receiver_b.lock:
-            return {key.split(":")[0] for _, keys, _ in receiver_b.received for key in keys}
-
-    deadline = time.monotonic() + args.settle
-    while time.monotonic() < deadline and not b_sent <= b_received():
-        time.sleep(0.2)
-    stop.set()
-    sweeper.join(timeout=10)
-    first_receipt: dict[str, float] = {}
-    with receiver_b.lock:
-        for _, keys, at in receiver_b.received:
-            for key in keys:
-                first_receipt.setdefault(key.split(":")[0], at)
-    latencies: dict[str, list[float]] = {"alone": [], "heavy": []}
-    missing = 0
-    for identifier, (at, condition) in committed.items():
-        if identifier in first_receipt:
-            latencies[condition].append((first_receipt[identifier] - at) * 1000)
-        else:
-            missing += 1
-    with receiver_a.lock:
-        a_received = len(receiver_a.received)
+    tenants.settle(args.settle)
+    latencies, missing = tenants.b_latencies(("alone", "heavy"))
+    with tenants.receiver_a.lock:
+        a_received = len(tenants.receiver_a.received)
     p99 = {condition: harness.percentile(values, 0.99) for condition, values in latencies.items()}
     p50 = {condition: harness.percentile(values, 0.5) for condition, values in latencies.items()}
     ratio = p99["heavy"] / p99["alone"]

@@ -40,15 +40,16 @@ from bench import harness
 
 TIMEOUT_SECONDS = 900.0
 POLL_SECONDS = 0.2
-# The step make is starting, from the command line it echoes: (pattern, name of the step that starts).
-STEPS = (
-    (re.compile(r"-m venv"), "venv"),
-    (re.compile(r"-m pip install"), "install"),
-    (re.compile(r"manage\.py migrate"), "migrate"),
-    (re.compile(r"manage\.py collectstatic"), "collectstatic"),
-    (re.compile(r"manage\.py bootstrap_demo"), "demo"),
-    (re.compile(r"manage\.py runall"), "runall"),
-)
+# The step make is starting, from the command line it echoes: name of the step that starts -> its pattern.
+STEP_PATTERNS = {
+    "venv": r"-m venv",
+    "install": r"-m pip install",
+    "migrate": r"manage\.py migrate",
+    "collectstatic": r"manage\.py collectstatic",
+    "demo": r"manage\.py bootstrap_demo",
+    "runall": r"manage\.py runall",
+}
+STEPS = tuple((re.compile(pattern), name) for name, pattern in STEP_PATTERNS.items())
 
 
 def machine() -> str:

@@ -312,6 +312,14 @@ def migrate(env: dict[str, str]) -> None:
     manage(env, "migrate", "--noinput")
 
 
+def setup_django(env: dict[str, str]) -> None:
+    """``migrate`` ``env``'s database, then set Django up in this process on it."""
+    migrate(env)
+    import django
+
+    django.setup()
+
+
 def vacuum_analyze(url: str, *, checkpoint: bool = False) -> None:
     """Fresh planner statistics: each run adds tens of thousands of rows within seconds, faster than
     autovacuum notices, and plans made on stale statistics would make every run slower than the last. With

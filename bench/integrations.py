@@ -47,13 +47,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=100)
     args = parser.parse_args()
 
-    harness.migrate(
+    harness.setup_django(
         harness.django_env(OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32", LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"))
     )
-
-    import django
-
-    django.setup()
     import logging
 
     logging.getLogger("integrations").setLevel(logging.WARNING)

@@ -184,11 +184,7 @@ def main() -> int:
     args = parser.parse_args()
 
     env = harness.django_env()
-    harness.migrate(env)
-
-    import django
-
-    django.setup()
+    harness.setup_django(env)
     from django.db import connection, transaction
 
     from accounts import services as account_services

@@ -171,11 +171,7 @@ def main() -> int:
     args = parser.parse_args()
 
     env = harness.django_env()
-    harness.migrate(env)
-
-    import django
-
-    django.setup()
+    harness.setup_django(env)
     from accounts.models import Account, Market
     from campaigns import services
     from campaigns.pricing.engine import price_basket

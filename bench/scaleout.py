@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import harness, soak
 from bench import imports as bench_imports
+from tests.support.private_redis import PrivateRedis
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/retail_scaleout"
 TAKEOVER_LIMIT_SECONDS = 30.0
@@ -127,26 +128,9 @@ def main() -> int:
     run_id = harness.new_run_id()
     queue = f"scaleout-{run_id}"
     log_dir = Path(tempfile.mkdtemp(prefix=f"bench-scaleout-{run_id}-"))
-    redis_server = soak.PrivateRedis(log_dir)
-    env = harness.worker_env(
-        queue,
-        DATABASE_URL=os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL),
-        CELERY_BROKER_URL=redis_server.url,
-        TASK_ROUTING="false",  # every task on this run's private queue
-        OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",
-        LOG_LEVEL="INFO",  # the beats' "Sending due task" lines are counted
-    )
-    print(f"run {run_id}: database {harness.redacted(env['DATABASE_URL'])}, private Redis on :{redis_server.port}")
-    harness.migrate(env)
-    keys = {
-        scope: harness.create_api_key(env, f"scaleout {scope} {run_id}", *extra)
-        for scope, extra in (("imports", ()), ("pos", ("--scope", "pos")))
-    }
-    harness.vacuum_analyze(env["DATABASE_URL"])
-
-    import django
-
-    django.setup()
+    redis_server = PrivateRedis(log_dir)
+    # LOG_LEVEL INFO: the beats' "Sending due task" lines are counted.
+    env, keys = soak.start_private_run("scaleout", run_id, redis_server, DEFAULT_DATABASE_URL, LOG_LEVEL="INFO")
     from accounts import services as account_services
     from accounts.models import Account
     from exports.models import ExportQueue
@@ -249,13 +233,7 @@ def failover(
     export_services.create_queue(
         account=account, name=f"{prefix}-sales", entity_type="sales", delivery={"type": "webhook", "url": receiver.url}
     )
-    cron_queue, _ = export_services.create_queue(
-        account=account,
-        name=f"{prefix}-hourly",
-        entity_type="sales",
-        trigger="hourly",
-        delivery={"type": "webhook", "url": receiver.url},
-    )
+    cron_queue = soak.create_hourly_sales_queue(account=account, name=f"{prefix}-hourly", url=receiver.url)
     for stack in stacks:
         web = stack.start_web()
         harness.wait_for(lambda s=stack: harness.answers(f"{s.base}/health/live"), 60, f"{stack.name}'s web", [web])

@@ -36,9 +36,7 @@ import contextlib
 import json
 import os
 import random
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -58,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import harness
 from bench import imports as bench_imports
+from tests.support.private_redis import PrivateRedis
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/retail_soak"
 REGISTER = "reg-1"
@@ -69,47 +68,34 @@ WINDOW_SECONDS = 15.0  # the report's commit -> receipt by when the item was com
 SHORT_SWEEPS = {"IMPORT_SWEEP_GRACE_SECONDS": "10", "EXPORT_SWEEP_GRACE_SECONDS": "10", "EXPORT_RETRY_BASE_DELAY": "2"}
 
 
-# --- Private Redis -----------------------------------------------------------------------------------
+# --- A private run -------------------------------------------------------------------------------------
 
 
-class PrivateRedis:
-    """``redis-server`` on a free port, killed and started at will, keeping nothing on disk."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = harness.free_port()
-        self.workdir = workdir
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        server = shutil.which("redis-server")
-        if server is None:
-            raise RuntimeError("redis-server is not installed")
-        self.process = subprocess.Popen(
-            [server, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            cwd=self.workdir,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        import redis
-
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
-
-        def answers() -> bool:
-            try:
-                return bool(client.ping())
-            except redis.RedisError:
-                return False
-
-        harness.wait_for(answers, 10, "the private Redis", [])
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
+def start_private_run(
+    name: str, run_id: str, redis_server: PrivateRedis, database_url: str, **extra: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """A run on its own Redis and its own Celery queue ``{name}-{run_id}`` (the soaks', bench/scaleout.py's): the
+    environment (``worker_env``; ``DATABASE_URL`` when set, else ``database_url``; every task on that queue; the web
+    hook receiver in this process allowed; ``extra``), printed; the database migrated; an API key of each scope
+    ("imports", "pos"); fresh planner statistics; Django set up in this process. Returns the environment and the
+    keys by scope."""
+    env = harness.worker_env(
+        f"{name}-{run_id}",
+        DATABASE_URL=os.environ.get("DATABASE_URL", database_url),
+        CELERY_BROKER_URL=redis_server.url,
+        TASK_ROUTING="false",  # every task on this run's private queue, whatever the machine's settings
+        OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",  # the web hook receiver in this process
+        **extra,
+    )
+    print(f"run {run_id}: database {harness.redacted(env['DATABASE_URL'])}, private Redis on :{redis_server.port}")
+    harness.migrate(env)
+    api_keys = {
+        scope: harness.create_api_key(env, f"{name} {scope} {run_id}", *options)
+        for scope, options in (("imports", ()), ("pos", ("--scope", "pos")))
+    }
+    harness.vacuum_analyze(env["DATABASE_URL"])
+    harness.setup_django(env)
+    return env, api_keys
 
 
 # --- Load --------------------------------------------------------------------------------------------
@@ -352,27 +338,9 @@ def main() -> int:
     queue = f"soak-{run_id}"
     log_dir = Path(tempfile.mkdtemp(prefix=f"bench-soak-{run_id}-"))
     redis_server = PrivateRedis(log_dir)
-    env = harness.worker_env(
-        queue,
-        DATABASE_URL=os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL),
-        CELERY_BROKER_URL=redis_server.url,
-        TASK_ROUTING="false",  # every task on this run's private queue, whatever the machine's settings
-        OUTBOUND_ALLOWED_NETWORKS="127.0.0.1/32",  # the web hook receiver in this process
-        # The default lease: a killed worker's leases are taken over once it is unseen (core.liveness), and a
-        # shorter lease would shorten the task's time below a web hook's timeouts (one send a task, exports.W002).
-        **SHORT_SWEEPS,
-    )
-    print(f"run {run_id}: database {harness.redacted(env['DATABASE_URL'])}, private Redis on :{redis_server.port}")
-    harness.migrate(env)
-    api_keys = {
-        scope: harness.create_api_key(env, f"soak {scope} {run_id}", *extra)
-        for scope, extra in (("imports", ()), ("pos", ("--scope", "pos")))
-    }
-    harness.vacuum_analyze(env["DATABASE_URL"])
-
-    import django
-
-    django.setup()
+    # The default lease: a killed worker's leases are taken over once it is unseen (core.liveness), and a
+    # shorter lease would shorten the task's time below a web hook's timeouts (one send a task, exports.W002).
+    env, api_keys = start_private_run("soak", run_id, redis_server, DEFAULT_DATABASE_URL, **SHORT_SWEEPS)
     from accounts import services as account_services
     from accounts.models import Account
     from exports.models import ExportQueue
@@ -429,6 +397,17 @@ def create_realtime_queues(*, account: Any, run_id: str, url: str) -> list[Any]:
         )[0]
         for entity_type in ENTITY_TYPES
     ]
+
+
+def create_hourly_sales_queue(*, account: Any, name: str, url: str) -> Any:
+    """A web hook queue to ``url`` of the sales of each hour (the cron window both stacks or the embedded beat
+    start)."""
+    from exports import services as export_services
+
+    queue, _ = export_services.create_queue(
+        account=account, name=name, entity_type="sales", trigger="hourly", delivery={"type": "webhook", "url": url}
+    )
+    return queue
 
 
 def run(

@@ -120,7 +120,6 @@ def main() -> int:
 
     django.setup()
     from accounts.models import Account
-    from exports import services as export_services
     from tests.support.receivers import running_receiver
 
     account = Account.objects.get(identifier=query["account"])
@@ -131,13 +130,7 @@ def main() -> int:
         nonlocal result
         with running_receiver() as receiver:
             soak.create_realtime_queues(account=account, run_id=run_id, url=receiver.url)
-            cron_queue, _ = export_services.create_queue(
-                account=account,
-                name=f"cron-{run_id}-sales",
-                entity_type="sales",
-                trigger="hourly",
-                delivery={"type": "webhook", "url": receiver.url},
-            )
+            cron_queue = soak.create_hourly_sales_queue(account=account, name=f"cron-{run_id}-sales", url=receiver.url)
             runall = children.start("runall", [sys.executable, "manage.py", "runall"])
             harness.wait_for(
                 lambda: " ready." in runall.log() and "Listening at" in runall.log() and "beat" in runall.log(),

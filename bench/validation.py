@@ -46,12 +46,8 @@ import msgspec
 django.setup()
 
 import drf_spectacular.contrib.pydantic  # noqa: E402, F401  (registers the pydantic extension)
-from django.urls import path  # noqa: E402
-from drf_spectacular.generators import SchemaGenerator  # noqa: E402
-from drf_spectacular.utils import extend_schema  # noqa: E402
 from drf_spectacular.validation import validate_schema  # noqa: E402
 from rest_framework import serializers  # noqa: E402
-from rest_framework.views import APIView  # noqa: E402
 
 from bench import declared_candidates as candidates  # noqa: E402
 from bench import declared_checkout  # noqa: E402
@@ -60,6 +56,8 @@ from core.nodes import Report  # noqa: E402
 from imports.bodies import IncomingOrdersRequest  # noqa: E402
 from ledger.definitions import Checkout, SaleReport  # noqa: E402
 from orders.definitions import IncomingOrder  # noqa: E402
+from tests.support.documents import DELETE, change_at  # noqa: E402
+from tests.support.openapi import published  # noqa: E402
 
 INCOMING_ORDER = IncomingOrder.node
 
@@ -138,7 +136,6 @@ def batch(n: int = 100) -> list[dict[str, Any]]:
     return as_parsed([valid_order(i) for i in range(n)])
 
 
-DELETE = object()
 ITEM = ["basket", "line_items", 0]
 
 # Broken orders, after the cases of tests/imports/test_order_validation.py; several break more than one field.
@@ -174,13 +171,7 @@ FAULTS: list[tuple[str, list[tuple[list[Any], Any]]]] = [
 def broken(i: int, changes: list[tuple[list[Any], Any]]) -> dict[str, Any]:
     order = json.loads(json.dumps(valid_order(i)))  # not deepcopy: the three lines would stay one object
     for where, value in changes:
-        target = order
-        for key in where[:-1]:
-            target = target[key]
-        if value is DELETE:
-            del target[where[-1]]
-        else:
-            target[where[-1]] = value
+        change_at(order, where, value)
     return as_parsed(order)
 
 
@@ -357,20 +348,6 @@ def exactness() -> None:
     print("  floats in the 100 cleaned documents: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
 
-def published(request: Any) -> dict[str, Any]:
-    """The OpenAPI document drf-spectacular builds for one view whose body is ``request``."""
-
-    class View(APIView):
-        authentication_classes: list[type] = []
-        permission_classes: list[type] = []
-
-        @extend_schema(request=request, responses={200: None})
-        def post(self, request: Any) -> None:
-            raise NotImplementedError
-
-    return SchemaGenerator(patterns=[path("bench/orders", View.as_view())]).get_schema(request=None, public=True)
-
-
 def schemas() -> None:
     print("\nRequest schema published by drf-spectacular (OpenAPI 3.0.3) for extend_schema(request=...):")
     for label, request in (
@@ -378,7 +355,7 @@ def schemas() -> None:
         ("pydantic 2 (contrib): IncomingOrder", candidates.IncomingOrder),
         ("DRF serializers: OrderSerializer", OrderSerializer),
     ):
-        schema = published(request)
+        schema = published(request, "bench/orders")
         components = schema.get("components", {}).get("schemas", {})
         properties = sum(len(c.get("properties", {})) for c in components.values())
         try:

@@ -19,11 +19,11 @@ from accounts.services import add_member
 from core.secrets import MASK as READ_MASK
 from exports import circuit, replay, services
 from exports.deliveries.base import DeliveryResult
-from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
+from exports.models import ExportItem, ExportQueue, ExportStatus
 from integrations.models import RuntimeIntegration
 from tests.support.admin import admin_url
 from tests.support.api import AdminApi, results
-from tests.support.queues import SECRET, make_queue
+from tests.support.queues import SECRET, exported_item, make_queue
 from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -54,23 +54,7 @@ def key_label(tenant: Tenant) -> str:
 
 
 def failed_item(queue: ExportQueue, key: str) -> ExportItem:
-    sent = ExportDelivery.objects.create(
-        account=queue.account,
-        queue=queue,
-        delivery_id=services.new_delivery_id(),
-        status=ExportStatus.FAILURE,
-        attempts=1,
-        next_attempt_at=timezone.now(),
-    )
-    return ExportItem.objects.create(
-        account=queue.account,
-        queue=queue,
-        entity_type=queue.entity_type,
-        object_id=1,
-        element_key=key,
-        status=ExportStatus.FAILURE,
-        delivery=sent,
-    )
+    return exported_item(queue, key, ExportStatus.FAILURE, next_attempt_at=timezone.now())
 
 
 # --- Export queues ------------------------------------------------------------------------------------------

@@ -60,9 +60,7 @@ def test_list_shows_only_the_cashiers_of_the_account(api: AdminApi, other_tenant
 @pytest.mark.parametrize("method", ["get", "put", "delete"])
 def test_a_cashier_of_another_account_is_404(api: AdminApi, other_tenant: Tenant, method: str) -> None:
     CashierFactory(account=other_tenant.account, identifier="cashier-2")
-    call = getattr(api, method)
-
-    response = call("cashiers/cashier-2") if method != "put" else call("cashiers/cashier-2", NEW_CASHIER)
+    response = api.call(method, "cashiers/cashier-2", NEW_CASHIER)
 
     assert response.status_code == 404
 

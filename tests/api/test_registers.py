@@ -56,9 +56,7 @@ def test_list_shows_only_the_registers_of_the_account(api: AdminApi, other_tenan
 @pytest.mark.parametrize("method", ["get", "patch", "delete"])
 def test_a_register_of_another_account_is_404(api: AdminApi, other_tenant: Tenant, method: str) -> None:
     RegisterFactory(account=other_tenant.account, stock_location=other_tenant.stock_location, identifier="till-9")
-    call = getattr(api, method)
-
-    response = call("registers/till-9") if method != "patch" else call("registers/till-9", {"name": "x"})
+    response = api.call(method, "registers/till-9", {"name": "x"})
 
     assert response.status_code == 404
 

@@ -80,9 +80,7 @@ def test_patch_moves_the_stock_location_to_another_market(api: AdminApi) -> None
 @pytest.mark.parametrize("method", ["get", "patch", "delete"])
 def test_a_stock_location_of_another_account_is_404(api: AdminApi, other_tenant: Tenant, method: str) -> None:
     StockLocationFactory(account=other_tenant.account, market=other_tenant.market, identifier="depot")
-    call = getattr(api, method)
-
-    response = call("stock-locations/depot") if method != "patch" else call("stock-locations/depot", {"name": "x"})
+    response = api.call(method, "stock-locations/depot", {"name": "x"})
 
     assert response.status_code == 404
 

@@ -16,7 +16,7 @@ from exports.selectors import recent_entities
 from exports.serializers import MASK
 from tests.support.backoffice import SignIn
 from tests.support.imports import import_orders
-from tests.support.queues import SECRET, make_queue
+from tests.support.queues import QUEUE_FORM, SECRET, make_queue
 from tests.support.receivers import Receiver
 from tests.support.tenants import Tenant
 
@@ -33,11 +33,7 @@ def owner(tenant: Tenant, sign_in: SignIn) -> Client:
 def typed(url: str = "https://erp.example.com/hook", **fields: Any) -> dict[str, str]:
     """The form as a browser posts it: the queue's fields and the typed web hook (``do``: the button pressed)."""
     data: dict[str, Any] = {
-        "name": "orders to erp",
-        "entity_type": "incoming_order_state_changes",
-        "enabled": "on",
-        "trigger": "realtime",
-        "daily_at": "",
+        **QUEUE_FORM,
         "concurrency": "",
         "transform__type": "identity",
         "delivery__type": "webhook",

@@ -33,15 +33,7 @@ _CARD = {
     "id": "card-1",
     "status": 2,
 }
-_DISCOUNT = {
-    "id": "cd-c-1",
-    "type": "new_price_discount-single_product",
-    "product_id": "p-1",
-    "new_price_per_item": 79,
-    "name": "Customer price",
-    "display_name": "Your price",
-    "priority": 10,
-}
+_DISCOUNT = reference_server.customer_discount("c-1")
 SAMPLES: dict[str, tuple[Any, Any]] = {
     "product_search": (reference_server.PRODUCTS, [{"id": "web-1", "name": "Sweater"}]),
     "product_lookup": (

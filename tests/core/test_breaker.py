@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from core import breaker
 from core.models import BreakerState, CircuitBreaker
+from tests.support.outbound import breaker_settings
 
 KEY = "acct:1|https://erp.example.com:443"
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,11 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(autouse=True)
 def _settings(settings: Any) -> None:
-    settings.BREAKER_FAILURE_THRESHOLD = 3
-    settings.BREAKER_COOLDOWN_SECONDS = 30
-    settings.BREAKER_MAX_COOLDOWN_SECONDS = 100
-    settings.BREAKER_TRIAL_SECONDS = 60
-    settings.BREAKER_MEMO_SECONDS = 0
+    breaker_settings(settings, failures=3)
 
 
 def fail(times: int, key: str = KEY) -> None:

@@ -11,17 +11,14 @@ from django.utils import timezone
 
 from core import breaker, calls, outbound
 from core.models import BreakerState, CircuitBreaker
+from tests.support.outbound import breaker_settings
 
 ENDPOINT = "https://erp.example.com/hook"
 
 
 @pytest.fixture(autouse=True)
 def _settings(settings: Any) -> None:
-    settings.BREAKER_FAILURE_THRESHOLD = 2
-    settings.BREAKER_COOLDOWN_SECONDS = 30
-    settings.BREAKER_MAX_COOLDOWN_SECONDS = 100
-    settings.BREAKER_TRIAL_SECONDS = 60
-    settings.BREAKER_MEMO_SECONDS = 0
+    breaker_settings(settings, failures=2)
 
 
 @pytest.fixture

@@ -4,20 +4,15 @@ blocked read itself."""
 
 from __future__ import annotations
 
-import datetime
 import socket
 import ssl
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from core import deadline
+from tests.support.servers import Certificate
 
 
 def test_a_read_blocked_on_a_plain_connection_returns_at_the_deadline() -> None:
@@ -29,37 +24,12 @@ def test_a_read_blocked_on_a_plain_connection_returns_at_the_deadline() -> None:
     assert (received, cutoff.expired) == (b"", True)
 
 
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    folder = tmp_path_factory.mktemp("tls")
-    certfile, keyfile = folder / "cert.pem", folder / "key.pem"
-    certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    keyfile.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return certfile, keyfile
-
-
 @pytest.fixture
-def silent_tls_server(tls_files: tuple[Path, Path]) -> Iterator[int]:
-    """A TLS server on 127.0.0.1 that completes the handshake and never sends a byte."""
-    certfile, keyfile = tls_files
+def silent_tls_server(certificate: Certificate) -> Iterator[int]:
+    """A TLS server on 127.0.0.1 (a self-signed certificate for localhost) that completes the handshake and never
+    sends a byte."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(certfile, keyfile)
+    context.load_cert_chain(certificate.certfile, certificate.keyfile)
     listener = socket.create_server(("127.0.0.1", 0))
     done = threading.Event()
 
@@ -75,9 +45,9 @@ def silent_tls_server(tls_files: tuple[Path, Path]) -> Iterator[int]:
 
 
 def test_a_read_blocked_on_a_tls_connection_fails_as_a_connection_error_at_the_deadline(
-    silent_tls_server: int, tls_files: tuple[Path, Path]
+    silent_tls_server: int, certificate: Certificate
 ) -> None:
-    context = ssl.create_default_context(cafile=str(tls_files[0]))
+    context = ssl.create_default_context(cafile=str(certificate.certfile))
     raw = socket.create_connection(("127.0.0.1", silent_tls_server))
     with context.wrap_socket(raw, server_hostname="localhost") as tls, deadline.within(0.2) as cutoff:
         deadline.attach(tls)

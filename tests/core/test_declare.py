@@ -7,13 +7,9 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from django.urls import path
-from drf_spectacular.generators import SchemaGenerator
-from drf_spectacular.utils import extend_schema
 from drf_spectacular.validation import validate_schema
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rest_framework.views import APIView
 
 from core.declare import Body, Field, components_of, optional, rule
 from core.errors import InvalidInput
@@ -21,6 +17,7 @@ from core.nodes import INVALID, Arr, Components, Int, Node, Num, Obj, Report, St
 from imports.bodies import IncomingOrdersRequest
 from orders.definitions import ExternalOrder, IncomingOrder, LineItem
 from tests.support.imports import as_posted, order
+from tests.support.openapi import published
 
 
 def outcome(node: Node, value: Any) -> tuple[Any, list[dict[str, str]], list[dict[str, str]]]:
@@ -312,21 +309,8 @@ def refs(value: Any) -> set[str]:
     return set()
 
 
-def openapi(request: Any) -> dict[str, Any]:
-    class View(APIView):
-        authentication_classes: list[type] = []
-        permission_classes: list[type] = []
-
-        @extend_schema(request=request, responses={200: None})
-        def post(self, request: Any) -> None:
-            raise NotImplementedError
-
-    generator = SchemaGenerator(patterns=[path("orders", View.as_view())])
-    return generator.get_schema(request=None, public=True)
-
-
 def test_drf_spectacular_publishes_a_body_with_a_component_per_nested_body():
-    schema = openapi(IncomingOrdersRequest)
+    schema = published(IncomingOrdersRequest)
 
     body = schema["paths"]["/orders"]["post"]["requestBody"]
     assert body["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/IncomingOrdersRequest"}
@@ -336,7 +320,7 @@ def test_drf_spectacular_publishes_a_body_with_a_component_per_nested_body():
     )
     assert components["OrderLineItemRequest"]["properties"]["quantity"]["minimum"] == 1
     validate_schema(schema)  # a valid OpenAPI 3.1 document
-    published = {f"#/components/schemas/{name}" for name in components}
-    assert refs(schema) <= published  # no reference to a component the document lacks
+    defined = {f"#/components/schemas/{name}" for name in components}
+    assert refs(schema) <= defined  # no reference to a component the document lacks
     # Every component of the body is used; the export catalogue (exports.schemas.publish) stands on its own.
-    assert {ref for ref in published - refs(schema) if not ref.startswith("#/components/schemas/Export")} == set()
+    assert {ref for ref in defined - refs(schema) if not ref.startswith("#/components/schemas/Export")} == set()

@@ -20,11 +20,7 @@ import pytest
 from tests.support.demo_service import DemoService
 from tests.support.demo_service import demo_service as started_demo_service
 from tests.support.waiting import wait_until as _wait_until
-from tests.support.workers import (
-    CeleryWorkerProcess,
-    running_worker,
-    use_queue,
-)
+from tests.support.workers import CeleryWorkerProcess, running_worker, tasks_to
 
 
 @pytest.fixture(scope="session")
@@ -41,11 +37,8 @@ def celery_worker_process(_celery_worker_process_session: CeleryWorkerProcess) -
     process sends during the test go to it. Only during the test: the worker lives for the session, and a later
     test's tasks (a checkout's real-time exports) taken by it would run beside that test's teardown, which empties
     the tables (on PostgreSQL one TRUNCATE, which deadlocked with the worker's delivery and failed the flush)."""
-    restore_queue = use_queue(_celery_worker_process_session.queue)
-    try:
+    with tasks_to(_celery_worker_process_session.queue):
         yield _celery_worker_process_session
-    finally:
-        restore_queue()
 
 
 @pytest.fixture(scope="session")
@@ -60,11 +53,8 @@ def _celery_worker_pool_session(
 def celery_worker_pool(_celery_worker_pool_session: CeleryWorkerProcess) -> Iterator[CeleryWorkerProcess]:
     """A worker with two processes that take tasks at the same time, as ``runall`` runs it in production;
     the tasks this process sends during the test go to it."""
-    restore_queue = use_queue(_celery_worker_pool_session.queue)
-    try:
+    with tasks_to(_celery_worker_pool_session.queue):
         yield _celery_worker_pool_session
-    finally:
-        restore_queue()
 
 
 @pytest.fixture(scope="session")

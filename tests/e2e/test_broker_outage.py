@@ -10,21 +10,17 @@ web hook, and every export item ends logged as a success.
 from __future__ import annotations
 
 import json
-import shutil
-import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import redis
 from django.db import transaction
 
 from accounts.models import StockLocation
 from exports.models import ExportDelivery, ExportItem, ExportStatus
 from exports.tasks import sweep_exports
 from orders import services as order_services
+from tests.support.private_redis import REDIS_SERVER, PrivateRedis
 from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
 from tests.support.tenants import Tenant
@@ -32,49 +28,6 @@ from tests.support.waiting import wait_until
 from tests.support.workers import running_worker, use_broker, use_queue
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
-
-REDIS_SERVER = shutil.which("redis-server")
-
-
-class PrivateRedis:
-    """``redis-server`` on a free port of 127.0.0.1, stopped and started at will, keeping nothing."""
-
-    def __init__(self, workdir: Path) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.workdir = workdir
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        assert REDIS_SERVER is not None
-        self.process = subprocess.Popen(
-            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            cwd=self.workdir,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
-        wait_until(self._answers(client), 10, message="the private Redis to answer")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
-
-    @staticmethod
-    def _answers(client: redis.Redis) -> Any:
-        def ping() -> bool:
-            try:
-                return bool(client.ping())
-            except redis.RedisError:
-                return False
-
-        return ping
 
 
 @pytest.fixture
@@ -86,7 +39,7 @@ def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
     try:
         yield server
     finally:
-        server.stop()
+        server.kill()
 
 
 # A sale summary of no lines, as the spec's Outgoing order requires it (its export is checked against the schema).
@@ -126,7 +79,7 @@ def test_an_outage_of_the_broker_under_load_loses_no_export(
             restore_queue = use_queue(worker.queue)
             try:
                 place_orders(tenant, "before", 10)
-                private_redis.stop()
+                private_redis.kill()
                 place_orders(tenant, "during", 10)  # each hand-off fails: the broker is gone
                 assert ExportDelivery.objects.filter(status=ExportStatus.PENDING).count() >= 10
                 private_redis.start()  # back, and empty

@@ -30,7 +30,7 @@ from tests.support.queues import make_queue
 from tests.support.receivers import Receiver
 from tests.support.tenants import Tenant
 from tests.support.waiting import wait_until
-from tests.support.workers import running_worker, use_queue
+from tests.support.workers import running_worker, tasks_to
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -54,30 +54,26 @@ def test_no_second_worker_sends_a_delivery_whose_first_send_outlives_the_lease(
         "EXPORT_RETRY_BASE_DELAY": "300",  # no retry within the test: any second request would be a duplicate
         "EXPORT_QUEUE_CONCURRENCY": "2",  # both worker processes may take the queue's deliveries
     }
-    with running_worker(tmp_path, ["--pool=prefork", "--concurrency=2"], env=env) as worker:
-        restore = use_queue(worker.queue)
-        try:
-            assert post_orders(live_server, tenant, batch("lease", 1)).status_code == 200
-            wait_until(
-                lambda: len(reachable_receiver.received) == 1,
-                60,
-                message="the first send to reach the receiver",
-            )
-            first_seen = time.monotonic()
-            delivery = ExportDelivery.objects.get(account=tenant.account)
-            # The beat's sweeper every 0.3 s, and more tasks for the queue, until well past the lease and the
-            # receiver's answer: a delivery handed over while its first send still ran would be sent again.
-            while time.monotonic() - first_seen < HOLD_SECONDS + 2:
-                sweep_exports.delay()
-                deliver.delay(queue.pk, [delivery.pk])
-                time.sleep(0.3)
-            wait_until(
-                lambda: ExportAttempt.objects.filter(delivery__account=tenant.account).exists(),
-                30,
-                message="the first attempt to be recorded",
-            )
-        finally:
-            restore()
+    with running_worker(tmp_path, ["--pool=prefork", "--concurrency=2"], env=env) as worker, tasks_to(worker.queue):
+        assert post_orders(live_server, tenant, batch("lease", 1)).status_code == 200
+        wait_until(
+            lambda: len(reachable_receiver.received) == 1,
+            60,
+            message="the first send to reach the receiver",
+        )
+        first_seen = time.monotonic()
+        delivery = ExportDelivery.objects.get(account=tenant.account)
+        # The beat's sweeper every 0.3 s, and more tasks for the queue, until well past the lease and the
+        # receiver's answer: a delivery handed over while its first send still ran would be sent again.
+        while time.monotonic() - first_seen < HOLD_SECONDS + 2:
+            sweep_exports.delay()
+            deliver.delay(queue.pk, [delivery.pk])
+            time.sleep(0.3)
+        wait_until(
+            lambda: ExportAttempt.objects.filter(delivery__account=tenant.account).exists(),
+            30,
+            message="the first attempt to be recorded",
+        )
     assert requests_per_delivery_id(reachable_receiver) == Counter({delivery.delivery_id: 1})
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts, delivery.lease_until) == (ExportStatus.PENDING, 1, None)
@@ -104,31 +100,27 @@ def test_a_worker_process_killed_mid_send_has_its_lease_taken_over_long_before_i
         "LIVENESS_TIMEOUT_SECONDS": "3",
         "EXPORT_RETRY_BASE_DELAY": "300",
     }
-    with running_worker(tmp_path, ["--pool=prefork", "--concurrency=1"], env=env) as worker:
-        restore = use_queue(worker.queue)
-        try:
-            assert post_orders(live_server, tenant, batch("killed", 1)).status_code == 200
-            wait_until(
-                lambda: len(reachable_receiver.received) == 1,
-                60,
-                message="the first send to reach the receiver",
-            )
-            first = ExportDelivery.objects.get(account=tenant.account)
-            assert first.lease_owner  # the pool process that sends it: hostname:pid
-            lease_until = first.lease_until
-            os.kill(int(first.lease_owner.rsplit(":", 1)[1]), signal.SIGKILL)
-            assert post_orders(live_server, tenant, batch("after", 1)).status_code == 200
-            taken_over: list[int] = []
+    with running_worker(tmp_path, ["--pool=prefork", "--concurrency=1"], env=env) as worker, tasks_to(worker.queue):
+        assert post_orders(live_server, tenant, batch("killed", 1)).status_code == 200
+        wait_until(
+            lambda: len(reachable_receiver.received) == 1,
+            60,
+            message="the first send to reach the receiver",
+        )
+        first = ExportDelivery.objects.get(account=tenant.account)
+        assert first.lease_owner  # the pool process that sends it: hostname:pid
+        lease_until = first.lease_until
+        os.kill(int(first.lease_owner.rsplit(":", 1)[1]), signal.SIGKILL)
+        assert post_orders(live_server, tenant, batch("after", 1)).status_code == 200
+        taken_over: list[int] = []
 
-            def queue_delivered_again() -> bool:
-                taken_over.append(services.sweep())  # the beat's sweeper, every EXPORT_SWEEP_INTERVAL_SECONDS
-                time.sleep(0.5)
-                return ExportDelivery.objects.filter(queue=queue, status=ExportStatus.SUCCESS).count() == 2
+        def queue_delivered_again() -> bool:
+            taken_over.append(services.sweep())  # the beat's sweeper, every EXPORT_SWEEP_INTERVAL_SECONDS
+            time.sleep(0.5)
+            return ExportDelivery.objects.filter(queue=queue, status=ExportStatus.SUCCESS).count() == 2
 
-            # The bound as the wait's: 3 s to be seen dead, a sweep, a new pool process, two sends.
-            wait_until(queue_delivered_again, TAKEOVER_SECONDS, message="the queue to deliver again after the kill")
-        finally:
-            restore()
+        # The bound as the wait's: 3 s to be seen dead, a sweep, a new pool process, two sends.
+        wait_until(queue_delivered_again, TAKEOVER_SECONDS, message="the queue to deliver again after the kill")
     assert any(taken_over)
     first.refresh_from_db()
     # The killed attempt stays counted; the receiver got the delivery twice under one delivery id, as documented.

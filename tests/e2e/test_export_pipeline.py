@@ -19,7 +19,7 @@ from tests.support.queues import SECRET, make_queue
 from tests.support.receivers import Receiver
 from tests.support.tenants import Tenant
 from tests.support.waiting import wait_until
-from tests.support.workers import CeleryWorkerProcess, running_worker, use_queue
+from tests.support.workers import CeleryWorkerProcess, running_worker, tasks_to
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -53,33 +53,25 @@ def test_a_worker_killed_mid_delivery_leaves_it_to_be_delivered_again(
     reachable_receiver.script = ["sleep:20"]  # the first delivery hangs at the receiver while the worker is killed
     (tmp_path / "first").mkdir()
     (tmp_path / "second").mkdir()
-    with running_worker(tmp_path / "first", ["--pool=solo"], must_survive=False) as worker:
-        restore = use_queue(worker.queue)
-        try:
-            assert post_orders(live_server, tenant, batch("kill", 1)).status_code == 200
-            wait_until(
-                lambda: len(reachable_receiver.received) == 1,
-                60,
-                message="the first delivery to reach the receiver",
-            )
-            os.kill(worker.process.pid, signal.SIGKILL)
-            worker.process.wait()
-        finally:
-            restore()
+    with running_worker(tmp_path / "first", ["--pool=solo"], must_survive=False) as worker, tasks_to(worker.queue):
+        assert post_orders(live_server, tenant, batch("kill", 1)).status_code == 200
+        wait_until(
+            lambda: len(reachable_receiver.received) == 1,
+            60,
+            message="the first delivery to reach the receiver",
+        )
+        os.kill(worker.process.pid, signal.SIGKILL)
+        worker.process.wait()
     delivery = ExportDelivery.objects.get(account=tenant.account)
     assert (delivery.status, delivery.attempts) == (ExportStatus.PENDING, 1)  # leased by the dead worker
 
-    with running_worker(tmp_path / "second", ["--pool=solo"]) as worker:
-        restore = use_queue(worker.queue)
-        try:
-            # The beat's sweeper, run by hand: once the lease has run out the delivery is taken up again.
-            def delivered() -> bool:
-                sweep_exports.delay()
-                return items_by_status(tenant) == {ExportStatus.SUCCESS: 1}
+    with running_worker(tmp_path / "second", ["--pool=solo"]) as worker, tasks_to(worker.queue):
+        # The beat's sweeper, run by hand: once the lease has run out the delivery is taken up again.
+        def delivered() -> bool:
+            sweep_exports.delay()
+            return items_by_status(tenant) == {ExportStatus.SUCCESS: 1}
 
-            wait_until(delivered, 60, message="the delivery to be taken up again and delivered")
-        finally:
-            restore()
+        wait_until(delivered, 60, message="the delivery to be taken up again and delivered")
     assert len(reachable_receiver.received) == 2
     assert {r.headers["webhook-id"] for r in reachable_receiver.received} == {
         delivery.delivery_id

@@ -13,7 +13,7 @@ from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from exports.serializers import MASK
 from tests.support.admin import admin_url, listed
 from tests.support.imports import import_orders
-from tests.support.queues import SECRET, failed_item, make_queue
+from tests.support.queues import QUEUE_FORM, SECRET, failed_item, make_queue
 from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -23,11 +23,7 @@ def form_data(tenant: Tenant, **overrides: Any) -> dict[str, str]:
     """The add form's fields; JSON fields may be given as objects or as raw text."""
     data: dict[str, Any] = {
         "account": str(tenant.account.pk),
-        "name": "orders to erp",
-        "entity_type": "incoming_order_state_changes",
-        "enabled": "on",
-        "trigger": "realtime",
-        "daily_at": "",
+        **QUEUE_FORM,
         "filters": {},
         "transform": {"type": "identity"},
         "delivery": {"type": "webhook", "url": "https://erp.example.com/hook", "headers": {}},

@@ -15,34 +15,11 @@ from exports.serializers import MASK
 from tests.support.admin import admin_url
 from tests.support.api import AdminApi
 from tests.support.imports import import_orders
-from tests.support.queues import SECRET, make_queue
+from tests.support.queues import SECRET, admin_queue_form, make_queue
 from tests.support.receivers import Receiver
 from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
-
-WEBHOOK = {"delivery__type": "webhook", "delivery__url": "https://erp.example.com/hook", "delivery__secret": SECRET}
-
-
-def typed(tenant: Tenant | None, **fields: Any) -> dict[str, str]:
-    """The add form as a browser posts it with the typed fields (rows tables as the JSON their script writes)."""
-    data: dict[str, Any] = {
-        "name": "orders to erp",
-        "entity_type": "incoming_order_state_changes",
-        "enabled": "on",
-        "trigger": "realtime",
-        "daily_at": "",
-        "transform__type": "identity",
-        **WEBHOOK,
-        "delivery__headers": "{}",
-        "transform__columns": "[]",
-        "transform__fields": "{}",
-        "_save": "Save",
-        **fields,
-    }
-    if tenant is not None:
-        data["account"] = str(tenant.account.pk)
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in data.items() if v is not None}
 
 
 def form_errors(response: HttpResponse) -> dict[str, list[str]]:
@@ -138,7 +115,7 @@ TRANSFORMS = [
 def test_each_transform_type_saves_from_its_fields_the_json_the_api_stores(
     admin_client, client, tenant, fields, expected
 ) -> None:
-    response = admin_client.post(admin_url(ExportQueue, "add"), typed(tenant, **fields))
+    response = admin_client.post(admin_url(ExportQueue, "add"), admin_queue_form(tenant, **fields))
     assert response.status_code == 302, form_errors(response)
     saved = ExportQueue.objects.get(name="orders to erp")
     assert saved.transform == expected
@@ -225,7 +202,7 @@ DELIVERIES = [
 def test_each_delivery_type_saves_from_its_fields_the_json_the_api_stores(
     admin_client, client, tenant, fields, expected
 ) -> None:
-    response = admin_client.post(admin_url(ExportQueue, "add"), typed(tenant, **fields))
+    response = admin_client.post(admin_url(ExportQueue, "add"), admin_queue_form(tenant, **fields))
     assert response.status_code == 302, form_errors(response)
     saved = ExportQueue.objects.get(name="orders to erp")
     assert saved.delivery == expected
@@ -253,7 +230,7 @@ def test_each_delivery_type_saves_from_its_fields_the_json_the_api_stores(
     ],
 )
 def test_an_error_lands_on_the_field_it_concerns(admin_client, tenant, fields, field, message) -> None:
-    errors = form_errors(admin_client.post(admin_url(ExportQueue, "add"), typed(tenant, **fields)))
+    errors = form_errors(admin_client.post(admin_url(ExportQueue, "add"), admin_queue_form(tenant, **fields)))
     assert field in errors, errors
     assert message in " ".join(errors[field])
     assert not ExportQueue.objects.exists()
@@ -274,7 +251,7 @@ def test_the_change_form_shows_secrets_masked_and_keeps_them_when_saved_back(adm
     assert json.loads(shown["delivery__headers"]) == {"X-Shop": MASK}
     assert "t0ken" not in admin_client.get(admin_url(ExportQueue, "change", queue.pk)).content.decode()
 
-    data = typed(
+    data = admin_queue_form(
         None,
         name="renamed",
         delivery__secret=MASK,
@@ -294,7 +271,7 @@ def test_the_change_form_shows_secrets_masked_and_keeps_them_when_saved_back(adm
 
 
 def test_with_edit_json_ticked_the_json_is_saved_and_the_fields_ignored(admin_client, tenant) -> None:
-    data = typed(
+    data = admin_queue_form(
         tenant,
         edit_json="on",
         transform={"type": "simple_json", "fields": {"id": "{id}"}},
@@ -309,7 +286,7 @@ def test_with_edit_json_ticked_the_json_is_saved_and_the_fields_ignored(admin_cl
 
 
 def test_the_filters_are_comma_separated_lists(admin_client, tenant) -> None:
-    data = typed(tenant, filters__markets="dk, se", filters__stock_locations="")
+    data = admin_queue_form(tenant, filters__markets="dk, se", filters__stock_locations="")
     assert admin_client.post(admin_url(ExportQueue, "add"), data).status_code == 302
     assert ExportQueue.objects.get().filters == {"markets": ["dk", "se"]}
 
@@ -326,7 +303,7 @@ REFUSED = ["http://127.0.0.1:9/hook", "https://10.0.0.7/hook", "http://localhost
 
 @pytest.mark.parametrize("url", REFUSED, ids=str)
 def test_saving_a_destination_the_guard_refuses_warns_naming_the_setting(admin_client, tenant, url) -> None:
-    response = admin_client.post(admin_url(ExportQueue, "add"), typed(tenant, delivery__url=url))
+    response = admin_client.post(admin_url(ExportQueue, "add"), admin_queue_form(tenant, delivery__url=url))
     assert response.status_code == 302  # a warning, not a refusal
     warnings = [text for level, text in saved_messages(response) if level == "warning"]
     assert len(warnings) == 1 and "OUTBOUND_ALLOWED_NETWORKS" in warnings[0]
@@ -334,7 +311,9 @@ def test_saving_a_destination_the_guard_refuses_warns_naming_the_setting(admin_c
 
 
 def test_an_allowed_destination_saves_without_a_warning(admin_client, tenant, allow_loopback) -> None:
-    response = admin_client.post(admin_url(ExportQueue, "add"), typed(tenant, delivery__url="http://127.0.0.1:9/h"))
+    response = admin_client.post(
+        admin_url(ExportQueue, "add"), admin_queue_form(tenant, delivery__url="http://127.0.0.1:9/h")
+    )
     assert response.status_code == 302
     assert [level for level, _ in saved_messages(response) if level == "warning"] == []
 
@@ -347,7 +326,7 @@ def test_an_sftp_host_on_a_private_address_warns(admin_client, tenant) -> None:
         "delivery__password": "p",
         "delivery__insecure_accept_any_host_key": "on",
     }
-    response = admin_client.post(admin_url(ExportQueue, "add"), typed(tenant, **fields))
+    response = admin_client.post(admin_url(ExportQueue, "add"), admin_queue_form(tenant, **fields))
     warnings = [text for level, text in saved_messages(response) if level == "warning"]
     assert "192.168.1.20" in warnings[0] and "OUTBOUND_ALLOWED_NETWORKS" in warnings[0]
 
@@ -372,7 +351,7 @@ def test_the_live_preview_renders_the_typed_transform_on_the_chosen_entity_inden
     params = {"entity_type": "incoming_order_state_changes", "account": tenant.account.pk}
     first = admin_client.get(admin_url(ExportQueue, "entities"), params).json()["entities"][-1]
     fields = {"transform__type": "simple_json", "transform__fields": {"id": "{order.order_identifier}"}}
-    data = typed(tenant, _preview_object=str(first["id"]), **fields)
+    data = admin_queue_form(tenant, _preview_object=str(first["id"]), **fields)
     answer = admin_client.post(admin_url(ExportQueue, "preview_live"), data).json()
     assert answer["ok"] and '\n    "id": "WEB-1"\n' in answer["content"]  # indented
     assert list(json.loads(answer["content"]).values()) == [{"id": "WEB-1"}]
@@ -382,14 +361,14 @@ def test_the_live_preview_renders_the_typed_transform_on_the_chosen_entity_inden
         "transform__whole_numbers_as_integers": "on",
         "transform__columns": [{"header": "Order", "path": "order.order_identifier"}],
     }
-    answer = admin_client.post(admin_url(ExportQueue, "preview_live"), typed(tenant, **csv)).json()
+    answer = admin_client.post(admin_url(ExportQueue, "preview_live"), admin_queue_form(tenant, **csv)).json()
     assert answer["content"] == "Order\r\nWEB-2\r\n" and answer["content_type"].startswith("text/csv")
     assert not ExportQueue.objects.exists()
 
 
 def test_the_live_preview_names_what_is_wrong(admin_client, client, tenant) -> None:
     import_orders(client, tenant, "WEB-1")
-    data = typed(tenant, transform__type="csv", transform__columns=[{"header": "A", "path": "[["}])
+    data = admin_queue_form(tenant, transform__type="csv", transform__columns=[{"header": "A", "path": "[["}])
     answer = admin_client.post(admin_url(ExportQueue, "preview_live"), data).json()
     assert not answer["ok"] and "transform.columns[0].path" in answer["error"]
 
@@ -425,7 +404,7 @@ def test_a_test_delivery_without_an_entity_says_so(admin_client, tenant, allow_l
 
 def test_the_live_preview_answers_the_fields_as_json_with_secrets_masked(admin_client, tenant) -> None:
     fields = {"delivery__auth_type": "bearer", "delivery__auth_token": "t0ken", "filters__markets": "dk"}
-    answer = admin_client.post(admin_url(ExportQueue, "preview_live"), typed(tenant, **fields)).json()
+    answer = admin_client.post(admin_url(ExportQueue, "preview_live"), admin_queue_form(tenant, **fields)).json()
     config = answer["config"]
     assert config["transform"] == {"type": "identity"} and config["filters"] == {"markets": ["dk"]}
     assert config["delivery"]["auth"] == {"type": "bearer", "token": MASK} and config["delivery"]["secret"] == MASK
@@ -475,7 +454,7 @@ def test_a_stored_configuration_saved_back_untouched_from_the_fields_stays_the_s
 
 
 def test_a_rows_table_that_is_not_json_is_an_error_and_saves_nothing(admin_client, tenant) -> None:
-    data = typed(tenant, transform__type="csv", transform__columns="[not json")
+    data = admin_queue_form(tenant, transform__type="csv", transform__columns="[not json")
     errors = form_errors(admin_client.post(admin_url(ExportQueue, "add"), data))
     assert errors and not ExportQueue.objects.exists()
 
@@ -494,7 +473,7 @@ def test_csv_columns_take_a_constant_or_a_derived_value_and_keep_a_language_set_
         "transform__required_values": "order.order_identifier",
         "transform__language": "da, en",
     }
-    response = admin_client.post(admin_url(ExportQueue, "add"), typed(tenant, **fields))
+    response = admin_client.post(admin_url(ExportQueue, "add"), admin_queue_form(tenant, **fields))
     assert response.status_code == 302, form_errors(response)
     transform = ExportQueue.objects.get().transform
     assert transform["columns"] == columns

@@ -12,7 +12,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from unittest import mock
 
@@ -24,6 +24,7 @@ from exports.models import ExportAttempt, ExportDelivery, ExportStatus
 from exports.services import enqueueing, sending
 from tests.support.imports import import_orders
 from tests.support.queues import make_queue
+from tests.support.receivers import serving
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -68,17 +69,12 @@ def gathering(request: Any) -> Iterator[GatheringReceiver]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield receiver
-    finally:
-        barrier.abort()
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        receiver.url = url
+        try:
+            yield receiver
+        finally:
+            barrier.abort()
 
 
 @pytest.mark.parametrize("gathering", [3], indirect=True)

@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from exports.models import ExportQueue
 from integrations.models import RuntimeIntegration
+from tests.support.queues import admin_queue_form
 from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -256,28 +257,13 @@ def test_a_patch_to_a_bad_url_is_refused_and_the_queue_kept(tenant: Tenant) -> N
 
 
 # --- The admin forms: the same checks, on the field, never a 500 --------------------------------------------------
-def _queue_form(tenant: Tenant, url: str) -> dict[str, str]:
-    return {
-        "account": str(tenant.account.pk),
-        "name": "orders to erp",
-        "entity_type": "incoming_order_state_changes",
-        "enabled": "on",
-        "trigger": "realtime",
-        "daily_at": "",
-        "transform__type": "identity",
-        "delivery__type": "webhook",
-        "delivery__url": url,
-        "delivery__secret": SECRET,
-        "delivery__headers": "{}",
-        "transform__columns": "[]",
-        "transform__fields": "{}",
-        "_save": "Save",
-    }
 
 
 @pytest.mark.parametrize("url", BAD_URLS[:4])
 def test_the_queue_admin_form_names_a_broken_url_on_its_field(admin_client: Client, tenant: Tenant, url) -> None:
-    response = admin_client.post(reverse("admin:exports_exportqueue_add"), _queue_form(tenant, url))
+    response = admin_client.post(
+        reverse("admin:exports_exportqueue_add"), admin_queue_form(tenant, delivery__url=url, delivery__secret=SECRET)
+    )
 
     assert response.status_code == 200
     assert "delivery__url" in response.context["adminform"].form.errors

@@ -13,6 +13,7 @@ from campaigns.pricing.registry import CAMPAIGN_TYPES, check_campaign
 from core.nodes import Report
 from imports.models import ImportItem, ImportKind, ImportStatus
 from tests.factories import MarketFactory
+from tests.support.campaigns import deposit_rule
 from tests.support.imports import as_posted, post
 
 pytestmark = pytest.mark.django_db
@@ -256,15 +257,7 @@ def test_delete_does_not_touch_another_accounts_campaigns(tenant, other_tenant, 
     assert Campaign.objects.count() == 1
 
 
-RULE = {
-    "id": "pant-a",
-    "type": "container_deposit",
-    "name": "Pant A",
-    "display_name": {"da": "Pant A"},
-    "tag": "pant-a",
-    "product_group": "deposits",
-    "price": 1.0,
-}
+RULE = deposit_rule("pant-a", "pant-a", 1.0, name="Pant A", display_name={"da": "Pant A"}, product_group="deposits")
 
 
 def test_product_rules_are_stored_and_overwritten_by_id(tenant, client):

@@ -10,6 +10,7 @@ import pytest
 from integrations.answers import describe, require_valid, validate
 from integrations.errors import BadAnswer
 from integrations.kinds import KINDS
+from tests.support.reference_server import customer_discount
 
 GIFTCARD: dict[str, Any] = {
     "amount": Decimal("100"),
@@ -20,15 +21,7 @@ GIFTCARD: dict[str, Any] = {
     "id": "card-1",
     "status": 1,
 }
-DISCOUNT: dict[str, Any] = {
-    "id": "cd-1",
-    "type": "new_price_discount-single_product",
-    "product_id": "p-1",
-    "new_price_per_item": Decimal("79"),
-    "name": "Customer price",
-    "display_name": "Your price",
-    "priority": 10,
-}
+DISCOUNT = customer_discount("1")
 
 
 def fields(problems: list[dict[str, str]]) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.support.api import PosApi, priced
-from tests.support.reference_server import ReferenceIntegrator
+from tests.support.reference_server import ReferenceIntegrator, customer_discount
 from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -32,16 +32,7 @@ def basket(customer: str | None = "c-1") -> dict[str, Any]:
 
 
 def discount(**fields: Any) -> dict[str, Any]:
-    return {
-        "id": "cd-1",
-        "type": "new_price_discount-single_product",
-        "product_id": "p-1",
-        "new_price_per_item": 79,
-        "name": "Customer price",
-        "display_name": "Your price",
-        "priority": 10,
-        **fields,
-    }
+    return {**customer_discount("1"), **fields}
 
 
 def test_the_customers_discount_prices_the_basket(pos: PosApi, configure: Configure) -> None:

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.urls import reverse
 
-from core import outbound
 from integrations.errors import IntegrationFailed, NotConfigured
 from integrations.models import IntegrationCall, RuntimeIntegration
 from integrations.runtime import call
 from tests.support.api import AdminApi, error_fields, results
-from tests.support.rebinding import LOOPBACK, NAME, PUBLIC, Network
+from tests.support.rebinding import LOOPBACK, NAME, PUBLIC, Network, record_connections
 from tests.support.reference_server import ReferenceIntegrator
 from tests.support.tenants import Tenant
 
@@ -28,15 +26,7 @@ MASK = "********"
 @pytest.fixture
 def connections(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Every TCP connection the guard opens."""
-    opened: list[Any] = []
-    real = socket.create_connection
-
-    def record(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
-        opened.append(address)
-        return real(address, *args, **kwargs)
-
-    monkeypatch.setattr(outbound.socket, "create_connection", record)
-    return opened
+    return record_connections(monkeypatch)
 
 
 def _integration(tenant: Tenant, url: str) -> RuntimeIntegration:

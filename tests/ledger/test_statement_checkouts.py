@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from ledger.models import Expense, RegisterCloseStatement, Sale
+from tests.support.checkouts import basket_of, json_numbers
 from tests.support.statements import (
     CLOSE_COUNTED,
     DAY,
@@ -17,17 +18,6 @@ from tests.support.statements import (
 )
 
 D = Decimal
-
-
-def as_json(value: Any) -> Any:
-    """Decimals as JSON numbers, as a POS sends them (a float's repr is the shortest exact decimal)."""
-    if isinstance(value, dict):
-        return {k: as_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [as_json(v) for v in value]
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    return value
 
 
 def _line_item(spec: SaleSpec, n: int, i: int) -> dict[str, Any]:
@@ -58,23 +48,7 @@ def _line_item(spec: SaleSpec, n: int, i: int) -> dict[str, Any]:
 def checkout_of(spec: SaleSpec, n: int) -> dict[str, Any]:
     """The checkout a POS posts for one sale of the golden day."""
     items = [_line_item(spec, n, i) for i in range(len(spec.lines))]
-
-    def total(name: str) -> Decimal:
-        return sum((item[name] for item in items), D(0))
-
-    vat = total("vat_amount")
-    basket = {
-        "base_price": total("base_price"),
-        "sub_total": total("sub_total"),
-        "total": total("total"),
-        "total_discounts": total("base_price") - total("sub_total"),
-        "total_tax_amount": vat,
-        "vat_amount": vat,
-        "sales_tax_amount": D(0),
-        "is_return": spec.kind == "return",
-        "line_items": items,
-        "taxes": [{"amount": vat, "rate": D("0.25"), "name": "VAT", "type": "vat"}],
-    }
+    basket = basket_of(items, vat_rate=D("0.25"), is_return=spec.kind == "return")
     payments = []
     for p, pay in enumerate(spec.payments):
         entry: dict[str, Any] = {
@@ -104,13 +78,13 @@ def test_the_golden_day_posted_through_the_pos_api_closes_into_the_statement_wor
     Expense.objects.create(account=tenant.account, expense_id="coffee", name="Coffee")
     assert pos.post("registers/reg-1/open", {"cash_total_at_open": 1000}).status_code == 201
     for n, spec in enumerate(DAY, start=1):
-        response = pos.post("checkouts", as_json(checkout_of(spec, n)))
+        response = pos.post("checkouts", json_numbers(checkout_of(spec, n)))
         assert response.status_code == 201, response.json()
     assert Sale.objects.filter(voided=True).count() == 1
 
     response = pos.post(
         "registers/reg-1/close",
-        {"counted": as_json(CLOSE_COUNTED), "comment": "2.50 short", "event_counts": EVENT_COUNTS},
+        {"counted": json_numbers(CLOSE_COUNTED), "comment": "2.50 short", "event_counts": EVENT_COUNTS},
     )
 
     assert response.status_code == 201, response.json()

@@ -13,10 +13,11 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Register, StockLocation
 from exports.models import ExportItem, ExportQueue, Trigger
-from ledger.models import Checkout, RegisterPeriod, Sale, SaleKind, StockEvent, StockLevel
+from ledger.models import RegisterPeriod, Sale, SaleKind, StockEvent, StockLevel
 from ledger.services.stock import record_sale_stock_events
 from tests.factories import StockLocationFactory
 from tests.support.checkouts import checkout_body, exchange_body
+from tests.support.statements import store_sale
 from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -49,29 +50,16 @@ def make_sale(
             account=tenant.account, register=register, sequence_number=1, opened_at=SOLD_AT
         )
     n = next(_numbers)
-    checkout = Checkout.objects.create(
+    return store_sale(
         account=tenant.account,
         register=register,
         stock_location=location,
         period=period,
-        identifier=f"co-{n}",
-        timestamp=SOLD_AT,
-        body_hash="0" * 64,
-        document={},
-    )
-    return Sale.objects.create(
-        account=tenant.account,
-        checkout=checkout,
-        register=register,
-        stock_location=location,
-        period=period,
-        identifier=f"sale-{n}",
-        sequence_number=n,
+        number=n,
         kind=kind,
         voided=voided,
-        base_currency_code="DKK",
         total=Decimal("10"),
-        timestamp=SOLD_AT,
+        at=SOLD_AT,
         document={"identifier": f"sale-{n}", "summary": {"is_return": kind == SaleKind.RETURN, "line_items": lines}},
     )
 

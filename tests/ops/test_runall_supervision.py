@@ -24,7 +24,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from ops.management.commands.runall import Child, Command, RestartPolicy
-from tests.support.demo_service import ORDER, ROOT, demo_env, manage, migrate
+from tests.support.demo_service import ORDER, demo_env, manage, migrate, start_runall, stop_runall
 from tests.support.waiting import wait_until
 
 STARTED = re.compile(r"runall: (?:re)?started (\w+) \(pid (\d+)\)")
@@ -101,15 +101,7 @@ def runall(embedded_env: dict[str, str], tmp_path: Path, request: pytest.Fixture
     migrate(env)
     url = next(line for line in manage(env, "bootstrap_demo").splitlines() if line.startswith("curl ")).split("'")[1]
     log_path = tmp_path / "runall.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "runall"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    process = start_runall(env, log_path)
     running = Runall(
         process=process,
         log_path=log_path,
@@ -125,9 +117,7 @@ def runall(embedded_env: dict[str, str], tmp_path: Path, request: pytest.Fixture
         )
         yield running
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-        code = process.wait(timeout=60)
+        code = stop_runall(process)
     assert code == 0, running.log()[-5000:]
     assert "runall: received SIGTERM, stopping" in running.log()
     socket = Path(env["VAR_DIR"]) / "broker" / "redis.sock"

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from core.nodes import INVALID, Report
 from orders.definitions import ExternalOrder, IncomingOrder, OutgoingOrderStateChange
+from tests.support.documents import DELETE, change_at
 from tests.support.imports import as_posted, order
 
 
@@ -21,18 +22,9 @@ def order_errors(item: Any, schema: Any = IncomingOrder) -> list[tuple[str, str]
 
 
 def with_change(path: list[Any], value: Any, base: dict[str, Any] | None = None) -> dict[str, Any]:
-    item = copy.deepcopy(base or order())
-    target = item
-    for key in path[:-1]:
-        target = target[key]
-    if value is DELETE:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return item
+    return change_at(copy.deepcopy(base or order()), path, value)
 
 
-DELETE = object()
 LINE = ["basket", "line_items", 0]
 
 

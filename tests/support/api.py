@@ -43,6 +43,13 @@ class AdminApi:
     def delete(self, path: str) -> Response:
         return self.client.delete(self.url(path))
 
+    def call(self, method: str, path: str, body: Any = None) -> Response:
+        """``method`` ("get", "post", "put", "patch", "delete") on ``path``, with ``body`` unless it is a get or a
+        delete."""
+        if method in ("get", "delete"):
+            return getattr(self, method)(path)
+        return getattr(self, method)(path, body)
+
 
 @pytest.fixture
 def api(client: APIClient, tenant: Tenant) -> AdminApi:

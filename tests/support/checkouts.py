@@ -30,6 +30,28 @@ def json_numbers(value: Any) -> Any:
     return value
 
 
+def basket_of(line_items: list[dict[str, Any]], *, vat_rate: Decimal, is_return: bool) -> dict[str, Any]:
+    """A sale's basket of ``line_items``: their sums, discounts the base price less the subtotal, one VAT at
+    ``vat_rate``."""
+
+    def total(name: str) -> Decimal:
+        return sum((Decimal(line[name]) for line in line_items), Decimal(0))
+
+    vat = total("vat_amount")
+    return {
+        "base_price": total("base_price"),
+        "sub_total": total("sub_total"),
+        "total": total("total"),
+        "total_discounts": total("base_price") - total("sub_total"),
+        "total_tax_amount": vat,
+        "vat_amount": vat,
+        "sales_tax_amount": Decimal(0),
+        "is_return": is_return,
+        "line_items": line_items,
+        "taxes": [{"amount": vat, "rate": vat_rate, "name": "VAT", "type": "vat"}] if line_items else [],
+    }
+
+
 def checkout_body(
     *,
     identifier: str = "co-1",
@@ -74,22 +96,7 @@ def checkout_body(
             line["product_group"] = group
         line_items.append(line)
 
-    def total(name: str) -> Decimal:
-        return sum((line[name] for line in line_items), Decimal(0))
-
-    vat_total = total("vat_amount")
-    basket = {
-        "base_price": total("base_price"),
-        "sub_total": total("sub_total"),
-        "total": total("total"),
-        "total_discounts": Decimal(0),
-        "total_tax_amount": vat_total,
-        "vat_amount": vat_total,
-        "sales_tax_amount": Decimal(0),
-        "is_return": is_return,
-        "line_items": line_items,
-        "taxes": [{"amount": vat_total, "rate": rate, "name": "VAT", "type": "vat"}] if line_items else [],
-    }
+    basket = basket_of(line_items, vat_rate=rate, is_return=is_return)
     paid = [("card.external", basket["total"])] if payments is None else payments
     body: dict[str, Any] = {
         "identifier": identifier,

@@ -89,6 +89,26 @@ def manage(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
+def start_runall(env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    """``manage.py runall`` in ``env``, in a process group of its own, its output in ``log_path``."""
+    with log_path.open("wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "manage.py", "runall"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def stop_runall(process: subprocess.Popen[bytes]) -> int:
+    """SIGTERM to runall's process group unless it has ended; its exit status."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+    return process.wait(timeout=STOP_TIMEOUT_SECONDS)
+
+
 @dataclass
 class DemoService:
     env: dict[str, str]
@@ -114,15 +134,7 @@ def demo_service(root: Path) -> Iterator[DemoService]:
     migrate(env)
     bootstrap_output = manage(env, "bootstrap_demo")
     log_path = root / "runall.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "runall"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    process = start_runall(env, log_path)
     service = DemoService(env=env, bootstrap_output=bootstrap_output, process=process, log_path=log_path)
     try:
         wait_until(
@@ -133,7 +145,5 @@ def demo_service(root: Path) -> Iterator[DemoService]:
         assert process.poll() is None, f"runall exited with {process.returncode}:\n{service.log()[-5000:]}"
         yield service
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-        code = process.wait(timeout=STOP_TIMEOUT_SECONDS)
+        code = stop_runall(process)
     assert code == 0, service.log()[-5000:]

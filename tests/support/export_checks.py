@@ -198,20 +198,22 @@ class ExportCheckPlugin:
         finally:
             self.check.not_checked = None
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Wrapper:
-        result = yield
+    def fail_on_problems(self) -> None:
+        """Fail the test phase that just ran with every problem found in it."""
         problems = self.take_problems()
         if problems:
             pytest.fail("\n".join(problems), pytrace=False)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Wrapper:
+        result = yield
+        self.fail_on_problems()
         return result
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_teardown(self, item: pytest.Item) -> Wrapper:
         result = yield
-        problems = self.take_problems()
-        if problems:
-            pytest.fail("\n".join(problems), pytrace=False)
+        self.fail_on_problems()
         return result
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

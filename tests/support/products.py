@@ -3,24 +3,19 @@ and the product edit events stored for a tenant."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from ledger.api.catalog import PRODUCT_REQUEST_EXAMPLE
 from ledger.models import ProductEditEvent
 from tests.support.api import AdminApi
 from tests.support.tenants import Tenant
 
 
 def product_body(**overrides: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "id": "tshirt.basic.black",
-        "name": {"da": "T-shirt, sort", "en": "T-shirt, black"},
-        "barcode": "5701234567890",
-        "product_group": "tops",
-        "retail_price": {"dk": 199.95},
-        "cost_price": 60.5,
-        "taxes": [{"name": "VAT", "rate": 0.25, "type": "vat"}],
-    }
-    body.update(overrides)
+    """The API's example product (a black T-shirt, 199.95 DKK, VAT 25%) with ``overrides``; ``...`` leaves a field
+    out."""
+    body: dict[str, Any] = {**copy.deepcopy(PRODUCT_REQUEST_EXAMPLE), **overrides}
     return {k: v for k, v in body.items() if v is not ...}
 
 

@@ -1,9 +1,10 @@
 """Export queues in tests: a real-time web hook queue of order state changes to a receiver, signed with `SECRET`;
-an item whose delivery failed once."""
+the admin's add form of one as a browser posts it; an item whose delivery failed once."""
 
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 from exports import services
@@ -27,16 +28,45 @@ def make_queue(tenant: Tenant, url: str, **fields: Any) -> ExportQueue:
     return ExportQueue.objects.create(account=tenant.account, **defaults)
 
 
+# A queue's own fields as a browser posts them, in the admin's and the back-office's forms alike.
+QUEUE_FORM = {
+    "name": "orders to erp",
+    "entity_type": "incoming_order_state_changes",
+    "enabled": "on",
+    "trigger": "realtime",
+    "daily_at": "",
+}
+
+
+def admin_queue_form(tenant: Tenant | None, **fields: Any) -> dict[str, str]:
+    """The queue admin's add form as a browser posts it with the typed fields (rows tables as the JSON their script
+    writes): an identity web hook to erp.example.com signed with ``SECRET``; ``None`` leaves a field out."""
+    data: dict[str, Any] = {
+        **QUEUE_FORM,
+        "transform__type": "identity",
+        "delivery__type": "webhook",
+        "delivery__url": "https://erp.example.com/hook",
+        "delivery__secret": SECRET,
+        "delivery__headers": "{}",
+        "transform__columns": "[]",
+        "transform__fields": "{}",
+        "_save": "Save",
+        **fields,
+    }
+    if tenant is not None:
+        data["account"] = str(tenant.account.pk)
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in data.items() if v is not None}
+
+
 def exported_item(queue: ExportQueue, key: str, status: str = ExportStatus.FAILURE, **delivery: Any) -> ExportItem:
-    """An export item of the queue with a delivery that reached ``status`` (``delivery``: more of its fields)."""
+    """An export item of the queue with a delivery that reached ``status`` after one attempt (``delivery``: more of
+    its fields, or others than the defaults)."""
     sent = ExportDelivery.objects.create(
         account=queue.account,
         queue=queue,
         delivery_id=services.new_delivery_id(),
         status=status,
-        attempts=1,
-        next_attempt_at="2025-01-15T09:30:00Z",
-        **delivery,
+        **{"attempts": 1, "next_attempt_at": "2025-01-15T09:30:00Z", **delivery},
     )
     return ExportItem.objects.create(
         account=queue.account,

@@ -1,4 +1,5 @@
-"""A DNS name that answers differently at each look-up (DNS rebinding), for the outbound guard's tests."""
+"""A DNS name that answers differently at each look-up (DNS rebinding), and a record of the TCP connections opened,
+for the outbound guard's tests."""
 
 from __future__ import annotations
 
@@ -12,6 +13,20 @@ from core import outbound
 PUBLIC = "93.184.215.14"  # a public address: never connected to here (the test double refuses it)
 LOOPBACK = "127.0.0.1"
 NAME = "rebinding.example"
+
+
+def record_connections(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The address of every TCP connection opened from now on (the guard's, and the FTP and SFTP deliveries' own:
+    ``socket.create_connection``, which ``core.outbound`` calls), each still made."""
+    opened: list[Any] = []
+    real = socket.create_connection
+
+    def record(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
+        opened.append(address)
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(outbound.socket, "create_connection", record)
+    return opened
 
 
 class Network:

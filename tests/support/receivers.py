@@ -86,18 +86,26 @@ class ReceiverServer(ThreadingHTTPServer):
 
 
 @contextmanager
-def running_receiver() -> Iterator[Receiver]:
-    receiver = Receiver(url="")
-    server = ReceiverServer(("127.0.0.1", 0), _handler(receiver))
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on a free port of 127.0.0.1 (a ``ReceiverServer``, a thread per request) until the block
+    ends; yields the web hook's URL there."""
+    server = ReceiverServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield receiver
+        yield f"http://127.0.0.1:{server.server_address[1]}/hook"
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def running_receiver() -> Iterator[Receiver]:
+    receiver = Receiver(url="")
+    with serving(_handler(receiver)) as url:
+        receiver.url = url
+        yield receiver
 
 
 def closed_port() -> int:

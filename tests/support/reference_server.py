@@ -271,6 +271,19 @@ _ROUTES: list[tuple[str, str]] = [  # (pattern key, regex) — the most specific
 ]
 
 
+def customer_discount(customer_id: str) -> dict[str, Any]:
+    """The one discount of each customer: a new price of 79 for product p-1."""
+    return {
+        "id": f"cd-{customer_id}",
+        "type": "new_price_discount-single_product",
+        "product_id": "p-1",
+        "new_price_per_item": Decimal("79"),
+        "name": "Customer price",
+        "display_name": "Your price",
+        "priority": 10,
+    }
+
+
 def _route(path: str) -> tuple[str | None, dict[str, str]]:
     for key, regex in _ROUTES:
         match = re.fullmatch(regex, path)
@@ -374,17 +387,7 @@ class ReferenceIntegrator:
         if route == "/customers":
             return 200, [] if term == NO_RESULTS_TERM else CUSTOMERS
         if route == "/customers/{customer_id}/discounts":
-            return 200, [
-                {
-                    "id": f"cd-{params['customer_id']}",
-                    "type": "new_price_discount-single_product",
-                    "product_id": "p-1",
-                    "new_price_per_item": Decimal("79"),
-                    "name": "Customer price",
-                    "display_name": "Your price",
-                    "priority": 10,
-                }
-            ]
+            return 200, [customer_discount(params["customer_id"])]
         if route == "/shipping-options":
             return 200, SHIPPING_OPTIONS
         if route == "/giftcards" and request.method == "POST":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from tests.support.checkouts import json_numbers
+from tests.support.checkouts import basket_of, json_numbers
 
 D = Decimal
 CENT = D("0.01")
@@ -79,23 +79,7 @@ def line(
 
 
 def basket(lines: list[dict[str, Any]], *, is_return: bool = False, **extra: Any) -> dict[str, Any]:
-    def total(name: str) -> Decimal:
-        return sum((D(item[name]) for item in lines), D(0))
-
-    vat = total("vat_amount")
-    return {
-        "base_price": total("base_price"),
-        "sub_total": total("sub_total"),
-        "total": total("total"),
-        "total_discounts": total("base_price") - total("sub_total"),
-        "vat_amount": vat,
-        "sales_tax_amount": D(0),
-        "total_tax_amount": vat,
-        "is_return": is_return,
-        "line_items": lines,
-        "taxes": [{"amount": vat, "rate": RATE, "name": "VAT", "type": "vat"}],
-        **extra,
-    }
+    return {**basket_of(lines, vat_rate=RATE, is_return=is_return), **extra}
 
 
 def checkout(

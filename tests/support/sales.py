@@ -1,12 +1,12 @@
 """Spec-shaped entities for the transform tests: a Sale (and a large one), a register close statement, and
-the outbox elements that carry them."""
+the outbox elements that carry them; rendering them with a transform."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from exports.transforms.base import Element
+from exports.transforms.base import Element, RenderContext, Transform
 
 # 2024-03-01 13:05:00 UTC = 14:05 in Copenhagen
 SALE_TIMESTAMP = 1709298300.25
@@ -214,3 +214,9 @@ def make_register_close_statement() -> dict[str, Any]:
 
 def elements_of(*sales: dict[str, Any]) -> list[Element]:
     return [Element(f"sales/{sale['identifier']}", copy.deepcopy(sale)) for sale in sales]
+
+
+def rendered_text(transform: Transform, elements: list[Element], context: RenderContext, config: dict[str, Any]) -> str:
+    """``config`` validated by ``transform``, then ``elements`` rendered with it, as text."""
+    transform.validate(config)
+    return transform.render(elements, context, config).content.decode("utf-8")

@@ -12,8 +12,8 @@ from typing import Any
 
 from django.db import transaction
 
-from accounts.models import Register
-from ledger.models import Checkout, Sale, SaleLine, SalePayment, SaleTax
+from accounts.models import Account, Register, StockLocation
+from ledger.models import Checkout, RegisterPeriod, Sale, SaleLine, SalePayment, SaleTax
 from ledger.services.registers import open_period_for
 from ledger.statements import product_group_totals, split_payment
 from tests.support.tenants import Tenant
@@ -72,6 +72,39 @@ class SaleSpec:
         return sum((line.total for line in self.lines), D(0))
 
 
+def store_sale(
+    *,
+    account: Account,
+    register: Register,
+    stock_location: StockLocation,
+    period: RegisterPeriod,
+    number: int,
+    kind: str,
+    voided: bool,
+    total: Decimal,
+    at: datetime,
+    document: dict[str, Any],
+) -> Sale:
+    """A checkout ``co-<number>`` and its sale ``sale-<number>`` in ``period``, as the checkout service stores them
+    (without the sale's rows)."""
+    where = {"account": account, "register": register, "stock_location": stock_location, "period": period}
+    checkout = Checkout.objects.create(
+        **where, identifier=f"co-{number}", voided=voided, timestamp=at, body_hash="0" * 64, document={}
+    )
+    return Sale.objects.create(
+        **where,
+        checkout=checkout,
+        identifier=f"sale-{number}",
+        sequence_number=number,
+        kind=kind,
+        voided=voided,
+        base_currency_code="DKK",
+        total=total,
+        timestamp=at,
+        document=document,
+    )
+
+
 def book_sale(*, tenant: Tenant, register: Register, spec: SaleSpec) -> Sale:
     """Store a sale as the checkout service does: one transaction, booked into the register's open period."""
     number = next(_numbers)
@@ -79,30 +112,16 @@ def book_sale(*, tenant: Tenant, register: Register, spec: SaleSpec) -> Sale:
     account = tenant.account
     with transaction.atomic():
         period = open_period_for(account=account, register=register, at=at)
-        checkout = Checkout.objects.create(
+        sale = store_sale(
             account=account,
             register=register,
             stock_location=register.stock_location,
             period=period,
-            identifier=f"co-{number}",
-            voided=spec.voided,
-            timestamp=at,
-            body_hash="0" * 64,
-            document={},
-        )
-        sale = Sale.objects.create(
-            account=account,
-            checkout=checkout,
-            register=register,
-            stock_location=register.stock_location,
-            period=period,
-            identifier=f"sale-{number}",
-            sequence_number=number,
+            number=number,
             kind=spec.kind,
             voided=spec.voided,
-            base_currency_code="DKK",
             total=spec.total,
-            timestamp=at,
+            at=at,
             document={},
         )
         if spec.voided:
@@ -212,7 +231,6 @@ def _totals(
 
 
 def _summary(
-    *,
     base_price: str,
     total: str,
     discounts: str,
@@ -240,6 +258,12 @@ def _summary(
     }
 
 
+def _payment(payment_type: str, *totals: Any, dkk: tuple[str, str, str, int, int, int] | None = None) -> dict[str, Any]:
+    """A summary's payment of ``payment_type``; ``dkk``: the totals of its DKK payments alone, where B's 54 EUR are
+    among them."""
+    return {"type": payment_type, "totals": _totals(*totals, base=dkk, foreign=EUR_54 if dkk else None)}
+
+
 EUR_54: dict[str, dict[str, Any]] = {
     "amount": {"EUR": D("54.00")},
     "credit": {"EUR": D("54.00")},
@@ -249,177 +273,60 @@ EUR_54: dict[str, dict[str, Any]] = {
 
 # Worked out by hand from DAY (VAT 25% included in every price; margin_total = total - VAT, margin = margin_total -
 # cost: the profit; a line without a cost, the expense, has its whole net amount as margin).
+#
+# The payments of each summary (total, credit, debit, count, count credit, count debit). Cash of all: 250 - 25 +
+# 402.50 - 2.50 - 100 - 40; in DKK only: 250 - 25 - 2.50 - 100 - 40. By product group, A's payments split 25 : 200
+# over its groups ("" first, clothing takes the remainder): cash 250 -> 27.78 and 222.22, cash -25 -> -2.78 and
+# -22.22. No group: A's 27.78 - 2.78, E's -40; clothing: A's 222.22 and -22.22, B's 402.50 (54 EUR) and -2.50, R's
+# -100.
+CARD_50 = _payment("card.external", "50.00", "50.00", "0", 1, 1, 0)
+ROUNDING = _payment("cash.rounding", "-0.05", "0", "-0.05", 1, 0, 1)
+GIFTCARD_30 = _payment("giftcard.integration", "30.00", "30.00", "0", 1, 1, 0)
+CASH_ALL = _payment("cash", "485.00", "652.50", "-167.50", 6, 2, 4, dkk=("82.50", "250.00", "-167.50", 5, 1, 4))
+CASH_SALES = _payment("cash", "625.00", "652.50", "-27.50", 4, 2, 2, dkk=("222.50", "250.00", "-27.50", 3, 1, 2))
+CASH_RETURNED = _payment("cash", "-100.00", "0", "-100.00", 1, 0, 1)
+CASH_EXPENSE = _payment("cash", "-40.00", "0", "-40.00", 1, 0, 1)
+CASH_NO_GROUP = _payment("cash", "-15.00", "27.78", "-42.78", 3, 1, 2)
+CASH_NO_GROUP_SALES = _payment("cash", "25.00", "27.78", "-2.78", 2, 1, 1)
+CASH_CLOTHING = _payment("cash", "500.00", "624.72", "-124.72", 5, 2, 3, dkk=("97.50", "222.22", "-124.72", 4, 1, 3))
+CASH_CLOTHING_SALES = _payment(
+    "cash", "600.00", "624.72", "-24.72", 4, 2, 2, dkk=("197.50", "222.22", "-24.72", 3, 1, 2)
+)
+
+# The figures of each summary: base_price, total (and sub_total), discounts, VAT, margin, margin_total, count of
+# sales, count of items. The sales: 200 + 25 + 449.95 + 30 + 50 before discounts, 200 + 25 + 399.95 + 30 + 50 after;
+# VAT 40 + 5 + 79.99 + 6 + 10; margin 60 + 8 + 119.96 + 10 + 15. All: the sales' less R's 100 and E's 40 (VAT 20
+# and 8, margin 30 and 32); 6 sales (A B C D R E; V is voided), 6 items sold - 1 returned + 1 expense.
+RETURNS = _summary("-100.00", "-100.00", "0", "-20.00", "-30.00", "-80.00", 1, "-1", [CASH_RETURNED])
 EXPECTED_SUMMARY = {
     "id": "reg-1-1",
     "opened_at": D("1736928000.0"),
     "cash_total_at_open": D("1000.00"),
     "all": _summary(
-        base_price="614.95",  # 754.95 - 100 - 40
-        total="564.95",  # 704.95 - 100 - 40
-        discounts="50.00",
-        vat="112.99",  # 140.99 - 20 - 8
-        margin="150.96",  # 212.96 - 30 - 32
-        margin_total="451.96",  # 564.95 - 112.99
-        count=6,  # A B C D R E; V is voided
-        items="6",  # 6 sold - 1 returned + 1 expense
-        payments=[
-            {"type": "card.external", "totals": _totals("50.00", "50.00", "0", 1, 1, 0)},
-            {
-                # 250 - 25 + 402.50 - 2.50 - 100 - 40; in DKK only: 250 - 25 - 2.50 - 100 - 40
-                "type": "cash",
-                "totals": _totals(
-                    "485.00", "652.50", "-167.50", 6, 2, 4, base=("82.50", "250.00", "-167.50", 5, 1, 4), foreign=EUR_54
-                ),
-            },
-            {"type": "cash.rounding", "totals": _totals("-0.05", "0", "-0.05", 1, 0, 1)},
-            {"type": "giftcard.integration", "totals": _totals("30.00", "30.00", "0", 1, 1, 0)},
-        ],
+        "614.95", "564.95", "50.00", "112.99", "150.96", "451.96", 6, "6", [CARD_50, CASH_ALL, ROUNDING, GIFTCARD_30]
     ),
     "sales": _summary(
-        base_price="754.95",  # 200 + 25 + 449.95 + 30 + 50
-        total="704.95",  # 200 + 25 + 399.95 + 30 + 50
-        discounts="50.00",
-        vat="140.99",  # 40 + 5 + 79.99 + 6 + 10
-        margin="212.96",  # 60 + 8 + 119.96 + 10 + 15
-        margin_total="563.96",  # 704.95 - 140.99
-        count=4,
-        items="6",
-        payments=[
-            {"type": "card.external", "totals": _totals("50.00", "50.00", "0", 1, 1, 0)},
-            {
-                "type": "cash",
-                "totals": _totals(
-                    "625.00", "652.50", "-27.50", 4, 2, 2, base=("222.50", "250.00", "-27.50", 3, 1, 2), foreign=EUR_54
-                ),
-            },
-            {"type": "cash.rounding", "totals": _totals("-0.05", "0", "-0.05", 1, 0, 1)},
-            {"type": "giftcard.integration", "totals": _totals("30.00", "30.00", "0", 1, 1, 0)},
-        ],
+        "754.95", "704.95", "50.00", "140.99", "212.96", "563.96", 4, "6", [CARD_50, CASH_SALES, ROUNDING, GIFTCARD_30]
     ),
-    "returns": _summary(
-        base_price="-100.00",
-        total="-100.00",
-        discounts="0",
-        vat="-20.00",
-        margin="-30.00",
-        margin_total="-80.00",
-        count=1,
-        items="-1",
-        payments=[{"type": "cash", "totals": _totals("-100.00", "0", "-100.00", 1, 0, 1)}],
-    ),
-    "expenses": _summary(
-        base_price="-40.00",
-        total="-40.00",
-        discounts="0",
-        vat="-8.00",
-        margin="-32.00",
-        margin_total="-32.00",
-        count=1,
-        items="1",
-        payments=[{"type": "cash", "totals": _totals("-40.00", "0", "-40.00", 1, 0, 1)}],
-    ),
+    "returns": RETURNS,
+    "expenses": _summary("-40.00", "-40.00", "0", "-8.00", "-32.00", "-32.00", 1, "1", [CASH_EXPENSE]),
     "all_by_product_group": {
-        "__none__": _summary(  # A's candy, C, E
-            base_price="15.00",
-            total="15.00",
-            discounts="0",
-            vat="3.00",
-            margin="-14.00",  # 8 + 10 - 32
-            margin_total="12.00",
-            count=3,
-            items="3",
-            # A's payments split 25 : 200 over its groups ("" first, clothing takes the remainder): cash 250 ->
-            # 27.78 here, cash -25 -> -2.78 here; C's gift card; E's cash.
-            payments=[
-                {"type": "cash", "totals": _totals("-15.00", "27.78", "-42.78", 3, 1, 2)},  # 27.78 - 2.78 - 40
-                {"type": "giftcard.integration", "totals": _totals("30.00", "30.00", "0", 1, 1, 0)},
-            ],
-        ),
-        "clothing": _summary(  # A's T-shirts, B, D, R
-            base_price="599.95",
-            total="549.95",
-            discounts="50.00",
-            vat="109.99",
-            margin="164.96",
-            margin_total="439.96",
-            count=4,
-            items="3",
-            payments=[
-                {"type": "card.external", "totals": _totals("50.00", "50.00", "0", 1, 1, 0)},
-                {
-                    # A's 222.22 and -22.22, B's 402.50 (54 EUR) and -2.50, R's -100; with "" above: the period's 485.
-                    "type": "cash",
-                    "totals": _totals(
-                        "500.00",
-                        "624.72",
-                        "-124.72",
-                        5,
-                        2,
-                        3,
-                        base=("97.50", "222.22", "-124.72", 4, 1, 3),
-                        foreign=EUR_54,
-                    ),
-                },
-                {"type": "cash.rounding", "totals": _totals("-0.05", "0", "-0.05", 1, 0, 1)},
-            ],
+        # A's candy, C, E (margin 8 + 10 - 32)
+        "__none__": _summary("15.00", "15.00", "0", "3.00", "-14.00", "12.00", 3, "3", [CASH_NO_GROUP, GIFTCARD_30]),
+        # A's T-shirts, B, D, R
+        "clothing": _summary(
+            "599.95", "549.95", "50.00", "109.99", "164.96", "439.96", 4, "3", [CARD_50, CASH_CLOTHING, ROUNDING]
         ),
     },
     "sales_by_product_group": {
         "__none__": _summary(
-            base_price="55.00",
-            total="55.00",
-            discounts="0",
-            vat="11.00",
-            margin="18.00",
-            margin_total="44.00",
-            count=2,
-            items="2",
-            payments=[
-                {"type": "cash", "totals": _totals("25.00", "27.78", "-2.78", 2, 1, 1)},
-                {"type": "giftcard.integration", "totals": _totals("30.00", "30.00", "0", 1, 1, 0)},
-            ],
+            "55.00", "55.00", "0", "11.00", "18.00", "44.00", 2, "2", [CASH_NO_GROUP_SALES, GIFTCARD_30]
         ),
         "clothing": _summary(
-            base_price="699.95",
-            total="649.95",
-            discounts="50.00",
-            vat="129.99",
-            margin="194.96",
-            margin_total="519.96",
-            count=3,
-            items="4",
-            payments=[
-                {"type": "card.external", "totals": _totals("50.00", "50.00", "0", 1, 1, 0)},
-                {
-                    "type": "cash",
-                    "totals": _totals(
-                        "600.00",
-                        "624.72",
-                        "-24.72",
-                        4,
-                        2,
-                        2,
-                        base=("197.50", "222.22", "-24.72", 3, 1, 2),
-                        foreign=EUR_54,
-                    ),
-                },
-                {"type": "cash.rounding", "totals": _totals("-0.05", "0", "-0.05", 1, 0, 1)},
-            ],
+            "699.95", "649.95", "50.00", "129.99", "194.96", "519.96", 3, "4", [CARD_50, CASH_CLOTHING_SALES, ROUNDING]
         ),
     },
-    "returns_by_product_group": {
-        "clothing": _summary(
-            base_price="-100.00",
-            total="-100.00",
-            discounts="0",
-            vat="-20.00",
-            margin="-30.00",
-            margin_total="-80.00",
-            count=1,
-            items="-1",
-            payments=[{"type": "cash", "totals": _totals("-100.00", "0", "-100.00", 1, 0, 1)}],
-        ),
-    },
+    "returns_by_product_group": {"clothing": RETURNS},
     "cash_drawer_open_count": 7,
     "number_of_aborted_sales": 1,
     "number_of_initiated_sales": 6,

@@ -66,6 +66,16 @@ def use_queue(queue: str) -> Callable[[], None]:
     return lambda: apply(previous)
 
 
+@contextmanager
+def tasks_to(queue: str) -> Iterator[None]:
+    """``use_queue`` for the block: this process's tasks go to ``queue``, and afterwards where they went before."""
+    restore = use_queue(queue)
+    try:
+        yield
+    finally:
+        restore()
+
+
 def use_broker(url: str) -> Callable[[], None]:
     """Publish this process's tasks to the broker at ``url``; returns the undo. Celery reads
     ``CELERY_BROKER_URL`` from the environment before its configuration, so the write URL (which publishing

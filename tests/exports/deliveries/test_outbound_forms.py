@@ -4,17 +4,15 @@ forms reaches it unless 127.0.0.1 is allowed."""
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import pytest
 
-from core import outbound
 from exports.deliveries.base import RenderContext, Rendered
 from exports.deliveries.ftp import FtpDelivery
 from exports.deliveries.sftp import SftpDelivery
 from exports.deliveries.webhook import WebhookDelivery
-from tests.support.rebinding import LOOPBACK, NAME, PUBLIC, Network
+from tests.support.rebinding import LOOPBACK, NAME, PUBLIC, Network, record_connections
 from tests.support.receivers import Receiver
 from tests.support.servers import FTP_PASSWORD, FTP_USER, SFTP_PASSWORD, SFTP_USER, FtpServer, SftpServer
 
@@ -25,16 +23,7 @@ FORMS = ["::127.0.0.1", "64:ff9b::7f00:1", "2002:7f00:1::", "2001:0:808:808::80f
 @pytest.fixture
 def connections(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Every TCP connection a delivery opens (the guard's and the FTP/SFTP deliveries' own)."""
-    opened: list[Any] = []
-    real = socket.create_connection
-
-    def record(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
-        opened.append(address)
-        return real(address, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "create_connection", record)
-    monkeypatch.setattr(outbound.socket, "create_connection", record)
-    return opened
+    return record_connections(monkeypatch)
 
 
 @pytest.fixture

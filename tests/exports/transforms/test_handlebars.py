@@ -9,15 +9,13 @@ import pytest
 
 from exports.transforms.base import ConfigError, Element, RenderContext, TransformError
 from exports.transforms.handlebars import MAX_NESTING, MAX_TEMPLATE_LENGTH, HandlebarsTransform
-from tests.support.sales import elements_of, make_sale
+from tests.support.sales import elements_of, make_sale, rendered_text
 
 transform = HandlebarsTransform()
 
 
 def render(elements: list[Element], context: RenderContext, template: str, **config: Any) -> str:
-    config = {"type": "handlebars", "template": template, **config}
-    transform.validate(config)
-    return transform.render(elements, context, config).content.decode("utf-8")
+    return rendered_text(transform, elements, context, {"type": "handlebars", "template": template, **config})
 
 
 def test_json_template_over_a_batch(render_context: RenderContext) -> None:

@@ -7,15 +7,13 @@ import pytest
 
 from exports.transforms.base import ConfigError, Element, RenderContext, TransformError
 from exports.transforms.mustache import MustacheTransform
-from tests.support.sales import elements_of, make_sale
+from tests.support.sales import elements_of, make_sale, rendered_text
 
 transform = MustacheTransform()
 
 
 def render(elements: list[Element], context: RenderContext, template: str, **config: Any) -> str:
-    config = {"type": "mustache", "template": template, **config}
-    transform.validate(config)
-    return transform.render(elements, context, config).content.decode("utf-8")
+    return rendered_text(transform, elements, context, {"type": "mustache", "template": template, **config})
 
 
 def test_text_template_with_sections_and_context(render_context: RenderContext) -> None:
