@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from core.declare import Body, BodyMeta, Payload
-from exports.schemas import ELEMENTS, element_name, wrapper_name
+from exports.bodies import ELEMENTS
+from exports.openapi import element_name, wrapper_name
 
 pytestmark = pytest.mark.django_db
 
