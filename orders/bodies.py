@@ -29,6 +29,12 @@ PER_ITEM_ONLY = {
 }
 
 STOCK_LOCATION_IDENTIFIER = Str(max_length=64)
+COMMENT = Str(max_length=10_000, allow_blank=True)
+# An order's new state, as an integrator (outgoing orders) and a shop (incoming orders) send it.
+NEW_STATE = Field(
+    Choices(OrderState.choices),
+    description="The new state: `created`, `processing`, `ready`, `completed`, `rejected` or `cancelled`.",
+)
 
 
 @rule
@@ -207,14 +213,8 @@ class OutgoingOrderStateChange(Body):
         description="The shop that placed the order (a stock location identifier, 1-64 characters).",
     )
     order_identifier = Field(Str(), description="The order's identifier on that stock location.")
-    state = Field(
-        Choices(OrderState.choices),
-        description="The new state: `created`, `processing`, `ready`, `completed`, `rejected` or `cancelled`.",
-    )
-    comment = optional(
-        Str(max_length=10_000, allow_blank=True),
-        description="A comment shown with the state (blank allowed, at most 10000 characters).",
-    )
+    state = NEW_STATE
+    comment = optional(COMMENT, description="A comment shown with the state (blank allowed, at most 10000 characters).")
     cashier = optional(Cashier, description="Who handled the order.")
 
 
@@ -243,14 +243,8 @@ class CashierOrIdentifier(Node):
 class IncomingOrderStateChange(Body, schema_name="PosIncomingOrderStateChange"):
     """Spec: Order states: a shop moves one of its incoming orders."""
 
-    state = Field(
-        Choices(OrderState.choices),
-        description="The new state: `created`, `processing`, `ready`, `completed`, `rejected` or `cancelled`.",
-    )
-    comment = optional(
-        Str(max_length=10_000, allow_blank=True),
-        description="A comment sent with the state (blank allowed, at most 10000 characters).",
-    )
+    state = NEW_STATE
+    comment = optional(COMMENT, description="A comment sent with the state (blank allowed, at most 10000 characters).")
     cashier = optional(CashierOrIdentifier(), description="Who handled the order.")
 
 
