@@ -18,7 +18,7 @@ from core.errors import ServiceError
 from core.models import BreakerState, CircuitBreaker
 from exports import circuit, outputs
 from exports.models import ExportAttempt, ExportItem, ExportQueue, ExportStatus
-from exports.schemas import wrapper_name
+from exports.openapi import wrapper_name
 from exports.selectors import export_queues
 from integrations import runtime
 from integrations.models import IntegrationCall

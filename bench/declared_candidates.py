@@ -1,5 +1,5 @@
 """The two library candidates bench/validation.py compares with the nodes: the incoming order
-(orders.definitions.INCOMING_ORDER) as pydantic v2 models and as msgspec Structs. What they share (the field
+(orders.bodies.IncomingOrder) as pydantic v2 models and as msgspec Structs. What they share (the field
 lengths and patterns, the choices, the messages of the rules) is declared once, above both.
 
 **pydantic v2**, fed the values core.jsonparse made (Decimal for fractions, int for whole numbers), with as much as

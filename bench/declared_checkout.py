@@ -1,6 +1,6 @@
 """The checkout bench/validation.py times: a valid checkout of 1,000 line items.
 
-The declaration it is validated against is ``ledger.definitions.Checkout``; docs/notes/declared.md compares it
+The declaration it is validated against is ``ledger.bodies.checkouts.Checkout``; docs/notes/declared.md compares it
 with a hand-written tree.
 """
 

@@ -175,7 +175,7 @@ def main() -> int:
     from accounts.models import Account, Market
     from campaigns import services
     from campaigns.pricing.engine import price_basket
-    from ledger.definitions import SALE_SUMMARY, SaleReport
+    from ledger.bodies.checkouts import SALE_SUMMARY, SaleReport
 
     account = Account.objects.create(identifier=f"bench-pricing-{uuid.uuid4().hex[:8]}", name="pricing bench")
     rows: list[tuple[int, float, float, float, Decimal]] = []

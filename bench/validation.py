@@ -7,7 +7,7 @@ numbers), valid and with every tenth order broken, is checked order by order by:
 
 * the nodes as an ``Obj`` tree (``IncomingOrder.node``: what the hand-written ``INCOMING_ORDER`` was, and what
   the class builds from its fields);
-* the declared body the import validates with (``orders.definitions.IncomingOrder``, built with ``core.declare``);
+* the declared body the import validates with (``orders.bodies.IncomingOrder``, built with ``core.declare``);
 * pydantic v2 models (``bench/declared_candidates.py``): validation with the errors translated and the cleaned
   document dumped, and validation alone (the floor);
 * msgspec Structs (the same module) by ``msgspec.convert`` of the parsed values;
@@ -18,7 +18,7 @@ and the best sample, the median of the per-round ratios to the nodes (neighbours
 load) and the ratio of the best samples (what each costs when nothing else runs); on a shared, noisy machine
 trust the two ratios, not the milliseconds, and look at several runs. Then the
 same from the bytes (``core.jsonparse`` + nodes against ``msgspec.json.decode``), a checkout of 1,000 line items
-(``ledger.definitions.Checkout``, declared; its ratio to the hand-written tree it replaced is in
+(``ledger.bodies.checkouts.Checkout``, declared; its ratio to the hand-written tree it replaced is in
 docs/notes/declared.md), and what the timings cannot show: does
 each candidate find the nodes' errors (every error of an item, same paths and codes), keep every number exact,
 and give drf-spectacular a request schema.
@@ -54,10 +54,15 @@ from bench import declared_checkout  # noqa: E402
 from core import jsonparse  # noqa: E402
 from core.nodes import Report  # noqa: E402
 from imports.bodies import IncomingOrdersRequest  # noqa: E402
+<<<<<<< HEAD
 from ledger.definitions import Checkout, SaleReport  # noqa: E402
 from orders.definitions import IncomingOrder  # noqa: E402
 from tests.support.documents import DELETE, change_at  # noqa: E402
 from tests.support.openapi import published  # noqa: E402
+=======
+from ledger.bodies.checkouts import Checkout, SaleReport  # noqa: E402
+from orders.bodies import IncomingOrder  # noqa: E402
+>>>>>>> dupdecl
 
 INCOMING_ORDER = IncomingOrder.node
 
@@ -212,7 +217,7 @@ def drf(order: Any) -> tuple[Any, list[dict[str, str]]]:
 
 CANDIDATES: dict[str, Callable[[Any], Any]] = {
     "nodes (the Obj tree, IncomingOrder.node)": nodes,
-    "declared nodes (orders.definitions.IncomingOrder)": declared,
+    "declared nodes (orders.bodies.IncomingOrder)": declared,
     "pydantic 2: validate+errors+dump": pydantic,
     "pydantic 2: validate only": candidates.pydantic_validate_only,
     "msgspec: convert+to_builtins": candidates.msgspec_check,
@@ -415,7 +420,7 @@ def main() -> None:
         assert not report.errors, report.errors[:3]
 
     table(
-        f"\nA checkout of 1,000 line items (ledger.definitions.Checkout): {rounds} rounds",
+        f"\nA checkout of 1,000 line items (ledger.bodies.checkouts.Checkout): {rounds} rounds",
         interleaved({"declared Checkout": checkout_declared}, rounds, "declared Checkout"),
         "declared Checkout",
     )

@@ -12,7 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from campaigns import schema
+from campaigns import bodies
 from campaigns.models import CAMPAIGN_COLUMNS, PRODUCT_RULE_COLUMNS, Campaign, ProductRule
 from campaigns.pricing.product_rules import ContainerDepositBody
 from core.api import by_identifier
@@ -62,10 +62,10 @@ class CampaignOutputSerializer(_ImportedOutputSerializer):
         decimal_places=6,
         coerce_to_string=False,
         read_only=True,
-        help_text=schema.Campaign.fields["priority"].description,
+        help_text=bodies.Campaign.fields["priority"].description,
     )
 
-    Meta = _imported_meta(Campaign, CAMPAIGN_COLUMNS, schema.Campaign.fields)
+    Meta = _imported_meta(Campaign, CAMPAIGN_COLUMNS, bodies.Campaign.fields)
 
 
 class ProductRuleOutputSerializer(_ImportedOutputSerializer):
@@ -77,7 +77,7 @@ class ProductRuleOutputSerializer(_ImportedOutputSerializer):
 
 
 # --- Basket pricing (POST /api/v1/pos/baskets/price): the answer ------------------------------------------
-# The body is declared once by ``pos.baskets.Basket`` (validation and request schema); these serializers
+# The body is declared once by ``pos.bodies.Basket`` (validation and request schema); these serializers
 # describe the priced basket, with which amounts are per unit and which per line.
 
 PER_UNIT = "Per unit."

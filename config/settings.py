@@ -577,7 +577,7 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "1.0.0",
     # OpenAPI 3.1: its schemas are JSON Schema 2020-12 (null as a type, numeric exclusive bounds), and it has
-    # `webhooks`, where the identity exports are published (exports.schemas).
+    # `webhooks`, where the identity exports are published (exports.openapi).
     "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
@@ -595,7 +595,7 @@ SPECTACULAR_SETTINGS = {
     # then the runtime integrations as callbacks of the operation that registers them (after the enums are named),
     # and a nullable field of any value as one that takes null (core.api.schema).
     "POSTPROCESSING_HOOKS": [
-        "exports.schemas.publish",
+        "exports.openapi.publish",
         "drf_spectacular.hooks.postprocess_schema_enums",
         "integrations.callbacks.publish",
         "core.api.schema.any_value_takes_null",
@@ -608,8 +608,8 @@ SPECTACULAR_SETTINGS = {
         "RuntimeIntegrationKindEnum": "integrations.models.KIND_CHOICES",
         # The POS bodies' enums (core.declare): a tax's type, a sold or used gift card's and voucher's payment type.
         "TaxTypeEnum": "accounts.validation.TAX_TYPES",
-        "GiftcardPaymentTypeEnum": "ledger.definitions.GIFTCARD_PAYMENT_TYPES",
-        "VoucherPaymentTypeEnum": "ledger.definitions.VOUCHER_PAYMENT_TYPES",
+        "GiftcardPaymentTypeEnum": "ledger.bodies.checkouts.GIFTCARD_PAYMENT_TYPES",
+        "VoucherPaymentTypeEnum": "ledger.bodies.checkouts.VOUCHER_PAYMENT_TYPES",
     },
     # Swagger UI served from this service (no CDN), so /api/docs/ works offline and behind firewalls.
     "SWAGGER_UI_DIST": "SIDECAR",

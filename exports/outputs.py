@@ -3,7 +3,7 @@ the queue's page in the back-office): the identity wrapper's and a simple JSON q
 layout, a template's media type.
 
 The schemas are JSON Schema draft 2020-12, self-contained (``$defs``), made from the same declarations as the
-OpenAPI document's ``Export<Entity>`` components (``exports.schemas``): the OpenAPI 3.0 forms are written as
+OpenAPI document's ``Export<Entity>`` components (``exports.openapi``): the OpenAPI 3.0 forms are written as
 JSON Schema (``nullable`` as a null alternative, a boolean ``exclusiveMinimum`` as the bound).
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from core.errors import ServiceError
 from exports.entities import REGISTRY as ENTITIES
-from exports.schemas import element_keys, element_name, export_components, wrapper_name
+from exports.openapi import element_keys, element_name, export_components, wrapper_name
 from exports.transforms import REGISTRY as TRANSFORMS
 from exports.transforms.base import ConfigError
 from exports.transforms.described import NULL, ElementSchema, Schema
@@ -57,7 +57,7 @@ def json_schema(node: Any) -> Any:
 
 @functools.cache
 def export_defs() -> dict[str, Schema]:
-    """Every export component (``exports.schemas``) as JSON Schema, by name."""
+    """Every export component (``exports.openapi``) as JSON Schema, by name."""
     components = export_components(element_keys())
     return {name: json_schema(schema) for name, schema in components.schemas.items()}
 

@@ -37,7 +37,7 @@ from core.errors import Conflict, NotFound, ServiceError
 from giftcards import selectors
 from giftcards.models import CustomerAccountPayment, GiftCard, GiftCardMove, GiftCardStatus
 from integrations import runtime
-from integrations.answers import require_valid, validate
+from integrations.bodies.answers import require_valid, validate
 from integrations.customers import CREDIT_PAYMENT_TYPES, credit_refusal, normalise_balance
 from integrations.errors import BadAnswer, IntegrationFailed, IntegrationTimeout, NotConfigured
 

@@ -1,8 +1,8 @@
 """The request envelopes of the ``/imports/`` endpoints: what ``/api/schema/`` publishes for each request.
 
-The items are declared where they belong (the orders in ``orders.definitions``, each campaign and product rule
-type in its family's module of ``campaigns/pricing/``, the stock event in the ledger); the view checks a batch
-item by item against the item's declaration, so that a bad item refuses only itself (``imports.services``).
+The items are declared where they belong (the orders in ``orders.bodies``, each campaign and product rule type
+in its family's module of ``campaigns/pricing/``, the stock event in ``ledger.bodies.stock``); the view checks a
+batch item by item against the item's declaration, so that a bad item refuses only itself (``imports.services``).
 The envelopes say the rest: the key the items come under, at least one item, at most ``IMPORT_MAX_ITEMS``.
 """
 
@@ -15,8 +15,8 @@ from django.conf import settings
 from campaigns.pricing.registry import CAMPAIGN, PRODUCT_RULE
 from core.declare import Body, Field, payload
 from core.nodes import Arr, Components, Node, Report, Schema, join
-from ledger.serializers import stock
-from orders.definitions import ExternalOrder, IncomingOrder, OutgoingOrderStateChange
+from ledger.bodies import stock
+from orders.bodies import ExternalOrder, IncomingOrder, OutgoingOrderStateChange
 
 MAX_ITEMS = settings.IMPORT_MAX_ITEMS
 ONE_BY_ONE = "Each item is checked on its own: the valid ones are accepted, the others listed in `failed`."

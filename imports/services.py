@@ -34,7 +34,7 @@ from core.nodes import INVALID, Node, Report
 from imports import bodies
 from imports.models import ImportItem, ImportKind, ImportStatus
 from ledger.services import stock as stock_services
-from orders import definitions
+from orders import bodies as order_bodies
 from orders import selectors as order_selectors
 from orders import services as order_services
 from orders.models import ExternalOrder, IncomingOrder, OrderStateChange
@@ -244,8 +244,8 @@ def _queue(rows: list[ImportItem], account: Account) -> None:
 # --- Orders ------------------------------------------------------------------------------------------
 
 ORDER_KINDS: dict[str, tuple[Node, str]] = {
-    ImportKind.INCOMING_ORDER: (definitions.IncomingOrder, "order"),
-    ImportKind.EXTERNAL_ORDER: (definitions.ExternalOrder, "external order"),
+    ImportKind.INCOMING_ORDER: (order_bodies.IncomingOrder, "order"),
+    ImportKind.EXTERNAL_ORDER: (order_bodies.ExternalOrder, "external order"),
 }
 
 
@@ -305,7 +305,7 @@ def queue_outgoing_order_state_changes(
     """Spec: Endpoints A, outgoing order state changes. Applied in order when materialised."""
     checked = _check_all(
         changes,
-        definitions.OutgoingOrderStateChange.check,
+        order_bodies.OutgoingOrderStateChange.check,
         id_field="order_identifier",
         unique=False,
         refused=refused,

@@ -4,7 +4,7 @@ what the service sends the integrator, what it must answer, the time it has and 
 ``publish`` is a drf-spectacular postprocessing hook (``SPECTACULAR_SETTINGS``): it adds one callback per kind to
 the operation that registers an integrator's endpoint, ``POST /api/v1/runtime-integrations/``, whose body's
 ``url`` is where the calls go (the callback's key is the runtime expression ``{$request.body#/url}``). The answer
-of each kind is ``integrations.answers.answer_schema(kind)``: the declaration the service validates answers with
+of each kind is ``integrations.bodies.answers.answer_schema(kind)``: the declaration the service validates answers with
 (``answers.validate``, used by the POS lookups, gift cards, customer accounts and "Test this integration"), never
 a copy. ``integrator_document`` turns the callbacks into a document of their own, one path per kind, from which
 an integrator generates a server stub.
@@ -27,7 +27,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.nodes import Components, Schema
-from integrations import answers
+from integrations.bodies import answers
 from integrations.kinds import KINDS
 from integrations.models import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 

@@ -21,7 +21,7 @@ from core.api import (
 )
 from core.errors import error_body
 from core.serializers import JSONField
-from integrations.definitions import ShippingOptionsRequest
+from integrations.bodies.pos import ShippingOptionsRequest
 from integrations.errors import not_configured
 from ledger.serializers.catalog import ProductOutputSerializer
 

@@ -1,7 +1,7 @@
 """What a runtime-integration call raises (``integrations.runtime.call``), mapped to JSON error bodies by
 ``core.errors``: the POS endpoints, gift cards and customer accounts catch ``IntegrationFailed``.
 
-Its own module so that the answer checks (``integrations.answers``) and the callers above integrations can name
+Its own module so that the answer checks (``integrations.bodies.answers``) and the callers above integrations can name
 the errors without importing the HTTP machinery.
 """
 

@@ -4,7 +4,7 @@ Customer-specific discount, Shipping option).
 
 While a cashier works, the shop app asks here and the service asks the account's integrator
 (``integrations.services``: one lookup each, through ``integrations.runtime.call``), checks the answer against
-its spec model (``integrations.answers``) and answers the app. Every failure is a JSON error: no integration of
+its spec model (``integrations.bodies.answers``) and answers the app. Every failure is a JSON error: no integration of
 the kind is a 404 (``not_configured``), an integrator that is down or answers something else than JSON is a 502
 (``integration_failed``), a slow one a 504 (``integration_timeout``), a JSON answer of the wrong shape a 502
 (``bad_answer``) naming the field. The views read the query parameters, call one lookup and shape the answer;
@@ -21,7 +21,7 @@ from accounts.scoping import PosView
 from core.api import optional_slash_paths
 from core.errors import ServiceError
 from integrations import docs, services
-from integrations.definitions import ShippingOptionsRequest
+from integrations.bodies.pos import ShippingOptionsRequest
 from ledger.serializers.catalog import ProductOutputSerializer
 
 MAX_TERM = 255

@@ -36,8 +36,9 @@ from accounts.models import Account, Market, StockLocation
 from accounts.services import delete_owned, unique_in_account
 from core import destinations, outbound, secrets
 from core.errors import InvalidInput, NotFound, ServiceError
-from integrations import answers, customers, runtime, selectors, templates
-from integrations.definitions import ShippingAddress
+from integrations import customers, runtime, selectors, templates
+from integrations.bodies import answers
+from integrations.bodies.pos import ShippingAddress
 from integrations.errors import BadAnswer, IntegrationFailed
 from integrations.kinds import KINDS
 from integrations.models import MAX_TIMEOUT, MIN_TIMEOUT, CustomerDiscountsAnswer, Method, RuntimeIntegration

@@ -1,7 +1,7 @@
 """The accounting checks of a sale and a checkout: totals that add up, a sale or a return, expenses, shipping per
 ``ecom_id``, payments that cover the total (decided; docs/amounts.md).
 
-Each check is a rule of the body it reads (``ledger.definitions``: ``SaleSummary``, ``Checkout``), called with the
+Each check is a rule of the body it reads (``ledger.bodies.checkouts``: ``SaleSummary``, ``Checkout``), called with the
 cleaned object once its fields are valid. A check refuses (an error) only what the spec states or what cannot be
 true in any reading; a relation the spec does not state is a *warning*: the checkout is stored as sent, with its
 warnings. Kept apart from the body shapes because they are arithmetic over the whole sale, not field shapes.

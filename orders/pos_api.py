@@ -1,7 +1,7 @@
 """The POS API of orders (``/api/v1/pos/...``, keys with the ``pos`` scope): a shop moves its incoming orders
 and places outgoing orders (spec: Order, general model; Order states; Cashier; Events).
 
-Each view reads the body, validates it with its declared body in ``orders.definitions`` (which is also the
+Each view reads the body, validates it with its declared body in ``orders.bodies`` (which is also the
 request schema published), calls one service and answers the order as the back-office API shows it.
 """
 
@@ -19,7 +19,7 @@ from accounts.scoping import PosView
 from core.api import ErrorOutputSerializer
 from core.declare import BodyMeta
 from core.errors import ServiceError
-from orders import definitions, selectors, services
+from orders import bodies, selectors, services
 from orders.serializers import IncomingOrderOutputSerializer, OutgoingOrderOutputSerializer
 
 
@@ -142,7 +142,7 @@ STATE_CHANGE_DOCS: dict[str, Any] = {
     ),
     "tags": ["pos"],
     "parameters": [*PATH_PARAMETERS, *AUTH_PARAMETERS],
-    "request": {"application/json": definitions.IncomingOrderStateChange},
+    "request": {"application/json": bodies.IncomingOrderStateChange},
     "responses": {
         200: IncomingOrderOutputSerializer,
         400: _refused("Invalid body or unknown cashier."),
@@ -201,7 +201,7 @@ OUTGOING_ORDER_DOCS: dict[str, Any] = {
     ),
     "tags": ["pos"],
     "parameters": AUTH_PARAMETERS,
-    "request": {"application/json": definitions.OutgoingOrder},
+    "request": {"application/json": bodies.OutgoingOrder},
     "responses": {
         201: OutgoingOrderOutputSerializer,
         400: _refused("Invalid body or unknown stock location."),
@@ -260,7 +260,7 @@ class IncomingOrderStateView(PosView):
 
     @extend_schema(**STATE_CHANGE_DOCS)
     def post(self, request: Request, stock_location: str, order_identifier: str) -> Response:
-        change = validated(definitions.IncomingOrderStateChange, self.body())
+        change = validated(bodies.IncomingOrderStateChange, self.body())
         order = services.change_incoming_order_state_at(
             account=self.account,
             stock_location_identifier=stock_location,
@@ -278,7 +278,7 @@ class OutgoingOrdersView(PosView):
 
     @extend_schema(**OUTGOING_ORDER_DOCS)
     def post(self, request: Request) -> Response:
-        body = validated(definitions.OutgoingOrder, self.body())
+        body = validated(bodies.OutgoingOrder, self.body())
         order = services.place_outgoing_order(
             account=self.account,
             stock_location_identifier=body["stock_location"],

@@ -1,7 +1,7 @@
 """The POS API of campaigns (``/api/v1/pos/...``, keys with the ``pos`` scope): the shop app prices a basket
 on every change (spec: Discount campaign, Product rule, Discount Summary, Tax Summary, sale ``summary``).
 
-The view reads the body, validates it with ``pos.baskets.Basket``, calls one service and answers the
+The view reads the body, validates it with ``pos.bodies.Basket``, calls one service and answers the
 priced basket: the spec's sale ``summary`` object itself, plus ``explanation`` with ``?explain=true``.
 """
 
@@ -19,7 +19,7 @@ from accounts.scoping import PosView
 from campaigns.serializers import PricedBasketSerializer
 from core.api import AUTH_PARAMETERS, error_responses, request_example, response_example
 from core.errors import ServiceError
-from pos import baskets
+from pos import baskets, bodies
 
 TRUE_WORDS = ("true", "1", "yes")
 FALSE_WORDS = ("false", "0", "no", "")
@@ -159,7 +159,7 @@ PRICE_DOCS: dict[str, Any] = {
             description="`true` adds `explanation`: which campaigns fired on which units and why others did not.",
         ),
     ],
-    "request": {"application/json": baskets.Basket},
+    "request": {"application/json": bodies.Basket},
     "responses": {200: PricedBasketSerializer, **error_responses(400, scope="pos")},
     "examples": [
         request_example("basket", _REQUEST),

@@ -20,7 +20,7 @@ from accounts.models import Account
 from backoffice.members import member_view
 from core.errors import ServiceError
 from pos import pricing_view
-from pos.baskets import MAX_QUANTITY
+from pos.bodies import MAX_QUANTITY
 
 # Lines the form offers, and at most takes.
 LINES = 8

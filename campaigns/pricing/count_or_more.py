@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from campaigns.bodies import COUNT, PERCENTAGE, STR_ID, Campaign, OnProduct, OnTag
 from campaigns.pricing.base import (
     Basket,
     CampaignResult,
@@ -19,7 +20,6 @@ from campaigns.pricing.base import (
     not_applied,
     to_decimal,
 )
-from campaigns.schema import COUNT, PERCENTAGE, STR_ID, Campaign, OnProduct, OnTag
 from core.declare import Body, Field
 from core.nodes import Arr
 

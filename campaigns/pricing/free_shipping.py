@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from campaigns.bodies import Campaign
 from campaigns.pricing.base import Basket, CampaignResult, CompiledCampaign, market_price
-from campaigns.schema import Campaign
 from core.declare import Field
 from core.nodes import MarketPrice
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from campaigns.bodies import COUNT, Campaign, NewPrices, OnProduct
 from campaigns.pricing.base import (
     Basket,
     CampaignResult,
@@ -21,7 +22,6 @@ from campaigns.pricing.base import (
     market_price,
 )
 from campaigns.pricing.count_or_more import with_counted_units
-from campaigns.schema import COUNT, Campaign, NewPrices, OnProduct
 
 NEW_PRICE_FIELDS = ("new_price_per_item", "new_price_per_item_if_cheaper")
 

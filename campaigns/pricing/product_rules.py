@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from campaigns.bodies import ProductRule
 from campaigns.pricing.base import PricingLine, market_price
-from campaigns.schema import ProductRule
 from core.declare import Field, optional
 from core.nodes import MarketPrice, Str
 

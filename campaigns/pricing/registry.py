@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from campaigns.bodies import Campaign, ProductRule
 from campaigns.pricing import count_or_more, free_shipping, new_price, product_rules, stair, tag
 from campaigns.pricing.base import Family
-from campaigns.schema import Campaign, ProductRule
 from core.declare import BodyMeta
 from core.nodes import OneOfBy, Report
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from campaigns.bodies import PERCENTAGE, NewPrices, OnProduct, OnTag, StairCampaign, Step
 from campaigns.pricing.base import (
     Basket,
     CampaignResult,
@@ -22,7 +23,6 @@ from campaigns.pricing.base import (
     to_decimal,
 )
 from campaigns.pricing.new_price import apply_new_price, new_price_value
-from campaigns.schema import PERCENTAGE, NewPrices, OnProduct, OnTag, StairCampaign, Step
 from core.declare import Field
 from core.nodes import Arr, MarketPrice
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from campaigns.bodies import PERCENTAGE, Campaign, OnTag
 from campaigns.pricing.base import Basket, CampaignResult, CompiledCampaign
 from campaigns.pricing.count_or_more import apply_percentage
-from campaigns.schema import PERCENTAGE, Campaign, OnTag
 
 
 class Tag:

@@ -28,7 +28,7 @@ class IdentityTransform(CheckedTransform):
     code = "identity"
 
     def describe(self, config: dict[str, Any], element: ElementSchema) -> Described:
-        """The entity type's published wrapper (``Export<Entity>``, ``exports.schemas``)."""
+        """The entity type's published wrapper (``Export<Entity>``, ``exports.openapi``)."""
         self.check(config)
         return Described("application/json", "json", json_schema=dict(element.wrapper))
 

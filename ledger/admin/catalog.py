@@ -28,8 +28,8 @@ from core import jsonparse
 from core.errors import ServiceError
 from core.jsonenc import DecimalJSONDecoder, DecimalJSONEncoder
 from core.nodes import Obj
+from ledger.bodies.catalog import EXPENSE, PRODUCT, PRODUCT_OPTIONAL, validated
 from ledger.models import Expense, NewsletterSignup, Product, ProductEditEvent
-from ledger.serializers import catalog as schemas
 from ledger.services import catalog as services
 
 
@@ -106,7 +106,7 @@ class CatalogForm(forms.ModelForm):
             value = cleaned.get(name)
             if value not in (None, ""):
                 body[name] = value
-        data, report = schemas.validated(self.node, body)
+        data, report = validated(self.node, body)
         errors = report.errors
         if not errors:
             account = cleaned.get("account") or self.instance.account
@@ -127,8 +127,8 @@ class CatalogForm(forms.ModelForm):
 
 
 class ProductForm(CatalogForm):
-    node = schemas.PRODUCT.node
-    spec_fields = ("name", *schemas.PRODUCT_OPTIONAL)
+    node = PRODUCT.node
+    spec_fields = ("name", *PRODUCT_OPTIONAL)
     id_field = "product_id"
 
     name = L10nStringFormField(help_text='Plain text, or per language: {"da": "Kaffe", "en": "Coffee"}.')
@@ -140,7 +140,7 @@ class ProductForm(CatalogForm):
 
     class Meta:
         model = Product
-        fields = ["account", "product_id", *("name", *schemas.PRODUCT_OPTIONAL)]
+        fields = ["account", "product_id", *("name", *PRODUCT_OPTIONAL)]
         labels = {"product_id": "id"}
         help_texts = {"taxes": '[{"name": "VAT", "rate": 0.25, "type": "vat"}]; empty: the market default.'}
 
@@ -149,7 +149,7 @@ class ProductForm(CatalogForm):
 
 
 class ExpenseForm(CatalogForm):
-    node = schemas.EXPENSE
+    node = EXPENSE
     spec_fields = ("name", "taxes")
     id_field = "expense_id"
 

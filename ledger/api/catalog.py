@@ -4,7 +4,7 @@ signups (read at ``/api/v1/newsletter-signups/``, posted by the apps at ``/api/v
 Products and expenses are addressed by their spec ``id`` (which may contain dots). Reads are open to keys
 with the ``admin`` or the ``pos`` scope (the shop apps look products up); writes need ``admin``. Bodies are
 read with ``read_json_body`` (numbers with a fraction as Decimal) and checked by the schema nodes of
-``ledger.serializers.catalog``, so every error names its exact field.
+``ledger.bodies.catalog``, so every error names its exact field.
 """
 
 from __future__ import annotations
@@ -30,10 +30,9 @@ from core.api import reads
 from core.api.credentials import INVALID_CREDENTIALS
 from core.errors import InvalidInput
 from core.nodes import Obj
-from ledger.definitions import PosNewsletterSignup
+from ledger.bodies.catalog import EXPENSE_BODIES, PRODUCT_BODIES, Bodies, PosNewsletterSignup, validated
 from ledger.models import Product
 from ledger.selectors import catalog as selectors
-from ledger.serializers import catalog as schemas
 from ledger.serializers.catalog import (
     ExpenseOutputSerializer,
     ExpenseRequestSerializer,
@@ -71,7 +70,7 @@ READS_FORBIDDEN: toolkit.Example = (
 
 def checked(node: Obj, body: Any, *, partial: bool = False) -> dict[str, Any]:
     """``body`` validated by a schema node, or InvalidInput naming every offending field."""
-    data, report = schemas.validated(node, body, partial=partial)
+    data, report = validated(node, body, partial=partial)
     if report.errors:
         raise InvalidInput(report.errors)
     return data
@@ -85,7 +84,7 @@ class CatalogViewSet(ReadOnlyViewSet, toolkit.WritesViewSet):
     lookup_url_kwarg = "id"
     lookup_value_regex = "[^/]+"
     permission_classes = [AdminWritesPosReads]
-    bodies: ClassVar[schemas.Bodies]
+    bodies: ClassVar[Bodies]
     writes: ClassVar[services.CatalogWrites]
 
     def get_object(self) -> Any:
@@ -198,7 +197,7 @@ PRODUCT_EXAMPLE = {**PRODUCT_REQUEST_EXAMPLE, "created_at": _AT, "updated_at": _
 class ProductViewSet(CatalogViewSet):
     """Products of the account (spec: Product). Every change emits a product edit event for exports."""
 
-    bodies = schemas.PRODUCT_BODIES
+    bodies = PRODUCT_BODIES
     writes = services.PRODUCT_WRITES
 
 
@@ -222,7 +221,7 @@ EXPENSE_EXAMPLE = {**EXPENSE_REQUEST_EXAMPLE, "created_at": _AT}
 class ExpenseViewSet(CatalogViewSet):
     """Expenses a register can book, e.g. coffee paid from the cash drawer (spec: Expense)."""
 
-    bodies = schemas.EXPENSE_BODIES
+    bodies = EXPENSE_BODIES
     writes = services.EXPENSE_WRITES
 
 

@@ -15,7 +15,7 @@ from rest_framework.routers import SimpleRouter
 
 from accounts.scoping import PosView, ReadOnlyViewSet
 from core import api as toolkit
-from ledger import definitions
+from ledger.bodies import checkouts as bodies
 from ledger.selectors import checkouts as selectors
 from ledger.serializers.checkouts import (
     CheckoutFilterSerializer,
@@ -195,7 +195,7 @@ class CheckoutPosView(PosView):
             "lists are in docs/amounts.md."
         ),
         parameters=toolkit.AUTH_PARAMETERS,
-        request={"application/json": definitions.Checkout},
+        request={"application/json": bodies.Checkout},
         responses={
             201: PosCheckoutOutputSerializer,
             200: OpenApiResponse(PosCheckoutOutputSerializer, description="A replay of a stored checkout."),

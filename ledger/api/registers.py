@@ -19,10 +19,9 @@ from rest_framework.routers import SimpleRouter
 from accounts.scoping import PosView, ReadOnlyViewSet
 from core import api as toolkit
 from ledger.api.checkouts import SOURCE_EXAMPLE
+from ledger.bodies.registers import CloseRegister, OpenRegister
 from ledger.selectors import registers as selectors
 from ledger.serializers.registers import (
-    CloseRegister,
-    OpenRegister,
     RegisterCloseStatementFilterSerializer,
     RegisterCloseStatementOutputSerializer,
     RegisterPeriodOutputSerializer,

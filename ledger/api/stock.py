@@ -16,11 +16,10 @@ from rest_framework.routers import SimpleRouter
 from accounts.scoping import PosView, ReadOnlyViewSet
 from core import api as toolkit
 from core.errors import PayloadTooLarge, ServiceError
+from ledger.bodies.stock import MAX_EVENTS_PER_REQUEST, POS_STOCK_EVENTS
 from ledger.outbox import stock_event_json as to_json
 from ledger.selectors import stock as selectors
 from ledger.serializers.stock import (
-    MAX_EVENTS_PER_REQUEST,
-    POS_STOCK_EVENTS,
     StockEventFilterSerializer,
     StockEventOutputSerializer,
     StockEventsRecordedSerializer,

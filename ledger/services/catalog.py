@@ -2,7 +2,7 @@
 
 Spec sections: Product, Shared types (L10nString, MarketPrice), Expense, Events (product edit events,
 newsletter signup events). The ``data`` these services take is a body already checked by the schema nodes
-of ``ledger.serializers.catalog``; what needs the account (markets, registers, shops, duplicates) is
+of ``ledger.bodies.catalog``; what needs the account (markets, registers, shops, duplicates) is
 checked here. Every product change writes its ``ProductEditEvent`` and enqueues it for exports in the
 same transaction, so a rolled-back change exports nothing and a committed one is never lost.
 """

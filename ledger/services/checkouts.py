@@ -1,6 +1,6 @@
 """Checkouts and the sales they yield (spec: Checkout, Sale, Discount Summary, Tax Summary, Expense, Events).
 
-A checkout is validated (``ledger.definitions.CHECKOUT``, then against the account's records), cleaned
+A checkout is validated (``ledger.bodies.checkouts.CHECKOUT``, then against the account's records), cleaned
 (timing strings derived, source filled in, private customer fields dropped) and stored with its warnings
 (what the spec does not state but looked odd; docs/amounts.md) and one ``Sale`` per sale part, the rows a
 register close statement sums, its stock moves and its export items, in one transaction. Posting the same
@@ -27,8 +27,8 @@ from accounts.money import minor_unit
 from core import bulk, outbox
 from core.errors import Conflict, InvalidInput
 from core.nodes import INVALID
+from ledger.bodies.checkouts import check_checkout
 from ledger.checks import is_expense_line
-from ledger.definitions import check_checkout
 from ledger.models import (
     Checkout,
     Expense,

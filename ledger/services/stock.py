@@ -260,7 +260,7 @@ def _decimal(value: Any) -> Decimal:
 def moves_from(
     *, account: Account, events: Sequence[dict[str, Any]], paths: Sequence[str]
 ) -> tuple[dict[int, StockMove], dict[int, dict[str, str]]]:
-    """Validated events (cleaned by ``ledger.serializers.stock``) as moves, by position; and, by position,
+    """Validated events (cleaned by ``ledger.bodies.stock``) as moves, by position; and, by position,
     the error of each naming a stock location the account does not have (field ``<path>.stock_location_id``)."""
     locations = account_selectors.stock_locations_by_identifier(
         account=account, identifiers={e["stock_location_id"] for e in events}

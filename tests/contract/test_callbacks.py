@@ -14,7 +14,8 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from core.nodes import Components
-from integrations import answers, callbacks, services
+from integrations import callbacks, services
+from integrations.bodies import answers
 from integrations.kinds import KINDS
 from integrations.models import RuntimeIntegration
 from tests.support import reference_server

@@ -15,7 +15,7 @@ from core.declare import Body, Field, components_of, optional, rule
 from core.errors import InvalidInput
 from core.nodes import INVALID, Arr, Components, Int, Node, Num, Obj, Report, Str, join
 from imports.bodies import IncomingOrdersRequest
-from orders.definitions import ExternalOrder, IncomingOrder, LineItem
+from orders.bodies import ExternalOrder, IncomingOrder, LineItem
 from tests.support.imports import as_posted, order
 from tests.support.openapi import published
 
@@ -26,7 +26,7 @@ def outcome(node: Node, value: Any) -> tuple[Any, list[dict[str, str]], list[dic
     return (None if cleaned is INVALID else cleaned), report.errors, report.warnings
 
 
-# --- The declared order bodies (orders.definitions): what they pin beyond tests/orders/test_order_validation.py --
+# --- The declared order bodies (orders.bodies): what they pin beyond tests/orders/test_order_validation.py --
 
 
 @pytest.mark.parametrize(
@@ -320,7 +320,14 @@ def test_drf_spectacular_publishes_a_body_with_a_component_per_nested_body():
     )
     assert components["OrderLineItemRequest"]["properties"]["quantity"]["minimum"] == 1
     validate_schema(schema)  # a valid OpenAPI 3.1 document
+<<<<<<< HEAD
     defined = {f"#/components/schemas/{name}" for name in components}
     assert refs(schema) <= defined  # no reference to a component the document lacks
     # Every component of the body is used; the export catalogue (exports.schemas.publish) stands on its own.
     assert {ref for ref in defined - refs(schema) if not ref.startswith("#/components/schemas/Export")} == set()
+=======
+    published = {f"#/components/schemas/{name}" for name in components}
+    assert refs(schema) <= published  # no reference to a component the document lacks
+    # Every component of the body is used; the export catalogue (exports.openapi.publish) stands on its own.
+    assert {ref for ref in published - refs(schema) if not ref.startswith("#/components/schemas/Export")} == set()
+>>>>>>> dupdecl

@@ -12,8 +12,8 @@ from django.db import connection, transaction
 
 from core import outbox
 from exports import services as export_services
+from exports.bodies import ELEMENTS
 from exports.entities import REGISTRY
-from exports.schemas import ELEMENTS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,5 @@
 """The identity export of every entity type matches the schema the OpenAPI document publishes for it
-(``exports.schemas``), and docs/events.md shows each type's fields and an example the transform produced.
+(``exports.bodies``), and docs/events.md shows each type's fields and an example the transform produced.
 
 The entities are made the way they are in use (the POS API, the admin API, the factories), then loaded and
 rendered as an export does. ``UPDATE_EVENTS_DOC=1`` writes the generated part of docs/events.md again.
@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from exports.bodies import ELEMENTS
 from exports.entities import REGISTRY
-from exports.schemas import ELEMENTS, element_name, wrapper_name
+from exports.openapi import element_name, wrapper_name
 from exports.transforms.base import Element, RenderContext
 from exports.transforms.identity import IdentityTransform
 from imports.docs import ORDER

@@ -1,4 +1,4 @@
-"""Unit tests of ``integrations.answers``: each kind's answer checked against its spec model."""
+"""Unit tests of ``integrations.bodies.answers``: each kind's answer checked against its spec model."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from integrations.answers import describe, require_valid, validate
+from integrations.bodies.answers import describe, require_valid, validate
 from integrations.errors import BadAnswer
 from integrations.kinds import KINDS
 from tests.support.reference_server import customer_discount

@@ -1,4 +1,4 @@
-"""The rules of a sale summary and a checkout (ledger.definitions): sale or return, totals that add up,
+"""The rules of a sale summary and a checkout (ledger.bodies.checkouts): sale or return, totals that add up,
 expenses, shipping per e-commerce group, payments; and the derived timing strings."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from core.nodes import INVALID, Report
-from ledger.definitions import SALE_SUMMARY, SaleReport, check_checkout
+from ledger.bodies.checkouts import SALE_SUMMARY, SaleReport, check_checkout
 from ledger.services.checkouts import body_hash, derive_timing, strip_customer
 from tests.support.checkouts import checkout_body
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.nodes import INVALID, Report
-from orders.definitions import ExternalOrder, IncomingOrder, OutgoingOrderStateChange
+from orders.bodies import ExternalOrder, IncomingOrder, OutgoingOrderStateChange
 from tests.support.documents import DELETE, change_at
 from tests.support.imports import as_posted, order
 

@@ -9,7 +9,7 @@ from typing import Any
 from accounts.models import Market
 from campaigns.models import Campaign
 from campaigns.pricing.engine import PricingLine, PricingResult, compile_market, evaluate
-from ledger.definitions import SALE_SUMMARY, SaleReport
+from ledger.bodies.checkouts import SALE_SUMMARY, SaleReport
 from tests.factories import CampaignFactory
 from tests.support.tenants import Tenant
 

@@ -1,5 +1,5 @@
-"""The spec's POS bodies declared once (``core.declare``): Checkout, Sale, Discount Summary, Tax Summary, Payment,
-the register's cashier, a newsletter signup (spec: Sale, Discount Summary, Tax Summary, Checkout).
+"""The spec's checkout declared once (``core.declare``): Checkout, Sale, Discount Summary, Tax Summary, Payment
+(spec: Sale, Discount Summary, Tax Summary, Checkout).
 
 Each class validates (field names, types, required fields, the exact path of every error) and is the request
 schema ``/api/schema/`` publishes. The rules across fields that concern the body's shape (a tax is named; an item
@@ -12,9 +12,6 @@ of ``ledger.checks``, attached to the bodies they read. ``SaleSummary`` is the o
 from __future__ import annotations
 
 from typing import Any
-
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import validate_email
 
 from accounts.money import is_currency_code
 from accounts.validation import TAX_TYPES
@@ -686,15 +683,6 @@ class Timing(Body, schema_name="SaleTiming"):
     )
 
 
-class Cashier(Body, schema_name="RegisterCashier"):
-    """The cashier, as the register shows them."""
-
-    display_name = Field(Str(max_length=64), description="Usually initials (1-64 characters).")
-    full_name = optional(Str(max_length=1000), description="The full name (at most 1000 characters).")
-    identifier = Field(ID, description="The cashier's id (1-255 characters).")
-    image_url = optional(Url(https_only=True), description="An image of the store associate (an https URL).")
-
-
 # --- Checkout (spec: Checkout) -------------------------------------------------------------------------
 
 PAYMENTS = Arr(Payment, max_items=MAX_PAYMENTS)
@@ -759,64 +747,7 @@ class Checkout(Body):
     payments_cover_totals = rule(checks.payments_cover_totals)
 
 
-# --- Newsletter signup -----------------------------------------------------------------------------------
-
-
-class Email(Str):
-    """An e-mail address (RFC 5321 length), trimmed; the domain is lower-cased, the local part kept."""
-
-    def __init__(self) -> None:
-        super().__init__(max_length=320)
-
-    def check(self, value: Any, path: str, report: Report) -> Any:
-        value = super().check(value.strip() if isinstance(value, str) else value, path, report)
-        if value is INVALID:
-            return value
-        try:
-            validate_email(value)
-        except DjangoValidationError:
-            return report.error(path, "is not a valid e-mail address", "invalid_email")
-        local, _, domain = value.rpartition("@")
-        return f"{local}@{domain.lower()}"
-
-    def json_schema(self, components: Components) -> Schema:
-        return {**super().json_schema(components), "format": "email"}
-
-
-NAME_PART = Str(max_length=255, allow_blank=True)  # a blank name is left out of the event
-
-
-class PosNewsletterSignup(Body):
-    """A newsletter signup from the POS or a second-screen app (declared once: it validates and is the
-    request schema)."""
-
-    email = Field(
-        Email(),
-        description="The address signed up (at most 320 characters, checked); trimmed, its domain lower-cased.",
-    )
-    first_name = optional(
-        NAME_PART,
-        description="The first name (blank allowed, at most 255 characters; a blank is left out).",
-    )
-    last_name = optional(
-        NAME_PART,
-        description="The last name (blank allowed, at most 255 characters; a blank is left out).",
-    )
-    name = optional(
-        NAME_PART,
-        description="The full name (blank allowed, at most 255 characters; a blank is left out).",
-    )
-    register_id = optional(Str(max_length=64), description="A register of the account.")
-    shop_id = optional(Str(max_length=64), description="A stock location identifier.")
-    timestamp = optional(Num(minimum=0), description="Unix seconds; now if absent.")
-    identifier = optional(
-        Str(max_length=255),
-        description="The app's own id of this signup: posting it again records nothing and answers the stored one.",
-    )
-
-
-# The names other apps and the benches read (``orders.definitions``, ``bench/validation.py``).
-CASHIER = Cashier
+# The names other apps and the benches read (``orders.bodies``, ``bench/pricing.py``).
 SALE_SUMMARY = SaleSummary
 CHECKOUT = Checkout
 

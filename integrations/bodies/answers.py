@@ -41,7 +41,7 @@ from core.nodes import (
     nullable,
 )
 from integrations.errors import BadAnswer
-from ledger.serializers.catalog import PRODUCT, TAXES
+from ledger.bodies.catalog import PRODUCT, TAXES
 
 # Far above any useful result list; bounds the work of validating an integrator's answer.
 MAX_ELEMENTS = 1000

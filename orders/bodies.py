@@ -5,8 +5,8 @@
 * the import endpoints (spec: Incoming order, External order, Basket, LineItem, Discount, Customer, Payment,
   Shipping, Outgoing order state change); ``imports.bodies`` wraps them in the requests' envelopes;
 * the POS order endpoints (spec: Order, general model; Order states; Cashier). The basket of an order a shop
-  places is the ledger's ``SALE_SUMMARY`` node, because it carries the full sale.summary shape, and the Cashier
-  is the ledger's.
+  places is the ledger's ``SaleSummary``, because it carries the full sale.summary shape, and the Cashier is the
+  ledger's.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 
 from core.declare import Body, Choices, Field, optional, rule
 from core.nodes import Arr, Components, Currency, Enum, Int, L10nString, Node, Num, Report, Schema, Str, Url, join
-from ledger import definitions as ledger_definitions
+from ledger.bodies.checkouts import SaleSummary
+from ledger.bodies.registers import Cashier
 from orders.models import OrderState
 
 MAX_LINE_ITEMS = 1000
@@ -28,6 +29,12 @@ PER_ITEM_ONLY = {
 }
 
 STOCK_LOCATION_IDENTIFIER = Str(max_length=64)
+COMMENT = Str(max_length=10_000, allow_blank=True)
+# An order's new state, as an integrator (outgoing orders) and a shop (incoming orders) send it.
+NEW_STATE = Field(
+    Choices(OrderState.choices),
+    description="The new state: `created`, `processing`, `ready`, `completed`, `rejected` or `cancelled`.",
+)
 
 
 @rule
@@ -206,15 +213,9 @@ class OutgoingOrderStateChange(Body):
         description="The shop that placed the order (a stock location identifier, 1-64 characters).",
     )
     order_identifier = Field(Str(), description="The order's identifier on that stock location.")
-    state = Field(
-        Choices(OrderState.choices),
-        description="The new state: `created`, `processing`, `ready`, `completed`, `rejected` or `cancelled`.",
-    )
-    comment = optional(
-        Str(max_length=10_000, allow_blank=True),
-        description="A comment shown with the state (blank allowed, at most 10000 characters).",
-    )
-    cashier = optional(ledger_definitions.CASHIER, description="Who handled the order.")
+    state = NEW_STATE
+    comment = optional(COMMENT, description="A comment shown with the state (blank allowed, at most 10000 characters).")
+    cashier = optional(Cashier, description="Who handled the order.")
 
 
 # --- Orders placed by shops (the POS order endpoints) ------------------------------------------------------
@@ -229,12 +230,12 @@ class CashierOrIdentifier(Node):
         if isinstance(value, str):
             return self.identifier.check(value, path, report)
         if isinstance(value, dict):
-            return ledger_definitions.CASHIER.check(value, path, report)
+            return Cashier.check(value, path, report)
         return self.wrong_type("a Cashier object or a cashier identifier", value, path, report)
 
     def json_schema(self, components: Components) -> Schema:
         return {
-            "oneOf": [self.identifier.json_schema(components), ledger_definitions.CASHIER.json_schema(components)],
+            "oneOf": [self.identifier.json_schema(components), Cashier.json_schema(components)],
             "description": "A Cashier object, or the identifier of a cashier of the account.",
         }
 
@@ -242,14 +243,8 @@ class CashierOrIdentifier(Node):
 class IncomingOrderStateChange(Body, schema_name="PosIncomingOrderStateChange"):
     """Spec: Order states: a shop moves one of its incoming orders."""
 
-    state = Field(
-        Choices(OrderState.choices),
-        description="The new state: `created`, `processing`, `ready`, `completed`, `rejected` or `cancelled`.",
-    )
-    comment = optional(
-        Str(max_length=10_000, allow_blank=True),
-        description="A comment sent with the state (blank allowed, at most 10000 characters).",
-    )
+    state = NEW_STATE
+    comment = optional(COMMENT, description="A comment sent with the state (blank allowed, at most 10000 characters).")
     cashier = optional(CashierOrIdentifier(), description="Who handled the order.")
 
 
@@ -275,7 +270,7 @@ class Order(Body, schema_name="PosOrder"):
         Str(),
         description="The order's id, unique per placing stock location (1-255 characters).",
     )
-    basket = Field(ledger_definitions.SALE_SUMMARY, description="What is ordered, in the full sale.summary shape.")
+    basket = Field(SaleSummary, description="What is ordered, in the full sale.summary shape.")
     customer = optional(IncomingCustomer, description="Who ordered.")
     payment = optional(Payment, description="Its presence makes the order pre-paid.")
     shipping = optional(OrderShipping, description="How to ship; requires `payment`.")
