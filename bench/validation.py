@@ -55,8 +55,8 @@ from core import jsonparse  # noqa: E402
 from core.nodes import Report  # noqa: E402
 from imports.bodies import IncomingOrdersRequest  # noqa: E402
 <<<<<<< HEAD
-from ledger.definitions import Checkout, SaleReport  # noqa: E402
-from orders.definitions import IncomingOrder  # noqa: E402
+from ledger.bodies.checkouts import Checkout, SaleReport  # noqa: E402
+from orders.bodies import IncomingOrder  # noqa: E402
 from tests.support.documents import DELETE, change_at  # noqa: E402
 from tests.support.openapi import published  # noqa: E402
 =======

@@ -12,7 +12,8 @@ import pytest
 
 from core.declare import Body, BodyMeta, Payload
 <<<<<<< HEAD
-from exports.schemas import ELEMENTS, element_name, wrapper_name
+from exports.bodies import ELEMENTS
+from exports.openapi import element_name, wrapper_name
 from integrations.callbacks import closure, references
 =======
 from exports.bodies import ELEMENTS
