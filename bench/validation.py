@@ -54,15 +54,10 @@ from bench import declared_checkout  # noqa: E402
 from core import jsonparse  # noqa: E402
 from core.nodes import Report  # noqa: E402
 from imports.bodies import IncomingOrdersRequest  # noqa: E402
-<<<<<<< HEAD
 from ledger.bodies.checkouts import Checkout, SaleReport  # noqa: E402
 from orders.bodies import IncomingOrder  # noqa: E402
 from tests.support.documents import DELETE, change_at  # noqa: E402
 from tests.support.openapi import published  # noqa: E402
-=======
-from ledger.bodies.checkouts import Checkout, SaleReport  # noqa: E402
-from orders.bodies import IncomingOrder  # noqa: E402
->>>>>>> dupdecl
 
 INCOMING_ORDER = IncomingOrder.node
 

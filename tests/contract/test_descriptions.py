@@ -11,14 +11,9 @@ from typing import Any
 import pytest
 
 from core.declare import Body, BodyMeta, Payload
-<<<<<<< HEAD
 from exports.bodies import ELEMENTS
 from exports.openapi import element_name, wrapper_name
 from integrations.callbacks import closure, references
-=======
-from exports.bodies import ELEMENTS
-from exports.openapi import element_name, wrapper_name
->>>>>>> dupdecl
 
 pytestmark = pytest.mark.django_db
 

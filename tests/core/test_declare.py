@@ -320,14 +320,7 @@ def test_drf_spectacular_publishes_a_body_with_a_component_per_nested_body():
     )
     assert components["OrderLineItemRequest"]["properties"]["quantity"]["minimum"] == 1
     validate_schema(schema)  # a valid OpenAPI 3.1 document
-<<<<<<< HEAD
     defined = {f"#/components/schemas/{name}" for name in components}
     assert refs(schema) <= defined  # no reference to a component the document lacks
     # Every component of the body is used; the export catalogue (exports.openapi.publish) stands on its own.
     assert {ref for ref in defined - refs(schema) if not ref.startswith("#/components/schemas/Export")} == set()
-=======
-    published = {f"#/components/schemas/{name}" for name in components}
-    assert refs(schema) <= published  # no reference to a component the document lacks
-    # Every component of the body is used; the export catalogue (exports.openapi.publish) stands on its own.
-    assert {ref for ref in published - refs(schema) if not ref.startswith("#/components/schemas/Export")} == set()
->>>>>>> dupdecl
