@@ -6,6 +6,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from integrations import call_log, runtime
@@ -48,6 +50,11 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.CELERY_BROKER_URL = broker.url
     settings.EMBEDDED_BROKER_DIR = directory
 
+
+# Hypothesis' check that drawing inputs is fast fails a property test when the machine is busy (the suite's two
+# processes, a Celery worker, a browser), which says nothing about the property.
+hypothesis_settings.register_profile("suite", suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("suite")
 
 TESTS = Path(__file__).resolve().parent
 # The tiers that start real processes or a browser, marked by folder: ``-m "not browser"``, ``-m "not e2e"``.

@@ -72,7 +72,8 @@ def test_after_a_worker_process_died_the_sweeper_hands_over_every_pending_item_o
 
     assert services.sweep_pending(grace=timedelta(minutes=1)) == 1
     assert handed == [(tenant.account.pk, [ImportItem.objects.get(identifier="young").pk])]
-    assert list(LiveProcess.objects.values_list("name", flat=True)) == ["m1:7"]
+    # Real processes of the session (an end-to-end test's worker on this database) may have rows of their own.
+    assert list(LiveProcess.objects.filter(hostname__in=["m1", "m2"]).values_list("name", flat=True)) == ["m1:7"]
     assert services.sweep_pending(grace=timedelta(minutes=1)) == 0
 
 

@@ -61,6 +61,13 @@ def output_limit_64k(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("exports.transforms.common.MAX_OUTPUT_BYTES", LIMIT)
 
 
+@pytest.fixture(autouse=True)
+def _no_compile_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The templates here compile within the steps allowed; a loaded machine must not turn one into a refusal at
+    the compile deadline (tests/exports/transforms/test_compile_bounds.py tests that)."""
+    monkeypatch.setattr("exports.transforms.handlebars.COMPILE_TIMEOUT_SECONDS", 3600)
+
+
 @pytest.fixture
 def render_timeout_5s(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("exports.transforms.common.RENDER_TIMEOUT_SECONDS", TIMEOUT)
