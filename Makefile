@@ -43,8 +43,11 @@ run: install-run
 	$(BIN)/python manage.py bootstrap_demo
 	$(BIN)/python manage.py runall
 
+# The suite runs in TEST_PROCESSES pytest-xdist workers (one per core by default), each with its own test database
+# and embedded broker; `worksteal` moves queued tests to a worker that has run out.
+TEST_PROCESSES ?= auto
 test: install
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_PROCESSES) --dist worksteal $(PYTEST_ARGS)
 
 screenshots: install
 	SCREENSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider tests/browser/test_exports_admin.py tests/browser/test_integrations_admin.py
