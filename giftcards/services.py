@@ -579,6 +579,83 @@ def _replay_account_payment(
     return AccountPayment(payment=payment, replayed=True)
 
 
+def _account_pay_values(
+    *,
+    account: Account,
+    customer_id: str,
+    amount: Decimal,
+    currency_code: str,
+    payment_type: str,
+    purchase_amount: Decimal | None,
+    shop_id: str,
+) -> dict[str, Any]:
+    """Check a customer account payment before anything is reserved (amount's places, the shop, the credit
+    rule, in that order) and return the values the integrator is called with. The purchase defaults to the
+    amount paid."""
+    check_places(amount, currency_code)
+    purchase = amount if purchase_amount is None else purchase_amount
+    places = place_values(account=account, shop_id=shop_id)
+    enforce_credit_rule(
+        account=account,
+        customer_id=customer_id,
+        payment_type=payment_type,
+        purchase_amount=purchase,
+        currency_code=currency_code,
+        shop_id=shop_id,
+    )
+    return {
+        "customer_id": customer_id,
+        "amount": amount,
+        "currency_code": currency_code,
+        "purchase_amount": purchase,
+        "payment_type": payment_type,
+        "shop_id": places["shop_id"],
+    }
+
+
+def _ask_account_pay(*, account: Account, values: Mapping[str, Any]) -> tuple[dict[str, Any], Decimal]:
+    """Call the customer account pay integration; return its checked answer and the amount it used. Only a 200
+    with a positive amount is a payment (spec: Errors 3)."""
+    result = runtime.call(account=account, kind="customer_account_pay", values=values)
+    if result.status_code != 200:
+        raise IntegrationFailed(
+            f"The integrator answered {result.status_code}, not 200: the payment failed",
+            upstream_status=result.status_code,  # not in ACCOUNT_PAID: a certain failure (spec: Errors 3)
+        )
+    try:
+        answer: dict[str, Any] = require_valid("customer_account_pay", result.data)
+    except BadAnswer as exc:
+        exc.upstream_status = result.status_code
+        raise
+    used = Decimal(answer["amount"])
+    if used < 0:
+        raise BadAnswer("The integrator used a negative amount", field="amount", upstream_status=200)
+    if used == 0:
+        raise IntegrationFailed("The integrator used nothing: the payment failed", field="amount")
+    return answer, used
+
+
+def _record_account_payment(
+    payment: CustomerAccountPayment, *, answer: dict[str, Any], used: Decimal, amount: Decimal
+) -> None:
+    """Record a confirmed payment with the amount the integrator used, which may differ from ``amount`` (asked
+    for): the difference is logged, the used amount is the one recorded and answered."""
+    if used != amount:
+        logger.warning(
+            "customer account pay %s: asked %s %s, the integrator used %s",
+            payment.pk,
+            amount,
+            payment.currency_code,
+            used,
+        )
+    with _recording(f"customer account payment of {used} {payment.currency_code} for {payment.customer_id}", answer):
+        payment.ok = True
+        payment.used_amount = used
+        payment.answer = answer
+        payment.completed_at = timezone.now()
+        payment.save(update_fields=["ok", "used_amount", "answer", "completed_at"])
+
+
 def pay_customer_account(
     *,
     account: Account,
@@ -599,15 +676,13 @@ def pay_customer_account(
             return _replay_account_payment(
                 previous, customer_id=customer_id, amount=amount, currency_code=currency_code
             )
-    check_places(amount, currency_code)
-    purchase = amount if purchase_amount is None else purchase_amount
-    places = place_values(account=account, shop_id=shop_id)
-    enforce_credit_rule(
+    values = _account_pay_values(
         account=account,
         customer_id=customer_id,
-        payment_type=payment_type,
-        purchase_amount=purchase,
+        amount=amount,
         currency_code=currency_code,
+        payment_type=payment_type,
+        purchase_amount=purchase_amount,
         shop_id=shop_id,
     )
     payment, earlier = _reserve(
@@ -626,42 +701,10 @@ def pay_customer_account(
     )
     if earlier:
         return _replay_account_payment(payment, customer_id=customer_id, amount=amount, currency_code=currency_code)
-    values = {
-        "customer_id": customer_id,
-        "amount": amount,
-        "currency_code": currency_code,
-        "purchase_amount": purchase,
-        "payment_type": payment_type,
-        "shop_id": places["shop_id"],
-    }
     try:
-        result = runtime.call(account=account, kind="customer_account_pay", values=values)
-        if result.status_code != 200:
-            raise IntegrationFailed(
-                f"The integrator answered {result.status_code}, not 200: the payment failed",
-                upstream_status=result.status_code,  # not in ACCOUNT_PAID: a certain failure (spec: Errors 3)
-            )
-        try:
-            answer = require_valid("customer_account_pay", result.data)
-        except BadAnswer as exc:
-            exc.upstream_status = result.status_code
-            raise
-        used = Decimal(answer["amount"])
-        if used < 0:
-            raise BadAnswer("The integrator used a negative amount", field="amount", upstream_status=200)
-        if used == 0:
-            raise IntegrationFailed("The integrator used nothing: the payment failed", field="amount")
+        answer, used = _ask_account_pay(account=account, values=values)
     except (IntegrationFailed, NotConfigured) as exc:
         _fail(payment, exc, paid_statuses=ACCOUNT_PAID)
         raise
-    if used != amount:
-        logger.warning(
-            "customer account pay %s: asked %s %s, the integrator used %s", payment.pk, amount, currency_code, used
-        )
-    with _recording(f"customer account payment of {used} {currency_code} for {customer_id}", answer):
-        payment.ok = True
-        payment.used_amount = used
-        payment.answer = answer
-        payment.completed_at = timezone.now()
-        payment.save(update_fields=["ok", "used_amount", "answer", "completed_at"])
+    _record_account_payment(payment, answer=answer, used=used, amount=amount)
     return AccountPayment(payment=payment, replayed=False)
