@@ -20,7 +20,7 @@ import functools
 import logging
 import re
 from collections.abc import Iterable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -110,94 +110,113 @@ class DatabaseCollector:
         yield from metrics
 
     def _collect(self) -> Iterable[Metric]:
+        """The business metrics by group, in exposition order; counts and latencies cover the window."""
         now = timezone.now()
         window = settings.METRICS_WINDOW_SECONDS
         since = now - timedelta(seconds=window)
         suffix = f" in the last METRICS_WINDOW_SECONDS ({window} s)"
+        yield from _import_metrics(now=now, since=since, suffix=suffix)
+        yield from _sale_metrics(since=since, suffix=suffix)
+        yield from _export_metrics(since=since, suffix=suffix)
+        yield from _delivery_health_metrics(since=since, suffix=suffix)
+        yield from _latency_metrics(since=since, suffix=suffix)
 
-        yield _gauge(
-            "retail_import_items",
-            "Import items queued" + suffix + ", by kind and status.",
-            ["kind", "status"],
-            (([kind, status], n) for kind, status, n in selectors.import_items_by_status(since=since)),
-        )
 
-        pending, oldest = selectors.import_backlog()
-        yield GaugeMetricFamily("retail_import_backlog", "Import items queued, not yet materialised.", value=pending)
-        yield GaugeMetricFamily(
-            "retail_import_oldest_pending_age_seconds",
-            "Age of the oldest import item not yet materialised (0 when none).",
-            value=(now - oldest).total_seconds() if oldest else 0.0,
-        )
+# Each group below takes the window's start (``since``) and the text its documentation ends with (``suffix``).
 
-        yield _gauge(
-            "retail_sale_warnings",
-            "Warnings on checkouts stored as sent" + suffix + ", by account and code (docs/amounts.md).",
-            ["account", "code"],
-            (([account, code], n) for account, code, n in selectors.checkout_warnings_by_code(since=since)),
-        )
-        yield _gauge(
-            "retail_export_items",
-            "Export items created" + suffix + ", by account, queue and status.",
-            ["account", "queue", "status"],
-            (
-                ([account, queue, status], n)
-                for account, queue, status, n in selectors.export_items_by_queue(since=since)
-            ),
-        )
 
-        backlog = list(selectors.export_backlog())
-        yield _gauge(
-            "retail_export_backlog",
-            "Export items not yet delivered (the outbox), by queue.",
-            ["account", "queue"],
-            (([queue.account, queue.queue], queue.pending) for queue in backlog),
-        )
-        yield _gauge(
-            "retail_export_oldest_pending_age_seconds",
-            "Age of the oldest export item not yet delivered, by queue (0 when none).",
-            ["account", "queue"],
-            (([queue.account, queue.queue], queue.oldest_pending_age_seconds) for queue in backlog),
-        )
+def _import_metrics(*, now: datetime, since: datetime, suffix: str) -> Iterator[Metric]:
+    """Import items queued in the window, and the backlog not yet materialised with its oldest item's age."""
+    yield _gauge(
+        "retail_import_items",
+        "Import items queued" + suffix + ", by kind and status.",
+        ["kind", "status"],
+        (([kind, status], n) for kind, status, n in selectors.import_items_by_status(since=since)),
+    )
+    pending, oldest = selectors.import_backlog()
+    yield GaugeMetricFamily("retail_import_backlog", "Import items queued, not yet materialised.", value=pending)
+    yield GaugeMetricFamily(
+        "retail_import_oldest_pending_age_seconds",
+        "Age of the oldest import item not yet materialised (0 when none).",
+        value=(now - oldest).total_seconds() if oldest else 0.0,
+    )
 
-        yield _gauge(
-            "retail_circuit_breakers",
-            "Destinations' circuit breakers by state (open: calls fail fast; closed: some failures counted).",
-            ["state"],
-            (([state], n) for state, n in selectors.circuit_breakers_by_state()),
-        )
-        yield _gauge(
-            "retail_export_paused_deliveries",
-            "Export deliveries waiting for their destination's circuit breaker to reopen, by queue.",
-            ["account", "queue"],
-            (([account, queue], n) for account, queue, n in selectors.paused_export_deliveries()),
-        )
-        yield _gauge(
-            "retail_export_queue_disabled",
-            "1 for an export queue the service disabled after EXPORT_QUEUE_DISABLE_AFTER_DAYS of failure.",
-            ["account", "queue"],
-            (([account, queue], 1) for account, queue in selectors.disabled_export_queues()),
-        )
 
-        yield _gauge(
-            "retail_export_retries",
-            "Delivery attempts after the first" + suffix + ", by queue and outcome.",
-            ["account", "queue", "outcome"],
-            (([account, queue, _ok(ok)], n) for account, queue, ok, n in selectors.export_retries(since=since)),
-        )
+def _sale_metrics(*, since: datetime, suffix: str) -> Iterator[Metric]:
+    """Warnings on the checkouts stored as sent in the window."""
+    yield _gauge(
+        "retail_sale_warnings",
+        "Warnings on checkouts stored as sent" + suffix + ", by account and code (docs/amounts.md).",
+        ["account", "code"],
+        (([account, code], n) for account, code, n in selectors.checkout_warnings_by_code(since=since)),
+    )
 
-        yield _histogram(
-            "retail_export_delivery_duration_seconds",
-            "Export delivery attempt duration" + suffix + ", by outcome.",
-            ["outcome"],
-            selectors.delivery_latency(since=since),
-        )
-        yield _histogram(
-            "retail_integration_call_duration_seconds",
-            "Runtime integration call duration" + suffix + ", by kind and outcome.",
-            ["kind", "outcome"],
-            selectors.integration_latency(since=since),
-        )
+
+def _export_metrics(*, since: datetime, suffix: str) -> Iterator[Metric]:
+    """Export items created in the window, and the outbox per queue with its oldest item's age."""
+    yield _gauge(
+        "retail_export_items",
+        "Export items created" + suffix + ", by account, queue and status.",
+        ["account", "queue", "status"],
+        (([account, queue, status], n) for account, queue, status, n in selectors.export_items_by_queue(since=since)),
+    )
+    backlog = list(selectors.export_backlog())
+    yield _gauge(
+        "retail_export_backlog",
+        "Export items not yet delivered (the outbox), by queue.",
+        ["account", "queue"],
+        (([queue.account, queue.queue], queue.pending) for queue in backlog),
+    )
+    yield _gauge(
+        "retail_export_oldest_pending_age_seconds",
+        "Age of the oldest export item not yet delivered, by queue (0 when none).",
+        ["account", "queue"],
+        (([queue.account, queue.queue], queue.oldest_pending_age_seconds) for queue in backlog),
+    )
+
+
+def _delivery_health_metrics(*, since: datetime, suffix: str) -> Iterator[Metric]:
+    """What holds deliveries back: circuit breakers, deliveries paused by them, disabled queues, and retries."""
+    yield _gauge(
+        "retail_circuit_breakers",
+        "Destinations' circuit breakers by state (open: calls fail fast; closed: some failures counted).",
+        ["state"],
+        (([state], n) for state, n in selectors.circuit_breakers_by_state()),
+    )
+    yield _gauge(
+        "retail_export_paused_deliveries",
+        "Export deliveries waiting for their destination's circuit breaker to reopen, by queue.",
+        ["account", "queue"],
+        (([account, queue], n) for account, queue, n in selectors.paused_export_deliveries()),
+    )
+    yield _gauge(
+        "retail_export_queue_disabled",
+        "1 for an export queue the service disabled after EXPORT_QUEUE_DISABLE_AFTER_DAYS of failure.",
+        ["account", "queue"],
+        (([account, queue], 1) for account, queue in selectors.disabled_export_queues()),
+    )
+    yield _gauge(
+        "retail_export_retries",
+        "Delivery attempts after the first" + suffix + ", by queue and outcome.",
+        ["account", "queue", "outcome"],
+        (([account, queue, _ok(ok)], n) for account, queue, ok, n in selectors.export_retries(since=since)),
+    )
+
+
+def _latency_metrics(*, since: datetime, suffix: str) -> Iterator[Metric]:
+    """Latency histograms of the export deliveries and the runtime integration calls in the window."""
+    yield _histogram(
+        "retail_export_delivery_duration_seconds",
+        "Export delivery attempt duration" + suffix + ", by outcome.",
+        ["outcome"],
+        selectors.delivery_latency(since=since),
+    )
+    yield _histogram(
+        "retail_integration_call_duration_seconds",
+        "Runtime integration call duration" + suffix + ", by kind and outcome.",
+        ["kind", "outcome"],
+        selectors.integration_latency(since=since),
+    )
 
 
 # Registered without describing (auto_describe off): registering must not query the database.
