@@ -47,6 +47,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.mail import BadHeaderError, EmailMessage, get_connection
 from django.core.mail.backends import smtp
+from django.core.mail.backends.base import BaseEmailBackend
 from django.core.mail.utils import DNS_NAME
 from django.core.validators import validate_email
 
@@ -268,44 +269,54 @@ class EmailDelivery(Delivery):
             return _failed(str(exc), sent=sent)
         timeout = job.within(getattr(settings, "EMAIL_TIMEOUT", None) or DEFAULT_TIMEOUT_SECONDS)
         try:
-            connection = (
-                RelayBackend(fail_silently=False, timeout=timeout)
-                if settings.EMAIL_BACKEND == SMTP_BACKEND
-                else get_connection(fail_silently=False, timeout=timeout)
-            )
+            connection = _connection(timeout)
             count = connection.send_messages([message])
-        except smtplib.SMTPRecipientsRefused as exc:
-            refused = ", ".join(f"{address}: {code}" for address, (code, _) in exc.recipients.items())
-            replies = [f"{code} {_text(reply)}" for code, reply in exc.recipients.values()]
-            return _failed(f"SMTP server refused the recipients ({refused})", sent=sent, answer=last_line(replies[-1]))
-        except smtplib.SMTPResponseException as exc:
-            reply = _text(exc.smtp_error)
-            # 4xx: the server cannot take mail now (421 closing, 451 local error): it, not this message, failed.
-            return _failed(
-                f"SMTP error {exc.smtp_code}: {reply}",
-                down=400 <= exc.smtp_code < 500,
-                sent=sent,
-                answer=last_line(f"{exc.smtp_code} {reply}"),
-            )
         except (smtplib.SMTPException, OSError, BadHeaderError, ValueError) as exc:
-            # No connection to the relay at all (refused, timed out, its greeting refused): the relay's failure.
-            plain_os_error = isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
-            failure = classify_transport(
-                exc,
-                connecting=plain_os_error or isinstance(exc, smtplib.SMTPConnectError),
-                # The relay hung up or refused its greeting: the relay, not this message, failed.
-                down=isinstance(exc, smtplib.SMTPServerDisconnected | smtplib.SMTPConnectError),
-            )
-            return _failed(
-                f"email not sent: {exc.__class__.__name__}: {exc}",
-                down=failure.unreachable,
-                connecting=failure.connecting,
-                sent=sent,
-            )
+            return _not_sent(exc, sent=sent)
         answer = connection.reply if isinstance(connection, RelayBackend) else ""
         if not count:
             return _failed("email not sent: the mail backend sent no message", sent=sent, answer=answer)
         return DeliveryResult(ok=True, sent=sent, answer=answer)
+
+
+def _connection(timeout: float) -> BaseEmailBackend:
+    """The mail backend for one send: ``RelayBackend`` (which keeps the relay's reply) in place of Django's SMTP
+    backend, else the configured one."""
+    if settings.EMAIL_BACKEND == SMTP_BACKEND:
+        return RelayBackend(fail_silently=False, timeout=timeout)
+    return get_connection(fail_silently=False, timeout=timeout)
+
+
+def _not_sent(exc: smtplib.SMTPException | OSError | BadHeaderError | ValueError, *, sent: str) -> DeliveryResult:
+    """The failed result for an error while sending: the relay's reply when it gave one, and whether the relay
+    (down) rather than this message failed."""
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        refused = ", ".join(f"{address}: {code}" for address, (code, _) in exc.recipients.items())
+        replies = [f"{code} {_text(reply)}" for code, reply in exc.recipients.values()]
+        return _failed(f"SMTP server refused the recipients ({refused})", sent=sent, answer=last_line(replies[-1]))
+    if isinstance(exc, smtplib.SMTPResponseException):
+        reply = _text(exc.smtp_error)
+        # 4xx: the server cannot take mail now (421 closing, 451 local error): it, not this message, failed.
+        return _failed(
+            f"SMTP error {exc.smtp_code}: {reply}",
+            down=400 <= exc.smtp_code < 500,
+            sent=sent,
+            answer=last_line(f"{exc.smtp_code} {reply}"),
+        )
+    # No connection to the relay at all (refused, timed out, its greeting refused): the relay's failure.
+    plain_os_error = isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
+    failure = classify_transport(
+        exc,
+        connecting=plain_os_error or isinstance(exc, smtplib.SMTPConnectError),
+        # The relay hung up or refused its greeting: the relay, not this message, failed.
+        down=isinstance(exc, smtplib.SMTPServerDisconnected | smtplib.SMTPConnectError),
+    )
+    return _failed(
+        f"email not sent: {exc.__class__.__name__}: {exc}",
+        down=failure.unreachable,
+        connecting=failure.connecting,
+        sent=sent,
+    )
 
 
 def _text(reply: bytes | str) -> str:
