@@ -166,40 +166,15 @@ def close_register(
             replayed = selectors.statement_by_identifier(account=account, register=register, identifier=identifier)
             if replayed is not None:
                 return replayed
-        period = (
-            RegisterPeriod.objects.select_for_update()
-            .filter(account=account, register=register, closed_at__isnull=True)
-            .first()
-        )
-        if period is None:
-            raise Conflict(f"The register '{register.identifier}' is not open.", field="register_id", code="not_open")
-        shop = register.stock_location
-        market = shop.market
-        base_currency = market.currency
-        context = StatementContext(
-            base_currency_code=base_currency,
-            sequence_number=period.sequence_number,
-            opened_at=period.opened_at,
-            cash_total_at_open=period.cash_total_at_open,
-            reconciliation_time=max(at, period.opened_at),
-            payment_types=register.payment_types,
-            counted=[
-                CountedAmount(
-                    payment_type_identifier=entry["payment_type_identifier"],
-                    currency_code=entry.get("currency_code") or base_currency,
-                    counted=Decimal(entry["counted"]),
-                    deposited_amount=(
-                        Decimal(entry["deposited_amount"]) if entry.get("deposited_amount") is not None else None
-                    ),
-                    index=i,
-                )
-                for i, entry in enumerate(counted)
-            ],
-            source=_source(register=register, cashier=cashier),
-            shop_info=_shop_info(register=register),
-            summary_id=f"{register.identifier}-{period.sequence_number}",
-            comment=comment or None,
-            event_counts=dict(event_counts or {}),
+        period = _open_period(account=account, register=register)
+        context = _statement_context(
+            register=register,
+            period=period,
+            at=at,
+            counted=counted,
+            comment=comment,
+            event_counts=event_counts,
+            cashier=cashier,
         )
         figures = selectors.period_figures(account=account, period=period)
         document = statement_document(figures, context)
@@ -217,6 +192,58 @@ def close_register(
         entry = outbox.Entry(statement.pk, statement_key(statement), stock_location_id=register.stock_location_id)
         outbox.offer(account=account, entity_type=outbox.EntityType.REGISTER_CLOSE_STATEMENTS, entries=[entry])
     return statement
+
+
+def _open_period(*, account: Account, register: Register) -> RegisterPeriod:
+    """The register's open period, locked until the close commits; 409 when the register is not open."""
+    period = (
+        RegisterPeriod.objects.select_for_update()
+        .filter(account=account, register=register, closed_at__isnull=True)
+        .first()
+    )
+    if period is None:
+        raise Conflict(f"The register '{register.identifier}' is not open.", field="register_id", code="not_open")
+    return period
+
+
+def _statement_context(
+    *,
+    register: Register,
+    period: RegisterPeriod,
+    at: datetime,
+    counted: Sequence[Mapping[str, Any]],
+    comment: str | None,
+    event_counts: Mapping[str, int] | None,
+    cashier: Mapping[str, Any] | None,
+) -> StatementContext:
+    """What the statement needs besides the period's stored figures: the period, the counted amounts (in the
+    market's currency unless given), and who and where it was closed. Reconciled no earlier than the opening."""
+    base_currency = register.stock_location.market.currency
+    return StatementContext(
+        base_currency_code=base_currency,
+        sequence_number=period.sequence_number,
+        opened_at=period.opened_at,
+        cash_total_at_open=period.cash_total_at_open,
+        reconciliation_time=max(at, period.opened_at),
+        payment_types=register.payment_types,
+        counted=[
+            CountedAmount(
+                payment_type_identifier=entry["payment_type_identifier"],
+                currency_code=entry.get("currency_code") or base_currency,
+                counted=Decimal(entry["counted"]),
+                deposited_amount=(
+                    Decimal(entry["deposited_amount"]) if entry.get("deposited_amount") is not None else None
+                ),
+                index=i,
+            )
+            for i, entry in enumerate(counted)
+        ],
+        source=_source(register=register, cashier=cashier),
+        shop_info=_shop_info(register=register),
+        summary_id=f"{register.identifier}-{period.sequence_number}",
+        comment=comment or None,
+        event_counts=dict(event_counts or {}),
+    )
 
 
 def _source(*, register: Register, cashier: Mapping[str, Any] | None) -> dict[str, str]:
