@@ -28,6 +28,7 @@ import logging
 import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -191,3 +192,47 @@ def _count(subject: str, *, now: datetime) -> None:
             return
         except IntegrityError:
             continue
+
+
+# What a key-authenticated operation answers once its caller failed to authenticate too often (accounts.auth_failures).
+_LOCKED_OUT = (
+    "Too many failed authentications: from this client address (every request is refused, the right key included) "
+    "or with this key's prefix (its failures are), AUTH_FAILURE_LIMIT within AUTH_FAILURE_WINDOW_SECONDS. Try again "
+    "after the delay in the Retry-After header."
+)
+_LOCKED_OUT_EXAMPLE = {
+    "summary": "Too many failed authentications",
+    "value": {"status": "ERROR", "message": TOO_MANY_FAILURES},
+}
+_RETRY_AFTER = {
+    "Retry-After": {"description": "Seconds until the limit lets the caller try again.", "schema": {"type": "integer"}}
+}
+
+
+def authentication_limits(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: every operation that authenticates a key (it documents a 401) can also
+    answer 429 when its caller failed too often (``accounts.auth_failures``), so each documents that 429, with the
+    error body and ``Retry-After``; an operation that has a 429 of its own (a try-out's rate) names both causes."""
+    for path_item in result.get("paths", {}).values():
+        for operation in path_item.values():
+            responses = operation.get("responses") if isinstance(operation, dict) else None
+            if not responses or "401" not in responses:
+                continue
+            own = responses.get("429")
+            if own is not None:
+                own["description"] = f"{own.get('description', '')} Or: {_LOCKED_OUT}".strip()
+                own.setdefault("headers", _RETRY_AFTER)
+                examples = own.setdefault("content", {}).setdefault("application/json", {}).setdefault("examples", {})
+                examples["TooManyFailedAuthentications"] = _LOCKED_OUT_EXAMPLE
+                continue
+            responses["429"] = {
+                "description": _LOCKED_OUT,
+                "headers": _RETRY_AFTER,
+                "content": {
+                    "application/json": {
+                        "schema": {"$ref": "#/components/schemas/Error"},
+                        "examples": {"TooManyFailedAuthentications": _LOCKED_OUT_EXAMPLE},
+                    }
+                },
+            }
+    return result

@@ -599,6 +599,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "integrations.callbacks.publish",
         "core.api.schema.any_value_takes_null",
+        "accounts.auth_failures.authentication_limits",
     ],
     # Two models have a "kind": name their enums apart instead of letting a hash decide.
     "ENUM_NAME_OVERRIDES": {

@@ -133,6 +133,17 @@ def too_many(call: Call) -> Any:
         call.settings.PREVIEW_RATE_LIMIT_PER_KEY = previous
 
 
+def locked_out(call: Call) -> Any:
+    """A failed authentication after as many as the limit allows from this address."""
+    previous = call.settings.AUTH_FAILURE_LIMIT
+    call.settings.AUTH_FAILURE_LIMIT = 1
+    try:
+        call.send({}, key="wrong")
+        return call.send({}, key="wrong")
+    finally:
+        call.settings.AUTH_FAILURE_LIMIT = previous
+
+
 # --- The POS checkout -----------------------------------------------------------------------------------------
 
 CHECKOUTS = "/api/v1/pos/checkouts/"
@@ -444,6 +455,7 @@ SHARED: dict[str, Producer] = {
     "Not found": lambda call: call.send(call.request_example if call.method != "get" else None),
     "Invalid page": lambda call: call.send(limit="0"),
     "Too many requests": too_many,
+    "Too many failed authentications": locked_out,
     "Not configured": ask,
     "The integrator failed": integrator_failed,
 }
