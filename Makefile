@@ -43,11 +43,13 @@ run: install-run
 	$(BIN)/python manage.py bootstrap_demo
 	$(BIN)/python manage.py runall
 
-# The suite runs in TEST_PROCESSES pytest-xdist workers (one per core by default), each with its own test database
-# and embedded broker; `worksteal` moves queued tests to a worker that has run out.
-TEST_PROCESSES ?= auto
+# The suite runs in TEST_PROCESSES pytest-xdist workers, each with its own test database and embedded broker: one
+# more than the cores, since a worker waiting on a Celery worker, a server or a browser leaves its core to the
+# others. `loadgroup` keeps each tier of real processes (e2e, browser) on one worker (tests/conftest.py), so their
+# session fixtures start once.
+TEST_PROCESSES ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
 test: install
-	$(BIN)/pytest -n $(TEST_PROCESSES) --dist worksteal $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_PROCESSES) --dist loadgroup $(PYTEST_ARGS)
 
 screenshots: install
 	SCREENSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider tests/browser/test_exports_admin.py tests/browser/test_integrations_admin.py

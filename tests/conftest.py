@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -64,14 +65,24 @@ TIER_MARKERS = {"e2e": "e2e", "browser": "browser"}
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Marks each test under ``tests/e2e/`` ``e2e`` and under ``tests/browser/`` ``browser`` (before ``-m``
-    selects)."""
+    selects), and puts each tier in an xdist group of its name: under ``--dist loadgroup`` one worker runs the
+    tier, so its Celery workers, demo service and browser (session fixtures) start once, not in every worker."""
     for item in items:
+        label = getattr(item, "operation_label", None)  # a schemathesis test, one per operation
+        if label and item._id.params is None:
+            # Under pytest 9 every one has the function's nodeid: give each its operation, as its name has, since
+            # xdist schedules by nodeid (--dist loadgroup runs one test of many that share an id).
+            item._id = item._id.with_params(label)
         try:
             folder = item.path.resolve().relative_to(TESTS).parts[0]
         except ValueError:
             continue
         if folder in TIER_MARKERS:
             item.add_marker(TIER_MARKERS[folder])
+            item.add_marker(pytest.mark.xdist_group(TIER_MARKERS[folder]))
+    shared = [nodeid for nodeid, count in Counter(item.nodeid for item in items).items() if count > 1]
+    if shared:
+        raise pytest.UsageError(f"tests share a nodeid (xdist would run one of them): {shared[:5]}")
 
 
 @pytest.fixture
