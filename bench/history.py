@@ -402,7 +402,7 @@ def probes(base: str, key: str, receiver: Any, samples: int, batch_size: int, la
 
     # Last: by now the web workers have served every kind of request of the run, in both runs alike, so /metrics
     # renders as many request series in each (a worker's own registry, which grows with the routes it has served:
-    # read first, the empty run's reading had only /metrics' own and came out 1.1-1.6x faster) and its window
+    # read first, the empty run's reading would hold only /metrics' own and come out 1.1-1.6x faster) and its window
     # holds this run's last minute of probes in each.
     get(f"{base}/metrics")  # warm: connections, caches
     figures["/metrics"] = median_ms(samples, lambda: get(f"{base}/metrics"))

@@ -44,36 +44,36 @@ def attacks() -> list[tuple[str, str, str, bytes, str]]:
     below_cap = b'{"identifier": "co-x", "payments": [' + b",".join([b"1.5"] * 190_000) + b"]}"
     return [
         (
-            "basket quantity 1E+1000000 (was 33 s)",
+            "basket quantity 1E+1000000",
             "POST",
             "/api/v1/pos/baskets/price",
             (basket % "1E+1000000").encode(),
             "application/json",
         ),
         (
-            "basket quantity 1e999999999 (was > 12 min)",
+            "basket quantity 1e999999999",
             "POST",
             "/api/v1/pos/baskets/price",
             (basket % "1e999999999").encode(),
             "application/json",
         ),
         (
-            "product retail_price 1e1000000 (was a 500)",
+            "product retail_price 1e1000000",
             "POST",
             "/api/v1/products/",
             b'{"id": "p-9", "name": "n", "retail_price": 1e1000000}',
             "application/json",
         ),
         (
-            "lone surrogate in a product name (was a 500)",
+            "lone surrogate in a product name",
             "POST",
             "/api/v1/products/",
             b'{"id": "p-9", "name": "\\ud800"}',
             "application/json",
         ),
-        ("3,000-digit sale id in the path (was a 500)", "GET", "/api/v1/sales/" + "1" * 3000, b"", ""),
+        ("3,000-digit sale id in the path", "GET", "/api/v1/sales/" + "1" * 3000, b"", ""),
         (
-            "10 MB checkout of 2.5 million numbers (was 7 s)",
+            "10 MB checkout of 2.5 million numbers",
             "POST",
             "/api/v1/pos/checkouts",
             numbers,
@@ -90,7 +90,7 @@ def attacks() -> list[tuple[str, str, str, bytes, str]]:
             "application/json",
         ),
         (
-            "11 MiB body to /api/v1/markets/ (was an HTML 400)",
+            "11 MiB body to /api/v1/markets/",
             "POST",
             "/api/v1/markets/",
             b'{"x": "' + b"a" * (11 * MIB) + b'"}',
@@ -113,36 +113,36 @@ def issue_21_attacks() -> list[tuple[str, str, str, bytes, str]]:
     many_fields = "&".join(f"f{i}=1" for i in range(1001))
     return [
         (
-            "queue web hook URL http://[x]/ (was an HTML 500)",
+            "queue web hook URL http://[x]/",
             "POST",
             "/api/v1/export-queues/",
             _queue({**hook, "url": "http://[x]/"}),
             "application/json",
         ),
         (
-            "runtime integration URL http://[x]/ (was an HTML 500)",
+            "runtime integration URL http://[x]/",
             "POST",
             "/api/v1/runtime-integrations/",
             json.dumps({"kind": "product_search", "url": "http://[x]/"}).encode(),
             "application/json",
         ),
-        ("1,001 query fields (was an HTML 400)", "GET", "/api/v1/markets/?" + many_fields, b"", ""),
+        ("1,001 query fields", "GET", "/api/v1/markets/?" + many_fields, b"", ""),
         (
-            "web hook URL of 60 KB (was saved)",
+            "web hook URL of 60 KB",
             "POST",
             "/api/v1/export-queues/",
             _queue({**hook, "url": "https://erp.example.com/" + "a" * 60_000}),
             "application/json",
         ),
         (
-            "from-name with a full-width @ (was saved)",
+            "from-name with a full-width @",
             "POST",
             "/api/v1/export-queues/",
             _queue({**mail, "from_name": "Acme\uff20bank"}),
             "application/json",
         ),
         (
-            "attachment name ..\\ (was saved)",
+            "attachment name ..\\",
             "POST",
             "/api/v1/export-queues/",
             _queue({**mail, "attachment_name": "..\\{delivery_id}.{ext}"}),
@@ -167,28 +167,28 @@ def issue_21_templates() -> list[tuple[str, str, str, bytes, str]]:
     queues = "/api/v1/export-queues/"
     return [
         (
-            "subject {date:>400000000} (was saved, +381 MB)",
+            "subject {date:>400000000}",
             "POST",
             queues,
             _templated(identity, {**mail, "subject": "{date:>400000000}"}),
             "application/json",
         ),
         (
-            "subject width 10**12 (was an HTML 500)",
+            "subject width 10**12",
             "POST",
             queues,
             _templated(identity, {**mail, "subject": "{date:>1000000000000}"}),
             "application/json",
         ),
         (
-            "Handlebars 1,000 tags of 18 segments (was 13.2 s)",
+            "Handlebars 1,000 tags of 18 segments",
             "POST",
             queues,
             _templated({"type": "handlebars", "template": many_long_paths}, mail),
             "application/json",
         ),
         (
-            "Handlebars one tag of 30,000 segments (was 14 s)",
+            "Handlebars one tag of 30,000 segments",
             "POST",
             queues,
             _templated({"type": "handlebars", "template": one_long_tag}, mail),

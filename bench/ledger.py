@@ -12,8 +12,8 @@ planner statistics, and then times, in the same run:
   storing it, closing the period, the export items), rolled back after each round so it can be repeated;
 * the floor: one plain SQL ``GROUP BY`` per row table (lines, payments, taxes, sales) over the same period.
 
-It prints the best of ``--rounds`` for both and their ratio. Target (issue: registers): the close under 5 s
-for 100,000 sales on this 2-core machine. The period's rows are deleted at the end unless ``--keep``.
+It prints the best of ``--rounds`` for both and their ratio. Target: the close under 5 s for
+100,000 sales on this 2-core machine. The period's rows are deleted at the end unless ``--keep``.
 """
 
 from __future__ import annotations

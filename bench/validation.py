@@ -5,8 +5,8 @@ Run: .venv/bin/python bench/validation.py [--rounds 15]  (no server or database 
 The same 100-order batch (3 line items each, as the bounded parser hands it over: Decimal fractions, int whole
 numbers), valid and with every tenth order broken, is checked order by order by:
 
-* the nodes as an ``Obj`` tree (``IncomingOrder.node``: what the hand-written ``INCOMING_ORDER`` was, and what
-  the class builds from its fields);
+* the nodes as an ``Obj`` tree (``IncomingOrder.node``, which the class builds from its fields: the baseline of
+  the ratios);
 * the declared body the import validates with (``orders.bodies.IncomingOrder``, built with ``core.declare``);
 * pydantic v2 models (``bench/declared_candidates.py``): validation with the errors translated and the cleaned
   document dumped, and validation alone (the floor);

@@ -95,8 +95,8 @@ def test_the_429_is_the_same_whichever_part_was_wrong(client, tenant, part) -> N
 def test_a_stranger_spreading_failures_with_a_keys_prefix_over_many_addresses_cannot_lock_its_owner_out(
     client, tenant
 ) -> None:
-    """Issue 21: the prefix is public; failures with it from many addresses lock those addresses (and answer 429 to
-    further wrong keys with that prefix), never the right key, from the owner's address or any other."""
+    """The prefix is public: failures with it from many addresses lock those addresses (and answer 429 to further
+    wrong keys with that prefix), never the right key, from the owner's address or any other."""
     owner = "198.51.100.50"
     for n in range(LIMIT * 3):
         response = markets(client, tenant, wrong_key(prefix(tenant.admin_key)), address=f"203.0.113.{n + 1}")

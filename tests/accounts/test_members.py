@@ -1,4 +1,4 @@
-"""Issue 22: members and roles; ``manage.py add_member`` (a fixed interface)."""
+"""Members and roles; ``manage.py add_member`` (a fixed interface)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 22: what each role may do, as a table of role x action (accounts.policy is the one place that decides)."""
+"""What each role may do, as a table of role x action (accounts.policy is the one place that decides)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from accounts import policy
 from accounts.models import Role
 from accounts.policy import Action
 
-# The issue's table, written out: Y allowed, - refused.
+# The table of role x action, written out: Y allowed, - refused.
 TABLE = {
     #                              owner manager viewer
     Action.VIEW: "YYY",

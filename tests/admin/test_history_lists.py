@@ -1,5 +1,5 @@
-"""The lists of the tables that only grow cost the same with years of history (issue 16): no COUNT(*) of the whole
-table, no exact count of a long list on PostgreSQL, no date drill-down reading every row's date."""
+"""The lists of the tables that only grow cost the same with years of history: no COUNT(*) of the whole table,
+no exact count of a long list on PostgreSQL, no date drill-down reading every row's date."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ def test_order_changelist_offers_no_bulk_actions(admin_client, tenant, factory) 
 
     response = admin_client.get(admin_url(order, "changelist"))
 
-    # Delete was the only action; without it there is no action form at all.
+    # Delete is the only action Django offers; without it there is no action form at all.
     assert response.context["action_form"] is None
 
 

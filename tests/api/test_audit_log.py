@@ -1,4 +1,4 @@
-"""Issue 22, part 4: the audit trail of changes by a person, an API key or the system; ``GET /api/v1/audit-log/``."""
+"""The audit trail of changes by a person, an API key or the system; ``GET /api/v1/audit-log/``."""
 
 from __future__ import annotations
 

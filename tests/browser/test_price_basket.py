@@ -1,5 +1,5 @@
 """The "Price a basket" page in a real headless Chromium: from the campaign list to a priced basket with its
-explanation (issue 5, section 3)."""
+explanation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pricing engine (issue 5): one table per campaign type and rule, totals worked out by hand.
+"""The pricing engine: one table per campaign type and rule, totals worked out by hand.
 
 Every case is priced with the engine's pure ``evaluate`` and checked against the ledger's sale summary rules; the
 tests at the end go through ``price_basket`` and the database (stored campaigns, the per-process cache).
@@ -67,7 +67,7 @@ FREE_SHIPPING = "free_shipping_by_amount"
 fifteen_off_3 = campaign("three", COUNT_SINGLE, product_id="p", percentage=D("0.15"), count=3)
 
 COUNT_OR_MORE_CASES = [
-    # 9.95 * 0.15 = 1.4925 -> 1.49 off each: 8.46 x 3 = 25.38 (issue 5's example)
+    # 9.95 * 0.15 = 1.4925 -> 1.49 off each: 8.46 x 3 = 25.38 (docs/pricing.md's example)
     Case(
         "exactly count", [fifteen_off_3], [line("l1", "p", 3, "9.95")], {"l1": "25.38"}, "25.38", {"three": "applied"}
     ),
@@ -372,7 +372,7 @@ STAIR_CASES = [
 ]
 
 ORDER_CASES = [
-    # 1.00 -15% = 0.85 (continued), -10%: 0.085 -> 0.09 off = 0.76 (issue 5's example)
+    # 1.00 -15% = 0.85 (continued), -10%: 0.085 -> 0.09 off = 0.76 (docs/pricing.md's example)
     Case(
         "continue evaluation on",
         [

@@ -1,4 +1,4 @@
-"""Properties of the pricing engine (issue 5, section 4), over random baskets and campaigns of every type."""
+"""Properties of the pricing engine, over random baskets and campaigns of every type."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each campaign type is registered once (issue 13): the registry gives the import schema, the pricing family
+"""Each campaign type is registered once: the registry gives the import schema, the pricing family
 and the model's choices, so nothing else lists the type codes."""
 
 from __future__ import annotations

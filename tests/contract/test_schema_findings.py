@@ -1,4 +1,4 @@
-"""What schemathesis found, pinned one behaviour per test (the fixes are listed in the ops-proof report)."""
+"""Answers schemathesis checks against the schema, pinned one behaviour per test: each holds without a fuzzing run."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The API answers as its own OpenAPI schema says (issue 7, section 4: proof under load and faults).
+"""The API answers as its own OpenAPI schema says.
 
 schemathesis generates requests for every operation of ``/api/schema/`` and sends them to the Django app
 through WSGI (in this process, inside the test's database transaction). Each operation is called with a

@@ -1,4 +1,4 @@
-"""Stored and written JSON carries every Decimal exactly: no float on the way out (issue 13)."""
+"""Stored and written JSON carries every Decimal exactly: no float on the way out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""core.liveness: processes prove they are alive; a silent one is dead (issue 25)."""
+"""core.liveness: processes prove they are alive; a silent one is dead."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Two real ``celery beat`` processes on one database and broker (issue 25): one sends the periodic tasks, the
+"""Two real ``celery beat`` processes on one database and broker: one sends the periodic tasks, the
 other stands by; killed with SIGKILL, the active one is replaced by the standby within the lease, and no periodic
 task is sent twice in one interval."""
 

@@ -1,5 +1,5 @@
-"""Issue 12 with real processes: a Celery worker sending to a receiver that fails opens the destination's circuit
-breaker; the deliveries it holds back are paused, not attempted, and all arrive once the receiver answers."""
+"""A real Celery worker sending to a receiver that fails opens the destination's circuit breaker; the deliveries it
+holds back are paused, not attempted, and all arrive once the receiver answers."""
 
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ def test_no_second_worker_sends_a_delivery_whose_first_send_outlives_the_lease(
     assert delivery.next_attempt_at > attempt.started_at
 
 
-TAKEOVER_SECONDS = 30.0  # the bound: the queue delivers again this soon after the kill
+TAKEOVER_SECONDS = 30.0  # the bound: the queue delivers again this soon after the kill
 
 
 def test_a_worker_process_killed_mid_send_has_its_lease_taken_over_long_before_it_runs_out(
@@ -119,7 +119,7 @@ def test_a_worker_process_killed_mid_send_has_its_lease_taken_over_long_before_i
             time.sleep(0.5)
             return ExportDelivery.objects.filter(queue=queue, status=ExportStatus.SUCCESS).count() == 2
 
-        # The bound as the wait's: 3 s to be seen dead, a sweep, a new pool process, two sends.
+        # The bound as the wait's: 3 s to be seen dead, a sweep, a new pool process, two sends.
         wait_until(queue_delivered_again, TAKEOVER_SECONDS, message="the queue to deliver again after the kill")
     assert any(taken_over)
     first.refresh_from_db()

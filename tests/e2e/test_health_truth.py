@@ -1,4 +1,4 @@
-"""/health/ready tells the truth about this machine's worker (issue 25): a real Celery worker killed with SIGKILL
+"""/health/ready tells the truth about this machine's worker: a real Celery worker killed with SIGKILL
 turns a ready machine degraded, naming the worker check, without taking it out of the load balancer."""
 
 from __future__ import annotations

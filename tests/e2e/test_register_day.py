@@ -1,4 +1,4 @@
-"""Compatibility over real-shaped data (issue 14, docs/amounts.md): a register day posted through the POS API of a
+"""Compatibility over real-shaped data (docs/amounts.md): a register day posted through the POS API of a
 live server, exported by a real Celery worker to a real web hook reachable_receiver, and read field by field the way the
 platform's tools read it: a line's discount is ``retail_price - sub_total``, a unit cost ``cost_price / quantity``,
 a period's cost ``margin_total - margin``, and every statement's totals add up."""

@@ -1,4 +1,4 @@
-"""Issue 12, part 1: a delivery task works on one export queue, leases each delivery just before its send, holds
+"""A delivery task works on one export queue, leases each delivery just before its send, holds
 at most the queue's concurrency cap of places, runs under time limits shorter than the lease, and the sweeper
 does not publish a young hand-off again."""
 

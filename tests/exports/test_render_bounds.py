@@ -1,5 +1,5 @@
 """Previews (API and admin) and deliveries render through the same bounded path: a template that amplifies its
-output is stopped while it renders, wherever it runs (issue 11). Time runs on a fake clock: no wall time."""
+output is stopped while it renders, wherever it runs. Time runs on a fake clock: no wall time."""
 
 from __future__ import annotations
 

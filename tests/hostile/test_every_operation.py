@@ -1,4 +1,4 @@
-"""Hostile input against every operation of the OpenAPI schema (issue 11): each class is a 4xx JSON answer.
+"""Hostile input against every operation of the OpenAPI schema: each class is a 4xx JSON answer.
 
 For every operation, with real identifiers in its path (``tests/support/world.py``) so requests reach past the
 404s, and the key of the scope the path needs:

@@ -1,5 +1,5 @@
 """Every refused request under ``/imports/`` and ``/api/`` is the documented JSON 4xx naming the field, never an
-HTML 500 or HTML 400 (issue 21, part 5): destination URLs Python cannot take apart, ports out of range, URLs and
+HTML 500 or HTML 400: destination URLs Python cannot take apart, ports out of range, URLs and
 headers over their bounds, look-alike ``@`` and ``\\`` in names and paths, a query of more than
 ``DATA_UPLOAD_MAX_NUMBER_FIELDS`` fields; and Django's own 400 and 500 under those prefixes."""
 
@@ -24,7 +24,7 @@ SECRET = "whsec_" + "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo="
 # URLs ``urllib.parse`` raises ValueError for (in urlsplit, or reading .hostname / .port), and ports it accepts
 # that no destination has.
 BAD_URLS = [
-    "http://[x]/",  # the issue's reproduction: a bracketed host that is not an IPv6 address
+    "http://[x]/",  # a bracketed host that is not an IPv6 address
     "https://[::1/",  # an unclosed bracket
     "https://a\u2100b/",  # a host that NFKC normalisation changes (U+2100 ACCOUNT OF)
     "https://erp.example.com:99999/hook",
@@ -200,7 +200,7 @@ def test_every_refusal_is_a_json_400_naming_the_field(tenant: Tenant, method, pa
     assert not RuntimeIntegration.objects.exists()
 
 
-# --- The issue's reproductions, one by one ------------------------------------------------------------------------
+# --- Through the API, one case at a time --------------------------------------------------------------------------
 def test_a_web_hook_url_of_a_bracketed_host_that_is_no_address_is_a_400_not_a_500(tenant: Tenant) -> None:
     response = call(tenant, "post", "/api/v1/export-queues/", queue_body(url="http://[x]/"))
 

@@ -1,4 +1,4 @@
-"""Issue 11's reproductions (parts 1 to 3), each a regression test.
+"""Hostile numbers, text and body sizes, each answered with a JSON 4xx (never a 500) before it can cost time.
 
 That a hostile number never costs time is proven without a clock: the literal is judged by its text, and a
 patched ``Decimal`` and ``int`` record every conversion the request makes; the hostile literal reaches neither.
@@ -61,7 +61,7 @@ def answered_errors(response: Any) -> list[dict[str, str]]:
     return body.get("errors") or [e for item in body.get("failed", []) for e in item["errors"]]
 
 
-# --- 1. One small request froze a web process ------------------------------------------------------------------
+# --- 1. A huge exponent cannot hold a web process: refused before any conversion -------------------------------
 
 
 @pytest.mark.parametrize("literal", HUGE)
@@ -92,7 +92,7 @@ def test_an_integrator_answer_with_a_huge_exponent_is_a_502_naming_its_path(
     assert literal not in conversions
 
 
-# --- 2. Numbers and text that answered 500 ---------------------------------------------------------------------
+# --- 2. Numbers and text no conversion can take: a JSON 4xx, never a 500 ---------------------------------------
 
 OVERFLOW_TARGETS = [
     (
@@ -181,7 +181,7 @@ def test_an_id_past_the_64_bit_range_is_a_json_404(world: World) -> None:
     assert response.json()["status"] == "ERROR"
 
 
-# --- 3. Slow and inconsistent limits ---------------------------------------------------------------------------
+# --- 3. Bodies over the limits: the same JSON 413 everywhere, before parsing -----------------------------------
 
 
 def test_a_10_mb_checkout_of_numbers_is_a_413_without_parsing(world: World, conversions: list[str]) -> None:

@@ -62,8 +62,8 @@ def test_the_sweeper_hands_over_only_items_pending_past_the_grace_period(tenant,
 
 
 def test_after_a_worker_process_died_the_sweeper_hands_over_every_pending_item_once(tenant, client, monkeypatch):
-    """Issue 25: a worker killed with the message of a hand-off leaves its items pending with no task in sight; once
-    its heartbeat is stale the next sweep hands over every pending item, young ones included, and forgets the dead
+    """A worker killed with the message of a hand-off leaves its items pending with no task in sight; once its
+    heartbeat is stale the next sweep hands over every pending item, young ones included, and forgets the dead
     process (the sweep after it is back to the grace period)."""
     from core.models import LiveProcess
     from imports import tasks

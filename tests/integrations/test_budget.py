@@ -1,4 +1,4 @@
-"""Issue 12: the integrator calls of a POS request share ``POS_INTEGRATION_BUDGET_SECONDS``; a call's time limit
+"""The integrator calls of a POS request share ``POS_INTEGRATION_BUDGET_SECONDS``; a call's time limit
 holds for its whole answer; with the budget spent no call is made. Against the reference integrator on 127.0.0.1,
 scripted to hang or to trickle its answer. No clock is read: the tests assert what the budget granted, what
 timeout went down to the socket and what the call log says."""

@@ -1,4 +1,4 @@
-"""Issue 12: a customer's discounts are asked once for the basket changes of ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS``
+"""A customer's discounts are asked once for the basket changes of ``POS_CUSTOMER_DISCOUNTS_CACHE_SECONDS``
 (remembered per account, customer, market and currency in the database), counted at the reference integrator.
 Expiry is shown by ageing the remembered answer, never by waiting."""
 

@@ -1,5 +1,5 @@
 """The worked line of docs/amounts.md, posted as it is written there, with every figure of its table checked in the
-stored sale, its statement rows and the register close statement (issue 14)."""
+stored sale, its statement rows and the register close statement."""
 
 from __future__ import annotations
 

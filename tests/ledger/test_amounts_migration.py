@@ -1,4 +1,4 @@
-"""The data migration to the platform's amount meanings (issue 14, docs/amounts.md), run over stored rows of the
+"""The data migration to the platform's amount meanings (docs/amounts.md), run over stored rows of the
 old shape: a line's ``retail_price`` and ``cost_price`` per unit, ``margin`` a ratio and ``margin_total`` the
 profit."""
 

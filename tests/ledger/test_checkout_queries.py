@@ -1,4 +1,4 @@
-"""A checkout's SQL queries do not grow with its lines (issue 16: at most 10 per checkout, whatever its size, with the
+"""A checkout's SQL queries do not grow with its lines (at most 10 per checkout, whatever its size, with the
 export queues of a real shop; PostgreSQL writes the rows of several tables in one statement, SQLite cannot: see
 docs/notes/history.md).
 

@@ -1,6 +1,6 @@
 """A checkout is refused only for what is certainly wrong; a relation the spec does not state is a warning: the
 checkout is stored and exported exactly as sent, its warnings stored with it, answered, listed and counted
-(issue 14, docs/amounts.md)."""
+(docs/amounts.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("register")
 
 
 def _discounts_read_differently(identifier: str = "co-1") -> dict[str, Any]:
-    """The issue's sale: base_price 200, sub_total 250, total_discounts 0 (a shop app reading the fields its way)."""
+    """A sale whose amounts a shop app reads its own way: base_price 200, sub_total 250, total_discounts 0."""
     body = checkout_body(identifier=identifier, lines=[("p-1", "tops", 1, "250.00")])
     basket = body["sales"][0]["basket"]
     basket["line_items"][0].update(base_price=200, retail_price=200)

@@ -509,7 +509,7 @@ def test_an_exchange_stores_a_sale_and_a_return_with_their_own_payments(pos: Pos
 
 
 def test_an_exchange_without_payments_on_each_sale_is_stored_with_a_warning(pos: PosApi) -> None:
-    # Issue 14: per-sale payments are this service's extension, not the spec's: not a reason to refuse.
+    # Per-sale payments are this service's extension, not the spec's: not a reason to refuse.
     body = exchange_body()
     del body["sales"][1]["payments"]
 

@@ -1,4 +1,4 @@
-"""/api/schema/ publishes the declared request body of every POS operation, field by field (issue 13)."""
+"""/api/schema/ publishes the declared request body of every POS operation, field by field."""
 
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def test_a_line_whose_total_tax_amount_is_not_its_parts_is_refused() -> None:
 
 
 def test_a_line_whose_total_is_not_sub_total_plus_sales_tax_is_a_warning() -> None:
-    # Issue 14: the spec does not state total = sub_total + sales_tax_amount.
+    # The spec does not state total = sub_total + sales_tax_amount.
     summary = basket()
     summary["line_items"][0]["total"] += Decimal("0.01")
 
@@ -121,7 +121,7 @@ def test_a_line_with_sales_tax_adds_it_to_the_total() -> None:
 
 @pytest.mark.parametrize("field", ["base_price", "sub_total", "total"])
 def test_a_summary_amount_that_is_not_the_sum_of_its_lines_is_a_warning(field: str) -> None:
-    # Issue 14: the spec does not state that a summary amount is the sum of its lines.
+    # The spec does not state that a summary amount is the sum of its lines.
     summary = basket(lines=[("p-1", None, 1, 100), ("p-2", None, 1, 50)])
     summary[field] += Decimal("0.03")  # beyond one minor unit per line
 

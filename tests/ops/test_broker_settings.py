@@ -1,5 +1,4 @@
-"""The broker gives a killed worker's unacknowledged messages back within minutes, never while a task may still run
-(issue 25)."""
+"""The broker gives a killed worker's unacknowledged messages back within minutes, never while a task may still run."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every HTML page carries a Content-Security-Policy that runs no inline script (issue 21, part 8), and no page
+"""Every HTML page carries a Content-Security-Policy that runs no inline script, and no page
 needs one: the admin (every model's list and add pages, the custom pages), the dashboard, the API docs, the
 login and error pages. The API's JSON answers carry none (no browser runs them)."""
 

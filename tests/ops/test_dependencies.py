@@ -1,6 +1,7 @@
 """What `make run` installs (the project's runtime dependencies, without the development extra) must be enough
-for every process it starts. A fresh clone's worker and beat once died importing kombu's Redis transport, which
-needs ``packaging``: a development tool had brought it in every environment the suite ran in."""
+for every process it starts. The worker and beat import kombu's Redis transport, which needs ``packaging``: a
+development tool that brings it into every environment the suite runs in would hide its absence from a fresh
+clone."""
 
 from __future__ import annotations
 

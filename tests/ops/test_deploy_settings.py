@@ -172,7 +172,7 @@ def test_gunicorn_accepts_its_configuration_file(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-# --- Issue 12: threaded workers, the application preloaded and warmed -------------------------------------------
+# --- Threaded workers, the application preloaded and warmed ---------------------------------------------------
 
 
 def test_gunicorn_runs_threaded_workers_with_the_application_preloaded_by_default(monkeypatch):

@@ -1,4 +1,4 @@
-"""The embedded default's broker (ops.embedded_broker, issue 12): safe under concurrent producers and consumers,
+"""The embedded default's broker (ops.embedded_broker): safe under concurrent producers and consumers,
 and what the settings point at when no CELERY_BROKER_URL is set."""
 
 from __future__ import annotations

@@ -177,7 +177,7 @@ def test_the_business_metrics_cost_a_fixed_number_of_queries(web, tenant, django
         make_item(queue)
         make_attempt(make_delivery(queue))
     make_call(tenant.account)
-    # 9, and 3 of issue 12: breakers by state, paused deliveries, disabled queues
+    # 9, and 3 for what the breakers hold back: breakers by state, paused deliveries, disabled queues
     with django_assert_max_num_queries(12):
         metrics.render()
 
@@ -254,7 +254,7 @@ def test_the_exposition_has_no_raw_ids_or_keys(web, tenant) -> None:
 
 
 def test_circuit_breakers_paused_deliveries_and_disabled_queues_are_gauged(web, tenant) -> None:
-    """Issue 12: what the breakers hold back, for an alert."""
+    """What the breakers hold back, for an alert."""
     from django.utils import timezone
 
     from core import breaker

@@ -1,4 +1,4 @@
-"""Retention (issue 7, section 3): logs go after their period, in batches; pending work and entities stay."""
+"""Retention: logs go after their period, in batches; pending work and entities stay."""
 
 from __future__ import annotations
 

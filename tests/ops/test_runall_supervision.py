@@ -1,4 +1,4 @@
-"""``manage.py runall`` supervises its children (issue 12): a dead worker or beat is started again with backoff, up
+"""``manage.py runall`` supervises its children: a dead worker or beat is started again with backoff, up
 to a cap, while the web server keeps serving; SIGTERM stops everything, the embedded broker last.
 
 The end-to-end tests run a real runall on the embedded default (SQLite and the embedded broker in a scratch

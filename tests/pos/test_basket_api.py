@@ -1,4 +1,4 @@
-"""POST /api/v1/pos/baskets/price (issue 5, section 1): the endpoint's own behaviour and a few realistic baskets
+"""POST /api/v1/pos/baskets/price: the endpoint's own behaviour and a few realistic baskets
 priced end to end by the real engine. The campaign rules themselves are covered by the engine's tests."""
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def test_one_tshirt_below_the_count_is_not_discounted(pos: PosApi, client, tenan
 
 
 def test_a_continued_discount_applies_on_the_discounted_price(pos: PosApi, client, tenant) -> None:
-    # 1.00 - 15% = 0.85, then 10% of 0.85 = 0.085 -> 0.09 off: 0.76 (issue 5's example).
+    # 1.00 - 15% = 0.85, then 10% of 0.85 = 0.085 -> 0.09 off: 0.76 (docs/pricing.md's example).
     import_campaigns(
         client,
         tenant,
@@ -497,7 +497,7 @@ def queries_to_price(pos: PosApi, body: dict[str, Any]) -> int:
 def test_a_priced_basket_costs_four_queries_whatever_its_lines_and_the_markets_campaigns(
     pos: PosApi, tenant: Tenant
 ) -> None:
-    """The key, the market, the basket's products and the market's pricing version (issue 16): the campaigns are
+    """The key, the market, the basket's products and the market's pricing version: the campaigns are
     read from the compiled index, the basket's products in one query."""
     small = basket(line(quantity=3, unit_price=9.95))
     large = basket(*(line(f"li-{n}", f"p-{n}", quantity=2, unit_price=5, tags=[f"tag-{n % 5}"]) for n in range(50)))

@@ -1,4 +1,4 @@
-"""The admin's "Price a basket" page (issue 5, section 3): staff price a basket with the market's campaigns and
+"""The admin's "Price a basket" page: staff price a basket with the market's campaigns and
 product rules and see which campaigns fired on which units and why others did not. Nothing is stored."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A register day in the shape the platform's POS sends it (issue 14, docs/amounts.md): multi-line sales with
+"""A register day in the shape the platform's POS sends it (docs/amounts.md): multi-line sales with
 discounts, a B2B customer, cash in two currencies, a return, an expense, a voided sale and the close.
 
 Amounts follow the platform's tools: a line's ``retail_price`` and ``cost_price`` are the line's (quantity x unit),

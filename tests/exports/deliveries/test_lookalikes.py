@@ -1,4 +1,4 @@
-"""Look-alike ``@`` and ``\\`` in from-names, attachment names and FTP/SFTP paths (issue 21, part 8): refused when
+"""Look-alike ``@`` and ``\\`` in from-names, attachment names and FTP/SFTP paths: refused when
 saved (``validate``, the API's 400 is in ``tests/hostile/test_json_everywhere.py``) and again on the rendered name
 before a send, where a queue's name can bring one in: nothing reaches the server."""
 

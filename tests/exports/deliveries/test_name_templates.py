@@ -1,5 +1,5 @@
 """Path, subject and attachment-name templates take the documented placeholders and nothing else: a format spec
-(``{date:>400000000}``) allocated its width before any check, at save and at every render. Refused at save with
+(``{date:>400000000}``) would allocate its width before any check, at save and at every render. Refused at save with
 the field named, and refused again (without allocating) when a stored template is rendered."""
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from tests.support.api import AdminApi, error_fields
 from tests.support.clocks import FakeClock
 from tests.support.tenants import Tenant
 
-# The reproductions: 1,000 tags of 18 segments (58,000 characters, within the size and tag caps) compiled for
-# 13.2 s; one tag of 30,000 segments for 14 s.
+# Slow to compile without a bound (docs/security.md): 1,000 tags of 18 segments (58,000 characters, within the
+# size and tag caps) take 13.2 s; one tag of 30,000 segments 14 s.
 MANY_LONG_PATHS = ("{{" + ".".join(["ab"] * 18) + "}}\n") * 1000
 ONE_TAG_OF_30000_SEGMENTS = "{{" + ".".join(["a"] * 30_000) + "}}"
 # Within every cap the whitelist counts (1,000 tags, 2,000 segments), but about 4.5 times the grammar steps of

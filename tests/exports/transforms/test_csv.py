@@ -113,8 +113,8 @@ def spreadsheet_rows(text: str, separator: str) -> list[list[str]]:
 def test_no_value_starts_a_cell_or_a_row_of_its_own(
     render_context: RenderContext, quoting: str, separator: str, name: str
 ) -> None:
-    # The reproductions: with quoting none, a line named "x;=1+1" read as the cells "x\\" and "=1+1", and
-    # "a\n=4+4" started a new row with a formula.
+    # With quoting none, a line named "x;=1+1" must not read as the cells "x\\" and "=1+1", nor "a\n=4+4"
+    # start a new row with a formula.
     sale = make_sale()
     sale["summary"]["line_items"][0]["name"] = name
     text = render(

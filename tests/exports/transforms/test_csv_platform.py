@@ -1,4 +1,4 @@
-"""The CSV features the platform's exports have (issue 14), each over real sales: posted through the POS API,
+"""The CSV features the platform's exports have, each over real sales: posted through the POS API,
 stored, and loaded as the sales entity exports them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Template output amplification (issue 11): a template that prints a large value many times is stopped while it
+"""Template output amplification: a template that prints a large value many times is stopped while it
 renders, by output size and by time, with its memory within a small multiple of the output limit.
 
 Nothing here measures wall time. Memory is measured with tracemalloc, against a render of the same template
@@ -27,7 +27,7 @@ from tests.support.sales import make_large_sale
 LIMIT = 64 * 1024
 # Produced text may take two bytes a character in memory (the sale's names hold an en dash), and a render holds
 # a chunk in the making besides: four times the limit is room enough, and less than one copy of the sale as
-# text (about 200 KB, 400 KB in memory), which is what every repetition used to cost before any check.
+# text (about 200 KB, 400 KB in memory), which is what every repetition costs when nothing checks the size.
 MEMORY_BOUND = 4 * LIMIT
 TIMEOUT = 5.0
 
@@ -98,8 +98,8 @@ def measure(
 def test_a_large_value_printed_a_thousand_times_stops_at_the_output_limit_while_rendering(
     name: str, large_sale: list[Element], render_context: RenderContext
 ) -> None:
-    # Before: Handlebars printed all 1,000 copies (200 MB here) before it looked at the size, and Mustache and
-    # the json helper serialised a whole copy before they looked.
+    # Handlebars must stop at the output limit while it prints, not after: 1,000 copies of this sale are 200 MB.
+    # Mustache and the json helper must look at the size before a whole copy is serialised.
     transform, attack, small = ATTACKS[name]
     baseline, _ = measure(transform, large_sale, render_context, small)
     peak, error = measure(transform, large_sale, render_context, attack)
@@ -156,8 +156,7 @@ def test_a_large_value_printed_a_thousand_times_stops_at_the_deadline_while_rend
 ) -> None:
     # The clock advances one second at every reading: the render must read it while it writes (not only between
     # values, or at the end) and stop at the first reading past the deadline, having written less than one copy
-    # of the sale. Before: {{{@root}}} and Mustache never read the clock here, {{{json @root}}} only between
-    # copies, so five whole copies were written first.
+    # of the sale. Read only between copies, it would let five whole copies through first.
     transform, attack, small = ATTACKS[name]
     fake_clock.step = 0.0  # the baseline runs with time standing still
     baseline, _ = measure(transform, large_sale, render_context, small)
@@ -168,7 +167,7 @@ def test_a_large_value_printed_a_thousand_times_stops_at_the_deadline_while_rend
     assert peak - baseline < len(json.dumps(large_sale[0].entity, ensure_ascii=False))
 
 
-# --- the output is what it was --------------------------------------------------------------------------------
+# --- what objects and values print, pinned --------------------------------------------------------------------
 
 SAMPLE = {
     "a": [1, 2.5, True, False, None, "x'y", 'q"', Decimal("1.50"), {}, []],
@@ -178,8 +177,8 @@ SAMPLE = {
 
 
 def test_an_object_prints_as_it_always_has(render_context: RenderContext) -> None:
-    # Pinned from the output before the bounded writer: {{{x}}} of an object or a list is the Python repr of the
-    # data (booleans as JSON writes them), {{x}} the same HTML-escaped.
+    # Pinned, as stored templates print it: {{{x}}} of an object or a list is the Python repr of the data
+    # (booleans as JSON writes them), {{x}} the same HTML-escaped; the bounded writer must not change it.
     config = {"type": "handlebars", "template": "{{#each elements}}{{{this}}}|{{{a}}}|{{{b.d}}}|{{b}}{{/each}}"}
     text = HANDLEBARS.render([Element("k", SAMPLE)], render_context, config).content.decode()
     assert text == (
@@ -243,16 +242,16 @@ def measure_config(
 def test_a_configured_transform_printing_an_object_many_times_stops_at_the_output_limit(
     code: str, attack: dict[str, Any], small: dict[str, Any], large_sale: list[Element], render_context: RenderContext
 ) -> None:
-    # Before: simple JSON serialised the object for every placeholder of every field (50,000 copies, gigabytes)
-    # and looked at the size once, at the end; CSV looked every 500 rows, after 200 copies in the first row. Now
-    # a render stops within one value past the limit: what it costs is at most that one value's serialisation
-    # in the making (its pieces and their join, two bytes a character here), not copies of it.
+    # Unchecked, simple JSON serialises the object for every placeholder of every field (50,000 copies,
+    # gigabytes), and a CSV checked every 500 rows holds 200 copies in its first row. A render stops within one
+    # value past the limit: what it costs is at most that one value's serialisation in the making (its pieces
+    # and their join, two bytes a character here), not copies of it.
     transform = TRANSFORMS[code]
     one_copy = len(json.dumps(large_sale[0].entity, ensure_ascii=False))
     baseline, _ = measure_config(transform, large_sale, render_context, small)
     peak, error = measure_config(transform, large_sale, render_context, attack)
     assert error is not None and f"larger than {LIMIT} bytes" in str(error)
-    assert peak - baseline < MEMORY_BOUND + 16 * one_copy  # 200 copies (CSV) or 50,000 (simple JSON) before
+    assert peak - baseline < MEMORY_BOUND + 16 * one_copy  # not 200 copies (CSV) or 50,000 (simple JSON)
 
 
 def test_simple_json_writes_what_json_dumps_wrote(render_context: RenderContext) -> None:
