@@ -1,7 +1,7 @@
 """What each member role may do in its account: the one place that decides it.
 
 Every screen and service that lets a person act asks ``allows(role, action)`` (or ``check``); nothing else
-compares roles. The table reads as the issue states it:
+compares roles. The table, role by role:
 
 * **owner**: everything, including members, API keys and the account's own settings (two-factor required);
 * **manager**: export queues, runtime integrations, retries and replays, products, expenses; reads everything but

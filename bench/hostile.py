@@ -97,7 +97,7 @@ def attacks() -> list[tuple[str, str, str, bytes, str]]:
             "application/json",
         ),
         ("nesting 100,000 deep", "POST", "/api/v1/pos/checkouts", b"[" * 100_000 + b"]" * 100_000, "application/json"),
-        *issue_21_attacks(),
+        *invalid_configuration_attacks(),
     ]
 
 
@@ -106,7 +106,7 @@ def _queue(delivery: dict[str, object]) -> bytes:
     return json.dumps(body).encode()
 
 
-def issue_21_attacks() -> list[tuple[str, str, str, bytes, str]]:
+def invalid_configuration_attacks() -> list[tuple[str, str, str, bytes, str]]:
     """Requests whose answers must be JSON errors, and destinations the guard refuses."""
     hook = {"type": "webhook", "url": "https://erp.example.com/hook"}
     mail = {"type": "email", "recipients": ["ops@example.com"]}
@@ -148,7 +148,7 @@ def issue_21_attacks() -> list[tuple[str, str, str, bytes, str]]:
             _queue({**mail, "attachment_name": "..\\{delivery_id}.{ext}"}),
             "application/json",
         ),
-        *issue_21_templates(),
+        *unbounded_template_attacks(),
     ]
 
 
@@ -157,7 +157,7 @@ def _templated(transform: dict[str, object], delivery: dict[str, object]) -> byt
     return json.dumps(body).encode()
 
 
-def issue_21_templates() -> list[tuple[str, str, str, bytes, str]]:
+def unbounded_template_attacks() -> list[tuple[str, str, str, bytes, str]]:
     """Templates that must stay bounded: format widths, and Handlebars compiles charged to the budget."""
     mail = {"type": "email", "recipients": ["ops@example.com"]}
     identity = {"type": "identity"}

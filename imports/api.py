@@ -61,7 +61,7 @@ class ImportLogViewSet(ReadOnlyViewSet):
     output_serializer_class = ImportLogOutputSerializer
 
     def select(self, **filters: Any) -> QuerySet[ImportItem]:
-        # The contract is ?integration=: the log of the integration named there, which is also
+        # The contract's ?integration=: the log of the integration named there, which is also
         # the one the key authenticates. integration_identifier picks another one, "*" all of them.
         chosen = filters.pop("integration", None) or self.request.query_params.get("integration")
         return selectors.import_items(account=self.account, integration=None if chosen == "*" else chosen, **filters)
