@@ -52,8 +52,8 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.EMBEDDED_BROKER_DIR = directory
 
 
-# Hypothesis' check that drawing inputs is fast fails a property test when the machine is busy (the suite's two
-# processes, a Celery worker, a browser), which says nothing about the property.
+# Hypothesis' check that drawing inputs is fast fails a property test when the machine is busy (the suite's
+# workers, a Celery worker, a browser), which says nothing about the property.
 hypothesis_settings.register_profile("suite", suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.load_profile("suite")
 
@@ -69,10 +69,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     tier, so its Celery workers, demo service and browser (session fixtures) start once, not in every worker."""
     for item in items:
         label = getattr(item, "operation_label", None)  # a schemathesis test, one per operation
-        if label and item._id.params is None:
+        node_id = getattr(item, "_id", None)  # pytest 9's structured nodeid (pytest 8 names the operation already)
+        if label and node_id is not None and node_id.params is None:
             # Under pytest 9 every one has the function's nodeid: give each its operation, as its name has, since
             # xdist schedules by nodeid (--dist loadgroup runs one test of many that share an id).
-            item._id = item._id.with_params(label)
+            item._id = node_id.with_params(label)
         try:
             folder = item.path.resolve().relative_to(TESTS).parts[0]
         except ValueError:
