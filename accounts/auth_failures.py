@@ -194,25 +194,27 @@ def _count(subject: str, *, now: datetime) -> None:
             continue
 
 
-# What a key-authenticated operation answers once its caller failed to authenticate too often (accounts.auth_failures).
+# What a key-authenticated operation answers once its caller failed to authenticate too often (the locks above).
 _LOCKED_OUT = (
     "Too many failed authentications: from this client address (every request is refused, the right key included) "
     "or with this key's prefix (its failures are), AUTH_FAILURE_LIMIT within AUTH_FAILURE_WINDOW_SECONDS. Try again "
     "after the delay in the Retry-After header."
 )
-_LOCKED_OUT_EXAMPLE = {
-    "summary": "Too many failed authentications",
-    "value": {"status": "ERROR", "message": TOO_MANY_FAILURES},
-}
-_RETRY_AFTER = {
-    "Retry-After": {"description": "Seconds until the limit lets the caller try again.", "schema": {"type": "integer"}}
-}
+
+
+def _locked_out_example() -> dict[str, Any]:
+    return {"summary": "Too many failed authentications", "value": {"status": "ERROR", "message": TOO_MANY_FAILURES}}
+
+
+def _retry_after() -> dict[str, Any]:
+    return {"Retry-After": {"description": "Seconds until the caller may try again.", "schema": {"type": "integer"}}}
 
 
 def authentication_limits(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """drf-spectacular postprocessing hook: every operation that authenticates a key (it documents a 401) can also
-    answer 429 when its caller failed too often (``accounts.auth_failures``), so each documents that 429, with the
-    error body and ``Retry-After``; an operation that has a 429 of its own (a try-out's rate) names both causes."""
+    answer 429 when its caller failed too often, so each documents that 429, with the error body, ``Retry-After``
+    and its example; an operation that has a 429 of its own (a try-out's rate) names both causes. Each operation
+    gets objects of its own, so the YAML has no anchors."""
     for path_item in result.get("paths", {}).values():
         for operation in path_item.values():
             responses = operation.get("responses") if isinstance(operation, dict) else None
@@ -221,17 +223,17 @@ def authentication_limits(result: dict[str, Any], generator: Any, request: Any, 
             own = responses.get("429")
             if own is not None:
                 own["description"] = f"{own.get('description', '')} Or: {_LOCKED_OUT}".strip()
-                own.setdefault("headers", _RETRY_AFTER)
+                own.setdefault("headers", _retry_after())
                 examples = own.setdefault("content", {}).setdefault("application/json", {}).setdefault("examples", {})
-                examples["TooManyFailedAuthentications"] = _LOCKED_OUT_EXAMPLE
+                examples["TooManyFailedAuthentications"] = _locked_out_example()
                 continue
             responses["429"] = {
                 "description": _LOCKED_OUT,
-                "headers": _RETRY_AFTER,
+                "headers": _retry_after(),
                 "content": {
                     "application/json": {
                         "schema": {"$ref": "#/components/schemas/Error"},
-                        "examples": {"TooManyFailedAuthentications": _LOCKED_OUT_EXAMPLE},
+                        "examples": {"TooManyFailedAuthentications": _locked_out_example()},
                     }
                 },
             }
