@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any, TypeVar
+from typing import Any
 
 from django.contrib.auth.views import redirect_to_login
-from django.db.models import Model, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -55,18 +54,6 @@ class Member:
     @property
     def role_label(self) -> str:
         return str(Role(self.role).label) if self.role in Role.values else self.role
-
-
-Row = TypeVar("Row", bound=Model)
-
-
-def found(rows: QuerySet[Row], pk: int, what: str) -> Row:
-    """The row ``pk`` of ``rows`` (a selector's, of the member's account), else 404: another account's row is not
-    found, never refused."""
-    row = rows.filter(pk=pk).first()
-    if row is None:
-        raise Http404(f"no such {what}")
-    return row
 
 
 def current_member(request: HttpRequest) -> Member | None:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from accounts.policy import Action
 from backoffice import selectors
-from backoffice.members import found, member_view
+from backoffice.members import member_view
 from backoffice.pages import newest_first
 from core.errors import ServiceError
 from exports import circuit, services
@@ -22,7 +22,7 @@ from exports.selectors import export_items, export_queues
 
 def account_queue(request: HttpRequest, pk: int) -> ExportQueue:
     """The member's account's queue, else 404 (another account's queue is not found, never refused)."""
-    return found(export_queues(account=request.member.account), pk, "export queue")  # type: ignore[attr-defined]
+    return get_object_or_404(export_queues(account=request.member.account), pk=pk)  # type: ignore[attr-defined]
 
 
 @member_view()
@@ -88,7 +88,7 @@ def export_log(request: HttpRequest) -> HttpResponse:
 @member_view()
 def export_item(request: HttpRequest, pk: int) -> HttpResponse:
     account = request.member.account  # type: ignore[attr-defined]
-    item = found(export_items(account=account, with_attempts=True), pk, "export item")
+    item = get_object_or_404(export_items(account=account, with_attempts=True), pk=pk)
     attempts = list(item.delivery.attempt_log.all()) if item.delivery is not None else []
     return render(request, "backoffice/exports/item.html", {"item": item, "attempts": attempts})
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 
 from accounts.selectors import integrations
 from backoffice.documents import in_short, problems
-from backoffice.members import found, member_view
+from backoffice.members import member_view
 from backoffice.pages import newest_first
 from imports.models import ImportKind, ImportStatus
 from imports.selectors import import_items
@@ -40,6 +40,6 @@ def import_log(request: HttpRequest) -> HttpResponse:
 @member_view()
 def import_item(request: HttpRequest, pk: int) -> HttpResponse:
     account = request.member.account  # type: ignore[attr-defined]
-    item = found(import_items(account=account), pk, "import item")
+    item = get_object_or_404(import_items(account=account), pk=pk)
     context = {"item": item, "errors": problems(item.errors), "payload": in_short(item.payload)}
     return render(request, "backoffice/imports/item.html", context)

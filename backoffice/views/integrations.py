@@ -12,7 +12,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -21,7 +21,7 @@ from accounts import tryouts
 from accounts.policy import Action
 from backoffice import selectors
 from backoffice.documents import in_short
-from backoffice.members import found, member_view
+from backoffice.members import member_view
 from backoffice.pages import newest_first
 from core import jsonparse
 from core.errors import ServiceError
@@ -39,7 +39,7 @@ ANSWER_SHOWN = 2000
 def _integration(request: HttpRequest, pk: int) -> RuntimeIntegration:
     """The member's account's runtime integration, else 404 (another account's is not found, never refused)."""
     account = request.member.account  # type: ignore[attr-defined]
-    return found(runtime_integrations(account=account), pk, "runtime integration")
+    return get_object_or_404(runtime_integrations(account=account), pk=pk)
 
 
 @member_view()

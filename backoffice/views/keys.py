@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.utils.translation import gettext as _
@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy
 from accounts import selectors, services
 from accounts.models import Account, Scope
 from accounts.policy import Action
-from backoffice.members import found, member_view
+from backoffice.members import member_view
 from core.errors import ServiceError
 
 
@@ -70,7 +70,7 @@ def key_list(request: HttpRequest) -> HttpResponse:
 @member_view(Action.MANAGE_API_KEYS, methods=("POST",))
 def key_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     account = request.member.account  # type: ignore[attr-defined]
-    api_key = found(selectors.api_keys(account=account), pk, "API key")
+    api_key = get_object_or_404(selectors.api_keys(account=account), pk=pk)
     services.revoke_api_key(account=account, api_key=api_key)
     messages.success(request, _("The key %(prefix)s… is revoked.") % {"prefix": api_key.prefix})
     return HttpResponseRedirect(reverse("backoffice:keys"))

@@ -10,7 +10,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.forms import SetPasswordForm
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -21,7 +21,7 @@ from accounts import selectors, services
 from accounts.models import Membership, Role
 from accounts.policy import Action
 from backoffice import invites
-from backoffice.members import SESSION_KEY, found, member_view
+from backoffice.members import SESSION_KEY, member_view
 from core.errors import Conflict, ServiceError
 
 
@@ -32,7 +32,7 @@ class AddMemberForm(forms.Form):
 
 def _membership(request: HttpRequest, pk: int) -> Membership:
     """A membership of the member's account, else 404 (another account's is not found, never refused)."""
-    return found(selectors.members(account=request.member.account), pk, "member")  # type: ignore[attr-defined]
+    return get_object_or_404(selectors.members(account=request.member.account), pk=pk)  # type: ignore[attr-defined]
 
 
 def _refused(request: HttpRequest, exc: ServiceError, membership: Membership) -> None:

@@ -7,11 +7,11 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 
 from accounts.selectors import stock_locations
 from backoffice.documents import in_short, problems
-from backoffice.members import found, member_view
+from backoffice.members import member_view
 from backoffice.pages import newest_first
 from ledger.selectors.checkouts import checkouts, sales
 
@@ -51,7 +51,7 @@ def sale_list(request: HttpRequest) -> HttpResponse:
 @member_view()
 def sale_detail(request: HttpRequest, pk: int) -> HttpResponse:
     account = request.member.account  # type: ignore[attr-defined]
-    sale = found(sales(account=account).defer("checkout__document"), pk, "sale")
+    sale = get_object_or_404(sales(account=account).defer("checkout__document"), pk=pk)
     context = {"sale": sale, "warnings": problems(sale.warnings), "document": in_short(sale.document)}
     return render(request, "backoffice/sales/sale.html", context)
 
@@ -63,7 +63,7 @@ def checkout_list(request: HttpRequest) -> HttpResponse:
 
 @member_view()
 def checkout_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    checkout = found(checkouts(account=request.member.account), pk, "checkout")  # type: ignore[attr-defined]
+    checkout = get_object_or_404(checkouts(account=request.member.account), pk=pk)  # type: ignore[attr-defined]
     context = {
         "checkout": checkout,
         "warnings": problems(checkout.warnings),

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 
 from accounts.selectors import registers
 from backoffice.documents import amount, in_short, number, statement_reconciliations, statement_summaries
-from backoffice.members import found, member_view
+from backoffice.members import member_view
 from backoffice.pages import newest_first
 from ledger.selectors.registers import register_close_statements, statements_in_short
 
@@ -34,7 +34,7 @@ def statement_list(request: HttpRequest) -> HttpResponse:
 @member_view()
 def statement_detail(request: HttpRequest, pk: int) -> HttpResponse:
     account = request.member.account  # type: ignore[attr-defined]
-    statement = found(register_close_statements(account=account).select_related("period"), pk, "statement")
+    statement = get_object_or_404(register_close_statements(account=account).select_related("period"), pk=pk)
     document = statement.document if isinstance(statement.document, dict) else {}
     summary = document.get("register_summary")
     opened_with = summary.get("cash_total_at_open") if isinstance(summary, dict) else None

@@ -303,13 +303,14 @@ def _not_sent(exc: smtplib.SMTPException | OSError | BadHeaderError | ValueError
             sent=sent,
             answer=last_line(f"{exc.smtp_code} {reply}"),
         )
-    # No connection to the relay at all (refused, timed out, its greeting refused): the relay's failure.
+    # No connection to the relay at all (refused, timed out): the relay's failure. A refused greeting
+    # (SMTPConnectError) has a reply code and is answered above.
     plain_os_error = isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException)
     failure = classify_transport(
         exc,
-        connecting=plain_os_error or isinstance(exc, smtplib.SMTPConnectError),
-        # The relay hung up or refused its greeting: the relay, not this message, failed.
-        down=isinstance(exc, smtplib.SMTPServerDisconnected | smtplib.SMTPConnectError),
+        connecting=plain_os_error,
+        # The relay hung up: the relay, not this message, failed.
+        down=isinstance(exc, smtplib.SMTPServerDisconnected),
     )
     return _failed(
         f"email not sent: {exc.__class__.__name__}: {exc}",
