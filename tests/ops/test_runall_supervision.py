@@ -11,9 +11,11 @@ import io
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +71,7 @@ def test_restarts_older_than_the_window_no_longer_count():
 class Runall:
     process: subprocess.Popen[bytes]
     log_path: Path
+    database: Path
     base: str
     import_url: str
     api_query: str
@@ -105,6 +108,7 @@ def runall(embedded_env: dict[str, str], tmp_path: Path, request: pytest.Fixture
     running = Runall(
         process=process,
         log_path=log_path,
+        database=Path(env["VAR_DIR"]) / "db.sqlite3",
         base=url.split("/imports/")[0],
         import_url=url,
         api_query=url.split("?")[1].replace("stock_location=shop-1&", ""),
@@ -135,6 +139,27 @@ def poll_health(running: Runall, stop: threading.Event) -> threading.Thread:
     return thread
 
 
+def stop_outside_a_write(group: int, database: Path) -> None:
+    """SIGSTOP the process group ``group`` at a moment none of it holds ``database``'s write lock.
+
+    The embedded default opens every transaction IMMEDIATE and the worker writes every few seconds (the sweeps,
+    the heartbeat); a worker frozen inside one would make every other writer wait for the lock, which is not the
+    failure under test. Frozen at a bad moment, it runs on a moment and is frozen again."""
+    for _ in range(100):
+        os.killpg(group, signal.SIGSTOP)
+        probe = sqlite3.connect(database, timeout=0.2)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.rollback()
+            return
+        except sqlite3.OperationalError:
+            os.killpg(group, signal.SIGCONT)
+            time.sleep(0.05)
+        finally:
+            probe.close()
+    raise AssertionError(f"the worker held {database}'s write lock at each of 100 tries")
+
+
 def materialised(running: Runall) -> bool:
     logs = requests.get(
         f"{running.base}/api/v1/import-logs/?identifier=runall-1&{running.api_query}", timeout=10
@@ -154,7 +179,7 @@ def test_a_worker_killed_by_sigkill_is_back_within_seconds_and_its_task_is_not_l
     poller = poll_health(runall, stop)
     try:
         # The worker (its pool too) stops taking work; the import is published while it cannot run it.
-        os.killpg(old_worker, signal.SIGSTOP)
+        stop_outside_a_write(old_worker, runall.database)
         answer = requests.post(runall.import_url, json=ORDER, timeout=10)
         assert answer.json() == {"status": "OK", "message": "Import of 1 order(s) initiated"}
         assert not materialised(runall)
