@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.scoping import PosView
-from core.api import ErrorOutputSerializer
+from core.api import ErrorOutputSerializer, error_responses
 from core.declare import BodyMeta
 from core.errors import ServiceError
 from orders import bodies, selectors, services
@@ -145,6 +145,7 @@ STATE_CHANGE_DOCS: dict[str, Any] = {
     "request": {"application/json": bodies.IncomingOrderStateChange},
     "responses": {
         200: IncomingOrderOutputSerializer,
+        **error_responses(scope="pos"),
         400: _refused("Invalid body or unknown cashier."),
         404: _refused("Unknown stock location or order."),
         409: _refused("The transition rules refuse the move."),
@@ -204,6 +205,7 @@ OUTGOING_ORDER_DOCS: dict[str, Any] = {
     "request": {"application/json": bodies.OutgoingOrder},
     "responses": {
         201: OutgoingOrderOutputSerializer,
+        **error_responses(scope="pos"),
         400: _refused("Invalid body or unknown stock location."),
         409: _refused("The order_identifier is already used."),
     },

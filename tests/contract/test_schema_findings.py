@@ -52,3 +52,17 @@ def test_an_expense_with_the_market_default_taxes_matches_its_schema(
     assert response.status_code == 201
     assert response.json()["taxes"] is None
     jsonschema_rs.validate(component(schema, "Expense"), response.json(), validate_formats=True)
+
+
+def test_every_operation_documents_the_answers_of_a_refused_key(schema: dict) -> None:
+    """Every operation authenticates a key, so each can answer 401 (no or a wrong key), 403 (a key without the
+    scope) and 429 (too many failures from one address): a client generated from the document handles all three."""
+    missing = [
+        f"{method.upper()} {path}: {code}"
+        for path, operations in schema["paths"].items()
+        for method, operation in operations.items()
+        if isinstance(operation, dict) and "responses" in operation
+        for code in ("401", "403", "429")
+        if code not in operation["responses"]
+    ]
+    assert missing == []
