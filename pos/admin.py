@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
+from accounts import tryouts
 from accounts.models import Account
 from campaigns.admin import CampaignAdmin, CampaignTool, register_tool
 from core import jsonparse
@@ -64,7 +65,8 @@ class PriceBasketForm(forms.Form):
 
 
 def price_basket_view(model_admin: CampaignAdmin, request: HttpRequest) -> HttpResponse:
-    """Price a basket as the POS endpoint would, with the explanation; nothing is stored."""
+    """Price a basket as the POS endpoint would, with the explanation; nothing is stored. Each basket priced is
+    a try-out of the operator in the chosen account (``accounts.tryouts``): past the limits, 429."""
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
     form = PriceBasketForm(request.POST if request.method == "POST" else None)
@@ -74,6 +76,7 @@ def price_basket_view(model_admin: CampaignAdmin, request: HttpRequest) -> HttpR
         "title": "Price a basket",
         "form": form,
     }
+    status = 200
     if request.method == "POST" and form.is_valid():
         account: Account = form.cleaned_data["account"]
         body: dict[str, Any] = {
@@ -83,7 +86,11 @@ def price_basket_view(model_admin: CampaignAdmin, request: HttpRequest) -> HttpR
         if form.cleaned_data["customer"]:
             body["customer"] = {"identifier": form.cleaned_data["customer"]}
         try:
+            tryouts.charge(account=account, caller=f"user:{request.user.pk}")
             priced = pricing_view.price_for_page(account=account, body=body)
+        except tryouts.RateLimited as exc:
+            context["errors"] = [{"field": "", "message": f"Too many baskets priced: try again in {exc.wait} seconds."}]
+            status = 429
         except InvalidInput as exc:
             context["errors"] = exc.errors()
         except ServiceError as exc:
@@ -96,7 +103,7 @@ def price_basket_view(model_admin: CampaignAdmin, request: HttpRequest) -> HttpR
                 warnings=priced.rule_warnings,
                 answer=json.dumps(priced.summary, indent=2, ensure_ascii=False, cls=DecimalJSONEncoder),
             )
-    return TemplateResponse(request, "admin/campaigns/campaign/price_basket.html", context)
+    return TemplateResponse(request, "admin/campaigns/campaign/price_basket.html", context, status=status)
 
 
 register_tool(CampaignTool(name="price_basket", label="Price a basket", view=price_basket_view))

@@ -1,7 +1,9 @@
 """Price a basket: a member types a basket (market, customer, lines of product id, quantity, unit price and tags)
 and sees it priced as the POS endpoint prices it, with each campaign the engine looked at and why it fired or not
 (``pos.pricing_view``). It changes nothing, so every member may, and the form is a GET: the URL of a priced
-basket can be shared."""
+basket can be shared. Each basket priced costs what a checkout's pricing does (it may call the account's
+customer-discounts integration), so it counts as a try-out of the member (``accounts.tryouts``): past the limits,
+429 with ``Retry-After``."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from accounts import selectors as account_selectors
+from accounts import tryouts
 from accounts.models import Account
 from backoffice.members import member_view
 from core.errors import ServiceError
@@ -122,6 +125,14 @@ def price_basket(request: HttpRequest) -> HttpResponse:
     if not lines:
         form.add_error(None, _("Enter at least one line: a product id and a quantity."))
         return render(request, "backoffice/pricing/basket.html", context, status=400)
+    try:
+        tryouts.charge(account=account, caller=f"user:{request.user.pk}")
+    except tryouts.RateLimited as exc:
+        limited = _("Too many baskets priced in a short time: try again in %(seconds)d seconds.")
+        form.add_error(None, limited % {"seconds": exc.wait})
+        response = render(request, "backoffice/pricing/basket.html", context, status=429)
+        response["Retry-After"] = str(exc.wait)
+        return response
     try:
         context["priced"] = pricing_view.price_for_page(account=account, body=_body(form, lines))
     except ServiceError as exc:

@@ -126,6 +126,20 @@ def test_another_accounts_market_is_not_one_to_choose(tenant, other_tenant, sign
     assert "se (SEK)" not in answer.content.decode()
 
 
+def test_baskets_priced_count_as_try_outs_of_the_member(tenant, sign_in: SignIn, settings):
+    settings.PREVIEW_RATE_LIMIT_PER_KEY = 2
+    stored_campaign(tenant, TSHIRTS_15)
+    member = sign_in(tenant.account, "viewer")
+
+    answers = [price(member, ("tshirt", 1, "10")) for _ in range(3)]
+    refused = price(member)  # a form refused before pricing counts nothing and still says what is wrong
+
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert int(answers[2]["Retry-After"]) > 0 and "priced" not in answers[2].context
+    assert "Too many baskets priced" in str(answers[2].context["form"].non_field_errors())
+    assert refused.status_code == 400
+
+
 def test_the_url_of_a_priced_basket_in_the_docs_prices_it(tenant, sign_in: SignIn):
     stored_campaign(tenant, TSHIRTS_15)
     member = sign_in(tenant.account, "viewer")

@@ -165,3 +165,16 @@ def test_staff_without_view_permission_on_campaigns_are_refused(client: Client, 
     client.force_login(user)
 
     assert client.get(reverse(PAGE)).status_code == 403
+
+
+def test_baskets_priced_count_as_try_outs_of_the_operator_in_the_account(
+    admin_client: Client, tenant: Tenant, settings: Any
+) -> None:
+    settings.PREVIEW_RATE_LIMIT_PER_KEY = 2
+    stored_campaign(tenant, TSHIRTS_15)
+
+    answers = [submit(admin_client, tenant, THREE_TSHIRTS) for _ in range(3)]
+
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert "summary" not in answers[2].context
+    assert "Too many baskets priced" in answers[2].content.decode()
