@@ -1,8 +1,9 @@
 """Try-outs: previews, test sends, test calls and baskets priced on a page, the work a caller asks for to see what
-a configuration does (a render, a send to the destination, a call to the integrator, the campaigns run). Each costs what a real one does and leaves no
-trace in the data, so they are rate-limited per account and per caller (an API key, or a staff user in the
-admin) through ``core.ratelimit``: ``PREVIEW_RATE_LIMIT_PER_ACCOUNT`` and ``PREVIEW_RATE_LIMIT_PER_KEY`` in
-windows of ``PREVIEW_RATE_WINDOW_SECONDS``, shared by every process. Past either, 429 with ``Retry-After``.
+a configuration does (a render, a send to the destination, a call to the integrator, the campaigns run). Each
+costs what a real one does and leaves no trace in the data, so they are rate-limited per account and per caller
+(an API key, or a staff user in the admin) through ``core.ratelimit``: ``PREVIEW_RATE_LIMIT_PER_ACCOUNT`` and
+``PREVIEW_RATE_LIMIT_PER_KEY`` in windows of ``PREVIEW_RATE_WINDOW_SECONDS``, shared by every process. Past
+either, 429 with ``Retry-After``.
 """
 
 from __future__ import annotations
