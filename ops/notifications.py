@@ -37,6 +37,7 @@ from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
+from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
@@ -88,6 +89,12 @@ class Run:
 # --- What to tell ----------------------------------------------------------------------------------------------
 
 
+def _link(name: str, *args: object) -> str:
+    """The back-office page ``name`` (backoffice/urls.py) as a link a reader can open from the mail: ``SITE_URL``
+    and the page's path (mails are sent from Celery, with no request to take the host from)."""
+    return str(settings.SITE_URL) + reverse(f"backoffice:{name}", args=args)
+
+
 def _disabled(entry: AuditEntry) -> bool:
     if entry.action == "disabled":
         return True
@@ -125,7 +132,7 @@ def _queue_disabled_mail(queue: ExportQueue, entry: AuditEntry) -> tuple[str, st
         "identifier": queue.account.identifier,
         "account": queue.account.name,
         "queue": queue.name,
-        "pk": queue.pk,
+        "link": _link("queue", queue.pk),
         "by": gettext("the system") if entry.actor_kind == "system" else entry.actor,
         "at": entry.at.isoformat(timespec="seconds"),
         "reason": queue.disabled_reason or gettext("turned off"),
@@ -144,7 +151,7 @@ def _queue_disabled_mail(queue: ExportQueue, entry: AuditEntry) -> tuple[str, st
             "enabled."
         )
         + "\n"
-        + gettext("The queue: /backoffice/exports/queues/%(pk)s/") % values
+        + gettext("The queue: %(link)s") % values
         + "\n"
     )
     return subject, body
@@ -167,15 +174,14 @@ def _users_of(account: Account, key: str) -> list[str]:
         target = circuit.target_of(queue)
         if target is not None and key in (target.key, target.host):
             users.append(
-                gettext("export queue '%(name)s' (/backoffice/exports/queues/%(pk)s/)")
-                % {"name": queue.name, "pk": queue.pk}
+                gettext("export queue '%(name)s' (%(link)s)") % {"name": queue.name, "link": _link("queue", queue.pk)}
             )
     for integration in RuntimeIntegration.objects.filter(account=account).order_by("kind"):
         found = runtime.breaker_target(account, integration.url)
         if found is not None and key in (found.key, found.host):
             users.append(
-                gettext("runtime integration '%(kind)s' (/backoffice/integrations/%(pk)s/)")
-                % {"kind": integration.kind, "pk": integration.pk}
+                gettext("runtime integration '%(kind)s' (%(link)s)")
+                % {"kind": integration.kind, "link": _link("integration", integration.pk)}
             )
     return users
 
@@ -320,7 +326,8 @@ def digest_body(*, account: Account, day: date) -> str:
         f"  {row['kind']}: " + gettext("%(failed)s of %(n)s calls failed") % {"failed": row["failed"], "n": row["n"]}
         for row in calls
     ] or [none]
-    lines += ["", gettext("The dashboard: /backoffice/ · the export log: /backoffice/exports/log/"), ""]
+    links = {"dashboard": _link("dashboard"), "log": _link("export-log")}
+    lines += ["", gettext("The dashboard: %(dashboard)s · the export log: %(log)s") % links, ""]
     return "\n".join(lines)
 
 
