@@ -490,7 +490,8 @@ def _site_url(value: str, *, source: str) -> str:
         or any(mark in value for mark in "?#")
         or any(char.isspace() for char in value)
     ):
-        shown = value.replace(parts.netloc, "***@" + parts.hostname) if parts.username is not None else value
+        # A user and password are never echoed: the message ends up in logs.
+        shown = value.replace(parts.netloc, "***@" + parts.netloc.rpartition("@")[2]) if "@" in parts.netloc else value
         raise ImproperlyConfigured(
             f"{source} must be the back-office's public base URL: http:// or https://, a host (and a port), no path, "
             f"query or user, e.g. https://backoffice.example.com; got {shown!r}"

@@ -16,6 +16,9 @@ Three kinds (``accounts.models.NotificationKind``), each sent to the account's a
   attempts by reason, import errors, runtime integration failures. From ``NOTIFY_DIGEST_HOUR`` (UTC) on, once a
   day per member.
 
+Every link in a mail is absolute, ``SITE_URL`` and the page's path reversed from its name in ``backoffice/urls.py``:
+the mails are sent from Celery, with no request whose host a link could take.
+
 Each mail is claimed first by a ``NotificationSent`` row (membership, kind, subject key: unique), then sent; a
 mail the relay refuses is logged and its claim removed, so the next run tries it again; a relay that cannot be
 reached ends the run (the rest waits for the next one). At most ``NOTIFY_MAX_MAILS_PER_RUN`` mails a run. A
