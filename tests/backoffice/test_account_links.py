@@ -77,8 +77,7 @@ def test_a_link_naming_an_account_not_theirs_or_none_is_dropped_and_the_session_
     working_in(client, other_tenant.account)
 
     answers = [
-        client.get(queue_path(queue), {"account": name})
-        for name in ("acme", "no-such-account", "", "é" * 300, "ACME")
+        client.get(queue_path(queue), {"account": name}) for name in ("acme", "no-such-account", "", "é" * 300, "ACME")
     ]
 
     # An existing account not theirs is answered as an unknown one: its existence is not told.

@@ -1,6 +1,7 @@
 """Members are mailed, through a real SMTP server on 127.0.0.1, when an export queue is disabled, when a
 destination's breaker stays open, and (when they ask for it) a daily digest; once each, only in their account. Every
-link in a mail is absolute, ``SITE_URL`` and the page's path, and opens that page."""
+link in a mail is absolute, ``SITE_URL`` and the page's path naming the mail's account, and opens that page in that
+account, whichever account the reader works in."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from django.utils import timezone
 from accounts import audit
 from accounts import services as account_services
 from accounts.models import Account, Membership, NotificationKind
+from backoffice.members import SESSION_KEY
 from core import breaker
 from core.models import CircuitBreaker
 from exports import circuit
@@ -32,6 +34,8 @@ from tests.support.ports import free_port
 from tests.support.tenants import Tenant
 
 SITE = "https://backoffice.example.com"
+# What every link of acme's mails ends with: the account it opens the page in.
+IN_ACME = "?account=acme"
 
 
 def member(account: Account, role: str, email: str | None = None) -> Membership:
@@ -57,12 +61,20 @@ def links(body: str) -> list[str]:
     return re.findall(r"[^\s()]*/backoffice/[^\s()]*", body)
 
 
-def opened(membership: Membership, link: str) -> str:
-    """The page at ``link`` as the member sees it, signed in (the link must be one of ``SITE``)."""
-    assert link.startswith(f"{SITE}/backoffice/"), link
+def signed_in(membership: Membership) -> Client:
     client = Client()
     client.force_login(membership.user, backend="django.contrib.auth.backends.ModelBackend")
-    answer = client.get(link.removeprefix(SITE))
+    return client
+
+
+def opened(membership: Membership, link: str, client: Client | None = None) -> str:
+    """The page at ``link`` as the member sees it, signed in (the link must be one of ``SITE``, naming an account):
+    the account switched to, then the page without the parameter."""
+    assert link.startswith(f"{SITE}/backoffice/"), link
+    path, query = link.removeprefix(SITE).split("?")
+    assert query.startswith("account="), link
+    answer = (client or signed_in(membership)).get(link.removeprefix(SITE), follow=True)
+    assert answer.redirect_chain == [(path, 302)], link
     assert answer.status_code == 200, link
     return answer.content.decode()
 
@@ -96,9 +108,28 @@ def test_a_queue_disabled_by_a_person_is_mailed_to_owners_and_managers_once(tena
     message = smtp_server.messages()[0]
     assert "Export queue 'erp-sales' was disabled" in message["Subject"]
     assert "disabled by owner@acme.example" in message.get_content()
-    assert links(message.get_content()) == [f"{SITE}/backoffice/exports/queues/{queue.pk}/"]
-    assert f"The queue: {SITE}/backoffice/exports/queues/{queue.pk}/" in message.get_content().splitlines()
+    assert links(message.get_content()) == [f"{SITE}/backoffice/exports/queues/{queue.pk}/{IN_ACME}"]
+    assert f"The queue: {SITE}/backoffice/exports/queues/{queue.pk}/{IN_ACME}" in message.get_content().splitlines()
     assert "erp-sales" in opened(staff["manager"], links(message.get_content())[0])  # the queue's own page
+
+
+def test_a_member_of_two_accounts_working_in_the_other_opens_the_mails_queue_in_its_account(
+    tenant, other_tenant, smtp_server, site
+):
+    both = member(tenant.account, "manager", "both@example.com")
+    member(other_tenant.account, "owner", "both@example.com")
+    queue = make_sales_queue(tenant.account, "erp-sales")
+    disable_by_person(queue, both)
+    assert notifications.notify_problems().sent == 1
+    [link] = links(smtp_server.messages()[0].get_content())
+    client = signed_in(both)
+    client.post("/backoffice/switch/", {"account": "globex"})
+    assert client.get(f"/backoffice/exports/queues/{queue.pk}/").status_code == 404  # not globex's
+
+    page = opened(both, link, client)
+
+    assert "erp-sales" in page and '<option value="acme" selected>' in page
+    assert client.session[SESSION_KEY] == "acme"
 
 
 def test_a_member_who_chose_danish_is_mailed_in_danish_and_the_others_in_english(tenant, staff, smtp_server, site):
@@ -113,7 +144,7 @@ def test_a_member_who_chose_danish_is_mailed_in_danish_and_the_others_in_english
     assert danish["Subject"].strip() == "[acme] Eksportkøen 'erp-sales' blev deaktiveret"  # encoded, then folded
     assert "blev deaktiveret af systemet" in danish.get_content()
     assert "Årsag: every delivery has failed for 5 days" in danish.get_content()
-    assert f"Køen: {SITE}/backoffice/exports/queues/{queue.pk}/" in danish.get_content().splitlines()
+    assert f"Køen: {SITE}/backoffice/exports/queues/{queue.pk}/{IN_ACME}" in danish.get_content().splitlines()
     assert english["Subject"] == "[acme] Export queue 'erp-sales' was disabled"
     assert "disabled by the system" in english.get_content()
 
@@ -177,8 +208,8 @@ def test_a_breaker_open_longer_than_the_setting_is_mailed_once_per_open_period(
     message = smtp_server.messages()[0]
     assert "https://example.com:443" in message["Subject"]
     body = message.get_content()
-    assert f"export queue 'erp-sales' ({SITE}/backoffice/exports/queues/{queue.pk}/)" in body
-    assert links(body) == [f"{SITE}/backoffice/exports/queues/{queue.pk}/"]
+    assert f"export queue 'erp-sales' ({SITE}/backoffice/exports/queues/{queue.pk}/{IN_ACME})" in body
+    assert links(body) == [f"{SITE}/backoffice/exports/queues/{queue.pk}/{IN_ACME}"]
     assert "HTTP 503" in body
 
     breaker.record_success(key)  # the period ends; a new one is told again
@@ -199,7 +230,7 @@ def test_a_runtime_integrations_breaker_is_mailed_with_a_link_to_the_integration
     assert notifications.notify_problems().sent == 2
 
     body = smtp_server.messages()[0].get_content()
-    link = f"{SITE}/backoffice/integrations/{integration.pk}/"
+    link = f"{SITE}/backoffice/integrations/{integration.pk}/{IN_ACME}"
     assert f"runtime integration 'customer_lookup' ({link})" in body
     assert links(body) == [link]
     assert "https://erp.example/customers" in opened(staff["owner"], link)
@@ -250,7 +281,7 @@ def test_the_digest_goes_only_to_members_who_asked_for_it_once_a_day(tenant, sta
     assert "erp-sales: 1 x HTTP 503 from the ERP" in body
     assert "incoming_order: 1 failure" in body
     assert "customer_lookup: 1 of 1 calls failed" in body
-    dashboard, log = f"{SITE}/backoffice/", f"{SITE}/backoffice/exports/log/"
+    dashboard, log = f"{SITE}/backoffice/{IN_ACME}", f"{SITE}/backoffice/exports/log/{IN_ACME}"
     assert f"The dashboard: {dashboard} · the export log: {log}" in body
     assert links(body) == [dashboard, log]
     assert "erp-sales" in opened(staff["viewer"], dashboard) and "erp-sales" in opened(staff["viewer"], log)
@@ -268,8 +299,8 @@ def test_the_links_follow_site_url_and_the_danish_digest_has_them_too(tenant, st
 
     body = smtp_server.messages()[0].get_content()
     assert (
-        "Oversigten: http://localhost:8000/backoffice/ · eksportloggen: http://localhost:8000/backoffice/exports/log/"
-        in body
+        "Oversigten: http://localhost:8000/backoffice/?account=acme · "
+        "eksportloggen: http://localhost:8000/backoffice/exports/log/?account=acme" in body
     )
 
 
