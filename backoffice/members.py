@@ -5,9 +5,11 @@ person with no membership sees a page that says so (403); a person whose session
 of the sign-in goes to type their code, and one who must enrol in two-factor sign-in (an account of theirs
 requires it) goes to their security page, the only page they may use until they have (``backoffice.second_step``);
 a role the policy does not allow for the view's action gets a 403. The account a person works in is kept in the
-session (the account switcher sets it); a person in one account only is always in it. Every view reads through
-the account-scoped selectors with ``request.member.account``, so an object of another account is a 404 wherever
-it is named.
+session (the account switcher sets it, and so does a link naming an account, ``in_account``: a GET of any page with
+``?account=<identifier>`` of one of the person's accounts switches to it, then the page is asked for again without
+the parameter; an account not theirs is dropped the same way, the session unchanged); a person in one account only
+is always in it. Every view reads through the account-scoped selectors with ``request.member.account``, so an
+object of another account is a 404 wherever it is named.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 
 from accounts.models import Account, Role
@@ -28,10 +31,23 @@ from accounts.policy import Action, allows
 from accounts.services import memberships_of
 from backoffice import second_step
 
-__all__ = ("SESSION_KEY", "Member", "current_member", "member_view", "template_context")
+__all__ = (
+    "ACCOUNT_PARAMETER",
+    "SESSION_KEY",
+    "Member",
+    "current_member",
+    "in_account",
+    "member_view",
+    "template_context",
+)
 
 # The session's key for the identifier of the account the person works in now.
 SESSION_KEY = "backoffice_account"
+# The query parameter of a link that names the account its page is of (``in_account``); no page reads a GET parameter
+# of that name otherwise.
+ACCOUNT_PARAMETER = "account"
+# The methods a link naming an account switches on: a link is followed by a GET (a HEAD answers as the GET would).
+_SWITCHING_METHODS = ("GET", "HEAD")
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,26 @@ def current_member(request: HttpRequest) -> Member | None:
     return Member(user=user, account=chosen.account, role=chosen.role, accounts=tuple(m.account for m in memberships))
 
 
+def in_account(path: str, account: Account) -> str:
+    """The back-office page ``path`` (a path with no query) as a link that opens it in ``account``, whichever of
+    their accounts the reader works in now (``member_view`` switches to it)."""
+    return f"{path}?{urlencode({ACCOUNT_PARAMETER: account.identifier})}"
+
+
+def _switched_by_link(request: HttpRequest, member: Member) -> HttpResponse:
+    """A GET naming an account (``in_account``): the session switches to it when it is one of the person's; any
+    other name (an account they are not a member of, or none at all) is ignored, the session unchanged, and answered
+    alike, so whether another account exists is never told. Either way the same page again, without the parameter
+    (the other parameters kept), so the address shown and any link built from the query do not carry it."""
+    wanted = request.GET.get(ACCOUNT_PARAMETER, "")
+    if any(account.identifier == wanted for account in member.accounts):
+        request.session[SESSION_KEY] = wanted
+    rest = request.GET.copy()
+    rest.pop(ACCOUNT_PARAMETER, None)
+    query = rest.urlencode()
+    return HttpResponseRedirect(f"{request.path}?{query}" if query else request.path)
+
+
 def template_context(request: HttpRequest) -> dict[str, Any]:
     """A context processor: ``member`` on every page (None where no member is signed in, as on the sign-in page)."""
     return {"member": getattr(request, "member", None)}
@@ -80,7 +116,9 @@ def member_view(
 ) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """Wrap a back-office view: signed in (both steps), a member of an account, and allowed ``action`` there by
     the role policy; only ``methods`` (others: 405). ``enrolling``: the view is where a person who must enrol in
-    two-factor sign-in does so (they may use it, and no other). Sets ``request.member``."""
+    two-factor sign-in does so (they may use it, and no other). A GET naming an account (``in_account``) switches
+    to it and asks for the page again (``_switched_by_link``): once signed in, so a link followed before signing in
+    switches after. Sets ``request.member``."""
 
     def wrap(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @wraps(view)
@@ -95,6 +133,8 @@ def member_view(
                 return redirect_to_login(request.get_full_path(), reverse("backoffice:login-verify"))
             if still == second_step.ENROL and not enrolling:
                 return HttpResponseRedirect(reverse("backoffice:security"))
+            if request.method in _SWITCHING_METHODS and ACCOUNT_PARAMETER in request.GET:
+                return _switched_by_link(request, member)
             request.member = member  # type: ignore[attr-defined]
             if request.method not in methods:
                 return render(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import environ
 from celery.schedules import crontab
@@ -453,6 +454,60 @@ if EMAIL_USE_TLS and EMAIL_USE_SSL:
     raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL are exclusive: set one of them")
 if EMAIL_TIMEOUT <= 0:
     raise ImproperlyConfigured("EMAIL_TIMEOUT must be positive")
+
+
+# The back-office's public base URL (scheme, host, port if any; no path), which every link of a mail sent without a
+# request (the notifications, from Celery) starts with: https://backoffice.example.com. Unset (or empty), it is where
+# runall serves locally, http:// + RUN_BIND; production refuses to start without it, as a link to 127.0.0.1 would
+# reach nobody.
+def _local_site_url(bind: str) -> str:
+    """``http://`` and runall's bind, a wildcard address (all interfaces) read as localhost; a unix socket or file
+    descriptor bind (not reachable by a browser) gives ``http://localhost:8000``."""
+    if bind.startswith(("unix:", "fd://")):
+        return "http://localhost:8000"
+    host, colon, port = bind.rpartition(":")
+    if not colon or (host.startswith("[") and not host.endswith("]")):  # no port, or a bare IPv6 address
+        host, port = bind, "8000"
+    if host in ("", "0.0.0.0", "[::]"):  # noqa: S104 - an address read to write a link, nothing is bound here
+        host = "localhost"
+    return f"http://{host}:{port}"
+
+
+def _site_url(value: str, *, source: str) -> str:
+    """``value`` checked to be an http(s) URL of a host and nothing more (one trailing slash dropped), else
+    ImproperlyConfigured naming ``source``."""
+    parts = urlsplit(value)
+    try:
+        port_ok = parts.port is None or parts.port > 0  # a port that is not a number up to 65535 raises
+    except ValueError:
+        port_ok = False
+    if (
+        not port_ok
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path not in ("", "/")
+        or parts.username is not None
+        or any(mark in value for mark in "?#")
+        or any(char.isspace() for char in value)
+    ):
+        # A user and password are never echoed: the message ends up in logs.
+        shown = value.replace(parts.netloc, "***@" + parts.netloc.rpartition("@")[2]) if "@" in parts.netloc else value
+        raise ImproperlyConfigured(
+            f"{source} must be the back-office's public base URL: http:// or https://, a host (and a port), no path, "
+            f"query or user, e.g. https://backoffice.example.com; got {shown!r}"
+        )
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+if env.str("SITE_URL", default="").strip():
+    SITE_URL = _site_url(env.str("SITE_URL").strip(), source="SITE_URL")
+elif PRODUCTION:
+    raise ImproperlyConfigured(
+        "DJANGO_ENV=production needs SITE_URL: the back-office's public base URL (https://backoffice.example.com), "
+        "which the links of the notification mails start with"
+    )
+else:
+    SITE_URL = _site_url(_local_site_url(RUN_BIND), source="SITE_URL (unset: http:// + RUN_BIND)")
 
 # --- Notifications to a retailer's members (ops.notifications) ------------------------------------------------
 # A destination's breaker open (failing since) longer than this is told to the members who want it, once an open

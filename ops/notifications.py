@@ -16,6 +16,10 @@ Three kinds (``accounts.models.NotificationKind``), each sent to the account's a
   attempts by reason, import errors, runtime integration failures. From ``NOTIFY_DIGEST_HOUR`` (UTC) on, once a
   day per member.
 
+Every link in a mail is absolute, ``SITE_URL`` and the page's path reversed from its name in ``backoffice/urls.py``:
+the mails are sent from Celery, with no request whose host a link could take. Each names the mail's account
+(``backoffice.members.in_account``), so it opens the page in that account even for a reader working in another.
+
 Each mail is claimed first by a ``NotificationSent`` row (membership, kind, subject key: unique), then sent; a
 mail the relay refuses is logged and its claim removed, so the next run tries it again; a relay that cannot be
 reached ends the run (the rest waits for the next one). At most ``NOTIFY_MAX_MAILS_PER_RUN`` mails a run. A
@@ -37,12 +41,14 @@ from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
+from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from accounts.models import Account, AuditEntry, Membership, NotificationKind, NotificationPreference
 from accounts.selectors import members_notified
 from accounts.services import language_of
+from backoffice.members import in_account
 from core.models import BreakerState, CircuitBreaker
 from exports import circuit
 from exports.models import ExportAttempt, ExportDelivery, ExportQueue, ExportStatus
@@ -88,6 +94,13 @@ class Run:
 # --- What to tell ----------------------------------------------------------------------------------------------
 
 
+def _link(account: Account, name: str, *args: object) -> str:
+    """The back-office page ``name`` (backoffice/urls.py) of ``account`` as a link a reader can open from the mail:
+    ``SITE_URL`` and the page's path (mails are sent from Celery, with no request to take the host from), naming
+    the account (a reader in several accounts may be working in another)."""
+    return str(settings.SITE_URL) + in_account(reverse(f"backoffice:{name}", args=args), account)
+
+
 def _disabled(entry: AuditEntry) -> bool:
     if entry.action == "disabled":
         return True
@@ -125,7 +138,7 @@ def _queue_disabled_mail(queue: ExportQueue, entry: AuditEntry) -> tuple[str, st
         "identifier": queue.account.identifier,
         "account": queue.account.name,
         "queue": queue.name,
-        "pk": queue.pk,
+        "link": _link(queue.account, "queue", queue.pk),
         "by": gettext("the system") if entry.actor_kind == "system" else entry.actor,
         "at": entry.at.isoformat(timespec="seconds"),
         "reason": queue.disabled_reason or gettext("turned off"),
@@ -144,7 +157,7 @@ def _queue_disabled_mail(queue: ExportQueue, entry: AuditEntry) -> tuple[str, st
             "enabled."
         )
         + "\n"
-        + gettext("The queue: /backoffice/exports/queues/%(pk)s/") % values
+        + gettext("The queue: %(link)s") % values
         + "\n"
     )
     return subject, body
@@ -167,15 +180,15 @@ def _users_of(account: Account, key: str) -> list[str]:
         target = circuit.target_of(queue)
         if target is not None and key in (target.key, target.host):
             users.append(
-                gettext("export queue '%(name)s' (/backoffice/exports/queues/%(pk)s/)")
-                % {"name": queue.name, "pk": queue.pk}
+                gettext("export queue '%(name)s' (%(link)s)")
+                % {"name": queue.name, "link": _link(account, "queue", queue.pk)}
             )
     for integration in RuntimeIntegration.objects.filter(account=account).order_by("kind"):
         found = runtime.breaker_target(account, integration.url)
         if found is not None and key in (found.key, found.host):
             users.append(
-                gettext("runtime integration '%(kind)s' (/backoffice/integrations/%(pk)s/)")
-                % {"kind": integration.kind, "pk": integration.pk}
+                gettext("runtime integration '%(kind)s' (%(link)s)")
+                % {"kind": integration.kind, "link": _link(account, "integration", integration.pk)}
             )
     return users
 
@@ -320,7 +333,8 @@ def digest_body(*, account: Account, day: date) -> str:
         f"  {row['kind']}: " + gettext("%(failed)s of %(n)s calls failed") % {"failed": row["failed"], "n": row["n"]}
         for row in calls
     ] or [none]
-    lines += ["", gettext("The dashboard: /backoffice/ · the export log: /backoffice/exports/log/"), ""]
+    links = {"dashboard": _link(account, "dashboard"), "log": _link(account, "export-log")}
+    lines += ["", gettext("The dashboard: %(dashboard)s · the export log: %(log)s") % links, ""]
     return "\n".join(lines)
 
 

@@ -81,6 +81,12 @@ def test_the_application_services_require_a_metrics_token(services):
             assert service["environment"]["METRICS_TOKEN"].startswith("${METRICS_TOKEN:?"), name  # never a default
 
 
+def test_the_application_services_require_the_site_url_of_the_mails_links(services):
+    for name, service in services.items():
+        if name not in ("postgres", "redis"):
+            assert service["environment"]["SITE_URL"].startswith("${SITE_URL:?"), name  # never a default
+
+
 def test_the_client_address_is_the_one_the_proxy_in_front_appends(services):
     """The compose file puts the service behind one TLS proxy (SECURE_PROXY_SSL_HEADER): without trusting its
     X-Forwarded-For entry, every client would share the proxy's address in the failed-authentication limits."""

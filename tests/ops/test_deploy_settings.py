@@ -47,6 +47,7 @@ def production_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "DJANGO_ENV": "production",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "backoffice.example.com",
+        "SITE_URL": "https://backoffice.example.com",
         "METRICS_TOKEN": secrets.token_urlsafe(32),
         **extra,
     }
@@ -117,6 +118,60 @@ def test_production_needs_allowed_hosts(tmp_path):
     del environment["ALLOWED_HOSTS"]
     done = run([sys.executable, "manage.py", "check"], environment)
     assert done.returncode != 0 and "needs ALLOWED_HOSTS" in done.stderr
+
+
+@pytest.mark.parametrize("value", [None, "", "  "])
+def test_production_needs_site_url(tmp_path, value):
+    """The mails' links would otherwise name the machine's local address, which no reader can open."""
+    environment = production_env(tmp_path)
+    if value is None:
+        del environment["SITE_URL"]
+    else:
+        environment["SITE_URL"] = value
+    done = run([sys.executable, "manage.py", "check"], environment)
+    assert done.returncode != 0 and "DJANGO_ENV=production needs SITE_URL" in done.stderr
+
+
+def site_url_at_start(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """The settings loaded in a fresh development process with ``env``; prints SITE_URL."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_ENV", "SITE_URL", "RUN_BIND"))}
+    probe = "import django; django.setup(); from django.conf import settings; print(settings.SITE_URL)"
+    return run([sys.executable, "-c", probe], {**base, "VAR_DIR": str(tmp_path / "var"), **env})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "backoffice.example.com",  # no scheme
+        "ftp://backoffice.example.com",
+        "https://",  # no host
+        "https://backoffice.example.com/backoffice/",  # a path: the pages' paths are added to it
+        "https://backoffice.example.com?next=/",
+        "https://backoffice.example.com:99999",
+        "https://ops:secret@backoffice.example.com",  # credentials, mailed to every member
+    ],
+)
+def test_a_bad_site_url_is_refused_at_start(tmp_path, value):
+    done = site_url_at_start(tmp_path, SITE_URL=value)
+    assert done.returncode != 0
+    assert "ImproperlyConfigured: SITE_URL must be the back-office's public base URL" in done.stderr
+    assert "secret" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "site_url"),
+    [
+        ({"SITE_URL": "https://backoffice.example.com"}, "https://backoffice.example.com"),
+        ({"SITE_URL": "http://shop.example.com:8080/"}, "http://shop.example.com:8080"),  # the slash dropped
+        ({}, "http://127.0.0.1:8000"),  # runall's default bind
+        ({"RUN_BIND": "0.0.0.0:9000"}, "http://localhost:9000"),  # every interface: this machine's name
+        ({"RUN_BIND": "unix:/run/retail.sock"}, "http://localhost:8000"),
+    ],
+)
+def test_site_url_is_the_setting_else_where_runall_serves(tmp_path, env, site_url):
+    done = site_url_at_start(tmp_path, **env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == site_url
 
 
 def test_check_deploy_warns_behind_a_proxy_whose_forwarded_address_is_not_trusted(tmp_path):

@@ -82,6 +82,7 @@ def test_production_routes_by_default_and_queue_names_come_from_the_environment(
         DJANGO_ENV="production",
         SECRET_KEY="k" * 60,
         ALLOWED_HOSTS="example.com",
+        SITE_URL="https://example.com",
         METRICS_TOKEN="m" * 40,
         TASK_QUEUE_IMPORTS="acme-imports",
         CELERY_TASK_DEFAULT_QUEUE="acme-default",
