@@ -125,10 +125,8 @@ def _calls_integrator(
     refused: Example | None = None,
 ) -> Any:
     """``extend_schema`` of a view that calls the integrator of ``kind``: its answer (schema and description), its
-    own errors (``codes``; a
-    404's example ``not_found``, by default the account's having no such integration; a 400's ``refused``) and the
-    integrator's
-    (``UPSTREAM``), which every such view shares."""
+    own errors (``codes``; a 404's example ``not_found``, by default the account's having no such integration; a
+    400's ``refused``) and the integrator's (``UPSTREAM``), which every such view shares."""
     request: dict[str, Any] = {} if body is None else {"request": {"application/json": body}}
     return extend_schema(
         tags=["pos"],
