@@ -36,11 +36,15 @@ from giftcards.bodies import (
     IDENTIFIER,
     ActivateGiftCard,
     CreateGiftCard,
+    CustomerAccountBalance,
+    PaidFromCustomerAccount,
+    PaidWithGiftCard,
     PayFromCustomerAccount,
     PayWithGiftCard,
     Query,
 )
 from giftcards.models import CustomerAccountPayment
+from integrations.bodies.answers import GiftCard, published
 from integrations.docs import not_configured_example
 
 
@@ -95,6 +99,8 @@ UPSTREAM = {
     502: OpenApiResponse(description="The integrator failed or answered something that is not the spec's model."),
     504: OpenApiResponse(description="The integrator did not answer within the integration's timeout."),
 }
+# The Gift card entity: what create, activate and read answer (the integrators' answer model, one component).
+GIFT_CARD = published(GiftCard)
 SHOP_PARAMETER = OpenApiParameter("shop_id", OpenApiTypes.STR, OpenApiParameter.QUERY, description="Shop (optional).")
 
 
@@ -107,7 +113,7 @@ def _unknown_card(message: str) -> Example:
 def _calls_integrator(
     summary: str,
     description: str,
-    answer: str,
+    answer: OpenApiResponse,
     codes: tuple[int, ...],
     *,
     body: type[Body] | None = None,
@@ -118,10 +124,9 @@ def _calls_integrator(
     not_found: Example | None = None,
     refused: Example | None = None,
 ) -> Any:
-    """``extend_schema`` of a view that calls the integrator of ``kind``: its answer, its own errors (``codes``; a
-    404's example ``not_found``, by default the account's having no such integration; a 400's ``refused``) and the
-    integrator's
-    (``UPSTREAM``), which every such view shares."""
+    """``extend_schema`` of a view that calls the integrator of ``kind``: its answer (schema and description), its
+    own errors (``codes``; a 404's example ``not_found``, by default the account's having no such integration; a
+    400's ``refused``) and the integrator's (``UPSTREAM``), which every such view shares."""
     request: dict[str, Any] = {} if body is None else {"request": {"application/json": body}}
     return extend_schema(
         tags=["pos"],
@@ -129,7 +134,7 @@ def _calls_integrator(
         description=description,
         parameters=parameters,
         responses={
-            status_code: OpenApiResponse(description=answer),
+            status_code: answer,
             **error_responses(
                 *codes,
                 scope="pos",
@@ -148,7 +153,7 @@ class GiftCardCreateView(IntegrationPosView):
     @_calls_integrator(
         "Create a gift card",
         "Calls the `giftcard_create` integration and records the created, inactive card (status 1).",
-        "The Gift card entity.",
+        OpenApiResponse(GIFT_CARD, description="The Gift card entity."),
         (400, 404),
         body=CreateGiftCard,
         status_code=201,
@@ -179,7 +184,7 @@ class GiftCardActivateView(IntegrationPosView):
             "to `code`. Calls `giftcard_activate` with the inactive card's details; the same call again for the "
             "same sale answers the active card."
         ),
-        "The Gift card entity.",
+        OpenApiResponse(GIFT_CARD, description="The Gift card entity."),
         (400, 404, 409),
         body=ActivateGiftCard,
         kind="giftcard_activate",
@@ -204,7 +209,7 @@ class GiftCardReadView(IntegrationPosView):
     @_calls_integrator(
         "Read a gift card",
         "Calls `giftcard_read` and updates the service's record of the card.",
-        "The Gift card entity.",
+        OpenApiResponse(GIFT_CARD, description="The Gift card entity."),
         (400, 404),
         parameters=[*AUTH_PARAMETERS, SHOP_PARAMETER],
         kind="giftcard_read",
@@ -228,7 +233,7 @@ class GiftCardPayView(IntegrationPosView):
             "after the payment with `amount_used`; status 3 once the balance is 0. The same `identifier` again "
             "answers the first result (`replayed: true`) without paying twice."
         ),
-        "The card after the payment.",
+        OpenApiResponse(PaidWithGiftCard, description="The card after the payment, and the payment."),
         (400, 404, 409),
         body=PayWithGiftCard,
         kind="giftcard_pay",
@@ -276,7 +281,7 @@ class CustomerAccountReadView(IntegrationPosView):
     @_calls_integrator(
         "Read a customer account",
         "Calls `customer_account_read`; any non-200 answer is an error.",
-        "{customer_id, currency_code, amount}",
+        OpenApiResponse(CustomerAccountBalance, description="The customer account's balance."),
         (400, 404),
         parameters=[
             *AUTH_PARAMETERS,
@@ -318,7 +323,7 @@ class CustomerAccountPayView(IntegrationPosView):
             "the integrator actually used; `differs` / `partial` flag an amount other than `requested_amount`. "
             "The same `identifier` again answers the first result without paying twice."
         ),
-        "The payment.",
+        OpenApiResponse(PaidFromCustomerAccount, description="The payment."),
         (400, 404, 409),
         body=PayFromCustomerAccount,
         kind="customer_account_pay",

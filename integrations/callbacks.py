@@ -277,16 +277,24 @@ def callbacks(components: Components) -> dict[str, Any]:
 
 
 def publish(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
-    """drf-spectacular postprocessing hook: the callbacks on ``OPERATION`` and the answers' components. A component
-    of the same name already published (``CurrencyCode``) must be the same schema."""
+    """drf-spectacular postprocessing hook: the callbacks on ``OPERATION`` and the answers' components, which the
+    POS answers that are an answer's model refer to as well (``answers.published``). A component of the same name
+    already published (``CurrencyCode``) must be the same schema."""
     path, method = OPERATION
     operation = result.get("paths", {}).get(path, {}).get(method)
-    if operation is None:  # a schema of part of the API (drf-spectacular's ``urlconf``)
-        return result
     components = Components()
-    operation["callbacks"] = callbacks(components)
+    found = callbacks(components)
+    if operation is not None:
+        operation["callbacks"] = found
+        names = set(components.schemas)
+    else:  # a schema of part of the API (drf-spectacular's ``urlconf``): the components its operations refer to
+        names = closure(references(result.get("paths", {})) & set(components.schemas), components.schemas)
+        if not names:
+            return result
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     for name, schema in components.schemas.items():
+        if name not in names:
+            continue
         if name in schemas and schemas[name] != schema:
             raise ValueError(f"the callbacks' component {name!r} differs from the one published")
         schemas.setdefault(name, schema)

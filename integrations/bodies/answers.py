@@ -23,7 +23,7 @@ from typing import Any
 
 from campaigns.pricing.registry import CAMPAIGN, check_campaign
 from core.decimals import floats_as_decimals
-from core.declare import Body, Field, optional
+from core.declare import Body, BodyMeta, Field, optional
 from core.nodes import (
     INVALID,
     AnyObject,
@@ -353,3 +353,14 @@ def declaration(kind: str) -> Node:
 def answer_schema(kind: str, components: Components) -> Schema:
     """The answer of ``kind`` as an OpenAPI 3.1 schema, the components it refers to added to ``components``."""
     return declaration(kind).json_schema(components)
+
+
+def published(body: BodyMeta) -> Schema:
+    """A reference to the component of ``body``, an object kind's spec model, for a POS answer that is that model
+    as it stands (the gift card operations answer the Gift card entity). Only ``integrations.callbacks.publish``
+    adds the component: given to drf-spectacular as a body, it would go through drf-spectacular's enum hook,
+    which runs before the callbacks' hook and makes a component of an enum (the card's ``status``), so that the
+    one model would be published in two shapes."""
+    if body not in OBJECT_KINDS.values() or not isinstance(body, BodyMeta):
+        raise ValueError(f"{body!r} is not the model of an object kind's answer")
+    return {"$ref": f"#/components/schemas/{body.schema_name}"}

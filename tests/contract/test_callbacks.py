@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 import schemathesis
+from django import urls
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from core.nodes import Components
+from giftcards import pos_api as giftcards_pos_api
 from integrations import callbacks, services
 from integrations.bodies import answers
 from integrations.kinds import KINDS
@@ -235,3 +237,23 @@ def test_the_integrators_document_is_served(document: dict[str, Any]) -> None:
     response = APIClient().get("/api/schema/integrator/?format=json")
     assert response.status_code == 200
     assert json.loads(response.content) == callbacks.integrator_document(document)
+
+
+def test_a_document_of_the_gift_card_routes_alone_carries_the_gift_card_entity(document: dict[str, Any]) -> None:
+    """The POS gift card answers refer to the integrators' Gift card entity (``answers.published``), which the
+    callbacks' hook adds: without the operation the callbacks hang on, it adds what the operations refer to."""
+    patterns = [urls.path("api/v1/", urls.include(giftcards_pos_api.pos_urls))]
+    generated = SchemaGenerator(patterns=patterns).get_schema(request=None, public=True)
+    partial = json.loads(json.dumps(generated, default=float))
+    schemas = partial["components"]["schemas"]
+    assert callbacks.OPERATION[0] not in partial["paths"]
+    assert callbacks.references(partial) <= set(schemas)  # each reference resolves
+    for name in ("IntegratorGiftCard", "CurrencyCode"):
+        assert schemas[name] == document["components"]["schemas"][name]
+    assert not set(schemas) & {"IntegratorEcommerceProduct", "IntegratorCustomerAccount"}
+
+
+def test_only_an_answers_model_is_referred_to_as_published() -> None:
+    assert answers.published(answers.GiftCard) == {"$ref": "#/components/schemas/IntegratorGiftCard"}
+    with pytest.raises(ValueError, match="not the model"):
+        answers.published(answers.DeprecatedBalance)

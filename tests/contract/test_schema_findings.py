@@ -66,3 +66,18 @@ def test_every_operation_documents_the_answers_of_a_refused_key(schema: dict) ->
         if code not in operation["responses"]
     ]
     assert missing == []
+
+
+def test_every_success_answer_with_a_body_publishes_its_schema(schema: dict) -> None:
+    """A client generated from the document reads every answer typed, and schemathesis checks each: every 2xx but
+    a 204 (which has no body) publishes a JSON schema."""
+    bare = [
+        f"{method.upper()} {path}: {code}"
+        for path, operations in schema["paths"].items()
+        for method, operation in operations.items()
+        if isinstance(operation, dict) and "responses" in operation
+        for code, response in operation["responses"].items()
+        if code.startswith("2") and code != "204"
+        if not response.get("content", {}).get("application/json", {}).get("schema")
+    ]
+    assert bare == []
