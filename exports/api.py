@@ -63,6 +63,7 @@ QUEUE_REQUEST_EXAMPLE: dict[str, Any] = {
     "filters": {"stock_locations": ["shop-1"], "markets": [], "ignore_stock_event_types": []},
     "trigger": "realtime",
     "daily_at": None,
+    "concurrency": None,
     "transform": {"type": "identity"},
     "delivery": {"type": "webhook", "url": "https://erp.example.com/hooks/orders", "headers": {"X-Shop": "acme"}},
 }

@@ -81,3 +81,26 @@ def test_every_success_answer_with_a_body_publishes_its_schema(schema: dict) -> 
         if not response.get("content", {}).get("application/json", {}).get("schema")
     ]
     assert bare == []
+
+
+def test_every_example_of_an_answer_matches_the_answers_schema(schema: dict) -> None:
+    """An example is what a client developer copies into a test or a mock: each one of every answer (any status)
+    validates against the schema published beside it."""
+    wrong = []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            if not isinstance(operation, dict):
+                continue
+            for code, answer in operation.get("responses", {}).items():
+                for media in answer.get("content", {}).values():
+                    published = {**media.get("schema", {}), "components": schema["components"]}
+                    for name, example in media.get("examples", {}).items():
+                        errors = [
+                            str(error)
+                            for error in jsonschema_rs.validator_for(published, validate_formats=True).iter_errors(
+                                example["value"]
+                            )
+                        ]
+                        if errors:
+                            wrong.append(f"{method.upper()} {path} {code} {name!r}: {errors[0][:200]}")
+    assert wrong == []
