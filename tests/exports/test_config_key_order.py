@@ -5,15 +5,21 @@ shorter first, then bytewise)."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
+from django.core.exceptions import FieldError
+from django.db import connection
 
 from exports import services
 from exports.models import ExportDelivery, ExportQueue, ExportStatus
+from tests.support.admin import admin_url
 from tests.support.api import AdminApi
+from tests.support.backoffice import SignIn
 from tests.support.imports import import_orders
-from tests.support.queues import SECRET
+from tests.support.queues import SECRET, admin_queue_form
 from tests.support.receivers import Receiver
+from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -87,3 +93,36 @@ def test_an_update_keeps_the_new_order(api: AdminApi) -> None:
     assert answer.status_code == 200, answer.json()
     assert list(answer.json()["transform"]["fields"]) == list(FIELDS)
     assert list(api.get(f"export-queues/{queue.pk}").json()["transform"]["fields"]) == list(FIELDS)
+
+
+def test_the_admin_and_the_back_office_forms_show_the_configured_order(
+    admin_client, tenant: Tenant, sign_in: SignIn
+) -> None:
+    typed = admin_queue_form(tenant, transform__type="simple_json", transform__fields=FIELDS, delivery__headers=HEADERS)
+    saved = admin_client.post(admin_url(ExportQueue, "add"), typed)
+    assert saved.status_code == 302
+    queue = ExportQueue.objects.get(account=tenant.account)
+    assert list(queue.transform["fields"]) == list(FIELDS) and list(queue.delivery["headers"]) == list(HEADERS)
+
+    admin_form = admin_client.get(admin_url(ExportQueue, "change", queue.pk)).context["adminform"].form
+    edit = sign_in(tenant.account, "owner").get(f"/backoffice/exports/queues/{queue.pk}/edit/")
+    for form in (admin_form, edit.context["form"]):
+        assert list(json.loads(form["transform__fields"].value())) == list(FIELDS)
+        assert list(json.loads(form["delivery__headers"].value())) == list(HEADERS)
+
+
+def test_the_column_holds_the_json_text_as_written_with_every_digit(tenant: Tenant) -> None:
+    transform = {"type": "csv", "zz": Decimal("12345678901234567.89"), "a": [Decimal("1.10"), None]}
+    queue = ExportQueue.objects.create(
+        account=tenant.account, name="text", entity_type="sales", transform=transform, delivery={}
+    )
+    with connection.cursor() as cursor:
+        table = connection.ops.quote_name(ExportQueue._meta.db_table)
+        cursor.execute(f"SELECT transform FROM {table} WHERE id = %s", [queue.pk])  # noqa: S608
+        assert cursor.fetchone()[0] == '{"type": "csv", "zz": 12345678901234567.89, "a": [1.1, null]}'
+    assert ExportQueue.objects.get(pk=queue.pk).transform == transform
+
+
+def test_a_lookup_by_key_is_refused_on_every_database() -> None:
+    with pytest.raises(FieldError):
+        ExportQueue.objects.filter(transform__type="csv").exists()
