@@ -125,6 +125,8 @@ class OrderedJSONField(DecimalJSONField):
         return json.dumps(value, cls=self.encoder)
 
     def get_transform(self, name: str) -> Any:
+        # No key transform (JSONField's fallback for any name): a FieldError, rather than SQL that SQLite's JSON
+        # functions would answer and PostgreSQL would refuse on text.
         return models.Field.get_transform(self, name)
 
 
