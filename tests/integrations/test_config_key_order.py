@@ -5,6 +5,7 @@ on every database: through the API and the back-office form and back, and on the
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -43,7 +44,7 @@ def _configuration(url: str) -> dict[str, Any]:
     return {"kind": "shipping_options", "method": "POST", "url": url, "query": QUERY, "headers": HEADERS, "body": BODY}
 
 
-def _assert_in_order(config: dict[str, Any]) -> None:
+def _assert_in_order(config: Mapping[str, Any]) -> None:
     assert list(config["query"]) == list(QUERY)
     assert list(config["headers"]) == list(HEADERS)
     assert list(config["body"]) == list(BODY) and list(config["body"]["mm"]) == list(BODY["mm"])
