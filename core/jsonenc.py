@@ -106,9 +106,10 @@ class OrderedJSONField(DecimalJSONField):
     """A DecimalJSONField stored as the JSON text it is written as, so an object's keys read back in their order.
 
     For configuration whose key order is part of what it means (a simple JSON transform's output keys, a web hook's
-    headers): PostgreSQL's jsonb reorders an object's keys (shorter first, then bytewise), so the column is text on
-    every database (SQLite keeps its JSON_VALID check). Python sees what a JSONField gives; the database sees text,
-    so the column has no lookups by key (refused on every database, where jsonb would have answered them)."""
+    headers, a runtime integration's query parameters, headers and body template): PostgreSQL's jsonb reorders an
+    object's keys (shorter first, then bytewise), so the column is text on every database (SQLite keeps its
+    JSON_VALID check). Python sees what a JSONField gives (None saved is SQL NULL, as there); the database sees
+    text, so the column has no lookups by key (refused on every database, where jsonb would have answered them)."""
 
     def get_internal_type(self) -> str:
         # A text column to the database (its type, a migration's cast from and to jsonb), JSON to Python.

@@ -130,6 +130,7 @@ def test_the_columns_hold_the_json_text_as_written_and_no_body_is_null(tenant: T
     without = RuntimeIntegration.objects.create(account=tenant.account, kind="giftcard_read", url="https://e.example")
     assert _column(without, "body") is None
     assert RuntimeIntegration.objects.get(pk=without.pk).body is None
+    assert list(RuntimeIntegration.objects.filter(body__isnull=True)) == [without]
 
 
 @pytest.mark.parametrize("lookup", ["query__a", "headers__Authorization", "body__amount"])
