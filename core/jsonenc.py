@@ -102,6 +102,35 @@ class DecimalJSONField(models.JSONField):
         return "%s"
 
 
+class OrderedJSONField(DecimalJSONField):
+    """A DecimalJSONField stored as the JSON text it is written as, so an object's keys read back in their order.
+
+    For configuration whose key order is part of what it means (a simple JSON transform's output keys, a web hook's
+    headers, a runtime integration's query parameters, headers and body template): PostgreSQL's jsonb reorders an
+    object's keys (shorter first, then bytewise), so the column is text on every database (SQLite keeps its
+    JSON_VALID check). Python sees what a JSONField gives (None saved is SQL NULL, as there); the database sees
+    text, so the column has no lookups by key (refused on every database, where jsonb would have answered them)."""
+
+    def get_internal_type(self) -> str:
+        # A text column to the database (its type, a migration's cast from and to jsonb), JSON to Python.
+        return "TextField"
+
+    def db_check(self, connection: Any) -> str | None:
+        check = connection.data_type_check_constraints.get("JSONField")  # SQLite: JSON_VALID
+        return None if check is None else check % self.db_type_parameters(connection)
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        # The text itself, never the backend's JSON adapter (psycopg's Jsonb would go through jsonb on the way in).
+        if not prepared:
+            value = self.get_prep_value(value)
+        return json.dumps(value, cls=self.encoder)
+
+    def get_transform(self, name: str) -> Any:
+        # No key transform (JSONField's fallback for any name): a FieldError, rather than SQL that SQLite's JSON
+        # functions would answer and PostgreSQL would refuse on text.
+        return models.Field.get_transform(self, name)
+
+
 def epoch(value: Any) -> float | None:
     """A datetime as Unix seconds with decimals (the spec's timestamps)."""
     return None if value is None else round(value.timestamp(), 3)

@@ -8,7 +8,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import AccountOwned
-from core.jsonenc import DecimalJSONField
+from core.jsonenc import DecimalJSONField, OrderedJSONField
 from core.outbox import EntityType  # the one enumeration of entity types; the queue's and item's choices
 
 
@@ -38,8 +38,10 @@ class ExportQueue(AccountOwned):
     )
     trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.REALTIME)
     daily_at = models.TimeField(null=True, blank=True, help_text="Local time of a daily run (account time zone).")
-    transform = DecimalJSONField(default=dict, help_text='{"type": "identity"|"mustache"|..., ...}')
-    delivery = DecimalJSONField(default=dict, help_text='{"type": "webhook"|"email"|"ftp"|"sftp", ...}')
+    # JSON text on every database: the order of their keys is configured (a simple JSON transform's output keys, a
+    # web hook's headers) and kept, where PostgreSQL's jsonb would reorder them. The filters' keys mean no order.
+    transform = OrderedJSONField(default=dict, help_text='{"type": "identity"|"mustache"|..., ...}')
+    delivery = OrderedJSONField(default=dict, help_text='{"type": "webhook"|"email"|"ftp"|"sftp", ...}')
     # Deliveries of this queue sent at the same time, across every worker (empty: EXPORT_QUEUE_CONCURRENCY): the
     # endpoint's bound. 1 sends them one at a time, in order.
     concurrency = models.PositiveSmallIntegerField(

@@ -10,7 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from accounts.models import AccountOwned
-from core.jsonenc import DecimalJSONField
+from core.jsonenc import DecimalJSONField, OrderedJSONField
 from core.secrets import URL_PATH, mask_url
 from integrations.kinds import KINDS
 
@@ -32,9 +32,11 @@ class RuntimeIntegration(AccountOwned):
     enabled = models.BooleanField(default=True)
     method = models.CharField(max_length=4, choices=Method.choices, default=Method.GET)
     url = models.CharField(max_length=2000, help_text="URL template, e.g. https://erp.example.com/cards/{code}")
-    query = DecimalJSONField(default=dict, blank=True, help_text="Query parameters: name -> template.")
-    headers = DecimalJSONField(default=dict, blank=True, help_text="Headers: name -> value (template).")
-    body = DecimalJSONField(null=True, blank=True, help_text="JSON body template, or null for no body.")
+    # JSON text on every database: query parameters, headers and the body's keys go out to the integrator in the
+    # order configured, where PostgreSQL's jsonb would reorder them.
+    query = OrderedJSONField(default=dict, blank=True, help_text="Query parameters: name -> template.")
+    headers = OrderedJSONField(default=dict, blank=True, help_text="Headers: name -> value (template).")
+    body = OrderedJSONField(null=True, blank=True, help_text="JSON body template, or null for no body.")
     secret_fields = models.JSONField(
         default=list,
         blank=True,

@@ -212,7 +212,7 @@ class WebhookDelivery(Delivery):
         text = f"POST {url}, {size:,} bytes {content_type}"
         headers = config.get("headers")
         if isinstance(headers, dict) and headers:
-            # By name: a stored configuration's order is the database's (PostgreSQL's jsonb sorts its own way).
+            # By name; they are sent in the configured order.
             shown = sorted(mask_headers(headers).items())
             text += "; headers " + ", ".join(f"{name}: {value}" for name, value in shown)
         auth = config.get("auth")
