@@ -16,6 +16,7 @@ from django.db import connection
 from integrations.models import RuntimeIntegration
 from tests.support.api import AdminApi, PosApi, results
 from tests.support.backoffice import SignIn
+from tests.support.integrations import SHIPPING_REQUEST
 from tests.support.reference_server import ReferenceIntegrator
 from tests.support.tenants import Tenant
 
@@ -27,17 +28,7 @@ HEADERS = {"X-Zeta-Long-Name": "z", "X-A": "a", "X-Mm": "m"}
 BODY = {"zebra_long_key": "{shop_id}", "a": "{currency_code}", "mm": {"zz_city": "{city}", "b": "{market}"}}
 # The body the template gives for SALE's shop and address, as the integrator receives it.
 SENT_BODY = '{"zebra_long_key": "shop-1", "a": "DKK", "mm": {"zz_city": "København", "b": "dk"}}'
-SALE = {
-    "stock_location": "shop-1",
-    "address": {
-        "name": "Jane Doe",
-        "street": "Vestergade 1",
-        "city": "København",
-        "postal_code": "1456",
-        "country": "Denmark",
-        "country_code": "DK",
-    },
-}
+SALE = SHIPPING_REQUEST
 
 
 def _configuration(url: str) -> dict[str, Any]:

@@ -8,20 +8,14 @@ from typing import Any
 import pytest
 
 from tests.support.api import PosApi
+from tests.support.integrations import SHIPPING_ADDRESS, SHIPPING_REQUEST
 from tests.support.reference_server import ReferenceIntegrator
 
 pytestmark = pytest.mark.django_db
 
 Configure = Callable[..., Any]
-ADDRESS = {
-    "name": "Jane Doe",
-    "street": "Vestergade 1",
-    "city": "København",
-    "postal_code": "1456",
-    "country": "Denmark",
-    "country_code": "DK",
-}
-BODY = {"stock_location": "shop-1", "address": ADDRESS}
+ADDRESS = SHIPPING_ADDRESS
+BODY = SHIPPING_REQUEST
 
 
 def test_shipping_options_are_answered(pos: PosApi, configure: Configure) -> None:

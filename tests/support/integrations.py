@@ -22,6 +22,17 @@ from tests.support import reference_server
 from tests.support.reference_server import ReferenceIntegrator
 from tests.support.tenants import Tenant
 
+# A shipping address as a POS sends it (spec: Shipping option request), and the request for shop-1 with it.
+SHIPPING_ADDRESS = {
+    "name": "Jane Doe",
+    "street": "Vestergade 1",
+    "city": "København",
+    "postal_code": "1456",
+    "country": "Denmark",
+    "country_code": "DK",
+}
+SHIPPING_REQUEST = {"stock_location": "shop-1", "address": SHIPPING_ADDRESS}
+
 _UNSET: Any = object()
 
 
