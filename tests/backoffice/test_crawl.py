@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 
 from accounts.models import AuditEntry
+from backoffice.members import FORM_ACCOUNT_FIELD
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from integrations import services as integration_services
 from integrations.models import RuntimeIntegration
@@ -153,8 +154,12 @@ def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_vie
 
     before = state(first_account)
     for action, fields in forms:
-        answer = stranger.post(action, fields)
-        # Done in their own account (a redirect), refused as a form (400, naming the field), or not found.
+        if FORM_ACCOUNT_FIELD in fields:
+            # The form names account A, not the stranger's: refused before the view runs.
+            assert stranger.post(action, fields).status_code == 409, action
+        # Without the field, the scoping alone: done in their own account (a redirect), refused as a form (400,
+        # naming the field), or not found.
+        answer = stranger.post(action, {k: v for k, v in fields.items() if k != FORM_ACCOUNT_FIELD})
         assert answer.status_code in (302, 400, 403, 404), (action, answer.status_code)
     # A stranger's posts may change their own account (the switcher); nothing of account A.
     assert state(first_account)[1:3] == before[1:3] and state(first_account)[4] == before[4]
