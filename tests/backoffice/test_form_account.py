@@ -15,8 +15,8 @@ from accounts import services as account_services
 from accounts.models import Account, ApiKey, AuditEntry, Membership
 from backoffice.members import FORM_ACCOUNT_FIELD, SESSION_KEY
 from exports.models import ExportQueue
-from tests.backoffice.test_queue_forms import typed
 from tests.support.backoffice import SignIn
+from tests.support.queues import backoffice_queue_form as typed
 from tests.support.tenants import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -50,9 +50,7 @@ def both(tenant: Tenant, other_tenant: Tenant, sign_in: SignIn) -> Client:
     return working_in(client, tenant.account)
 
 
-def test_a_queue_form_shown_in_one_account_and_posted_after_switching_is_refused_in_both(
-    tenant, other_tenant, both
-):
+def test_a_queue_form_shown_in_one_account_and_posted_after_switching_is_refused_in_both(tenant, other_tenant, both):
     account = shown_in(both, NEW)
     assert account == "acme"
     working_in(both, other_tenant.account)
@@ -85,9 +83,7 @@ def test_a_post_without_the_field_acts_in_the_current_account_as_before(other_te
     assert ExportQueue.objects.get().account == other_tenant.account
 
 
-def test_a_key_revoke_and_a_new_member_from_a_page_of_the_other_account_change_nothing(
-    tenant, other_tenant, both
-):
+def test_a_key_revoke_and_a_new_member_from_a_page_of_the_other_account_change_nothing(tenant, other_tenant, both):
     key = ApiKey.objects.filter(account=tenant.account).first()
     assert key is not None
     keys_in = shown_in(both, "/backoffice/keys/")
