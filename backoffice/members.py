@@ -11,8 +11,8 @@ the parameter; an account not theirs is dropped the same way, the session unchan
 is always in it. Every form that changes something carries the account it was shown in (``FORM_ACCOUNT_FIELD``, put
 there by the ``account_guard`` template tag): a POST whose form was shown in another account than the one the person
 works in now (they switched in another tab since) is refused with a 409 before the view runs, nothing changed. Every
-view reads through the account-scoped selectors with ``request.member.account``, so an
-object of another account is a 404 wherever it is named.
+view reads through the account-scoped selectors with ``request.member.account``, so an object of another account is
+a 404 wherever it is named.
 """
 
 from __future__ import annotations
