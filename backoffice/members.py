@@ -8,8 +8,11 @@ a role the policy does not allow for the view's action gets a 403. The account a
 session (the account switcher sets it, and so does a link naming an account, ``in_account``: a GET of any page with
 ``?account=<identifier>`` of one of the person's accounts switches to it, then the page is asked for again without
 the parameter; an account not theirs is dropped the same way, the session unchanged); a person in one account only
-is always in it. Every view reads through the account-scoped selectors with ``request.member.account``, so an
-object of another account is a 404 wherever it is named.
+is always in it. Every form that changes something carries the account it was shown in (``FORM_ACCOUNT_FIELD``, put
+there by the ``account_guard`` template tag): a POST whose form was shown in another account than the one the person
+works in now (they switched in another tab since) is refused with a 409 before the view runs, nothing changed. Every
+view reads through the account-scoped selectors with ``request.member.account``, so an object of another account is
+a 404 wherever it is named.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from backoffice import second_step
 
 __all__ = (
     "ACCOUNT_PARAMETER",
+    "FORM_ACCOUNT_FIELD",
     "SESSION_KEY",
     "Member",
     "current_member",
@@ -46,6 +50,9 @@ SESSION_KEY = "backoffice_account"
 # The query parameter of a link that names the account its page is of (``in_account``); no page reads a GET parameter
 # of that name otherwise.
 ACCOUNT_PARAMETER = "account"
+# The field of a back-office form that names the account the form was shown in (``account_guard``); no form has a
+# field of that name otherwise. A POST without it is taken as it is (a client that is not a browser form).
+FORM_ACCOUNT_FIELD = "form_account"
 # The methods a link naming an account switches on: a link is followed by a GET (a HEAD answers as the GET would).
 _SWITCHING_METHODS = ("GET", "HEAD")
 
@@ -106,6 +113,20 @@ def _switched_by_link(request: HttpRequest, member: Member) -> HttpResponse:
     return HttpResponseRedirect(f"{request.path}?{query}" if query else request.path)
 
 
+def _form_of_other_account(request: HttpRequest, member: Member) -> HttpResponse | None:
+    """A POST of a form shown in another account than the one the person works in now: refused (409), the view not
+    run. The page names the form's account only when it is one of the person's, so a made-up identifier tells
+    nothing of which accounts exist. None for a POST without the field or of the current account."""
+    if request.method != "POST" or FORM_ACCOUNT_FIELD not in request.POST:
+        return None
+    shown_in = request.POST.get(FORM_ACCOUNT_FIELD, "")
+    if shown_in == member.account.identifier:
+        return None
+    form_account = next((account for account in member.accounts if account.identifier == shown_in), None)
+    context = {"form_account": form_account, "current_account": member.account}
+    return render(request, "backoffice/other_account.html", context, status=409)
+
+
 def template_context(request: HttpRequest) -> dict[str, Any]:
     """A context processor: ``member`` on every page (None where no member is signed in, as on the sign-in page)."""
     return {"member": getattr(request, "member", None)}
@@ -118,7 +139,8 @@ def member_view(
     the role policy; only ``methods`` (others: 405). ``enrolling``: the view is where a person who must enrol in
     two-factor sign-in does so (they may use it, and no other). A GET naming an account (``in_account``) switches
     to it and asks for the page again (``_switched_by_link``): once signed in, so a link followed before signing in
-    switches after. Sets ``request.member``."""
+    switches after. A POST of a form shown in another account is refused before the role is asked
+    (``_form_of_other_account``): the role is the current account's, not the form's. Sets ``request.member``."""
 
     def wrap(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @wraps(view)
@@ -140,6 +162,8 @@ def member_view(
                 return render(
                     request, "backoffice/refused.html", {"reason": _("This page does not take that.")}, status=405
                 )
+            if (refused := _form_of_other_account(request, member)) is not None:
+                return refused
             if not member.allows(action):
                 reason = _("Your role in this account (%(role)s) does not allow this.") % {"role": member.role}
                 return render(request, "backoffice/refused.html", {"reason": reason}, status=403)

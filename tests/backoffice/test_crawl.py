@@ -11,7 +11,9 @@ from urllib.parse import unquote, urljoin, urlsplit
 import pytest
 from django.test import Client
 
+from accounts import services as account_services
 from accounts.models import AuditEntry
+from backoffice.members import FORM_ACCOUNT_FIELD
 from exports.models import ExportDelivery, ExportItem, ExportQueue, ExportStatus
 from integrations import services as integration_services
 from integrations.models import RuntimeIntegration
@@ -153,8 +155,12 @@ def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_vie
 
     before = state(first_account)
     for action, fields in forms:
-        answer = stranger.post(action, fields)
-        # Done in their own account (a redirect), refused as a form (400, naming the field), or not found.
+        if FORM_ACCOUNT_FIELD in fields:
+            # The form names account A, not the stranger's: refused before the view runs.
+            assert stranger.post(action, fields).status_code == 409, action
+        # Without the field, the scoping alone: done in their own account (a redirect), refused as a form (400,
+        # naming the field), or not found.
+        answer = stranger.post(action, {k: v for k, v in fields.items() if k != FORM_ACCOUNT_FIELD})
         assert answer.status_code in (302, 400, 403, 404), (action, answer.status_code)
     # A stranger's posts may change their own account (the switcher); nothing of account A.
     assert state(first_account)[1:3] == before[1:3] and state(first_account)[4] == before[4]
@@ -187,3 +193,37 @@ def test_every_page_and_form_of_one_account_is_out_of_reach_of_another_and_a_vie
     for new in (rb"/integrations/new/", rb"/integrations/\d+/edit/", rb"/integrations/\d+/test/", rb"/pricing/"):
         assert re.search(new, visited), new
     assert "/backoffice/statements/" in pages and re.search(rb"/backoffice/statements/\d+/", visited)
+
+
+# Forms of every page whose views are not ``member_view``'s account-bound writes: the switcher changes the account
+# (its job), signing out and the language are the person's own, whichever account they work in.
+NOT_ACCOUNT_BOUND = ("/backoffice/switch/", "/backoffice/logout/", "/backoffice/language/")
+
+
+def test_every_form_that_changes_something_names_the_account_it_was_shown_in(
+    first_account, other_tenant, sign_in: SignIn
+):
+    # An owner who is also a member of another account (the switcher shows) and a colleague not yet signed in
+    # (the members page shows every form of a row, the invitation's too).
+    owner = sign_in(first_account.account, "owner", email="both-7f3e@example.com")
+    account_services.add_member(account=other_tenant.account, email="both-7f3e@example.com", role="viewer")
+    account_services.add_member(account=first_account.account, email="colleague-7f3e@example.com", role="viewer")
+    pages, _forms = crawl(owner)
+    checked: list[str] = []
+    for url in pages:
+        parser = _Links()
+        parser.feed(owner.get(url).content.decode())
+        for form in parser.forms:
+            action = urlsplit(urljoin(url, str(form["action"]) or url)).path
+            if form["method"] != "post" or action in NOT_ACCOUNT_BOUND:
+                continue
+            fields = form["fields"]
+            assert isinstance(fields, dict)
+            assert fields.get(FORM_ACCOUNT_FIELD) == first_account.account.identifier, (url, action)
+            checked.append(action)
+    # The crawl reached the forms of every kind of write, and the switcher, which is left alone.
+    for write in ("/queues/new/", "/disable/", "/delete/", "/exports/retry/", "/keys/", "/revoke/"):
+        assert any(write in action for action in checked), write
+    for write in ("/role/", "/remove/", "/invite/", "/integrations/new/", "/test/", "/settings/", "/security/"):
+        assert any(write in action for action in checked), write
+    assert b'action="/backoffice/switch/"' in owner.get("/backoffice/").content

@@ -4,7 +4,6 @@ errors on the field they concern, secrets masked, each change audited, try-outs 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from django.http import HttpResponse
@@ -16,7 +15,8 @@ from exports.selectors import recent_entities
 from exports.serializers import MASK
 from tests.support.backoffice import SignIn
 from tests.support.imports import import_orders
-from tests.support.queues import QUEUE_FORM, SECRET, make_queue
+from tests.support.queues import SECRET, make_queue
+from tests.support.queues import backoffice_queue_form as typed
 from tests.support.receivers import Receiver
 from tests.support.tenants import Tenant
 
@@ -28,24 +28,6 @@ NEW = "/backoffice/exports/queues/new/"
 @pytest.fixture
 def owner(tenant: Tenant, sign_in: SignIn) -> Client:
     return sign_in(tenant.account, "owner")
-
-
-def typed(url: str = "https://erp.example.com/hook", **fields: Any) -> dict[str, str]:
-    """The form as a browser posts it: the queue's fields and the typed web hook (``do``: the button pressed)."""
-    data: dict[str, Any] = {
-        **QUEUE_FORM,
-        "concurrency": "",
-        "transform__type": "identity",
-        "delivery__type": "webhook",
-        "delivery__url": url,
-        "delivery__headers": {"X-Shop": "acme"},
-        "delivery__secret": SECRET,
-        "transform__columns": "",
-        "transform__fields": "",
-        "do": "save",
-        **fields,
-    }
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in data.items() if v is not None}
 
 
 def errors(response: HttpResponse) -> dict[str, list[str]]:

@@ -1,5 +1,5 @@
 """Export queues in tests: a real-time web hook queue of order state changes to a receiver, signed with `SECRET`;
-the admin's add form of one as a browser posts it; an item whose delivery failed once."""
+the admin's add form and the back-office's form of one as a browser posts them; an item whose delivery failed once."""
 
 from __future__ import annotations
 
@@ -36,6 +36,25 @@ QUEUE_FORM = {
     "trigger": "realtime",
     "daily_at": "",
 }
+
+
+def backoffice_queue_form(url: str = "https://erp.example.com/hook", **fields: Any) -> dict[str, str]:
+    """The back-office's queue form as a browser posts it: the queue's fields and the typed web hook (``do``: the
+    button pressed)."""
+    data: dict[str, Any] = {
+        **QUEUE_FORM,
+        "concurrency": "",
+        "transform__type": "identity",
+        "delivery__type": "webhook",
+        "delivery__url": url,
+        "delivery__headers": {"X-Shop": "acme"},
+        "delivery__secret": SECRET,
+        "transform__columns": "",
+        "transform__fields": "",
+        "do": "save",
+        **fields,
+    }
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in data.items() if v is not None}
 
 
 def admin_queue_form(tenant: Tenant | None, **fields: Any) -> dict[str, str]:
