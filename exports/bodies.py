@@ -163,13 +163,13 @@ class ShopInfo(Body, schema_name="ExportStatementShopInfo"):
 
 
 class StatementTiming(Body, schema_name="ExportStatementTiming"):
-    """When the register was closed, in UTC."""
+    """When the register was closed: the instant in UTC, the date and week in the account's time zone."""
 
     timestamp = Field(Int(minimum=0, maximum=sale.MAX_SEQUENCE_NUMBER), description="Milliseconds since the epoch.")
     timestamp_string = Field(TEXT, description="ISO 8601 in UTC.")
-    timezone = Field(TEXT, description="Always `UTC`.")
-    timestamp_date_string = Field(TEXT, description="Year-month-day-hour-minute, UTC.")
-    timestamp_week_string = Field(TEXT, description="Weekyear-week, UTC.")
+    timezone = Field(TEXT, description="The account's tz database name (the zone of the two strings below).")
+    timestamp_date_string = Field(TEXT, description="Year-month-day-hour-minute, in the account's time zone.")
+    timestamp_week_string = Field(TEXT, description="ISO weekyear-week, in the account's time zone.")
 
 
 class ExportedStatement(Body, schema_name="ExportRegisterCloseStatementsElement"):
@@ -184,7 +184,13 @@ class ExportedStatement(Body, schema_name="ExportRegisterCloseStatementsElement"
     source = Field(sale.Source, description="The register (and its market, shop and cashier).")
     register_summary = Field(RegisterSummary, description="The period's figures.")
     reconciliations = Field(Arr(Reconciliation, max_items=10_000), description="Counted against expected.")
-    timing = Field(StatementTiming, description="When the register was closed.")
+    timing = Field(
+        StatementTiming,
+        description=(
+            "When the register was closed: `timestamp` (milliseconds) and `timestamp_string` in UTC; "
+            "`timestamp_date_string` and `timestamp_week_string` in the account's time zone, named in `timezone`."
+        ),
+    )
 
 
 # --- Product edit events, newsletter signups, stock events -------------------------------------------------------

@@ -23,7 +23,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
+from functools import cache
 from typing import Any
+from zoneinfo import ZoneInfo, available_timezones
 
 from accounts.models import CASH_ROUNDING
 from accounts.money import minor_unit
@@ -195,6 +197,7 @@ class StatementContext:
     source: dict[str, str]
     shop_info: dict[str, Any]
     summary_id: str
+    timezone: str = "UTC"  # the account's tz database name: the zone of the timing's local strings
     comment: str | None = None
     event_counts: dict[str, int] = field(default_factory=dict)
 
@@ -520,17 +523,27 @@ def epoch_seconds(value: datetime) -> Decimal:
     return Decimal(str(round(value.timestamp(), 3)))
 
 
-def timing(at: datetime) -> dict[str, Any]:
-    """Spec: a statement's ``timing``: milliseconds since the epoch and strings in UTC."""
+@cache
+def _time_zones() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+def timing(at: datetime, timezone: str) -> dict[str, Any]:
+    """Spec: a statement's ``timing``: milliseconds since the epoch and ``timestamp_string`` in UTC; ``timezone``
+    and the date and week strings in the account's zone (as a sale's are), so a close just after local midnight
+    is dated the local day. A zone the tz database does not know is taken as UTC."""
+    if timezone not in _time_zones():
+        timezone = "UTC"
     utc = at.astimezone(UTC)
-    year, week, _ = utc.isocalendar()
+    local = at.astimezone(ZoneInfo(timezone))
+    # ISO week-numbering year: 2024-12-30 is in week 1 of 2025.
+    week = local.isocalendar()
     return {
         "timestamp": round(utc.timestamp() * 1000),
         "timestamp_string": utc.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "timezone": "UTC",
-        "timestamp_date_string": utc.strftime("%Y-%m-%d-%H-%M"),
-        # ISO week-numbering year: 2024-12-30 is in week 1 of 2025.
-        "timestamp_week_string": f"{year}-{week:02d}",
+        "timezone": timezone,
+        "timestamp_date_string": local.strftime("%Y-%m-%d-%H-%M"),
+        "timestamp_week_string": f"{week.year:04d}-{week.week:02d}",
     }
 
 
@@ -547,7 +560,7 @@ def statement_document(figures: PeriodFigures, context: StatementContext) -> dic
             "source": context.source,
             "register_summary": register_summary(figures, context),
             "reconciliations": reconciliations(figures.payments, context),
-            "timing": timing(context.reconciliation_time),
+            "timing": timing(context.reconciliation_time, context.timezone),
         }
     )
     return document

@@ -119,8 +119,8 @@ STATEMENT_EXAMPLE = {
         "timing": {
             "timestamp": 1736960400000,
             "timestamp_string": "2025-01-15T17:00:00.000Z",
-            "timezone": "UTC",
-            "timestamp_date_string": "2025-01-15-17-00",
+            "timezone": "Europe/Copenhagen",
+            "timestamp_date_string": "2025-01-15-18-00",
             "timestamp_week_string": "2025-03",
         },
     },

@@ -168,6 +168,7 @@ def close_register(
                 return replayed
         period = _open_period(account=account, register=register)
         context = _statement_context(
+            account=account,
             register=register,
             period=period,
             at=at,
@@ -208,6 +209,7 @@ def _open_period(*, account: Account, register: Register) -> RegisterPeriod:
 
 def _statement_context(
     *,
+    account: Account,
     register: Register,
     period: RegisterPeriod,
     at: datetime,
@@ -217,7 +219,8 @@ def _statement_context(
     cashier: Mapping[str, Any] | None,
 ) -> StatementContext:
     """What the statement needs besides the period's stored figures: the period, the counted amounts (in the
-    market's currency unless given), and who and where it was closed. Reconciled no earlier than the opening."""
+    market's currency unless given), and who and where it was closed. Reconciled no earlier than the opening; its
+    local times in the account's zone, the one a sale's timing defaults to."""
     base_currency = register.stock_location.market.currency
     return StatementContext(
         base_currency_code=base_currency,
@@ -241,6 +244,7 @@ def _statement_context(
         source=_source(register=register, cashier=cashier),
         shop_info=_shop_info(register=register),
         summary_id=f"{register.identifier}-{period.sequence_number}",
+        timezone=account.timezone,
         comment=comment or None,
         event_counts=dict(event_counts or {}),
     )

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -79,6 +80,7 @@ def test_a_day_of_a_register_closes_into_the_statement_worked_out_by_hand(tenant
     statement = _golden_day(tenant, register)
 
     document = RegisterCloseStatement.objects.get(pk=statement.pk).document  # as stored and exported
+    # The account's zone is UTC: the local strings are the UTC ones.
     assert document == {
         "base_currency_code": "DKK",
         "comment": "2.50 short",
@@ -110,6 +112,28 @@ def test_a_day_of_a_register_closes_into_the_statement_worked_out_by_hand(tenant
     }
 
 
+def test_a_close_after_local_midnight_is_dated_the_local_day_of_the_accounts_zone(tenant, register):
+    tenant.account.timezone = "Europe/Copenhagen"
+    tenant.account.save()
+    sunday_evening = datetime(2025, 1, 19, 20, 0, tzinfo=UTC)
+    open_register(account=tenant.account, register_identifier="reg-1", cash_total_at_open=D("0"), at=sunday_evening)
+
+    statement = close_register(
+        account=tenant.account,
+        register_identifier="reg-1",
+        counted=[{"payment_type_identifier": "cash", "counted": 0}],
+        at=datetime(2025, 1, 19, 23, 30, tzinfo=UTC),  # Monday 00:30 in Copenhagen
+    )
+
+    assert RegisterCloseStatement.objects.get(pk=statement.pk).document["timing"] == {
+        "timestamp": 1737329400000,
+        "timestamp_string": "2025-01-19T23:30:00.000Z",
+        "timezone": "Europe/Copenhagen",
+        "timestamp_date_string": "2025-01-20-00-30",
+        "timestamp_week_string": "2025-04",
+    }
+
+
 def test_the_golden_statement_is_stored_with_the_period_closed_at_its_reconciliation_time(tenant, register):
     statement = _golden_day(tenant, register)
 
@@ -135,13 +159,45 @@ def test_the_next_period_opens_with_the_cash_the_close_left_in_the_drawer(tenant
 def test_timing_uses_the_iso_week_year_at_a_year_boundary():
     at = datetime(2024, 12, 30, 23, 59, 59, 999000, tzinfo=UTC)
 
-    assert timing(at) == {
+    assert timing(at, "UTC") == {
         "timestamp": 1735603199999,
         "timestamp_string": "2024-12-30T23:59:59.999Z",
         "timezone": "UTC",
         "timestamp_date_string": "2024-12-30-23-59",
         "timestamp_week_string": "2025-01",
     }
+
+
+def test_timing_dates_a_close_in_the_accounts_zone_and_keeps_the_instant_in_utc():
+    at = datetime(2025, 1, 19, 23, 30, tzinfo=UTC)  # a Sunday, week 3; Monday 00:30 of week 4 in Copenhagen
+
+    assert timing(at, "Europe/Copenhagen") == {
+        "timestamp": 1737329400000,
+        "timestamp_string": "2025-01-19T23:30:00.000Z",
+        "timezone": "Europe/Copenhagen",
+        "timestamp_date_string": "2025-01-20-00-30",
+        "timestamp_week_string": "2025-04",
+    }
+    assert timing(at, "UTC")["timestamp_date_string"] == "2025-01-19-23-30"
+    assert timing(at, "UTC")["timestamp_week_string"] == "2025-03"
+
+
+def test_timing_takes_the_week_year_of_the_local_date_and_summer_time():
+    new_year = datetime(2024, 12, 29, 23, 30, tzinfo=UTC)  # Sunday of week 52; Monday 2024-12-30 (week 1 of 2025)
+    summer = datetime(2025, 6, 30, 22, 15, tzinfo=UTC)  # 00:15 on 1 July at UTC+2
+
+    assert timing(new_year, "Europe/Copenhagen")["timestamp_week_string"] == "2025-01"
+    assert timing(new_year, "UTC")["timestamp_week_string"] == "2024-52"
+    assert timing(summer, "Europe/Copenhagen")["timestamp_date_string"] == "2025-07-01-00-15"
+    assert timing(summer, "America/New_York")["timestamp_date_string"] == "2025-06-30-18-15"
+
+
+@pytest.mark.parametrize("zone", ["", "Nowhere/City", "../../etc/passwd", "Europe"])
+def test_timing_in_a_zone_the_tz_database_does_not_know_is_utc(zone):
+    at = datetime(2025, 1, 19, 23, 30, tzinfo=UTC)
+
+    assert timing(at, zone) == timing(at, "UTC")
+    assert timing(at, zone)["timezone"] == "UTC"
 
 
 def test_a_payment_is_split_over_the_groups_by_their_share_and_the_last_group_takes_the_remainder():
