@@ -318,10 +318,11 @@ class CustomerAccountPayView(IntegrationPosView):
     @_calls_integrator(
         "Pay from a customer account",
         (
-            "For `invoice` and customer-account payment types the credit rule is enforced first (customer from "
-            "the customer lookup). Then `customer_account_pay`: any non-200 is a failed payment. `amount` is what "
-            "the integrator actually used; `differs` / `partial` flag an amount other than `requested_amount`. "
-            "The same `identifier` again answers the first result without paying twice."
+            "The credit rule is enforced first, whatever `payment_type` says: every payment from a customer "
+            "account is on credit (customer from the customer lookup; `block_sales` is a 409). Then "
+            "`customer_account_pay`: any non-200 is a failed payment. `amount` is what the integrator actually "
+            "used; `differs` / `partial` flag an amount other than `requested_amount`. The same `identifier` "
+            "again answers the first result without paying twice."
         ),
         OpenApiResponse(PaidFromCustomerAccount, description="The payment."),
         (400, 404, 409),

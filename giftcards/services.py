@@ -38,7 +38,7 @@ from giftcards import selectors
 from giftcards.models import CustomerAccountPayment, GiftCard, GiftCardMove, GiftCardStatus
 from integrations import runtime
 from integrations.bodies.answers import require_valid, validate
-from integrations.customers import CREDIT_PAYMENT_TYPES, credit_refusal, normalise_balance
+from integrations.customers import credit_refusal, normalise_balance
 from integrations.errors import BadAnswer, IntegrationFailed, IntegrationTimeout, NotConfigured
 
 logger = logging.getLogger(__name__)
@@ -526,16 +526,15 @@ def enforce_credit_rule(
     *,
     account: Account,
     customer_id: str,
-    payment_type: str,
     purchase_amount: Decimal,
     currency_code: str,
     shop_id: str = "",
 ) -> None:
-    """Spec: Customer, rule 1 (and ``block_sales``): refuse an invoice or customer-account payment the
-    customer may not make. The customer comes from the customer lookup; a balance it lacks is read from the
-    customer account integration when one is configured."""
-    if payment_type.lower() not in CREDIT_PAYMENT_TYPES:
-        return
+    """Spec: Customer, rule 1 (and ``block_sales``): refuse a customer-account payment the customer may not make.
+    Every payment from a customer account is one on credit, so the rule holds whatever payment type the POS names
+    (an ``invoice``, ``customer_account``, ``customer_account.integration`` or a name of its own). The customer
+    comes from the customer lookup; a balance it lacks is read from the customer account integration when one is
+    configured."""
     customer = _customer(account=account, customer_id=customer_id, shop_id=shop_id)
     if customer is None:
         return
@@ -547,7 +546,7 @@ def enforce_credit_rule(
             customer["balance"] = read_customer_account(
                 account=account, customer_id=customer_id, currency_code=currency_code, shop_id=shop_id
             )
-    reason = credit_refusal(customer=customer, payment_type=payment_type, purchase_amount=purchase_amount)
+    reason = credit_refusal(customer=customer, purchase_amount=purchase_amount)
     if reason:
         raise ServiceError(reason, field="payment_type", code="credit_limit_exceeded")
 
@@ -598,7 +597,6 @@ def _account_pay_values(
     enforce_credit_rule(
         account=account,
         customer_id=customer_id,
-        payment_type=payment_type,
         purchase_amount=purchase,
         currency_code=currency_code,
         shop_id=shop_id,

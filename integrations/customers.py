@@ -10,9 +10,6 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-# Rule 1 names "invoice" and "customer account"; the payment type identifiers the POS sends for them.
-CREDIT_PAYMENT_TYPES = frozenset({"invoice", "customer_account", "customer account", "customeraccount"})
-
 
 def normalise_balance(customer: Mapping[str, Any]) -> dict[str, Any]:
     """The customer with ``balance`` as a number: the deprecated form ``{"identifier", "balance"}`` (spec:
@@ -24,12 +21,11 @@ def normalise_balance(customer: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def credit_refusal(*, customer: Mapping[str, Any], payment_type: str, purchase_amount: Decimal) -> str | None:
-    """Spec: Customer, rule 1. Why this payment must be refused, or None. Only ``invoice`` and customer-account
-    payments are limited, and only for a customer with a ``credit_limit``: refused when ``purchase_amount -
-    balance > credit_limit`` (a missing balance counts as 0)."""
-    if payment_type.lower() not in CREDIT_PAYMENT_TYPES:
-        return None
+def credit_refusal(*, customer: Mapping[str, Any], purchase_amount: Decimal) -> str | None:
+    """Spec: Customer, rule 1. Why a payment on credit (``invoice`` or customer account) must be refused, or None.
+    Only a customer with a ``credit_limit`` is limited: refused when ``purchase_amount - balance > credit_limit`` (a
+    missing balance counts as 0). Which payments are on credit is the caller's to know: every payment from a
+    customer account is, whatever the POS calls its payment type."""
     limit = customer.get("credit_limit")
     if limit is None:
         return None

@@ -250,15 +250,39 @@ def test_the_credit_rule_uses_the_purchase_amount_when_given(pos: PosApi, lookup
     assert response.json()["errors"][0]["code"] == "credit_limit_exceeded"
 
 
-def test_other_payment_types_are_not_limited(pos: PosApi, lookup: None, reference: ReferenceIntegrator) -> None:
-    assert pay(pos, "c-1", 5000, payment_type="card.external").status_code == 200
-    assert not [r for r in reference.requests if r.path == "/customers"]
+# Every pay on this endpoint is from the customer's account, whatever the POS calls its payment type.
+ANY_PAYMENT_TYPE = ["customer_account", "invoice", "customer_account.integration", "Konto", "card.external"]
 
 
-def test_a_blocked_customer_is_refused(pos: PosApi, lookup: None, reference: ReferenceIntegrator) -> None:
-    response = pay(pos, "c-3", 10, payment_type="invoice")
+@pytest.mark.parametrize("payment_type", ANY_PAYMENT_TYPE)
+def test_the_credit_limit_holds_whatever_the_payment_type_is_called(
+    pos: PosApi, lookup: None, reference: ReferenceIntegrator, payment_type: str
+) -> None:
+    response = pay(pos, "c-1", 600.01, payment_type=payment_type)
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["code"] == "credit_limit_exceeded"
+    assert pays_sent(reference) == 0
+    assert not CustomerAccountPayment.objects.exists()
+
+
+@pytest.mark.parametrize("payment_type", ["customer_account.integration", "Konto"])
+def test_a_purchase_within_the_limit_is_paid_whatever_the_payment_type_is_called(
+    pos: PosApi, lookup: None, reference: ReferenceIntegrator, payment_type: str
+) -> None:
+    response = pay(pos, "c-1", 600, payment_type=payment_type)
+    assert response.status_code == 200
+    assert response.json()["payment_type"] == payment_type
+    assert pays_sent(reference) == 1
+
+
+@pytest.mark.parametrize("payment_type", ANY_PAYMENT_TYPE)
+def test_a_blocked_customer_is_refused_whatever_the_payment_type_is_called(
+    pos: PosApi, lookup: None, reference: ReferenceIntegrator, payment_type: str
+) -> None:
+    response = pay(pos, "c-3", 10, payment_type=payment_type)
     assert response.status_code == 409 and response.json()["errors"][0]["code"] == "sales_blocked"
     assert pays_sent(reference) == 0
+    assert not CustomerAccountPayment.objects.exists()
 
 
 def test_a_customer_the_lookup_does_not_know_is_refused(pos: PosApi, lookup: None) -> None:
