@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.money import is_currency_code
 from accounts.validation import validate_taxes
 from core.jsonenc import DecimalJSONField
+from core.timezones import is_time_zone
 
 identifier_validator = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$",
@@ -40,9 +41,7 @@ class Account(models.Model):
         return self.identifier
 
     def clean(self) -> None:
-        from zoneinfo import available_timezones
-
-        if self.timezone not in available_timezones():
+        if not is_time_zone(self.timezone):
             raise ValidationError({"timezone": f"'{self.timezone}' is not an IANA time zone."})
 
 

@@ -23,13 +23,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
-from functools import cache
 from typing import Any
-from zoneinfo import ZoneInfo, available_timezones
+from zoneinfo import ZoneInfo
 
 from accounts.models import CASH_ROUNDING
 from accounts.money import minor_unit
 from core.errors import InvalidInput
+from core.timezones import is_time_zone
 
 CASH = "cash"
 NO_GROUP = "__none__"
@@ -523,16 +523,11 @@ def epoch_seconds(value: datetime) -> Decimal:
     return Decimal(str(round(value.timestamp(), 3)))
 
 
-@cache
-def _time_zones() -> frozenset[str]:
-    return frozenset(available_timezones())
-
-
 def timing(at: datetime, timezone: str) -> dict[str, Any]:
     """Spec: a statement's ``timing``: milliseconds since the epoch and ``timestamp_string`` in UTC; ``timezone``
     and the date and week strings in the account's zone (as a sale's are), so a close just after local midnight
     is dated the local day. A zone the tz database does not know is taken as UTC."""
-    if timezone not in _time_zones():
+    if not is_time_zone(timezone):
         timezone = "UTC"
     utc = at.astimezone(UTC)
     local = at.astimezone(ZoneInfo(timezone))

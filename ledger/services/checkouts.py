@@ -15,10 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from functools import cache
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
-from zoneinfo import ZoneInfo, available_timezones
+from zoneinfo import ZoneInfo
 
 from django.db import IntegrityError, transaction
 
@@ -27,6 +26,7 @@ from accounts.money import minor_unit
 from core import bulk, outbox
 from core.errors import Conflict, InvalidInput
 from core.nodes import INVALID
+from core.timezones import is_time_zone
 from ledger.bodies.checkouts import check_checkout
 from ledger.checks import is_expense_line
 from ledger.models import (
@@ -123,11 +123,6 @@ def _stored(*, account: Account, identifier: str, digest: str) -> Checkout | Non
 # --- Cleaning ---------------------------------------------------------------------------------------
 
 
-@cache
-def _time_zones() -> frozenset[str]:
-    return frozenset(available_timezones())
-
-
 def instant(timestamp: Decimal | int) -> datetime:
     """Unix seconds with decimals as an aware UTC datetime, exact to the microsecond (no float)."""
     seconds = Decimal(timestamp)
@@ -141,7 +136,7 @@ def derive_timing(timing: dict[str, Any], *, default_timezone: str) -> dict[str,
     (``YYYY-MM-DD-HH-mm``, local) and ``timestamp_week_string`` (``YYYY-WW``, ISO week-year and week).
     None when the time zone is unknown."""
     name = timing.get("timezone") or default_timezone
-    if name not in _time_zones():
+    if not is_time_zone(name):
         return None
     local = instant(timing["timestamp"]).astimezone(ZoneInfo(name))
     week = local.isocalendar()
