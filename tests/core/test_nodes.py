@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from decimal import Decimal
 
 import pytest
@@ -173,15 +172,20 @@ def test_a_whole_number_below_a_minimum_of_one_is_not_positive():
     assert int_outcome(Int(minimum=1), Decimal("1.0")) == 1
 
 
+class Unconvertible(Decimal):
+    """A number the node must refuse without converting it: int() of 1e4000000 builds a 4,000,001-digit number
+    (minutes of CPU)."""
+
+    def __int__(self) -> int:
+        raise AssertionError("converted to int")
+
+
 def test_a_huge_whole_number_is_refused_by_its_exponent_before_it_is_converted():
-    # int() of 1e4000000 takes minutes (a 4,000,001-digit number); the node decides without it.
-    started = time.monotonic()
     for node in (Int(minimum=0), Int()):
         report = Report()
-        assert node.check(Decimal("1e4000000"), "n", report) is INVALID
+        assert node.check(Unconvertible("1e4000000"), "n", report) is INVALID
         assert report.errors == [{"field": "n", "message": "must be at most 1000000", "code": "out_of_range"}]
     report = Report()
-    assert Int().check(Decimal("-1e4000000"), "n", report) is INVALID
+    assert Int().check(Unconvertible("-1e4000000"), "n", report) is INVALID
     assert report.errors[0]["code"] == "out_of_range"
-    assert time.monotonic() - started < 5
     assert Int().check(Decimal("-1e29"), "n", Report()) == -(10**29)
