@@ -31,6 +31,9 @@ INVALID: Any = object()
 # exactly representable in storage.
 MAX_AMOUNT = Decimal("1e12")
 MAX_STRING = 10_000
+# The digits an Int without a minimum takes below zero when written as a Decimal (-3.0): the parser's own
+# bound on any number (``core.jsonparse.MAX_EXPONENT``).
+MAX_INT_DIGITS = 30
 
 
 @dataclass
@@ -257,18 +260,36 @@ class AnyArray(AnyValue):
 
 @dataclass(eq=False, kw_only=True)
 class Int(Node):
+    """A whole JSON number: ``3`` and also ``3.0`` or ``3e0`` (parsed as Decimal), which JSON Schema's
+    ``"type": "integer"`` accepts, as any number with a zero fractional part; taken as the Python int."""
+
     minimum: int | None = None
     maximum: int = 1_000_000
 
     def check(self, value: Any, path: str, report: Report) -> Any:
+        if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+            if value.adjusted() >= self._digits():
+                # More digits than either bound: refused before int(), whose cost grows with the digits
+                # (``1e400000``).
+                return report.error(path, self._range_problem(value > 0), "out_of_range")
+            value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             return self.wrong_type("an integer", value, path, report)
-        if self.minimum is not None and value < self.minimum:
-            word = "positive" if self.minimum == 1 else f"at least {self.minimum}"
-            return report.error(path, f"must be {word}", "out_of_range")
-        if value > self.maximum:
-            return report.error(path, f"must be at most {self.maximum}", "out_of_range")
+        if (self.minimum is not None and value < self.minimum) or value > self.maximum:
+            return report.error(path, self._range_problem(value > self.maximum), "out_of_range")
         return value
+
+    def _digits(self) -> int:
+        """The digits of the larger bound (``MAX_INT_DIGITS`` below zero without a minimum)."""
+        lowest = len(str(abs(self.minimum))) if self.minimum is not None else MAX_INT_DIGITS
+        return max(len(str(abs(self.maximum))), lowest)
+
+    def _range_problem(self, above: bool) -> str:
+        if above:
+            return f"must be at most {self.maximum}"
+        if self.minimum is None:
+            return f"must have at most {MAX_INT_DIGITS} digits"
+        return "must be positive" if self.minimum == 1 else f"must be at least {self.minimum}"
 
     def json_schema(self, components: Components) -> Schema:
         schema: Schema = {"type": "integer", "maximum": self.maximum}

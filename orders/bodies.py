@@ -30,6 +30,8 @@ PER_ITEM_ONLY = {
 
 STOCK_LOCATION_IDENTIFIER = Str(max_length=64)
 COMMENT = Str(max_length=10_000, allow_blank=True)
+# The spec's optional customer and line item texts ("string | no") take a blank, kept as sent.
+OPTIONAL_NAME = "Shown to users (blank allowed, at most 1000 characters)."
 # An order's new state, as an integrator (outgoing orders) and a shop (incoming orders) send it.
 NEW_STATE = Field(
     Choices(OrderState.choices),
@@ -87,8 +89,10 @@ class LineItem(Body, schema_name="OrderLineItem"):
     """Spec: LineItem."""
 
     product_identifier = Field(Str(), description="The product's id (1-255 characters).")
-    variant_identifier = optional(Str(), description="The variant's id, for a variant product.")
-    barcode = optional(Str(), description="EAN, SKU, ISBN or similar.")
+    variant_identifier = optional(
+        Str(allow_blank=True), description="The variant's id, for a variant product (blank allowed)."
+    )
+    barcode = optional(Str(allow_blank=True), description="EAN, SKU, ISBN or similar (blank allowed).")
     image_url = optional(Url(), description="A png or jpg image (an http or https URL, at most 2048 characters).")
     name = Field(Str(max_length=1000), description="The product name shown to users (1-1000 characters).")
     quantity = Field(Int(minimum=1), description="Units, a positive integer.")
@@ -114,11 +118,13 @@ class IncomingCustomer(Body, schema_name="IncomingOrderCustomer"):
     """Spec: Incoming order, customer."""
 
     customer_identifier = optional(Str(), description="The customer's id in the integrated system.")
-    name = optional(Str(max_length=1000), description="Shown to users (at most 1000 characters).")
-    phone_number = optional(Str(max_length=64), description="Shown to users (at most 64 characters).")
+    name = optional(Str(max_length=1000, allow_blank=True), description=OPTIONAL_NAME)
+    phone_number = optional(
+        Str(max_length=64, allow_blank=True), description="Shown to users (blank allowed, at most 64 characters)."
+    )
     email = optional(
-        Str(max_length=320),
-        description="Shown to users (at most 320 characters; not checked as an address).",
+        Str(max_length=320, allow_blank=True),
+        description="Shown to users (blank allowed, at most 320 characters; not checked as an address).",
     )
 
 
@@ -126,7 +132,7 @@ class ExternalCustomer(Body, schema_name="ExternalOrderCustomer"):
     """Spec: External order, customer."""
 
     customer_identifier = Field(Str(), description="The customer's id in the integrated system.")
-    name = optional(Str(max_length=1000), description="Shown to users (at most 1000 characters).")
+    name = optional(Str(max_length=1000, allow_blank=True), description=OPTIONAL_NAME)
 
 
 class Payment(Body, schema_name="OrderPayment"):

@@ -129,3 +129,63 @@ def test_the_currency_codes_are_those_of_accounts_money():
 
 def test_max_amount_is_the_documented_bound():
     assert schema(Num())["exclusiveMaximum"] == int(MAX_AMOUNT)
+
+
+def int_outcome(node: Int, value: object) -> object:
+    report = Report()
+    cleaned = node.check(value, "n", report)
+    return [e["code"] for e in report.errors] if cleaned is INVALID else cleaned
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (3, 3),
+        (Decimal("3.0"), 3),
+        (Decimal("3e0"), 3),
+        (Decimal("0.3E1"), 3),
+        (Decimal("-0.0"), 0),
+        (Decimal("10.000"), 10),
+        (Decimal("3.5"), ["invalid_type"]),
+        (Decimal("3.0000000000000000000000000001"), ["invalid_type"]),
+        (Decimal("1e-400000"), ["invalid_type"]),
+        (Decimal("NaN"), ["invalid_type"]),
+        (Decimal("Infinity"), ["invalid_type"]),
+        (3.0, ["invalid_type"]),  # the parser never makes a float
+        (True, ["invalid_type"]),
+        ("3", ["invalid_type"]),
+        (Decimal("11.0"), ["out_of_range"]),
+        (Decimal("-1.0"), ["out_of_range"]),
+        (Decimal("1e400000"), ["out_of_range"]),
+        (Decimal("-1e400000"), ["out_of_range"]),
+    ],
+)
+def test_an_integer_is_any_whole_number_as_json_schema_says(value, expected):
+    cleaned = int_outcome(Int(minimum=0, maximum=10), value)
+
+    assert cleaned == expected
+    assert type(cleaned) is type(expected)
+
+
+def test_a_whole_number_below_a_minimum_of_one_is_not_positive():
+    assert int_outcome(Int(minimum=1), Decimal("-0.0")) == ["out_of_range"]
+    assert int_outcome(Int(minimum=1), Decimal("1.0")) == 1
+
+
+class Unconvertible(Decimal):
+    """A number the node must refuse without converting it: int() of 1e4000000 builds a 4,000,001-digit number
+    (minutes of CPU)."""
+
+    def __int__(self) -> int:
+        raise AssertionError("converted to int")
+
+
+def test_a_huge_whole_number_is_refused_by_its_exponent_before_it_is_converted():
+    for node in (Int(minimum=0), Int()):
+        report = Report()
+        assert node.check(Unconvertible("1e4000000"), "n", report) is INVALID
+        assert report.errors == [{"field": "n", "message": "must be at most 1000000", "code": "out_of_range"}]
+    report = Report()
+    assert Int().check(Unconvertible("-1e4000000"), "n", report) is INVALID
+    assert report.errors[0]["code"] == "out_of_range"
+    assert Int().check(Decimal("-1e29"), "n", Report()) == -(10**29)

@@ -123,6 +123,30 @@ def test_campaign_field_rules_name_the_field(item, expected):
     assert expected in campaign_errors(item)
 
 
+def test_a_whole_count_written_as_a_fraction_is_stored_as_the_integer(tenant, client):
+    # JSON Schema's "integer" (the published schema) is any number with a zero fractional part.
+    body = json.dumps({"campaigns": [campaign("percentage_discount-count_or_more-tag", count=3.0)]})
+    assert '"count": 3.0' in body
+    r = post(client, tenant, "discount_campaigns", None, raw=body.encode())
+
+    assert r.status_code == 200, r.json()
+    count = Campaign.objects.get().definition["count"]
+    assert (count, type(count)) == (3, int)
+
+
+@pytest.mark.parametrize(
+    ("literal", "code"),
+    [("3.5", "invalid_type"), ("true", "invalid_type"), ('"3"', "invalid_type"), ("1e400000", "number_out_of_range")],
+)
+def test_a_count_that_is_not_a_whole_number_is_refused(tenant, client, literal, code):
+    body = json.dumps({"campaigns": [campaign("percentage_discount-count_or_more-tag", count=7)]})
+    r = post(client, tenant, "discount_campaigns", None, raw=body.replace('"count": 7', f'"count": {literal}').encode())
+
+    assert r.status_code == 400, r.json()
+    assert [(e["field"], e["code"]) for e in r.json()["failed"][0]["errors"]] == [("count", code)]
+    assert not Campaign.objects.exists()
+
+
 def test_a_market_price_object_must_price_every_listed_market():
     item = campaign("new_price_discount-single_product", new_price_per_item={"dk": 10})
     assert campaign_errors(item, ("dk", "se")) == [("new_price_per_item.se", "missing_market")]

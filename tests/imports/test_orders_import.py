@@ -245,3 +245,54 @@ def test_unknown_fields_are_ignored_and_reported_as_warnings(tenant, client):
 def test_a_trailing_slash_is_accepted(tenant, client):
     r = post(client, tenant, "incoming_orders/", {"orders": [order("a")]}, stock_location="shop-1")
     assert r.status_code == 200
+
+
+# Spec: the customer's name, phone_number and email and a line's variant_identifier and barcode are optional
+# strings; a blank one is kept as sent, like the shipping address's blanks.
+BLANK_CUSTOMER = {"customer_identifier": "c1", "name": "", "phone_number": "", "email": ""}
+
+
+CUSTOMER_IDENTIFIER = "customer.customer_identifier"
+
+
+def blank_basket() -> dict[str, object]:
+    basket = order()["basket"]
+    basket["line_items"][0].update(variant_identifier="", barcode=" ")
+    return basket
+
+
+def test_an_incoming_order_with_blank_optional_texts_is_materialised_and_shown_as_sent(tenant, client, api):
+    body = order("a", customer=BLANK_CUSTOMER, basket=blank_basket())
+    r = post(client, tenant, "incoming_orders", {"orders": [body]}, stock_location="shop-1")
+    assert r.status_code == 200, r.json()
+    assert materialise_pending(tenant) == 1
+
+    created = IncomingOrder.objects.get()
+    assert created.customer == BLANK_CUSTOMER
+    line = created.basket["line_items"][0]
+    assert (line["variant_identifier"], line["barcode"]) == ("", " ")
+    shown = api.get(f"incoming-orders/{created.pk}").json()
+    assert (shown["customer"], shown["basket"]["line_items"][0]["barcode"]) == (BLANK_CUSTOMER, " ")
+
+
+def test_an_external_order_with_blank_optional_texts_is_materialised(tenant, client):
+    body = {"order_identifier": "x1", "basket": blank_basket(), "customer": {"customer_identifier": "c1", "name": ""}}
+    r = post(client, tenant, "external_orders", {"external_orders": [body]}, stock_location="shop-1")
+    assert r.status_code == 200, r.json()
+    assert materialise_pending(tenant) == 1
+    assert ExternalOrder.objects.get().customer == {"customer_identifier": "c1", "name": ""}
+
+
+@pytest.mark.parametrize(
+    ("path", "change", "field"),
+    [
+        ("incoming_orders", {"order_identifier": " "}, "order_identifier"),
+        ("incoming_orders", {"customer": {**BLANK_CUSTOMER, "customer_identifier": ""}}, CUSTOMER_IDENTIFIER),
+        ("external_orders", {"customer": {"customer_identifier": "", "name": ""}}, CUSTOMER_IDENTIFIER),
+    ],
+)
+def test_a_blank_identifier_is_still_refused(tenant, client, path, change, field):
+    body = {**order("a", basket=blank_basket()), **change}
+    r = post(client, tenant, path, {path.removeprefix("incoming_"): [body]}, stock_location="shop-1")
+    assert r.status_code == 400
+    assert [(e["field"], e["code"]) for e in r.json()["failed"][0]["errors"]] == [(field, "blank")]

@@ -48,6 +48,9 @@ def test_the_minimum_order_is_valid():
         (["basket", "line_items"], {}, ("basket.line_items", "invalid_type")),
         ([*LINE, "product_identifier"], DELETE, ("basket.line_items[0].product_identifier", "required")),
         ([*LINE, "name"], DELETE, ("basket.line_items[0].name", "required")),
+        ([*LINE, "name"], " ", ("basket.line_items[0].name", "blank")),
+        ([*LINE, "product_identifier"], "", ("basket.line_items[0].product_identifier", "blank")),
+        (["customer"], {"customer_identifier": ""}, ("customer.customer_identifier", "blank")),
         ([*LINE, "quantity"], 0, ("basket.line_items[0].quantity", "out_of_range")),
         ([*LINE, "quantity"], -1, ("basket.line_items[0].quantity", "out_of_range")),
         ([*LINE, "quantity"], 1.5, ("basket.line_items[0].quantity", "invalid_type")),
@@ -96,6 +99,20 @@ def test_the_minimum_order_is_valid():
 )
 def test_each_field_rule_names_the_field(path, value, expected):
     assert expected in order_errors(with_change(path, value))
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (["customer"], {"name": "", "phone_number": " ", "email": ""}),
+        ([*LINE, "variant_identifier"], ""),
+        ([*LINE, "barcode"], " "),
+    ],
+)
+def test_the_optional_customer_and_line_texts_take_a_blank(path, value):
+    item = with_change(path, value)
+    assert order_errors(item) == []
+    assert order_errors({**item, "customer": {"customer_identifier": "c", "name": ""}}, ExternalOrder) == []
 
 
 @pytest.mark.parametrize("kind", ["amount", "amount_per_item", "percentage", "new_price", "new_price_per_item"])
