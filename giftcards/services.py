@@ -279,12 +279,17 @@ def activate_giftcard(*, account: Account, code: str, sale_id: str, shop_id: str
             field="sale_id",
             code="giftcard_not_in_sale",
         )
+    inactive = entity(card)
     values = {
         "code": card.code,
         "id": card.card_id,
         "amount": card.amount,
         "currency_code": card.currency_code,
         "sale_id": sale_id,
+        "create_date": inactive["create_date"],
+        "expiry_date": inactive["expiry_date"],
+        "status": inactive["status"],
+        "external_giftcard": inactive.get("external_giftcard"),
         **place_values(account=account, shop_id=shop_id or card.shop_id),
     }
     answer = _ask_giftcard(account=account, kind="giftcard_activate", values=values, code=code)

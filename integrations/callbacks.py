@@ -61,6 +61,14 @@ PLACEHOLDERS: dict[str, tuple[Schema, str]] = {
     "sale_id": (_TEXT, "The sale that sells the card (activate) or pays with it (pay)."),
     "purchase_amount": (_NUMBER, "The whole purchase the payment is part of, in the currency's major unit."),
     "payment_type": (_TEXT, "The payment type (`customer_account`, `invoice`)."),
+    "create_date": (_NUMBER, "The inactive card's creation date, Unix seconds, as the create answered it."),
+    "expiry_date": (_NUMBER, "The inactive card's expiry date, Unix seconds, as the create answered it."),
+    "status": ({"type": "integer"}, "The card's status before this call: 1 (created, not yet active)."),
+    "external_giftcard": (
+        {"type": ["object", "null"]},
+        "The integrator's private data of the card, as the create answered it (null: none); as compact JSON text in "
+        "a query value.",
+    ),
 }
 
 # What the POS sees for the failures every kind shares; a kind's own come first (``Callback.failures``).

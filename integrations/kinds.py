@@ -27,7 +27,20 @@ KINDS: dict[str, tuple[str, ...]] = {
         "phone",
     ),
     "giftcard_create": ("amount", "currency_code", "shop_id", "market"),
-    "giftcard_activate": ("code", "id", "amount", "currency_code", "shop_id", "sale_id"),
+    # The details of the inactive card too (spec: Gift card status, "the activate call carries the details of the
+    # inactive card"), its integrator-private data among them.
+    "giftcard_activate": (
+        "code",
+        "id",
+        "amount",
+        "currency_code",
+        "shop_id",
+        "sale_id",
+        "create_date",
+        "expiry_date",
+        "status",
+        "external_giftcard",
+    ),
     "giftcard_read": ("code", "currency_code", "shop_id"),
     "giftcard_pay": ("code", "id", "amount", "currency_code", "shop_id", "sale_id"),
     "customer_account_read": ("customer_id", "currency_code", "shop_id"),

@@ -76,6 +76,10 @@ SAMPLE_VALUES: dict[str, dict[str, Any]] = {
         "currency_code": "DKK",
         "shop_id": "shop-1",
         "sale_id": "test-sale",
+        "create_date": Decimal("1736931900.25"),
+        "expiry_date": Decimal("1768467900.25"),
+        "status": 1,
+        "external_giftcard": {"batch": "2025-01"},
     },
     "giftcard_read": {"code": "TEST-CARD", "currency_code": "DKK", "shop_id": "shop-1"},
     "giftcard_pay": {

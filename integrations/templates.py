@@ -9,13 +9,14 @@ used, checked when the configuration is saved. ``{{`` and ``}}`` stand for liter
 * Query values and header values: the text with values substituted (requests encodes the query).
 * Body (JSON): every string is a template; a string that is exactly one placeholder (``"{amount}"``) takes the
   value with its JSON type (a number stays a number, a Decimal goes out as a JSON number); any other string gets
-  the values substituted as text. Keys are not templates.
+  the values substituted as text (an object or an array as compact JSON). Keys are not templates.
 * A value not given renders as the empty string (``null`` for a whole-placeholder body string): the POS sends
   what it has and the integrator sees an empty parameter rather than a call refused by the service.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
@@ -23,6 +24,7 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 from core import destinations
+from core.jsonenc import DecimalJSONEncoder
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 _WHOLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -51,13 +53,16 @@ def unknown_placeholders(template: str, allowed: tuple[str, ...]) -> list[str]:
 
 
 def text(value: Any) -> str:
-    """A value as template text: numbers without exponent, booleans as JSON, None as empty."""
+    """A value as template text: numbers without exponent, booleans as JSON, None as empty, an object or an array
+    as compact JSON (``{external_giftcard}`` in a header or a query)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, Decimal):
         return format(value, "f")
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, cls=DecimalJSONEncoder, ensure_ascii=False, separators=(",", ":"))
     return str(value)
 
 

@@ -135,6 +135,38 @@ def created(pos: PosApi, giftcards: None) -> str:
     return code
 
 
+def test_the_activate_call_carries_the_details_of_the_inactive_card(
+    pos: PosApi,
+    giftcards: None,
+    configure: Callable[..., Any],
+    reference: ReferenceIntegrator,
+    sell_giftcard: Callable[..., str],
+) -> None:
+    """Spec: Gift card status, "the activate call carries the details of the inactive card": its dates, its status
+    and the integrator's private data, as the card was created, in the body and (as JSON text) in a header."""
+    created = pos.post("giftcards", {"amount": 500, "currency_code": "DKK"}).json()
+    body = {
+        "card": {"id": "{id}", "code": "{code}", "amount": "{amount}", "currency_code": "{currency_code}"},
+        "create_date": "{create_date}",
+        "expiry_date": "{expiry_date}",
+        "status": "{status}",
+        "external_giftcard": "{external_giftcard}",
+        "sale_id": "{sale_id}",
+    }
+    configure("giftcard_activate", body=body, headers={"X-Card-Data": "{external_giftcard}"})
+
+    activated = pos.post(f"giftcards/{created['code']}/activate", {"sale_id": sell_giftcard(created["code"])})
+
+    assert activated.status_code == 200, activated.json()
+    call = reference.last(f"/giftcards/{created['code']}/activate")
+    assert call.body["card"] == {key: created[key] for key in ("id", "code", "amount", "currency_code")}
+    dates = (Decimal(str(created["create_date"])), Decimal(str(created["expiry_date"])))
+    assert (call.body["create_date"], call.body["expiry_date"]) == dates
+    assert call.body["status"] == 1
+    assert call.body["external_giftcard"] == created["external_giftcard"] == {"issuer": "reference"}
+    assert call.headers["x-card-data"] == '{"issuer":"reference"}'
+
+
 def test_activation_needs_a_stored_sale(pos: PosApi, created: str) -> None:
     response = pos.post(f"giftcards/{created}/activate", {"sale_id": "no-such-sale"})
     assert response.status_code == 400
