@@ -54,7 +54,7 @@ def unknown_placeholders(template: str, allowed: tuple[str, ...]) -> list[str]:
 
 def text(value: Any) -> str:
     """A value as template text: numbers without exponent, booleans as JSON, None as empty, an object or an array
-    as compact JSON (``{external_giftcard}`` in a header or a query)."""
+    as compact JSON in ASCII (``{external_giftcard}`` in a header, where only Latin-1 may go, or a query)."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -62,7 +62,7 @@ def text(value: Any) -> str:
     if isinstance(value, Decimal):
         return format(value, "f")
     if isinstance(value, (dict, list)):
-        return json.dumps(value, cls=DecimalJSONEncoder, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(value, cls=DecimalJSONEncoder, separators=(",", ":"))
     return str(value)
 
 

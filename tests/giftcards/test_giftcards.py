@@ -17,6 +17,7 @@ from django.test import RequestFactory
 
 from giftcards import selectors as giftcard_selectors
 from giftcards.models import GiftCard, GiftCardMove, GiftCardStatus
+from integrations import templates
 from tests.support.api import PosApi, error_fields
 from tests.support.integrations import pays_sent
 from tests.support.races import missing_once
@@ -165,6 +166,16 @@ def test_the_activate_call_carries_the_details_of_the_inactive_card(
     assert call.body["status"] == 1
     assert call.body["external_giftcard"] == created["external_giftcard"] == {"issuer": "reference"}
     assert call.headers["x-card-data"] == '{"issuer":"reference"}'
+
+
+def test_an_object_in_a_text_template_is_compact_ascii_json() -> None:
+    """A header takes Latin-1 only: the integrator's private data goes into one as JSON text whatever it holds."""
+    data = {"shop": "København 日本", "n": Decimal("1.50")}
+
+    rendered = templates.render("{external_giftcard}", {"external_giftcard": data})
+
+    assert rendered == '{"shop":"K\\u00f8benhavn \\u65e5\\u672c","n":1.5}'
+    assert rendered.isascii()
 
 
 def test_activation_needs_a_stored_sale(pos: PosApi, created: str) -> None:
